@@ -1,0 +1,129 @@
+/// The objects of a class (later: of a query), lazily evaluated and live: every read reflects
+/// the Realm's current snapshot, including the current write transaction's changes.
+///
+/// `count` of a whole class is O(1). Positional access evaluates the matching keys once per
+/// snapshot change; iteration walks the keys evaluated when it began.
+public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
+    enum Source {
+        case table(Element.Type)
+    }
+
+    let core: RealmCore
+    let source: Source
+    private let cache = KeyCache()
+
+    init(core: RealmCore, source: Source) {
+        self.core = core
+        self.source = source
+    }
+
+    /// Evaluated keys, kept until the Realm's change stamp moves.
+    private final class KeyCache {
+        var stamp: UInt64 = 0
+        var keys: [ObjectKey] = []
+    }
+
+    private var table: Table? {
+        switch source {
+        case .table(let type): core.table(for: type, create: false)
+        }
+    }
+
+    /// The keys of the matching objects in the current snapshot.
+    func keys() -> [ObjectKey] {
+        core.verifyThread()
+        if cache.stamp == core.changeStamp { return cache.keys }
+        var keys = [ObjectKey]()
+        if let table, let cursor = try? core.transaction.cursor(table.rows) {
+            keys.reserveCapacity(core.transaction.entryCount(table.rows))
+            var entry = cursor.first()
+            while let (key, _) = entry {
+                keys.append(UInt64(UInt(bitPattern: key.loadUnaligned(as: Int.self))))
+                entry = cursor.next()
+            }
+        }
+        cache.keys = keys
+        cache.stamp = core.changeStamp
+        return keys
+    }
+
+    /// The Realm of these results.
+    public var realm: Realm? { Realm(core: core) }
+
+    /// Results of a Realm are never invalidated by deletes; always false.
+    public var isInvalidated: Bool { false }
+
+    /// The number of objects, in O(1) for a whole class.
+    public var count: Int {
+        core.verifyThread()
+        guard let table else { return 0 }
+        switch source {
+        case .table: return core.transaction.entryCount(table.rows)
+        }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The object at `position`; traps with Realm's message when out of bounds.
+    public subscript(position: Int) -> Element {
+        let keys = keys()
+        guard position >= 0, position < keys.count else {
+            throwRealmException("Index \(position) is out of bounds (must be less than \(keys.count)).")
+        }
+        return object(for: keys[position])
+    }
+
+    private func object(for key: ObjectKey) -> Element {
+        guard let table else { throwRealmException("Object has been deleted or invalidated.") }
+        switch source {
+        case .table(let type): return core.accessor(type, table: table, key: key)
+        }
+    }
+
+    /// Iterates the objects that matched when iteration began.
+    public func makeIterator() -> Iterator {
+        Iterator(results: self, keys: keys())
+    }
+
+    /// An iterator over a snapshot of the matching keys.
+    public struct Iterator: IteratorProtocol {
+        let results: Results
+        let keys: [ObjectKey]
+        var position = 0
+
+        public mutating func next() -> Element? {
+            while position < keys.count {
+                let key = keys[position]
+                position += 1
+                // An object deleted while iterating is skipped, as in Realm.
+                if let table = results.table, results.core.rowView(table, key) != nil {
+                    return results.object(for: key)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The first object, or nil.
+    public var first: Element? { isEmpty ? nil : self[0] }
+    /// The last object, or nil.
+    public var last: Element? { isEmpty ? nil : self[count - 1] }
+    /// Whether there are no objects.
+    public var isEmpty: Bool { count == 0 }
+
+    /// The position of `object`, or nil.
+    public func index(of object: Element) -> Int? {
+        guard let managed = object._managed, managed.core === core else { return nil }
+        return keys().firstIndex(of: managed.key)
+    }
+
+    public var description: String {
+        "Results<\(Element.className())> <\(count) objects>"
+    }
+}
+
+extension Results: Equatable {
+    /// Equal when they are the same results value (Realm compares the underlying collection).
+    public static func == (lhs: Results, rhs: Results) -> Bool { lhs.cache === rhs.cache }
+}

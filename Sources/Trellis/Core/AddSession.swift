@@ -1,0 +1,72 @@
+/// One `add`/`create` call walking an unmanaged object graph: each unmanaged object is stored
+/// once (cycles included), managed targets are linked in place.
+final class AddSession {
+    let core: RealmCore
+    let policy: Realm.UpdatePolicy
+    private var added: [ObjectIdentifier: ObjectKey] = [:]
+
+    init(core: RealmCore, policy: Realm.UpdatePolicy) {
+        self.core = core
+        self.policy = policy
+    }
+
+    private var context: _EncodingContext { _EncodingContext(core: core, session: self) }
+
+    /// The key to store for a to-one link to `object`, adding it if it is unmanaged.
+    func linkTarget(_ object: Object) -> ObjectKey {
+        if let managed = object._managed {
+            guard managed.core === core else {
+                throwRealmException("Object is already managed by another Realm. Use create instead to copy it into "
+                    + "this Realm.")
+            }
+            guard core.objectExists(managed) else {
+                throwRealmException("Adding a deleted or invalidated object to a Realm is not permitted")
+            }
+            return managed.key
+        }
+        return add(object)
+    }
+
+    /// The key of a new embedded object for a link; a managed embedded object cannot move.
+    func embed(_ object: EmbeddedObject) -> ObjectKey {
+        if object._managed != nil || added[ObjectIdentifier(object)] != nil {
+            throwRealmException("Can't set link to existing managed embedded object")
+        }
+        return add(object)
+    }
+
+    /// Stores an unmanaged object (and, recursively, what it links to); returns its key.
+    @discardableResult
+    func add(_ object: ObjectBase) -> ObjectKey {
+        if let key = added[ObjectIdentifier(object)] { return key }
+        let type = Swift.type(of: object)
+        guard let table = core.table(for: type, create: true) else {
+            throwRealmException("Trellis could not create the table of '\(type.className())'.")
+        }
+        let info = table.info
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        var key: ObjectKey
+        var isNew = true
+        if let pkField = info.primaryKeyField {
+            let pk = pkField.witness.encodeUnmanaged(at: base + pkField.offset, context).payload
+            if let existing = core.lookUpPrimaryKey(table, pk) {
+                guard policy != .error else {
+                    throwRealmException("Attempting to create an object of type '\(info.className)' with an existing "
+                        + "primary key value '\(PrimaryKeyEncoding.describe(pk))'.")
+                }
+                key = existing
+                isNew = false
+            } else {
+                key = core.allocateKey(in: table)
+                core.insertPrimaryKey(table, pk, key: key)
+            }
+        } else {
+            key = core.allocateKey(in: table)
+        }
+        added[ObjectIdentifier(object)] = key
+        let values = info.storedFields.map { $0.witness.encodeUnmanaged(at: base + $0.offset, context).payload }
+        core.writeRow(table, key: key, values: values, isNew: isNew)
+        core.makeManaged(object, table: table, key: key)
+        return key
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+
+/// Row-level writes: every change to a row goes through here, so backlinks, primary-key
+/// entries and embedded children stay consistent with the rows.
+extension RealmCore {
+    private func storageFailure(_ error: any Error) -> Never {
+        throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
+    }
+
+    /// Writes a new row (or replaces an existing one) and brings the indexes up to date.
+    func writeRow(_ table: Table, key: ObjectKey, values: [_StoredValue.Payload], isNew: Bool) {
+        guard let txn = writeTransaction else { throwRealmException(Realm.addRequiresWriteMessage) }
+        let old = isNew ? nil : rowView(table, key)
+        let oldLinks = old.map { linkTargets(of: table, row: $0) } ?? []
+        let bytes = RowWriter.encode(values)
+        do {
+            _ = try bytes.withUnsafeBytes { (v) in
+                var k = Int(bitPattern: UInt(key))
+                return try withUnsafeBytes(of: &k) { (kb) in try txn.put(table.rows, key: kb, value: v) }
+            }
+        } catch {
+            storageFailure(error)
+        }
+        noteChange()
+        let newLinks = linkTargets(of: table, values: values)
+        updateLinks(table, key: key, old: oldLinks, new: newLinks)
+    }
+
+    /// Replaces one column of an existing row.
+    func updateColumn(_ table: Table, key: ObjectKey, field: FieldInfo, value: _StoredValue.Payload) {
+        guard let row = rowView(table, key) else { throwRealmException("Object has been deleted or invalidated.") }
+        let info = table.info
+        let oldLink: LinkTarget? = field.isLink && !row.isNull(field.rowColumn)
+            ? LinkTarget(field: field, key: row.slot(field.rowColumn)) : nil
+        let bytes = RowWriter.rewrite(row, columnCount: info.storedFields.count,
+                                      isVariableWidth: { info.storedFields[$0].typeInfo.type.isVariableWidth },
+                                      replacing: field.rowColumn, with: value)
+        do {
+            guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+            _ = try bytes.withUnsafeBytes { (v) in
+                var k = Int(bitPattern: UInt(key))
+                return try withUnsafeBytes(of: &k) { (kb) in try txn.put(table.rows, key: kb, value: v) }
+            }
+        } catch {
+            storageFailure(error)
+        }
+        noteChange()
+        if field.isLink {
+            var newLink: [LinkTarget] = []
+            if case .link(let target) = value { newLink = [LinkTarget(field: field, key: target)] }
+            updateLinks(table, key: key, old: oldLink.map { [$0] } ?? [], new: newLink)
+        }
+    }
+
+    /// A link from one column of a row to a target object.
+    struct LinkTarget: Equatable {
+        let field: FieldInfo
+        let key: ObjectKey
+        static func == (a: LinkTarget, b: LinkTarget) -> Bool { a.field === b.field && a.key == b.key }
+    }
+
+    private func linkTargets(of table: Table, row: RowView) -> [LinkTarget] {
+        table.info.storedFields.compactMap { field in
+            guard field.isLink, field.typeInfo.collection == .none, !row.isNull(field.rowColumn) else { return nil }
+            return LinkTarget(field: field, key: row.slot(field.rowColumn))
+        }
+    }
+
+    private func linkTargets(of table: Table, values: [_StoredValue.Payload]) -> [LinkTarget] {
+        table.info.storedFields.compactMap { field in
+            guard field.isLink, case .link(let key) = values[field.rowColumn] else { return nil }
+            return LinkTarget(field: field, key: key)
+        }
+    }
+
+    /// Moves backlinks from the old targets to the new ones; embedded targets that lost their
+    /// parent are deleted.
+    private func updateLinks(_ table: Table, key: ObjectKey, old: [LinkTarget], new: [LinkTarget]) {
+        for link in old where !new.contains(link) {
+            guard let target = linkedTable(link.field) else { continue }
+            changeBacklink(target: target, targetKey: link.key, origin: table, column: link.field, originKey: key, by: -1)
+            if link.field.isEmbeddedLink { deleteObject(target, key: link.key) }
+        }
+        for link in new where !old.contains(link) {
+            guard let target = linkedTable(link.field) else { continue }
+            changeBacklink(target: target, targetKey: link.key, origin: table, column: link.field, originKey: key, by: 1)
+        }
+    }
+
+    func linkedTable(_ field: FieldInfo) -> Table? {
+        guard let type = field.typeInfo.objectType else { return nil }
+        return table(for: type, create: true)
+    }
+
+    /// Adds `delta` to the number of times `origin` links `target` through `column`.
+    func changeBacklink(target: Table, targetKey: ObjectKey, origin: Table, column: FieldInfo, originKey: ObjectKey,
+                        by delta: Int)
+    {
+        guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        let key = BacklinkKey(targetTable: target.tableId, targetKey: targetKey, originTable: origin.tableId,
+                              originColumn: UInt16(column.rowColumn), originKey: originKey).bytes
+        do {
+            try key.withUnsafeBytes { (k) in
+                let current = txn.get(file.backlinks, key: k).map { Int($0.loadUnaligned(as: UInt32.self)) } ?? 0
+                let updated = current + delta
+                if updated <= 0 {
+                    try txn.delete(file.backlinks, key: k)
+                } else {
+                    var count = UInt32(updated)
+                    _ = try withUnsafeBytes(of: &count) { (v) in
+                        try txn.put(file.backlinks, key: k, value: v)
+                    }
+                }
+            }
+        } catch {
+            storageFailure(error)
+        }
+    }
+
+    /// Every backlink entry of a target (optionally from one origin table and column).
+    func backlinks(to table: Table, key: ObjectKey, from origin: Table? = nil, column: FieldInfo? = nil)
+        -> [(key: BacklinkKey, count: Int)]
+    {
+        let prefix = BacklinkKey.prefix(targetTable: table.tableId, targetKey: key, originTable: origin?.tableId,
+                                        originColumn: column.map { UInt16($0.rowColumn) })
+        var result = [(key: BacklinkKey, count: Int)]()
+        do {
+            let cursor = try transaction.cursor(file.backlinks)
+            var entry = prefix.withUnsafeBytes { cursor.seek(atLeast: $0) }
+            while let (k, v) = entry, k.count == BacklinkKey.size, k.starts(with: prefix) {
+                if let parsed = BacklinkKey(k) { result.append((parsed, Int(v.loadUnaligned(as: UInt32.self)))) }
+                entry = cursor.next()
+            }
+        } catch {
+            throwRealmException("Trellis could not read the backlinks of '\(environmentPath)': \(error)")
+        }
+        return result
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes a row: unlinks everything pointing at it (to-one links become nil), deletes its
+    /// embedded children, and removes its index entries.
+    func deleteObject(_ table: Table, key: ObjectKey) {
+        guard let txn = writeTransaction else { throwRealmException(Realm.addRequiresWriteMessage) }
+        guard let row = rowView(table, key) else { return }
+        let outgoing = linkTargets(of: table, row: row)
+        var primaryKey: [UInt8]?
+        if let pkField = table.info.primaryKeyField {
+            primaryKey = PrimaryKeyEncoding.encode(storedPayload(row, pkField))
+        }
+        do {
+            _ = try txn.delete(table.rows, integerKey: key)
+            if let primaryKey, let pkIndex = table.primaryKeys {
+                try primaryKey.withUnsafeBytes { (k) in _ = try txn.delete(pkIndex, key: k) }
+            }
+        } catch {
+            storageFailure(error)
+        }
+        noteChange()
+        updateLinks(table, key: key, old: outgoing, new: [])
+        for (incoming, _) in backlinks(to: table, key: key) {
+            guard let origin = self.table(id: incoming.originTable),
+                  let field = origin.info.storedFields.first(where: { $0.rowColumn == Int(incoming.originColumn) })
+            else { continue }
+            // Nulling the origin's link also removes this backlink entry.
+            updateColumn(origin, key: incoming.originKey, field: field, value: .null)
+        }
+    }
+
+    /// The stored form of one column, read back from a row (for primary keys).
+    func storedPayload(_ row: RowView, _ field: FieldInfo) -> _StoredValue.Payload {
+        if row.isNull(field.rowColumn) { return .null }
+        switch field.typeInfo.type {
+        case .int: return .int(row.int(field.rowColumn))
+        case .string: return .string(row.string(field.rowColumn))
+        case .objectId: return .objectId(row.objectId(field.rowColumn))
+        case .UUID: return .uuid(row.uuid(field.rowColumn))
+        case .bool: return .bool(row.bool(field.rowColumn))
+        default: return .null
+        }
+    }
+
+    // MARK: - Primary keys
+
+    func lookUpPrimaryKey(_ table: Table, _ value: _StoredValue.Payload) -> ObjectKey? {
+        guard let index = table.primaryKeys else { return nil }
+        return PrimaryKeyEncoding.encode(value).withUnsafeBytes { k in
+            transaction.get(index, key: k).map { $0.loadUnaligned(as: UInt64.self) }
+        }
+    }
+
+    func insertPrimaryKey(_ table: Table, _ value: _StoredValue.Payload, key: ObjectKey) {
+        guard let index = table.primaryKeys, let txn = writeTransaction else { return }
+        var objectKey = key
+        do {
+            try PrimaryKeyEncoding.encode(value).withUnsafeBytes { (k) in
+                _ = try withUnsafeBytes(of: &objectKey) { (v) in try txn.put(index, key: k, value: v) }
+            }
+        } catch {
+            storageFailure(error)
+        }
+    }
+
+    // MARK: - Setting a property
+
+    /// The managed setter of `@Persisted`: checks, encodes (adding linked objects), writes.
+    func setProperty<Value: _Persistable>(of object: ObjectBase, _ managed: ManagedObject, _ field: FieldInfo,
+                                          value: Value)
+    {
+        verifyInWrite()
+        if field.isLinkingObjects { throwRealmException("LinkingObjects properties are read-only") }
+        guard managed.epoch == epoch, rowView(managed.table, managed.key) != nil else {
+            throwRealmException("Object has been deleted or invalidated.")
+        }
+        if field.isPrimaryKey {
+            throwRealmException("Primary key can't be changed after an object is inserted.")
+        }
+        if field.typeInfo.collection != .none {
+            guard let assignable = Value.self as? any _CollectionAssignable.Type else {
+                throwRealmException("Trellis internal error: '\(field.name)' cannot be assigned.")
+            }
+            assignable._trellisAssign(value, to: object, field: field)
+            return
+        }
+        if field.isEmbeddedLink, let embedded = value as? EmbeddedObject?, let current = embedded?._managed,
+           current.table === linkedTable(field),
+           let row = rowView(managed.table, managed.key), !row.isNull(field.rowColumn),
+           row.slot(field.rowColumn) == current.key
+        {
+            return  // assigning the embedded object a parent already holds: no change (Realm #117)
+        }
+        let session = AddSession(core: self, policy: .error)
+        let stored = Value._trellisEncode(value, _EncodingContext(core: self, session: session))
+        updateColumn(managed.table, key: managed.key, field: field, value: stored.payload)
+    }
+}
+
+/// Collection types assign by replacing their contents (Realm: `obj.dogs = otherList`).
+protocol _CollectionAssignable {
+    static func _trellisAssign(_ value: Any, to object: ObjectBase, field: FieldInfo)
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+/// The byte layout of one object row, giving O(1) access to any column.
+///
+/// ```
+/// u16 columnCount | null bitmap (ceil(count/8) bytes) | count x 8-byte slots | tail
+/// ```
+/// A slot holds a fixed-width value (integers, Bool, Float, Double, Date as seconds since
+/// 2001, a link's object key) or, for variable-width values (String, Data, ObjectId,
+/// Decimal128, UUID, AnyRealmValue), the tail offset (low 32 bits) and length (high 32 bits).
+/// Collections keep nothing in the row. A row written with fewer columns than the schema
+/// (an older schema) reads as null for the missing ones.
+enum RowFormat {
+    static func bitmapBytes(_ columns: Int) -> Int { (columns + 7) / 8 }
+    static func slotsStart(_ columns: Int) -> Int { 2 + bitmapBytes(columns) }
+    static func tailStart(_ columns: Int) -> Int { slotsStart(columns) + 8 * columns }
+}
+
+/// A read-only view of a row inside the memory map. Never kept past the current read.
+struct RowView {
+    let bytes: UnsafeRawBufferPointer
+
+    @inline(__always)
+    var columnCount: Int { Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self)) }
+
+    @inline(__always)
+    func isNull(_ column: Int) -> Bool {
+        guard column < columnCount else { return true }
+        let byte = bytes[2 + column >> 3]
+        return byte & (1 << UInt8(column & 7)) != 0
+    }
+
+    @inline(__always)
+    func slot(_ column: Int) -> UInt64 {
+        guard column < columnCount else { return 0 }
+        return bytes.loadUnaligned(fromByteOffset: RowFormat.slotsStart(columnCount) + 8 * column, as: UInt64.self)
+    }
+
+    @inline(__always)
+    func int(_ column: Int) -> Int64 { Int64(bitPattern: slot(column)) }
+    @inline(__always)
+    func double(_ column: Int) -> Double { Double(bitPattern: slot(column)) }
+    @inline(__always)
+    func float(_ column: Int) -> Float { Float(bitPattern: UInt32(truncatingIfNeeded: slot(column))) }
+    @inline(__always)
+    func bool(_ column: Int) -> Bool { slot(column) != 0 }
+
+    /// The tail bytes of a variable-width column (empty when null or absent).
+    @inline(__always)
+    func tail(_ column: Int) -> UnsafeRawBufferPointer {
+        let s = slot(column)
+        let offset = Int(s & 0xFFFF_FFFF), length = Int(s >> 32)
+        guard length > 0, offset + length <= bytes.count else {
+            return UnsafeRawBufferPointer(start: bytes.baseAddress, count: 0)
+        }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length])
+    }
+
+    func string(_ column: Int) -> String { String(decoding: tail(column), as: UTF8.self) }
+    func data(_ column: Int) -> Data { Data(tail(column)) }
+    func date(_ column: Int) -> Date { Date(timeIntervalSinceReferenceDate: double(column)) }
+
+    func objectId(_ column: Int) -> ObjectId { ObjectId(bytes: tail(column)) ?? ObjectId() }
+
+    func uuid(_ column: Int) -> UUID {
+        let t = tail(column)
+        guard t.count == 16 else { return UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: t) }
+        return UUID(uuid: raw)
+    }
+
+    func decimal(_ column: Int) -> Decimal128 {
+        Decimal128(Decimal(string: string(column), locale: Locale(identifier: "en_US_POSIX")) ?? .nan)
+    }
+
+    func mixed(_ column: Int) -> MixedValue? {
+        isNull(column) ? nil : MixedCoding.decode(tail(column))
+    }
+
+    /// A copy of the row's bytes, for rewriting it.
+    func copy() -> [UInt8] { Array(bytes) }
+}
+
+/// Encodes rows from stored values.
+enum RowWriter {
+    /// The tail bytes a value needs, or nil for a slot-only value.
+    static func tailBytes(of value: _StoredValue.Payload) -> [UInt8]? {
+        switch value {
+        case .string(let s): Array(s.utf8)
+        case .data(let d): [UInt8](d)
+        case .objectId(let o): o.byteArray
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { Array($0) }
+        case .decimal(let d): Array(d.stringValue.utf8)
+        case .mixed(let m): MixedCoding.encode(m)
+        default: nil
+        }
+    }
+
+    static func slotBits(of value: _StoredValue.Payload) -> UInt64 {
+        switch value {
+        case .int(let i): UInt64(bitPattern: i)
+        case .bool(let b): b ? 1 : 0
+        case .float(let f): UInt64(f.bitPattern)
+        case .double(let d): d.bitPattern
+        case .date(let d): d.timeIntervalSinceReferenceDate.bitPattern
+        case .link(let key): key
+        default: 0
+        }
+    }
+
+    /// Encodes a full row from one value per column.
+    static func encode(_ values: [_StoredValue.Payload]) -> [UInt8] {
+        let count = values.count
+        let tails = values.map(tailBytes(of:))
+        let tailSize = tails.reduce(0) { $0 + ($1?.count ?? 0) }
+        var row = [UInt8](repeating: 0, count: RowFormat.tailStart(count) + tailSize)
+        row.withUnsafeMutableBytes { write(values, tails: tails, into: $0) }
+        return row
+    }
+
+    static func write(_ values: [_StoredValue.Payload], tails: [[UInt8]?], into buffer: UnsafeMutableRawBufferPointer) {
+        let count = values.count
+        buffer.storeBytes(of: UInt16(count), toByteOffset: 0, as: UInt16.self)
+        var tailOffset = RowFormat.tailStart(count)
+        let slots = RowFormat.slotsStart(count)
+        for (column, value) in values.enumerated() {
+            if case .null = value {
+                buffer[2 + column >> 3] |= 1 << UInt8(column & 7)
+                buffer.storeBytes(of: 0, toByteOffset: slots + 8 * column, as: UInt64.self)
+                continue
+            }
+            var bits = slotBits(of: value)
+            if let tail = tails[column] {
+                bits = UInt64(tailOffset) | UInt64(tail.count) << 32
+                if !tail.isEmpty {
+                    tail.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[tailOffset...]).copyMemory(from: $0) }
+                }
+                tailOffset += tail.count
+            }
+            buffer.storeBytes(of: bits, toByteOffset: slots + 8 * column, as: UInt64.self)
+        }
+    }
+
+    /// A copy of `row` with `column` replaced by `value` (and columns up to `columnCount`).
+    ///
+    /// Untouched columns are copied as raw bits or raw tail bytes, so no value is decoded.
+    static func rewrite(_ row: RowView, columnCount: Int, isVariableWidth: (Int) -> Bool,
+                        replacing column: Int, with value: _StoredValue.Payload) -> [UInt8]
+    {
+        var values = [_StoredValue.Payload]()
+        values.reserveCapacity(columnCount)
+        for c in 0..<columnCount {
+            if c == column {
+                values.append(value)
+            } else if row.isNull(c) {
+                values.append(.null)
+            } else if isVariableWidth(c) {
+                values.append(.data(Data(row.tail(c))))
+            } else {
+                values.append(.int(Int64(bitPattern: row.slot(c))))
+            }
+        }
+        return encode(values)
+    }
+}

@@ -1,0 +1,66 @@
+/// One class's storage inside one file: its rows and its primary-key index.
+///
+/// Rows live in an integer-keyed database named `t.<Class>` (object key → row); a class with a
+/// primary key also has `pk.<Class>` (encoded key value → object key).
+final class Table: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is immutable after init; the handles are
+    // plain integers valid for the environment's lifetime.
+    let info: ClassInfo
+    let rows: DatabaseHandle
+    let primaryKeys: DatabaseHandle?
+    /// A stable number for this class in this file (used in backlink keys).
+    let tableId: UInt32
+
+    init(info: ClassInfo, tableId: UInt32, rows: DatabaseHandle, primaryKeys: DatabaseHandle?) {
+        self.info = info
+        self.tableId = tableId
+        self.rows = rows
+        self.primaryKeys = primaryKeys
+    }
+
+    static func rowsName(_ className: String) -> String { "t.\(className)" }
+    static func primaryKeysName(_ className: String) -> String { "pk.\(className)" }
+
+    /// Opens (or, in a write transaction, creates) the databases of a class.
+    static func open(_ info: ClassInfo, tableId: UInt32, in txn: Transaction, create: Bool) throws -> Table? {
+        guard let rows = try txn.database(named: rowsName(info.className), create: create, integerKeys: true) else {
+            return nil
+        }
+        var primaryKeys: DatabaseHandle?
+        if info.primaryKeyField != nil {
+            primaryKeys = try txn.database(named: primaryKeysName(info.className), create: create)
+        }
+        return Table(info: info, tableId: tableId, rows: rows, primaryKeys: primaryKeys)
+    }
+}
+
+/// Encodes primary-key values as index keys: a tag byte (0 = nil, 1 = value), then the value's
+/// bytes (integers big-endian with the sign flipped, so the index sorts numerically).
+enum PrimaryKeyEncoding {
+    static func encode(_ value: _StoredValue.Payload) -> [UInt8] {
+        switch value {
+        case .null: return [0]
+        case .int(let i):
+            let bits = UInt64(bitPattern: i) ^ (1 << 63)
+            return [1] + (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * $0)) }
+        case .string(let s): return [1] + Array(s.utf8)
+        case .objectId(let o): return [1] + o.byteArray
+        case .uuid(let u): return [1] + withUnsafeBytes(of: u.uuid) { Array($0) }
+        case .bool(let b): return [1, b ? 1 : 0]
+        default: return [2]
+        }
+    }
+
+    /// A readable form of a key value for error messages.
+    static func describe(_ value: _StoredValue.Payload) -> String {
+        switch value {
+        case .null: "null"
+        case .int(let i): "\(i)"
+        case .string(let s): s
+        case .objectId(let o): o.stringValue
+        case .uuid(let u): u.uuidString
+        case .bool(let b): "\(b)"
+        default: "?"
+        }
+    }
+}

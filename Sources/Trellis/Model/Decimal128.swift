@@ -1,0 +1,125 @@
+import Foundation
+
+/// A 128-bit decimal floating-point number (BSON `decimal`), exact for decimal fractions.
+///
+/// Backed by Foundation's `Decimal` (38 significant digits), which covers every value a
+/// Realm app stores in practice.
+///
+/// ```swift
+/// let price: Decimal128 = "19.99"
+/// let total = price * 3   // 59.97, exactly
+/// ```
+public final class Decimal128: Sendable {
+    /// The value.
+    public let decimalValue: Decimal
+
+    /// Zero.
+    public init() { decimalValue = 0 }
+
+    /// Wraps a Foundation `Decimal`.
+    public init(_ value: Decimal) { decimalValue = value }
+
+    /// Converts a number (`Int`, `Double`, `Decimal`, `NSNumber`, another `Decimal128`) or a
+    /// numeric string; anything else is zero.
+    public convenience init(value: Any) {
+        switch value {
+        case let d as Decimal128: self.init(d.decimalValue)
+        case let d as Decimal: self.init(d)
+        case let i as Int: self.init(Decimal(i))
+        case let d as Double: self.init(Decimal(d))
+        case let n as NSNumber: self.init(n.decimalValue)
+        case let s as String: self.init(Decimal(string: s) ?? 0)
+        default: self.init()
+        }
+    }
+
+    /// Converts an `NSNumber`.
+    public convenience init(number: NSNumber) { self.init(number.decimalValue) }
+
+    /// Parses a decimal string such as `"-12.5e3"`, `"NaN"`.
+    ///
+    /// - Throws: ``Realm/Error`` (``Realm/Error/Code/invalidValue``) for text that is not a number.
+    public convenience init(string: String) throws {
+        let trimmed = string.trimmingCharacters(in: .whitespaces)
+        if trimmed.caseInsensitiveCompare("nan") == .orderedSame {
+            self.init(Decimal.nan)
+            return
+        }
+        guard let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")),
+              !trimmed.isEmpty, trimmed.range(of: "^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$",
+                                              options: .regularExpression) != nil
+        else {
+            throw Realm.Error(.invalidValue, "Invalid Decimal128 string '\(string)': expected a decimal number.")
+        }
+        self.init(value)
+    }
+
+    /// The smallest and largest finite values this type represents.
+    public static var min: Decimal128 { Decimal128(-Decimal.greatestFiniteMagnitude) }
+    public static var max: Decimal128 { Decimal128(Decimal.greatestFiniteMagnitude) }
+
+    /// The value as a `Double` (may round).
+    public var doubleValue: Double { NSDecimalNumber(decimal: decimalValue).doubleValue }
+    /// The canonical decimal string.
+    public var stringValue: String { decimalValue.isNaN ? "NaN" : decimalValue.description }
+    /// Whether this is not a number.
+    public var isNaN: Bool { decimalValue.isNaN }
+    /// Decimal128 has no signaling NaN here; always false.
+    public var isSignaling: Bool { false }
+    /// Decimal128 has no signaling NaN here; always false.
+    public var isSignalingNaN: Bool { false }
+    /// The absolute value.
+    public var magnitude: Decimal128 { Decimal128(Swift.abs(decimalValue)) }
+}
+
+extension Decimal128: Hashable, Comparable, CustomStringConvertible {
+    public static func == (lhs: Decimal128, rhs: Decimal128) -> Bool { lhs.decimalValue == rhs.decimalValue }
+    public static func < (lhs: Decimal128, rhs: Decimal128) -> Bool { lhs.decimalValue < rhs.decimalValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(decimalValue) }
+    public var description: String { stringValue }
+}
+
+extension Decimal128: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral {
+    public convenience init(integerLiteral value: Int64) { self.init(Decimal(value)) }
+    public convenience init(floatLiteral value: Double) { self.init(Decimal(string: "\(value)") ?? Decimal(value)) }
+    /// Traps on a literal that is not a number.
+    public convenience init(stringLiteral value: String) {
+        guard let decimal = Decimal(string: value) else {
+            preconditionFailure("Invalid Decimal128 literal '\(value)': expected a decimal number.")
+        }
+        self.init(decimal)
+    }
+}
+
+extension Decimal128: Numeric {
+    public convenience init?<T: BinaryInteger>(exactly source: T) {
+        guard let i = Int64(exactly: source) else { return nil }
+        self.init(Decimal(i))
+    }
+    public static func + (lhs: Decimal128, rhs: Decimal128) -> Decimal128 { Decimal128(lhs.decimalValue + rhs.decimalValue) }
+    public static func - (lhs: Decimal128, rhs: Decimal128) -> Decimal128 { Decimal128(lhs.decimalValue - rhs.decimalValue) }
+    public static func * (lhs: Decimal128, rhs: Decimal128) -> Decimal128 { Decimal128(lhs.decimalValue * rhs.decimalValue) }
+    public static func / (lhs: Decimal128, rhs: Decimal128) -> Decimal128 { Decimal128(lhs.decimalValue / rhs.decimalValue) }
+    public static func += (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs + rhs }
+    public static func -= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs - rhs }
+    public static func *= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs * rhs }
+    public static func /= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs / rhs }
+}
+
+extension Decimal128: Codable {
+    /// Decodes a number or a numeric string.
+    public convenience init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let string = try? container.decode(String.self) {
+            try self.init(string: string)
+        } else {
+            self.init(try container.decode(Decimal.self))
+        }
+    }
+
+    /// Encodes the decimal string, which keeps every digit.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(stringValue)
+    }
+}

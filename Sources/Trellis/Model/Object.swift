@@ -1,0 +1,68 @@
+/// A top-level object stored in its class's table, with an optional primary key.
+///
+/// ```swift
+/// class Dog: Object {
+///     @Persisted(primaryKey: true) var _id: ObjectId
+///     @Persisted var name = ""
+///     @Persisted var age = 0
+/// }
+/// ```
+///
+/// Equality follows Realm: objects with a primary key are equal when they are the same row of
+/// the same Realm file; others are equal only when they are the same accessor (use
+/// ``isSameObject(as:)`` to compare rows).
+open class Object: ObjectBase, _PersistableInsideOptional {
+    /// Creates an unmanaged object.
+    public required init() { super.init() }
+
+    /// Creates an unmanaged object from a dictionary of property values, an array of values in
+    /// property order, or another object.
+    public convenience init(value: Any) {
+        self.init()
+        ObjectInitializer.populate(self, from: value)
+    }
+
+    /// Whether `object` is the same row of the same Realm as this one.
+    public func isSameObject(as object: Object?) -> Bool {
+        guard let object else { return false }
+        if self === object { return true }
+        guard let a = _managed, let b = object._managed else { return false }
+        return a.core === b.core && a.info === b.info && a.key == b.key
+    }
+
+    /// A primary key present in the schema, or nil. Trellis reads primary keys from
+    /// `@Persisted(primaryKey: true)`; this override point exists for source compatibility.
+    open class func primaryKey() -> String? { nil }
+
+    // MARK: - _Persistable (to-one links)
+
+    public static var _trellisTypeInfo: _PropertyTypeInfo {
+        _PropertyTypeInfo(.object, objectType: Self.self, swiftName: className())
+    }
+    public static func _trellisDefaultValue() -> Self { Self() }
+    public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        row.core.accessor(Self.self, key: row.row.slot(column))
+    }
+    public static func _trellisEncode(_ value: Object, _ context: _EncodingContext) -> _StoredValue {
+        _StoredValue(.link(context.session.linkTarget(value)))
+    }
+}
+
+extension Object: Hashable {
+    public static func == (lhs: Object, rhs: Object) -> Bool {
+        if lhs === rhs { return true }
+        guard let a = lhs._managed, let b = rhs._managed,
+              a.info.primaryKeyField != nil, a.info === b.info, a.key == b.key
+        else { return false }
+        return a.core.environmentPath == b.core.environmentPath
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let managed = _managed, managed.info.primaryKeyField != nil {
+            hasher.combine(managed.info.className)
+            hasher.combine(managed.key)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}

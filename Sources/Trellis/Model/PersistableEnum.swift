@@ -1,0 +1,36 @@
+/// An enum stored as its raw value (`Int` or `String`), as in Realm.
+///
+/// ```swift
+/// enum Size: String, PersistableEnum { case small, large }
+/// class Dog: Object { @Persisted var size: Size }   // defaults to the first case
+/// ```
+public protocol PersistableEnum: _PersistableInsideOptional, RawRepresentable, CaseIterable, _PrimaryKey, _Indexable
+where RawValue: _PersistableInsideOptional {}
+
+extension PersistableEnum {
+    public static var _trellisTypeInfo: _PropertyTypeInfo {
+        var info = RawValue._trellisTypeInfo
+        info.swiftName = "\(Self.self)"
+        return info
+    }
+
+    /// The first case.
+    public static func _trellisDefaultValue() -> Self {
+        guard let first = allCases.first else {
+            throwRealmException("PersistableEnum '\(Self.self)' has no cases.")
+        }
+        return first
+    }
+
+    public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        let raw = RawValue._trellisRead(row, column)
+        guard let value = Self(rawValue: raw) else {
+            throwRealmException("The stored value '\(raw)' is not a case of '\(Self.self)'.")
+        }
+        return value
+    }
+
+    public static func _trellisEncode(_ value: Self, _ context: _EncodingContext) -> _StoredValue {
+        RawValue._trellisEncode(value.rawValue, context)
+    }
+}

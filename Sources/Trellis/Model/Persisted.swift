@@ -1,0 +1,133 @@
+/// The options a `@Persisted` declaration carries.
+struct PropertyDeclaration {
+    var isPrimaryKey = false
+    var isIndexed = false
+    var originProperty: String?
+}
+
+/// Declares a stored property of a Trellis object, exactly as Realm Swift does.
+///
+/// ```swift
+/// class Dog: Object {
+///     @Persisted(primaryKey: true) var _id: ObjectId
+///     @Persisted var name = ""
+///     @Persisted var age: Int?
+///     @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+/// }
+/// ```
+///
+/// On an unmanaged object the property is a plain stored value. Once the object is managed by
+/// a ``Realm``, every read goes to the database (one key lookup plus a decode) and every write
+/// must happen inside a write transaction.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    enum Storage {
+        /// Unmanaged, never read or written: the default is computed on first use.
+        case unmanagedNoDefault
+        case unmanaged(Value)
+        /// Managed, for types whose accessor is kept (collections): the live instance.
+        case managedCached(Value)
+    }
+
+    var storage: Storage
+    let declaration: PropertyDeclaration
+
+    /// `@Persisted` works only on properties of `Object` and `EmbeddedObject` subclasses.
+    @available(*, unavailable, message: "@Persisted can only be used as a property on a Trellis object")
+    public var wrappedValue: Value {
+        get { fatalError("@Persisted can only be used as a property on a Trellis object") }
+        // swiftlint:disable:next unused_setter_value
+        set { fatalError("@Persisted can only be used as a property on a Trellis object") }
+    }
+
+    /// A property with the type's default value (0, "", nil, a new ObjectId or UUID, an empty
+    /// collection).
+    public init() {
+        storage = .unmanagedNoDefault
+        declaration = PropertyDeclaration()
+    }
+
+    /// A property with a default value.
+    public init(wrappedValue value: Value) {
+        storage = .unmanaged(value)
+        declaration = PropertyDeclaration()
+    }
+
+    /// Reads and writes the property through the object: the database when it is managed.
+    public static subscript<EnclosingSelf: ObjectBase>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            if let managed = object._managed {
+                let field = managed.info.field(for: storageKeyPath)
+                if field.cachesAccessor {
+                    if case .managedCached(let value) = object[keyPath: storageKeyPath].storage { return value }
+                    guard let maker = Value.self as? any _CachedAccessor.Type,
+                          let value = maker._trellisMakeAccessor(object, field) as? Value
+                    else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
+                    object[keyPath: storageKeyPath].storage = .managedCached(value)
+                    return value
+                }
+                let row = managed.core.row(of: object, managed)
+                return Value._trellisRead(_RowReader(row: row, core: managed.core), field.rowColumn)
+            }
+            return object[keyPath: storageKeyPath].unmanagedValue()
+        }
+        set {
+            if let managed = object._managed {
+                let field = managed.info.field(for: storageKeyPath)
+                managed.core.setProperty(of: object, managed, field, value: newValue)
+            } else {
+                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+            }
+        }
+    }
+
+    /// The unmanaged value, computing (and keeping) the default on first use.
+    mutating func unmanagedValue() -> Value {
+        switch storage {
+        case .unmanaged(let value), .managedCached(let value):
+            return value
+        case .unmanagedNoDefault:
+            let value = Value._trellisDefaultValue()
+            storage = .unmanaged(value)
+            return value
+        }
+    }
+}
+
+extension Persisted where Value: _Indexable {
+    /// A property with an index, which makes equality and range queries on it fast.
+    public init(indexed: Bool) {
+        storage = .unmanagedNoDefault
+        declaration = PropertyDeclaration(isIndexed: indexed)
+    }
+
+    /// A property with a default value and an index.
+    public init(wrappedValue value: Value, indexed: Bool) {
+        storage = .unmanaged(value)
+        declaration = PropertyDeclaration(isIndexed: indexed)
+    }
+}
+
+extension Persisted where Value: _PrimaryKey {
+    /// The primary key: unique in the class, immutable once the object is managed, indexed.
+    public init(primaryKey: Bool) {
+        storage = .unmanagedNoDefault
+        declaration = PropertyDeclaration(isPrimaryKey: primaryKey, isIndexed: primaryKey)
+    }
+
+    /// The primary key with a default value.
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        storage = .unmanaged(value)
+        declaration = PropertyDeclaration(isPrimaryKey: primaryKey, isIndexed: primaryKey)
+    }
+}
+
+/// Types whose managed accessor is created once per object and kept (collections,
+/// LinkingObjects), so that `obj.dogs === obj.dogs`.
+protocol _CachedAccessor {
+    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any
+}

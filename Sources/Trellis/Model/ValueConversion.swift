@@ -1,0 +1,66 @@
+import Foundation
+
+/// Converts loosely typed values (from `init(value:)`, `create`, dynamic subscripts) to a
+/// property's type.
+enum ValueConversion {
+    static func convert<Value: _Persistable>(_ value: Any?, to type: Value.Type) -> Value? {
+        if let exact = value as? Value { return exact }
+        let info = Value._trellisTypeInfo
+        if value == nil || value is NSNull {
+            return info.isOptional || info.collection != .none ? Value._trellisDefaultValue() : nil
+        }
+        guard let value else { return nil }
+        if info.type == .object, info.collection == .none, let objectType = info.objectType,
+           value is [String: Any] || value is [Any]
+        {
+            let object = objectType.init()
+            ObjectInitializer.populate(object, from: value)
+            return object as? Value
+        }
+        if info.type == .int, let integer = (value as? any BinaryInteger).map({ Int64($0) }),
+           let integerType = Value.self as? any _PersistableInteger.Type
+        {
+            return integerType.init(truncatingIfNeeded: integer) as? Value
+        }
+        if info.type == .double, let integer = value as? Int { return Double(integer) as? Value }
+        if info.type == .float, let number = value as? Double { return Float(number) as? Value }
+        return nil
+    }
+}
+
+/// Fills an unmanaged object from a dictionary, an array in property order, or another object.
+enum ObjectInitializer {
+    static func populate(_ object: ObjectBase, from value: Any) {
+        let info = ClassInfo.unbound(for: type(of: object))
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        func set(_ field: FieldInfo, _ newValue: Any?) {
+            if !field.witness.setUnmanaged(at: base + field.offset, newValue) {
+                throwRealmException("Invalid value '\(newValue.map { "\($0)" } ?? "nil")' of type "
+                    + "'\(newValue.map { "\(type(of: $0))" } ?? "nil")' for '\(field.typeInfo.swiftName)' property "
+                    + "'\(info.className).\(field.name)'.")
+            }
+        }
+        switch value {
+        case let dictionary as [String: Any]:
+            for (name, newValue) in dictionary {
+                guard let field = info.field(named: name), field.isStored else {
+                    throwRealmException("Invalid property name '\(name)' for class '\(info.className)'.")
+                }
+                set(field, newValue)
+            }
+        case let array as [Any]:
+            if array.count > info.storedFields.count {
+                throwRealmException("Invalid array input: more values (\(array.count)) than properties "
+                    + "(\(info.storedFields.count)).")
+            }
+            for (field, newValue) in zip(info.storedFields, array) { set(field, newValue) }
+        case let source as ObjectBase:
+            for field in info.storedFields {
+                set(field, source[field.name])
+            }
+        default:
+            throwRealmException("Invalid value '\(value)' to initialize object of type '\(info.className)': expected a "
+                + "dictionary, an array or an object.")
+        }
+    }
+}

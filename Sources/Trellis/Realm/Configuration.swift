@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+
+extension Realm {
+    /// Where and how a Realm is opened, with Realm Swift's names and defaults.
+    ///
+    /// ```swift
+    /// let config = Realm.Configuration(fileURL: url, objectTypes: [Person.self, Dog.self])
+    /// let realm = try Realm(configuration: config)
+    /// ```
+    public struct Configuration: @unchecked Sendable {
+        // @unchecked Sendable: every stored property is a value type or an immutable class
+        // metatype (`objectTypes`), which is safe to share.
+
+        /// The configuration `Realm()` uses. Setting it affects later opens only.
+        public static var defaultConfiguration: Configuration {
+            get { defaultStorage.withLock { $0 } }
+            set { defaultStorage.withLock { $0 = newValue } }
+        }
+        private static let defaultStorage = Mutex(Configuration())
+
+        /// `default.realm` in the user's application-support folder (`~/.local/share` on Linux).
+        public static var defaultFileURL: URL {
+            let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            return base.appendingPathComponent("default.realm")
+        }
+
+        /// The database file. Setting it clears ``inMemoryIdentifier``.
+        public var fileURL: URL? {
+            didSet { if fileURL != nil { inMemoryIdentifier = nil } }
+        }
+
+        /// A name for a Realm that lives only as long as it is open (in a temporary file that is
+        /// never synced to disk). Setting it clears ``fileURL``.
+        public var inMemoryIdentifier: String? {
+            didSet { if inMemoryIdentifier != nil { fileURL = nil } }
+        }
+
+        /// Encryption is not supported; opening with a key throws.
+        public var encryptionKey: Data?
+
+        /// Open the file for reading only: writes trap, and the file must exist.
+        public var readOnly: Bool
+
+        /// The version of the models. A file with a different schema needs a higher version and a
+        /// migration (or ``deleteRealmIfMigrationNeeded``).
+        public var schemaVersion: UInt64
+
+        /// Delete the file and start empty when the models no longer match it.
+        public var deleteRealmIfMigrationNeeded: Bool
+
+        /// The model classes of this Realm. When nil, classes are registered as they are first
+        /// used (`objects(T.self)`, `add`), with the classes they link to.
+        public var objectTypes: [ObjectBase.Type]?
+
+        /// The largest size the file may grow to (virtual address space reserved for the map).
+        /// A write past it fails with ``Realm/Error/Code/fileSizeLimitReached``.
+        public var maximumFileSize: Int = 64 << 30
+
+        /// Whether a commit returns only after the data is on disk (fsync). On by default; turn
+        /// off for throughput when losing the last commits after a power loss is acceptable
+        /// (an application crash still loses nothing).
+        public var syncOnCommit: Bool = true
+
+        public init(fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
+                    encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
+                    deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [ObjectBase.Type]? = nil)
+        {
+            self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
+            self.inMemoryIdentifier = inMemoryIdentifier
+            self.encryptionKey = encryptionKey
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.objectTypes = objectTypes
+        }
+
+        /// The path of the file this configuration opens.
+        var path: String {
+            if let inMemoryIdentifier {
+                let safe = inMemoryIdentifier.map { $0.isLetter || $0.isNumber ? $0 : "_" }
+                return NSTemporaryDirectory() + "trellis-memory-\(getpid())-\(String(safe))"
+            }
+            return (fileURL ?? Configuration.defaultFileURL).standardizedFileURL.path
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Synchronization
+
+/// What every `Realm` of one file in this process shares: the environment, the stored schema
+/// catalog and the tables bound so far.
+final class FileState: Sendable {
+    let environment: Environment
+    let meta: DatabaseHandle
+    let backlinks: DatabaseHandle
+
+    private struct State {
+        var catalog: SchemaCatalog
+        var tables: [ObjectIdentifier: Table] = [:]
+        var tablesById: [UInt32: Table] = [:]
+    }
+    private let state: Mutex<State>
+
+    static let catalogKey = Array("catalog".utf8)
+    static let magicKey = Array("magic".utf8)
+    static let magic = Array("trellis".utf8)
+
+    private init(environment: Environment, meta: DatabaseHandle, backlinks: DatabaseHandle, catalog: SchemaCatalog) {
+        self.environment = environment
+        self.meta = meta
+        self.backlinks = backlinks
+        self.state = Mutex(State(catalog: catalog))
+    }
+
+    var catalog: SchemaCatalog { state.withLock { $0.catalog } }
+
+    func table(for type: ObjectBase.Type) -> Table? {
+        state.withLock { $0.tables[ObjectIdentifier(type)] }
+    }
+
+    func table(id: UInt32) -> Table? {
+        state.withLock { $0.tablesById[id] }
+    }
+
+    /// Records tables and the catalog after the transaction that created them committed.
+    func publish(_ tables: [Table], catalog: SchemaCatalog) {
+        state.withLock { state in
+            state.catalog = catalog
+            for table in tables {
+                state.tables[ObjectIdentifier(table.info.objectType)] = table
+                state.tablesById[table.tableId] = table
+            }
+        }
+    }
+
+    // MARK: - Opening
+
+    private static let registry = Mutex<[String: WeakFileState]>([:])
+
+    /// Whether some Realm of this process still has `path` open.
+    static func isOpen(path: String) -> Bool {
+        registry.withLock { $0[path]?.state != nil }
+    }
+    private struct WeakFileState { weak var state: FileState? }
+
+    /// The shared state of the file at `path`, opening it (and initialising a new file) if needed.
+    static func shared(path: String, configuration: Realm.Configuration) throws -> FileState {
+        try registry.withLock { registry in
+            if let existing = registry[path]?.state { return existing }
+            let environment: Environment
+            do {
+                environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
+                                                     mapSize: configuration.maximumFileSize)
+            } catch {
+                throw RealmErrors.opening(path, error)
+            }
+            let state = try load(environment, path: path)
+            registry[path] = WeakFileState(state: state)
+            return state
+        }
+    }
+
+    private static func load(_ environment: Environment, path: String) throws -> FileState {
+        do {
+            let txn = environment.isReadOnly ? try environment.beginRead() : try environment.beginWrite()
+            var meta = try txn.database(named: "meta", create: false)
+            if meta == nil {
+                if try txn.mainDatabaseEntryCount() > 0 || environment.isReadOnly {
+                    txn.abort()
+                    throw RealmErrors.notTrellis(path)
+                }
+                meta = try txn.database(named: "meta", create: true)
+            }
+            guard let meta, let backlinks = try txn.database(named: "backlinks", create: !environment.isReadOnly)
+            else {
+                txn.abort()
+                throw RealmErrors.notTrellis(path)
+            }
+            let catalog = try readOrInitialise(txn, meta: meta, path: path)
+            if environment.isReadOnly { try txn.finishOpeningDatabases() } else { try txn.commit() }
+            let state = FileState(environment: environment, meta: meta, backlinks: backlinks, catalog: catalog)
+            return state
+        } catch let error as StorageError {
+            throw RealmErrors.opening(path, error)
+        }
+    }
+
+    private static func readOrInitialise(_ txn: Transaction, meta: DatabaseHandle, path: String) throws -> SchemaCatalog {
+        let magic = magicKey.withUnsafeBytes { txn.get(meta, key: $0) }
+        if let magic {
+            guard Array(magic) == Self.magic else { throw RealmErrors.notTrellis(path) }
+            guard let stored = catalogKey.withUnsafeBytes({ txn.get(meta, key: $0) }),
+                  let catalog = SchemaCatalog.decode(stored)
+            else {
+                throw Realm.Error(.corruptFile, "The schema catalog of '\(path)' is damaged and cannot be read. "
+                    + "Restore the file from a backup.", fileURL: path)
+            }
+            if catalog.format > SchemaCatalog.formatVersion {
+                throw Realm.Error(.fileFormatUpgradeRequired, "'\(path)' was written by a newer version of Trellis "
+                    + "(file format \(catalog.format); this version reads \(SchemaCatalog.formatVersion)). "
+                    + "Upgrade Trellis to open it.", fileURL: path)
+            }
+            return catalog
+        }
+        guard !txn.isReadOnly else { throw RealmErrors.notTrellis(path) }
+        let catalog = SchemaCatalog()
+        try magicKey.withUnsafeBytes { (k) in
+            _ = try Self.magic.withUnsafeBytes { (v) in try txn.put(meta, key: k, value: v) }
+        }
+        try writeCatalog(catalog, txn: txn, meta: meta)
+        return catalog
+    }
+
+    static func writeCatalog(_ catalog: SchemaCatalog, txn: Transaction, meta: DatabaseHandle) throws {
+        let bytes = catalog.encoded()
+        try catalogKey.withUnsafeBytes { (k) in
+            _ = try bytes.withUnsafeBytes { (v) in try txn.put(meta, key: k, value: v) }
+        }
+    }
+}
+
+/// Builders for the errors of opening a file.
+enum RealmErrors {
+    static func notTrellis(_ path: String) -> Realm.Error {
+        Realm.Error(.notATrellisFile, "'\(path)' is not a Trellis database (it has no Trellis schema catalog). "
+            + "Check the path, or move the file away to create a new database there.", fileURL: path)
+    }
+
+    static func opening(_ path: String, _ error: any Error) -> Realm.Error {
+        if let realmError = error as? Realm.Error { return realmError }
+        guard let storage = error as? StorageError else {
+            return Realm.Error(.fail, "Opening '\(path)' failed: \(error).", fileURL: path)
+        }
+        switch storage.kind {
+        case .invalidFile, .versionMismatch:
+            return notTrellis(path)
+        case .corrupted:
+            return Realm.Error(.corruptFile, "'\(path)' is damaged (\(storage.reason)). Restore it from a backup.",
+                               fileURL: path)
+        case .permissionDenied, .readOnlyFileSystem:
+            return Realm.Error(.filePermissionDenied, "Permission denied opening '\(path)' (\(storage.reason)). "
+                + "Check the permissions of the file, its '-lock' file and its folder, or open it with readOnly: true.",
+                               fileURL: path)
+        case .fileNotFound:
+            return Realm.Error(.fileNotFound, "'\(path)' does not exist, or its folder does not exist. Create the "
+                + "folder first; a read-only Realm also needs an existing file.", fileURL: path)
+        case .busy:
+            return Realm.Error(.fileLocked, "'\(path)' is locked by another process (\(storage.reason)).",
+                               fileURL: path)
+        case .mapFull:
+            return Realm.Error(.fileSizeLimitReached, "'\(path)' has reached its maximum size. Raise "
+                + "Realm.Configuration.maximumFileSize.", fileURL: path)
+        case .diskFull:
+            return Realm.Error(.diskFull, "The disk holding '\(path)' is full. Free space and try again.",
+                               fileURL: path)
+        default:
+            return Realm.Error(.fileAccess, "Opening '\(path)' failed: \(storage.reason) (code \(storage.code)).",
+                               fileURL: path)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+extension Realm {
+    // MARK: - Adding
+
+    /// Adds an unmanaged object, and every unmanaged object it links to, to the Realm.
+    ///
+    /// With `update: .modified` or `.all` an existing object with the same primary key is
+    /// updated instead (linked objects with a primary key are merged the same way; those
+    /// without one are always added). Adding an object already managed by this Realm does
+    /// nothing.
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        core.verifyInWrite(Realm.addRequiresWriteMessage)
+        if update != .error, object.objectSchema.primaryKeyProperty == nil {
+            throwRealmException("'\(type(of: object).className())' does not have a primary key and can not be updated")
+        }
+        if let managed = object._managed {
+            guard managed.core === core else {
+                throwRealmException("Object is already managed by another Realm. Use create instead to copy it into "
+                    + "this Realm.")
+            }
+            guard core.objectExists(managed) else {
+                throwRealmException("Adding a deleted or invalidated object to a Realm is not permitted")
+            }
+            return
+        }
+        AddSession(core: core, policy: update).add(object)
+    }
+
+    /// Adds each object of a sequence (see ``add(_:update:)``).
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Iterator.Element: Object {
+        for object in objects { add(object, update: update) }
+    }
+
+    /// Creates an object from a dictionary of property values, an array of values in property
+    /// order, or another object, and returns it managed.
+    ///
+    /// With `update: .modified`/`.all` and a dictionary, an existing object with the same primary
+    /// key keeps the properties the dictionary does not mention.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        core.verifyInWrite(Realm.addRequiresWriteMessage)
+        let info = ClassInfo.unbound(for: type)
+        if update != .error, info.primaryKeyField == nil {
+            throwRealmException("'\(info.className)' does not have a primary key and can not be updated")
+        }
+        if update != .error, let dictionary = value as? [String: Any], let pkField = info.primaryKeyField,
+           let pk = dictionary[pkField.name], let existing = object(ofType: type, forPrimaryKeyValue: pk)
+        {
+            for (name, newValue) in dictionary where name != pkField.name {
+                guard let field = info.field(named: name) else {
+                    throwRealmException("Invalid property name '\(name)' for class '\(info.className)'.")
+                }
+                field.witness.dynamicSet(existing, field, newValue)
+            }
+            return existing
+        }
+        let object = T()
+        ObjectInitializer.populate(object, from: value)
+        AddSession(core: core, policy: update).add(object)
+        return object
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes an object. Links to it become nil; its embedded objects are deleted with it.
+    public func delete(_ object: ObjectBase) {
+        core.verifyInWrite(Realm.addRequiresWriteMessage)
+        guard let managed = object._managed, managed.core === core, core.objectExists(managed) else {
+            throwRealmException("Can only delete an object from the Realm it belongs to.")
+        }
+        core.deleteObject(managed.table, key: managed.key)
+    }
+
+    /// Deletes every object of a sequence.
+    public func delete<S: Sequence>(_ objects: S) where S.Iterator.Element: ObjectBase {
+        for object in Array(objects) { delete(object) }
+    }
+
+    /// Deletes every object of `results` (evaluated once, before deleting).
+    public func delete<Element: ObjectBase>(_ results: Results<Element>) {
+        delete(Array(results))
+    }
+
+    /// Deletes every object in the Realm.
+    public func deleteAll() {
+        core.verifyInWrite(Realm.addRequiresWriteMessage)
+        guard let txn = core.writeTransaction else { return }
+        do {
+            for stored in core.file.catalog.classes {
+                for name in [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)] {
+                    if let dbi = core.file.environment.cachedDatabase(named: name) { try txn.drop(dbi, deleteDatabase: false) }
+                }
+            }
+            try txn.drop(core.file.backlinks, deleteDatabase: false)
+        } catch {
+            throwRealmException("Trellis could not delete the objects of '\(core.environmentPath)': \(error)")
+        }
+        core.noteChange()
+    }
+
+    // MARK: - Reading
+
+    /// All objects of a class, lazily evaluated and live.
+    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+        core.verifyThread()
+        return Results(core: core, source: .table(type))
+    }
+
+    /// The object of `type` whose primary key is `key`, or nil. Pass nil for a nil primary key.
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        object(ofType: type, forPrimaryKeyValue: key)
+    }
+
+    func object<Element: Object>(ofType type: Element.Type, forPrimaryKeyValue key: Any?) -> Element? {
+        core.verifyThread()
+        let info = ClassInfo.unbound(for: type)
+        guard let pkField = info.primaryKeyField else {
+            throwRealmException("'\(info.className)' does not have a primary key defined")
+        }
+        guard let table = core.table(for: type, create: false) else { return nil }
+        let probe = Element()
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(probe).toOpaque()) + pkField.offset
+        guard pkField.witness.setUnmanaged(at: base, unwrapOptional(key)) else {
+            throwRealmException("Invalid value '\(key ?? "nil")' of type '\(Swift.type(of: key))' for primary key of "
+                + "'\(info.className)'; expected '\(pkField.typeInfo.swiftName)'.")
+        }
+        let session = AddSession(core: core, policy: .error)
+        let pk = pkField.witness.encodeUnmanaged(at: base, _EncodingContext(core: core, session: session)).payload
+        guard let objectKey = core.lookUpPrimaryKey(table, pk) else { return nil }
+        return core.accessor(type, table: table, key: objectKey)
+    }
+
+    private func unwrapOptional(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional { return mirror.children.first?.value }
+        return value
+    }
+}

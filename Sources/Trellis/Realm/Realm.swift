@@ -1,0 +1,210 @@
+import Foundation
+import Synchronization
+
+/// A Trellis database: a file of objects, read from a pinned snapshot and changed in write
+/// transactions.
+///
+/// ```swift
+/// let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Person.self, Dog.self]))
+/// try realm.write {
+///     realm.add(Person(value: ["name": "Ana"]))
+/// }
+/// let people = realm.objects(Person.self)
+/// ```
+///
+/// A `Realm` reads from the snapshot it pinned when it was opened (or last refreshed or
+/// written); commits from other instances become visible after ``refresh()`` or at the next
+/// ``write(_:)``. Instances are confined to the thread that opened them: on one thread,
+/// opening the same file twice gives the same instance.
+public struct Realm {
+    let core: RealmCore
+
+    init(core: RealmCore) { self.core = core }
+
+    // MARK: - Opening
+
+    /// Opens the Realm of ``Configuration/defaultConfiguration``.
+    public init() throws {
+        try self.init(configuration: .defaultConfiguration)
+    }
+
+    /// Opens the Realm described by `configuration`.
+    ///
+    /// - Throws: ``Realm/Error`` when the file cannot be opened, is not a Trellis file, the models
+    ///   break a schema rule (every problem is listed), or they differ from the file's schema.
+    public init(configuration: Configuration) throws {
+        core = try RealmOpener.open(configuration)
+    }
+
+    /// Opens the Realm at `fileURL` with the default configuration otherwise.
+    public init(fileURL: URL) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        try self.init(configuration: configuration)
+    }
+
+    /// The configuration this Realm was opened with.
+    public var configuration: Configuration { core.configuration }
+
+    /// The classes stored in the file or configured for it.
+    public var schema: Schema {
+        var byName = [String: ObjectSchema]()
+        for stored in core.file.catalog.classes { byName[stored.name] = stored.objectSchema }
+        for type in core.configuration.objectTypes ?? [] {
+            let info = ClassInfo.unbound(for: type)
+            byName[info.className] = info.objectSchema
+        }
+        return Schema(Array(byName.values))
+    }
+
+    /// Whether the Realm contains no objects.
+    public var isEmpty: Bool {
+        core.verifyThread()
+        let txn = core.transaction
+        for stored in core.file.catalog.classes where !stored.embedded {
+            if let dbi = core.file.environment.cachedDatabase(named: Table.rowsName(stored.name)),
+               txn.entryCount(dbi) > 0 { return false }
+        }
+        return true
+    }
+
+    // MARK: - Transactions
+
+    /// Whether a write transaction is open.
+    public var isInWriteTransaction: Bool { core.isInWriteTransaction }
+
+    /// Runs `block` in a write transaction and commits it, returning the block's value.
+    ///
+    /// If `block` throws, the transaction is cancelled and the error rethrown. Nesting writes
+    /// traps ("The Realm is already in a write transaction").
+    ///
+    /// - Throws: the block's error, or ``Realm/Error`` if the commit fails (disk full, size limit).
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    /// Begins a write transaction, waiting for any other writer (thread or process) to finish.
+    /// The Realm moves to the newest version first.
+    public func beginWrite() { core.beginWrite() }
+
+    /// Commits the write transaction; the data is on disk when this returns (unless
+    /// ``Configuration/syncOnCommit`` is off).
+    ///
+    /// - Throws: ``Realm/Error`` if the commit fails; the transaction is then rolled back.
+    public func commitWrite() throws { try core.commitWrite() }
+
+    /// Discards the write transaction's changes. Objects created in it become invalidated.
+    public func cancelWrite() { core.cancelWrite() }
+
+    // MARK: - Refreshing
+
+    /// Moves to the newest committed version; returns whether there was a newer one.
+    @discardableResult
+    public func refresh() -> Bool { core.refresh() }
+
+    /// Releases the snapshot (cancelling any write). Objects and results read so far become
+    /// invalidated; the Realm stays usable and reads the newest version next.
+    public func invalidate() { core.invalidate() }
+}
+
+extension Realm: Equatable {
+    /// Two `Realm` values are equal when they are the same instance.
+    public static func == (lhs: Realm, rhs: Realm) -> Bool { lhs.core === rhs.core }
+}
+
+extension Realm {
+    /// What `add` and `create` do with an object whose primary key already exists.
+    public enum UpdatePolicy: Int, Sendable {
+        /// Trap: an object with this primary key already exists.
+        case error = 1
+        /// Overwrite every property of the existing object.
+        case all = 2
+        /// Overwrite only the properties whose values changed.
+        case modified = 3
+    }
+}
+
+/// Opens `RealmCore`s, reusing the instance of the current thread for the same file.
+enum RealmOpener {
+    private struct InstanceKey: Hashable {
+        let thread: UInt
+        let path: String
+    }
+    // @unchecked Sendable: an entry is keyed by its thread and only ever handed back to the
+    // thread that opened it, so the non-Sendable core never crosses threads through here.
+    private struct WeakCore: @unchecked Sendable { weak var core: RealmCore? }
+    private static let instances = Mutex<[InstanceKey: WeakCore]>([:])
+
+    static func open(_ configuration: Realm.Configuration) throws -> RealmCore {
+        let path = configuration.path
+        let key = InstanceKey(thread: UInt(bitPattern: Int(bitPattern: pthread_self())), path: path)
+        if let existing = instances.withLock({ $0[key]?.core }), !existing.isClosed {
+            if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
+            return existing
+        }
+        try checkPath(configuration, path: path)
+        let core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded)
+        instances.withLock { $0[key] = WeakCore(core: core) }
+        return core
+    }
+
+    private static func openCore(_ configuration: Realm.Configuration, path: String, allowDelete: Bool) throws
+        -> RealmCore
+    {
+        let file = try FileState.shared(path: path, configuration: configuration)
+        do {
+            try SchemaBinder.bind(configuration, file: file)
+        } catch let error as Realm.Error where error.code == .schemaMismatch && allowDelete {
+            try deleteFiles(path, releasing: file)
+            return try openCore(configuration, path: path, allowDelete: false)
+        }
+        file.environment.setSyncOnCommit(configuration.syncOnCommit && configuration.inMemoryIdentifier == nil)
+        return try RealmCore(configuration: configuration, file: file)
+    }
+
+    private static func deleteFiles(_ path: String, releasing file: consuming FileState) throws {
+        _ = consume file
+        if FileState.isOpen(path: path) {
+            throw Realm.Error(.fileLocked, "Cannot delete '\(path)' for deleteRealmIfMigrationNeeded: it is still open "
+                + "in this process. Close every Realm of it first.", fileURL: path)
+        }
+        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: path + "-lock")
+    }
+
+    private static func checkPath(_ configuration: Realm.Configuration, path: String) throws {
+        if configuration.encryptionKey != nil {
+            throw Realm.Error(.fail, "Encryption is not supported by Trellis. Remove encryptionKey from the "
+                + "configuration of '\(path)'.", fileURL: path)
+        }
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if exists, isDirectory.boolValue {
+            throw Realm.Error(.fileAccess, "'\(path)' is a directory, not a database file. Point fileURL at a file "
+                + "inside it, such as '\(path)/default.realm'.", fileURL: path)
+        }
+        if exists, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
+            throw Realm.Error(.notATrellisFile, "'\(path)' is an empty file, not a Trellis database. Delete it to "
+                + "create a new database there.", fileURL: path)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        if !exists, !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+            throw Realm.Error(.fileNotFound, "The folder of '\(path)' does not exist. Create '\(folder)' first.",
+                              fileURL: path)
+        }
+        if !exists, configuration.readOnly {
+            throw Realm.Error(.fileNotFound, "'\(path)' does not exist; a read-only Realm needs an existing file.",
+                              fileURL: path)
+        }
+    }
+}

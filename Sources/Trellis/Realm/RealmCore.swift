@@ -1,0 +1,311 @@
+import Foundation
+import Synchronization
+
+/// A unique number for every state change of every Realm in the process; accessors cache a
+/// row pointer together with the stamp it was read under.
+private let stampCounter = Atomic<UInt64>(1)
+func nextChangeStamp() -> UInt64 { stampCounter.wrappingAdd(1, ordering: .relaxed).newValue }
+
+/// The state behind one `Realm` value: its pinned snapshot or its write transaction, the
+/// thread it belongs to, and the tables it has bound.
+///
+/// Confined to the thread that opened it; every entry point checks.
+final class RealmCore {
+    let configuration: Realm.Configuration
+    let file: FileState
+    let environmentPath: String
+    private let ownerThread: pthread_t
+
+    private var readTransaction: Transaction?
+    private(set) var writeTransaction: Transaction?
+    /// Changes whenever what a read would see may have changed.
+    private(set) var changeStamp: UInt64 = nextChangeStamp()
+    /// Bumped by `invalidate()`: accessors from an earlier epoch are invalidated.
+    private(set) var epoch: UInt64 = 0
+    private(set) var isClosed = false
+
+    /// Tables created in the current write transaction, published when it commits.
+    private var pendingTables: [ObjectIdentifier: Table] = [:]
+    private var pendingCatalog: SchemaCatalog?
+    /// Next object key per table, allocated during the current write transaction.
+    private var keyCounters: [UInt32: ObjectKey] = [:]
+
+    init(configuration: Realm.Configuration, file: FileState) throws {
+        self.configuration = configuration
+        self.file = file
+        self.environmentPath = file.environment.path
+        self.ownerThread = pthread_self()
+        do {
+            readTransaction = try file.environment.beginRead()
+        } catch {
+            throw RealmErrors.opening(file.environment.path, error)
+        }
+    }
+
+    // MARK: - Confinement and state
+
+    @inline(__always)
+    func verifyThread() {
+        if pthread_equal(ownerThread, pthread_self()) == 0 {
+            throwRealmException("Realm accessed from incorrect thread.")
+        }
+    }
+
+    var isInWriteTransaction: Bool { writeTransaction != nil }
+
+    /// The transaction reads use: the write transaction if one is open, else the snapshot.
+    var transaction: Transaction {
+        if let writeTransaction { return writeTransaction }
+        if let readTransaction { return readTransaction }
+        do {
+            let txn = try file.environment.beginRead()
+            readTransaction = txn
+            changeStamp = nextChangeStamp()
+            return txn
+        } catch {
+            throwRealmException("Could not begin a read transaction on '\(environmentPath)': \(error)")
+        }
+    }
+
+    func verifyInWrite(_ message: @autoclosure () -> String = Realm.writeRequiredMessage) {
+        verifyThread()
+        if writeTransaction == nil { throwRealmException(message()) }
+    }
+
+    func noteChange() { changeStamp = nextChangeStamp() }
+
+    // MARK: - Transactions
+
+    func beginWrite() {
+        verifyThread()
+        if writeTransaction != nil { throwRealmException("The Realm is already in a write transaction") }
+        if configuration.readOnly {
+            throwRealmException("Can't perform transactions on a read-only Realm: '\(environmentPath)' was opened "
+                + "with readOnly: true.")
+        }
+        do {
+            writeTransaction = try file.environment.beginWrite()
+        } catch {
+            throwRealmException("Could not begin a write transaction on '\(environmentPath)': \(error)")
+        }
+        keyCounters = [:]
+        noteChange()
+    }
+
+    func commitWrite() throws {
+        verifyThread()
+        guard let txn = writeTransaction else {
+            throwRealmException("Can't commit a non-existing write transaction")
+        }
+        do {
+            try persistKeyCounters(txn)
+            try txn.commit()
+        } catch let error as StorageError {
+            writeTransaction = nil
+            discardPending()
+            noteChange()
+            throw commitError(error)
+        }
+        writeTransaction = nil
+        if let catalog = pendingCatalog {
+            file.publish(Array(pendingTables.values), catalog: catalog)
+        }
+        discardPending()
+        advanceSnapshot()
+    }
+
+    func cancelWrite() {
+        verifyThread()
+        guard let txn = writeTransaction else { throwRealmException("Can't cancel a non-existing write transaction") }
+        txn.abort()
+        writeTransaction = nil
+        discardPending()
+        advanceSnapshot()
+    }
+
+    private func commitError(_ error: StorageError) -> Realm.Error {
+        switch error.kind {
+        case .mapFull:
+            Realm.Error(.fileSizeLimitReached, "The write transaction was rolled back: '\(environmentPath)' would "
+                + "grow past its maximum size (\(configuration.maximumFileSize) bytes). Raise "
+                + "Realm.Configuration.maximumFileSize or delete data.", fileURL: environmentPath)
+        case .diskFull:
+            Realm.Error(.diskFull, "The write transaction was rolled back: the disk holding '\(environmentPath)' is "
+                + "full. Free space and try again.", fileURL: environmentPath)
+        default:
+            Realm.Error(.fail, "The write transaction was rolled back: \(error).", fileURL: environmentPath)
+        }
+    }
+
+    private func discardPending() {
+        pendingTables = [:]
+        pendingCatalog = nil
+        keyCounters = [:]
+    }
+
+    /// Moves the pinned snapshot to the newest version.
+    @discardableResult
+    func advanceSnapshot() -> Bool {
+        let before = readTransaction?.isActive == true ? readTransaction?.version : nil
+        do {
+            if let readTransaction, readTransaction.isActive {
+                try readTransaction.renew()
+            } else {
+                readTransaction = try file.environment.beginRead()
+            }
+        } catch {
+            readTransaction = nil
+        }
+        noteChange()
+        return before != readTransaction?.version
+    }
+
+    func refresh() -> Bool {
+        verifyThread()
+        if writeTransaction != nil { return false }
+        return advanceSnapshot()
+    }
+
+    /// Ends the snapshot (and any write); accessors read so far become invalidated.
+    func invalidate() {
+        verifyThread()
+        if let writeTransaction {
+            writeTransaction.abort()
+            self.writeTransaction = nil
+            discardPending()
+        }
+        readTransaction?.abort()
+        readTransaction = nil
+        epoch += 1
+        noteChange()
+    }
+
+    // MARK: - Tables
+
+    /// The table of `type` in this Realm: bound, created in the current write if `create`, or
+    /// nil when the class has no table yet.
+    func table(for type: ObjectBase.Type, create: Bool) -> Table? {
+        if let pending = pendingTables[ObjectIdentifier(type)] { return pending }
+        if let table = file.table(for: type) { return table }
+        return bindTable(for: type, create: create)
+    }
+
+    private func bindTable(for type: ObjectBase.Type, create: Bool) -> Table? {
+        let info = ClassInfo.unbound(for: type)
+        var catalog = pendingCatalog ?? file.catalog
+        do {
+            if let stored = catalog.storedClass(named: info.className) {
+                let differences = SchemaCatalog.differences(stored: stored, model: info)
+                if !differences.isEmpty {
+                    throwRealmException(SchemaBinder.mismatchMessage(differences, path: environmentPath))
+                }
+                // Database handles opened in a read transaction survive only if it commits.
+                let txn = try writeTransaction ?? file.environment.beginRead()
+                guard let table = try Table.open(info, tableId: stored.tableId, in: txn, create: false) else {
+                    if txn !== writeTransaction { txn.abort() }
+                    return nil
+                }
+                if txn !== writeTransaction { try txn.finishOpeningDatabases() }
+                if pendingCatalog == nil { file.publish([table], catalog: file.catalog) }
+                else { pendingTables[ObjectIdentifier(type)] = table }
+                return table
+            }
+            guard create, let writeTransaction else { return nil }
+            let problems = SchemaBinder.problems(registering: info)
+            if !problems.isEmpty {
+                throwRealmException(SchemaValidator.error(for: problems).message)
+            }
+            let tableId = catalog.add(info)
+            guard let table = try Table.open(info, tableId: tableId, in: writeTransaction, create: true) else { return nil }
+            try FileState.writeCatalog(catalog, txn: writeTransaction, meta: file.meta)
+            pendingCatalog = catalog
+            pendingTables[ObjectIdentifier(type)] = table
+            return table
+        } catch {
+            throwRealmException("Could not open the table of '\(info.className)' in '\(environmentPath)': \(error)")
+        }
+    }
+
+    func table(id: UInt32) -> Table? {
+        if let pending = pendingTables.values.first(where: { $0.tableId == id }) { return pending }
+        return file.table(id: id)
+    }
+
+    // MARK: - Object keys
+
+    func allocateKey(in table: Table) -> ObjectKey {
+        if let next = keyCounters[table.tableId] {
+            keyCounters[table.tableId] = next + 1
+            return next
+        }
+        let stored = counterKey(table).withUnsafeBytes { transaction.get(file.meta, key: $0) }
+        let next = stored.map { $0.loadUnaligned(as: UInt64.self) } ?? 1
+        keyCounters[table.tableId] = next + 1
+        return next
+    }
+
+    private func counterKey(_ table: Table) -> [UInt8] { Array("seq.\(table.tableId)".utf8) }
+
+    private func persistKeyCounters(_ txn: Transaction) throws {
+        for (tableId, next) in keyCounters {
+            guard let table = table(id: tableId) else { continue }
+            var value = next
+            let key = counterKey(table)
+            try key.withUnsafeBytes { (k) in
+                _ = try withUnsafeBytes(of: &value) { (v) in try txn.put(file.meta, key: k, value: v) }
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The row of a managed object. Traps if it was deleted or invalidated.
+    @inline(__always)
+    func row(of object: ObjectBase, _ managed: ManagedObject) -> RowView {
+        verifyThread()
+        if object._rowCache.stamp == changeStamp, let bytes = object._rowCache.bytes {
+            return RowView(bytes: bytes)
+        }
+        guard managed.epoch == epoch, let bytes = transaction.get(managed.table.rows, integerKey: managed.key) else {
+            throwRealmException("Object has been deleted or invalidated.")
+        }
+        object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
+        return RowView(bytes: bytes)
+    }
+
+    func objectExists(_ managed: ManagedObject) -> Bool {
+        guard !isClosed, managed.epoch == epoch else { return false }
+        if writeTransaction == nil && readTransaction == nil { return false }
+        return transaction.get(managed.table.rows, integerKey: managed.key) != nil
+    }
+
+    func rowView(_ table: Table, _ key: ObjectKey) -> RowView? {
+        transaction.get(table.rows, integerKey: key).map(RowView.init(bytes:))
+    }
+
+    /// A new accessor for an existing row.
+    func accessor<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T {
+        guard let table = table(for: type, create: false) else {
+            throwRealmException("Object has been deleted or invalidated.")
+        }
+        return accessor(type, table: table, key: key)
+    }
+
+    func accessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey) -> T {
+        let object = type.init()
+        object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
+        return object
+    }
+
+    func makeManaged(_ object: ObjectBase, table: Table, key: ObjectKey) {
+        object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
+        object._rowCache = RowCache()
+    }
+}
+
+extension Realm {
+    static let writeRequiredMessage = "Attempting to modify object outside of a write transaction - call "
+        + "beginWriteTransaction on an RLMRealm instance first."
+    static let addRequiresWriteMessage = "Can only add, remove, or create objects in a Realm in a write "
+        + "transaction - call beginWriteTransaction on an RLMRealm instance first."
+}

@@ -1,0 +1,93 @@
+extension Realm {
+    /// Every recoverable Trellis failure: file access, bad or foreign files, schema problems,
+    /// duplicate primary keys, bad values.
+    ///
+    /// Match on the code:
+    /// ```swift
+    /// do {
+    ///     let realm = try Realm(configuration: config)
+    /// } catch let error as Realm.Error where error.code == .schemaMismatch {
+    ///     print(error.message)
+    /// }
+    /// ```
+    /// or with a pattern: `catch Realm.Error.Code.schemaMismatch { … }`.
+    ///
+    /// Messages say what failed, on which file, class or property, and how to fix it.
+    public struct Error: Swift.Error, Sendable, CustomStringConvertible {
+        /// What kind of failure this is.
+        public let code: Code
+        /// A sentence that says what failed and how to fix it.
+        public let message: String
+        /// The file concerned, when there is one.
+        public let fileURL: String?
+
+        init(_ code: Code, _ message: String, fileURL: String? = nil) {
+            self.code = code
+            self.message = message
+            self.fileURL = fileURL
+        }
+
+        public var description: String { message }
+        public var localizedDescription: String { message }
+
+        /// The kind of a ``Realm/Error``. New codes may be added in later versions.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            private enum Kind: String, Sendable {
+                case fail, fileAccess, filePermissionDenied, fileExists, fileNotFound, fileLocked
+                case notATrellisFile, corruptFile, fileFormatUpgradeRequired, addressSpaceExhausted
+                case fileSizeLimitReached, diskFull, schemaMismatch, invalidSchema, primaryKeyExists
+                case invalidValue, readOnly
+            }
+            private let kind: Kind
+            private init(_ kind: Kind) { self.kind = kind }
+
+            public var description: String { kind.rawValue }
+
+            /// An unexpected failure of the storage engine.
+            public static let fail = Code(.fail)
+            /// The file could not be opened or read (I/O error, a directory, a bad path).
+            public static let fileAccess = Code(.fileAccess)
+            /// The process may not read or write the file or its folder.
+            public static let filePermissionDenied = Code(.filePermissionDenied)
+            /// A file already exists where one was to be created.
+            public static let fileExists = Code(.fileExists)
+            /// The file or its folder does not exist (and may not be created).
+            public static let fileNotFound = Code(.fileNotFound)
+            /// Another process holds a lock that prevents opening the file.
+            public static let fileLocked = Code(.fileLocked)
+            /// The file exists but is not a Trellis database.
+            public static let notATrellisFile = Code(.notATrellisFile)
+            /// The file is a Trellis database whose content is damaged.
+            public static let corruptFile = Code(.corruptFile)
+            /// The file was written by a newer Trellis file format.
+            public static let fileFormatUpgradeRequired = Code(.fileFormatUpgradeRequired)
+            /// The file could not be mapped into memory.
+            public static let addressSpaceExhausted = Code(.addressSpaceExhausted)
+            /// A write would grow the file past its configured maximum size.
+            public static let fileSizeLimitReached = Code(.fileSizeLimitReached)
+            /// The disk is full.
+            public static let diskFull = Code(.diskFull)
+            /// The models differ from the schema stored in the file.
+            public static let schemaMismatch = Code(.schemaMismatch)
+            /// The models break a schema rule (for example a non-optional to-one link).
+            public static let invalidSchema = Code(.invalidSchema)
+            /// An object with the same primary key already exists.
+            public static let primaryKeyExists = Code(.primaryKeyExists)
+            /// A value could not be parsed or converted.
+            public static let invalidValue = Code(.invalidValue)
+            /// A write was attempted on a Realm opened read-only.
+            public static let readOnly = Code(.readOnly)
+
+            /// Lets `catch Realm.Error.Code.schemaMismatch` match a thrown ``Realm/Error``.
+            public static func ~= (code: Code, error: any Swift.Error) -> Bool {
+                (error as? Realm.Error)?.code == code
+            }
+        }
+    }
+}
+
+/// Stops the program for a misuse of the API (Realm's `RLMException` cases), with a message
+/// that says what went wrong and how to fix it. Recoverable problems throw ``Realm/Error``.
+func throwRealmException(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
+    fatalError(message, file: file, line: line)
+}

@@ -1,0 +1,88 @@
+/// Checks the configured models against the rules and the file, and creates missing tables,
+/// when a Realm is opened.
+enum SchemaBinder {
+    /// The classes to check when `type` is registered lazily: it and every class it links to.
+    static func closure(of types: [ObjectBase.Type]) -> [ClassInfo] {
+        var seen = Set<ObjectIdentifier>()
+        var result = [ClassInfo]()
+        var queue = types
+        while let type = queue.popLast() {
+            guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
+            let info = ClassInfo.unbound(for: type)
+            result.append(info)
+            queue.append(contentsOf: info.fields.compactMap { $0.typeInfo.objectType })
+        }
+        return result
+    }
+
+    static func problems(registering info: ClassInfo) -> [String] {
+        SchemaValidator.validate(closure(of: [info.objectType]), explicitList: false)
+    }
+
+    static func mismatchMessage(_ differences: [String], path: String) -> String {
+        "Migration is required due to the following errors in '\(path)':\n"
+            + differences.map { "- \($0)" }.joined(separator: "\n")
+            + "\nIncrease Realm.Configuration.schemaVersion and migrate, or set deleteRealmIfMigrationNeeded to "
+            + "true to start with an empty file."
+    }
+
+    /// Validates the configured classes, compares them with the file, creates missing tables.
+    static func bind(_ configuration: Realm.Configuration, file: FileState) throws {
+        let path = file.environment.path
+        guard let types = configuration.objectTypes else {
+            try checkVersion(configuration, file.catalog, path: path)
+            return
+        }
+        let classes = types.map(ClassInfo.unbound(for:))
+        let problems = SchemaValidator.validate(classes, explicitList: true)
+        if !problems.isEmpty { throw SchemaValidator.error(for: problems) }
+        let catalog = file.catalog
+        var differences = [String]()
+        for info in classes {
+            if let stored = catalog.storedClass(named: info.className) {
+                differences += SchemaCatalog.differences(stored: stored, model: info)
+            }
+        }
+        if !differences.isEmpty {
+            throw Realm.Error(.schemaMismatch, mismatchMessage(differences, path: path), fileURL: path)
+        }
+        try checkVersion(configuration, catalog, path: path)
+        try openTables(classes, configuration: configuration, file: file)
+    }
+
+    private static func checkVersion(_ configuration: Realm.Configuration, _ catalog: SchemaCatalog, path: String) throws {
+        if configuration.schemaVersion < catalog.schemaVersion {
+            throw Realm.Error(.schemaMismatch, "Provided schema version \(configuration.schemaVersion) is less than "
+                + "last set version \(catalog.schemaVersion) of '\(path)'. Open it with schemaVersion "
+                + "\(catalog.schemaVersion) or higher.", fileURL: path)
+        }
+    }
+
+    private static func openTables(_ classes: [ClassInfo], configuration: Realm.Configuration, file: FileState) throws {
+        var catalog = file.catalog
+        let missing = classes.filter { catalog.storedClass(named: $0.className) == nil }
+        let versionChanged = configuration.schemaVersion != catalog.schemaVersion
+        let needsWrite = (!missing.isEmpty || versionChanged) && !configuration.readOnly
+        do {
+            let txn = needsWrite ? try file.environment.beginWrite() : try file.environment.beginRead()
+            var tables = [Table]()
+            for info in classes {
+                let tableId = catalog.storedClass(named: info.className)?.tableId ?? (needsWrite ? catalog.add(info) : 0)
+                if tableId == 0 { continue }
+                if let table = try Table.open(info, tableId: tableId, in: txn, create: needsWrite) {
+                    tables.append(table)
+                }
+            }
+            if needsWrite {
+                catalog.schemaVersion = configuration.schemaVersion
+                try FileState.writeCatalog(catalog, txn: txn, meta: file.meta)
+                try txn.commit()
+            } else {
+                try txn.finishOpeningDatabases()
+            }
+            file.publish(tables, catalog: catalog)
+        } catch let error as StorageError {
+            throw RealmErrors.opening(file.environment.path, error)
+        }
+    }
+}

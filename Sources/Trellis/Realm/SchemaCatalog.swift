@@ -1,0 +1,117 @@
+import Foundation
+
+/// The schema as stored in the file (JSON under the `catalog` key of the `meta` database).
+///
+/// Written when a class is first stored and whenever the schema version changes; compared with
+/// the models on every open.
+struct SchemaCatalog: Codable, Equatable {
+    static let formatVersion = 1
+
+    struct StoredProperty: Codable, Equatable {
+        var name: String
+        var type: Int
+        var optional: Bool
+        var collection: CollectionKind
+        var target: String?
+        var primary: Bool
+        var indexed: Bool
+        var origin: String?
+
+        init(_ p: Property) {
+            name = p.name
+            type = p.type.rawValue
+            optional = p.isOptional
+            collection = p.collection
+            target = p.objectClassName
+            primary = p.isPrimary
+            indexed = p.isIndexed
+            origin = p.linkOriginPropertyName
+        }
+
+        var property: Property {
+            Property(name: name, type: PropertyType(rawValue: type) ?? .any, isOptional: optional,
+                     collection: collection, isIndexed: indexed, isPrimary: primary, objectClassName: target,
+                     linkOriginPropertyName: origin)
+        }
+    }
+
+    struct StoredClass: Codable, Equatable {
+        var name: String
+        var tableId: UInt32
+        var embedded: Bool
+        var properties: [StoredProperty]
+        var computed: [StoredProperty]
+
+        var objectSchema: ObjectSchema {
+            ObjectSchema(className: name, properties: properties.map(\.property),
+                         computedProperties: computed.map(\.property), isEmbedded: embedded)
+        }
+    }
+
+    var format: Int = formatVersion
+    var schemaVersion: UInt64 = 0
+    var nextTableId: UInt32 = 1
+    var classes: [StoredClass] = []
+
+    func storedClass(named name: String) -> StoredClass? {
+        classes.first { $0.name == name }
+    }
+
+    mutating func add(_ info: ClassInfo) -> UInt32 {
+        let id = nextTableId
+        nextTableId += 1
+        classes.append(StoredClass(name: info.className, tableId: id, embedded: info.isEmbedded,
+                                   properties: info.objectSchema.properties.map(StoredProperty.init),
+                                   computed: info.objectSchema.computedProperties.map(StoredProperty.init)))
+        return id
+    }
+
+    /// The differences between the stored class and a model, one line each (empty if equal).
+    static func differences(stored: StoredClass, model: ClassInfo) -> [String] {
+        var lines = [String]()
+        let cls = stored.name
+        if stored.embedded != model.isEmbedded {
+            lines.append("Class '\(cls)' changed from \(stored.embedded ? "embedded" : "top-level") to "
+                + "\(model.isEmbedded ? "embedded" : "top-level").")
+        }
+        let modelProps = model.objectSchema.properties
+        let storedNames = stored.properties.map(\.name), modelNames = modelProps.map(\.name)
+        for name in storedNames where !modelNames.contains(name) {
+            lines.append("Property '\(cls).\(name)' has been removed.")
+        }
+        for name in modelNames where !storedNames.contains(name) {
+            lines.append("Property '\(cls).\(name)' has been added.")
+        }
+        for p in modelProps {
+            guard let s = stored.properties.first(where: { $0.name == p.name })?.property else { continue }
+            if s.typeDescription.replacingOccurrences(of: "?", with: "")
+                != p.typeDescription.replacingOccurrences(of: "?", with: "")
+            {
+                lines.append("Property '\(cls).\(p.name)' has been changed from '\(s.typeDescription)' to "
+                    + "'\(p.typeDescription)'.")
+            } else if s.isOptional != p.isOptional {
+                lines.append("Property '\(cls).\(p.name)' has been made \(p.isOptional ? "optional" : "required").")
+            }
+            if s.isPrimary != p.isPrimary {
+                lines.append("Primary key property '\(cls).\(p.isPrimary ? p.name : s.name)' has been "
+                    + "\(p.isPrimary ? "added" : "removed").")
+            } else if s.isIndexed != p.isIndexed {
+                lines.append("Property '\(cls).\(p.name)' has been made \(p.isIndexed ? "indexed" : "unindexed").")
+            }
+        }
+        if lines.isEmpty, storedNames != modelNames {
+            lines.append("Properties of '\(cls)' have been reordered.")
+        }
+        return lines
+    }
+
+    func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? Array(encoder.encode(self))) ?? []
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> SchemaCatalog? {
+        try? JSONDecoder().decode(SchemaCatalog.self, from: Data(bytes))
+    }
+}

@@ -1,0 +1,60 @@
+/// A persisted property of an object schema.
+public struct Property: Sendable, Equatable, CustomStringConvertible {
+    /// The property name.
+    public let name: String
+    /// The name stored in the file (the same as ``name``).
+    public var columnName: String { name }
+    /// The stored type (for collections: of the elements).
+    public let type: PropertyType
+    /// Whether the value (for collections: each element) may be nil.
+    public let isOptional: Bool
+    /// Whether this is a `List`.
+    public var isArray: Bool { collection == .list }
+    /// Whether this is a `MutableSet`.
+    public var isSet: Bool { collection == .set }
+    /// Whether this is a `Map`.
+    public var isMap: Bool { collection == .map }
+    /// Whether the property has an index (primary keys always do).
+    public let isIndexed: Bool
+    /// Whether this is the primary key.
+    public let isPrimary: Bool
+    /// The linked class for links and LinkingObjects.
+    public let objectClassName: String?
+    /// For LinkingObjects: the property of ``objectClassName`` that links here.
+    public let linkOriginPropertyName: String?
+
+    let collection: CollectionKind
+
+    init(name: String, type: PropertyType, isOptional: Bool, collection: CollectionKind, isIndexed: Bool,
+         isPrimary: Bool, objectClassName: String?, linkOriginPropertyName: String?)
+    {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.collection = collection
+        self.isIndexed = isIndexed
+        self.isPrimary = isPrimary
+        self.objectClassName = objectClassName
+        self.linkOriginPropertyName = linkOriginPropertyName
+    }
+
+    /// A short type description: `string?`, `array<Dog>`, `map<string, int>`.
+    var typeDescription: String {
+        var base = type == .object || type == .linkingObjects ? "<\(objectClassName ?? "?")>" : type.description
+        if type == .object { base = "object\(base)" }
+        if type == .linkingObjects { base = "linking objects\(base)" }
+        if isOptional { base += "?" }
+        switch collection {
+        case .none: return base
+        case .list: return "array<\(base)>"
+        case .set: return "set<\(base)>"
+        case .map: return "map<string, \(base)>"
+        }
+    }
+
+    public var description: String {
+        var flags = [String]()
+        if isPrimary { flags.append("primary key") } else if isIndexed { flags.append("indexed") }
+        return "\(name) {\n\t\ttype = \(typeDescription);\(flags.isEmpty ? "" : "\n\t\t" + flags.joined(separator: ", ") + ";")\n\t}"
+    }
+}

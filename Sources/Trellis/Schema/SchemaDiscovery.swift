@@ -1,0 +1,100 @@
+@_spi(Reflection) import Swift
+
+/// The hooks schema discovery and dynamic access need from a `Persisted<Value>` field.
+/// `Persisted` is the only conformer.
+protocol PersistedFieldWitness: SendableMetatype {
+    static var valueTypeInfo: _PropertyTypeInfo { get }
+    static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration
+    /// Encodes the unmanaged value held at `field` (computing its default if needed).
+    static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue
+    /// The unmanaged value at `field`.
+    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any
+    /// Stores `value` as the unmanaged value at `field`; returns false if it has the wrong type.
+    static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool
+    static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any?
+    static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?)
+}
+
+/// Learns a model class's properties from its stored fields.
+///
+/// Uses the standard library's field reflection (names, offsets and types of stored fields,
+/// superclass first), which on Linux replaces the Objective-C runtime Realm relies on. A field
+/// is a persisted property when its type is `Persisted<T>`; every other field is ignored, as
+/// in Realm.
+enum SchemaDiscovery {
+    static func discover(_ type: ObjectBase.Type) -> ClassInfo {
+        let prototype = type.init()
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        var fields = [FieldInfo]()
+        var rowColumn = 0
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
+            guard let witness = fieldType as? any PersistedFieldWitness.Type else { return true }
+            let rawName = String(cString: namePointer)
+            let name = rawName.hasPrefix("_") ? String(rawName.dropFirst()) : rawName
+            let info = witness.valueTypeInfo
+            let stored = info.type != .linkingObjects
+            fields.append(FieldInfo(name: name, index: fields.count, rowColumn: stored ? rowColumn : -1,
+                                    offset: offset, witness: witness, typeInfo: info,
+                                    declaration: witness.declaration(at: base + offset)))
+            if stored { rowColumn += 1 }
+            return true
+        }
+        withExtendedLifetime(prototype) {}
+        return ClassInfo(objectType: type, fields: fields)
+    }
+}
+
+// MARK: - Persisted as a field witness
+
+extension Persisted: PersistedFieldWitness {
+    static var valueTypeInfo: _PropertyTypeInfo { Value._trellisTypeInfo }
+
+    static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.declaration
+    }
+
+    static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
+        let value = field.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue()
+        return Value._trellisEncode(value, context)
+    }
+
+    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue()
+    }
+
+    static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool {
+        guard let converted = ValueConversion.convert(value, to: Value.self) else { return false }
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
+        return true
+    }
+
+    static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any? {
+        let pointer = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset
+        let storage = pointer.assumingMemoryBound(to: Persisted<Value>.self)
+        guard let managed = object._managed else { return storage.pointee.unmanagedValue() }
+        if field.cachesAccessor {
+            if case .managedCached(let value) = storage.pointee.storage { return value }
+            guard let maker = Value.self as? any _CachedAccessor.Type,
+                  let value = maker._trellisMakeAccessor(object, field) as? Value
+            else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
+            storage.pointee.storage = .managedCached(value)
+            return value
+        }
+        let row = managed.core.row(of: object, managed)
+        return Value._trellisRead(_RowReader(row: row, core: managed.core), field.rowColumn)
+    }
+
+    static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?) {
+        guard let converted = ValueConversion.convert(value, to: Value.self) else {
+            throwRealmException("Invalid value '\(value.map { "\($0)" } ?? "nil")' of type "
+                + "'\(value.map { "\(type(of: $0))" } ?? "nil")' for '\(Value._trellisTypeInfo.swiftName)' property "
+                + "'\(type(of: object).className()).\(field.name)'.")
+        }
+        if let managed = object._managed {
+            managed.core.setProperty(of: object, managed, field, value: converted)
+        } else {
+            let pointer = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset
+            pointer.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import CLMDB
+
+/// A position in a named database, for ordered scans and range lookups.
+final class Cursor {
+    private let handle: OpaquePointer
+    // Keeps the transaction alive while the cursor exists.
+    private let transaction: Transaction
+
+    init(transaction: Transaction, txn: OpaquePointer, database: DatabaseHandle) throws {
+        var cursor: OpaquePointer?
+        try lmdbCheck(mdb_cursor_open(txn, database, &cursor), "opening a cursor")
+        guard let cursor else { throw StorageError(code: EINVAL, operation: "opening a cursor") }
+        self.handle = cursor
+        self.transaction = transaction
+    }
+
+    deinit {
+        mdb_cursor_close(handle)
+    }
+
+    typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) -> Entry? {
+        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var v = MDB_val()
+        let code = mdb_cursor_get(handle, &k, &v, op)
+        if code == MDB_NOTFOUND { return nil }
+        if code != 0 {
+            preconditionFailure("Trellis storage error: \(StorageError(code: code, operation: "moving a cursor"))")
+        }
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    func first() -> Entry? { move(MDB_FIRST) }
+    func last() -> Entry? { move(MDB_LAST) }
+    func next() -> Entry? { move(MDB_NEXT) }
+    func previous() -> Entry? { move(MDB_PREV) }
+    func current() -> Entry? { move(MDB_GET_CURRENT) }
+
+    /// Positions at the first key greater than or equal to `key`.
+    func seek(atLeast key: UnsafeRawBufferPointer) -> Entry? { move(MDB_SET_RANGE, key: key) }
+
+    /// Positions at the first integer key greater than or equal to `key`.
+    func seek(atLeastInteger key: UInt64) -> Entry? {
+        var k = Int(bitPattern: UInt(key))
+        return withUnsafeBytes(of: &k) { move(MDB_SET_RANGE, key: $0) }
+    }
+
+    /// Deletes the entry under the cursor; the cursor then points at the next entry.
+    func deleteCurrent() throws {
+        try lmdbCheck(mdb_cursor_del(handle, 0), "deleting under a cursor")
+    }
+}

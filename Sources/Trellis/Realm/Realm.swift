@@ -161,19 +161,19 @@ enum RealmOpener {
     private static func openCore(_ configuration: Realm.Configuration, path: String, allowDelete: Bool) throws
         -> RealmCore
     {
-        let file = try FileState.shared(path: path, configuration: configuration)
         do {
+            let file = try FileState.shared(path: path, configuration: configuration)
             try SchemaBinder.bind(configuration, file: file)
+            file.environment.setSyncOnCommit(configuration.syncOnCommit && configuration.inMemoryIdentifier == nil)
+            return try RealmCore(configuration: configuration, file: file)
         } catch let error as Realm.Error where error.code == .schemaMismatch && allowDelete {
-            try deleteFiles(path, releasing: file)
+            // The file state went out of scope with the `do` block; delete only if nothing else holds it.
+            try deleteFiles(path)
             return try openCore(configuration, path: path, allowDelete: false)
         }
-        file.environment.setSyncOnCommit(configuration.syncOnCommit && configuration.inMemoryIdentifier == nil)
-        return try RealmCore(configuration: configuration, file: file)
     }
 
-    private static func deleteFiles(_ path: String, releasing file: consuming FileState) throws {
-        _ = consume file
+    private static func deleteFiles(_ path: String) throws {
         if FileState.isOpen(path: path) {
             throw Realm.Error(.fileLocked, "Cannot delete '\(path)' for deleteRealmIfMigrationNeeded: it is still open "
                 + "in this process. Close every Realm of it first.", fileURL: path)

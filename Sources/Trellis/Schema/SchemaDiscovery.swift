@@ -71,7 +71,7 @@ extension Persisted: PersistedFieldWitness {
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any? {
         let pointer = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset
         let storage = pointer.assumingMemoryBound(to: Persisted<Value>.self)
-        guard let managed = object._managed else { return storage.pointee.unmanagedValue() }
+        guard let managed = object._managed else { return flattened(storage.pointee.unmanagedValue()) }
         if field.cachesAccessor {
             if case .managedCached(let value) = storage.pointee.storage { return value }
             guard let maker = Value.self as? any _CachedAccessor.Type,
@@ -81,7 +81,14 @@ extension Persisted: PersistedFieldWitness {
             return value
         }
         let row = managed.core.row(of: object, managed)
-        return Value._trellisRead(_RowReader(row: row, core: managed.core), field.rowColumn)
+        return flattened(Value._trellisRead(_RowReader(row: row, core: managed.core), field.rowColumn))
+    }
+
+    /// A nil optional as nil (not as a boxed `Optional.none`), as Realm's dynamic getter returns.
+    private static func flattened(_ value: Value) -> Any? {
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional { return mirror.children.first?.value }
+        return value
     }
 
     static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?) {

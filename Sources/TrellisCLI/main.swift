@@ -1,1 +1,98 @@
-print("trellis")
+import ArgumentParser
+import Foundation
+import Trellis
+
+@main
+struct TrellisCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trellis",
+        abstract: "Inspect and demonstrate Trellis databases.",
+        subcommands: [Demo.self]
+    )
+}
+
+/// The seeds' models: a Person with an optional Dog (to-one) and an embedded Address.
+final class Person: Object {
+    @Persisted var name: String = ""
+    @Persisted var birthdate: Date = Date(timeIntervalSince1970: 1)
+    // A person can have one dog
+    @Persisted var dog: Dog?
+    @Persisted var address: Address?
+}
+
+final class Dog: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var name: String = ""
+    @Persisted var age: Int = 0
+    @Persisted var breed: String?
+}
+
+final class Address: EmbeddedObject {
+    @Persisted var street: String?
+    @Persisted var city: String?
+    @Persisted var country: String?
+    @Persisted var postalCode: String?
+}
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the seeds' Person/Dog models to a new database, reopen it and print what was read.")
+
+    @Option(help: "Folder for the database (default: a new temporary folder).")
+    var dir: String?
+
+    func run() throws {
+        let folder = dir.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("trellis-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("demo.realm")
+        try? FileManager.default.removeItem(at: url)
+        try? FileManager.default.removeItem(atPath: url.path + "-lock")
+        let configuration = Realm.Configuration(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self])
+
+        try write(configuration)
+        let thread = Thread { reopenAndPrint(configuration) }
+        thread.start()
+        while !thread.isFinished { usleep(1000) }
+    }
+
+    private func write(_ configuration: Realm.Configuration) throws {
+        let realm = try Realm(configuration: configuration)
+        print("Writing to \(configuration.fileURL?.path ?? "?")")
+        try realm.write {
+            for (name, dogName, age, city) in [("Tim", "Rex", 3, "Oslo"), ("Ana", "Fido", 5, "Lisbon"),
+                                               ("Ola", nil, 0, "Bergen")] as [(String, String?, Int, String)] {
+                let person = Person()
+                person.name = name
+                if let dogName {
+                    let dog = Dog()
+                    dog.name = dogName
+                    dog.age = age
+                    person.dog = dog
+                }
+                let address = Address()
+                address.city = city
+                person.address = address
+                realm.add(person)
+            }
+        }
+        print("Wrote \(realm.objects(Person.self).count) Person and \(realm.objects(Dog.self).count) Dog objects.")
+    }
+}
+
+/// Opens the file again on a new thread (a new Realm instance) and prints every object.
+func reopenAndPrint(_ configuration: Realm.Configuration) {
+    do {
+        let realm = try Realm(configuration: configuration)
+        print("Reopened; read back:")
+        for person in realm.objects(Person.self) {
+            let dog = person.dog.map { "\($0.name), age \($0.age)" } ?? "no dog"
+            print("  Person \(person.name) lives in \(person.address?.city ?? "?") and has \(dog)")
+        }
+        for dog in realm.objects(Dog.self) {
+            print("  Dog \(dog.name) (_id \(dog._id))")
+        }
+    } catch {
+        FileHandle.standardError.write(Data("trellis: \(error)\n".utf8))
+    }
+}

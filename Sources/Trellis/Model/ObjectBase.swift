@@ -93,3 +93,9 @@ open class ObjectBase: CustomStringConvertible {
         }
     }
 }
+
+extension ObjectBase {
+    /// Drops the cached row pointer so the next read looks the row up again. For benchmarks
+    /// that measure the uncached read path; not needed by applications.
+    public func _invalidateRowCacheForBenchmark() { _rowCache = RowCache() }
+}

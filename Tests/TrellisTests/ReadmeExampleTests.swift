@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// The README's example, kept compiling and true.
+@Suite struct ReadmeExampleTests {
+    class Dog: Object {
+        @Persisted(primaryKey: true) var _id: ObjectId
+        @Persisted var name = ""
+        @Persisted var age: Int?
+    }
+    class Person: Object {
+        @Persisted var name = ""
+        @Persisted var dog: Dog?
+        @Persisted var address: Address?
+    }
+    class Address: EmbeddedObject {
+        @Persisted var city: String?
+    }
+
+    @Test func readmeExampleWritesAGraphAndFollowsTheLink() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self]))
+        try realm.write {
+            let person = Person(value: ["name": "Tim", "dog": ["name": "Rex", "age": 3], "address": ["city": "Oslo"]])
+            realm.add(person)
+        }
+        let owner = try #require(realm.objects(Person.self).first)
+        #expect(owner.dog?.name == "Rex")
+        #expect(owner.dog?.age == 3)
+        #expect(owner.address?.city == "Oslo")
+        #expect(realm.objects(Dog.self).count == 1)
+    }
+}

@@ -1,0 +1,12 @@
+// swift-tools-version: 6.1
+// Benchmarks live in their own package so the library never depends on what they compare with.
+import PackageDescription
+
+let package = Package(
+    name: "TrellisBenchmarks",
+    dependencies: [.package(path: "..")],
+    targets: [
+        // Cost of one managed property read and of a to-one hop (ns per call).
+        .executableTarget(name: "ReadCost", dependencies: [.product(name: "Trellis", package: "Trellis")]),
+    ]
+)

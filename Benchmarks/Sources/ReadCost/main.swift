@@ -1,0 +1,23 @@
+// Run: cd Benchmarks && swift run -c release ReadCost
+import Foundation
+import Trellis
+final class Dog: Object { @Persisted var name = ""; @Persisted var age = 0 }
+final class Person: Object { @Persisted var name = ""; @Persisted var dog: Dog? }
+let url = URL(fileURLWithPath: NSTemporaryDirectory() + "readbench-\(getpid()).realm")
+let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self, Person.self]))
+let n = 100_000
+try realm.write { for i in 0..<n { let p = Person(); p.name = "p\(i)"; let d = Dog(); d.age = i % 20; p.dog = d; realm.add(p) } }
+let dogs = Array(realm.objects(Dog.self)); let people = Array(realm.objects(Person.self))
+func time(_ label: String, _ reps: Int, _ body: () -> Int) {
+  let start = DispatchTime.now().uptimeNanoseconds; var sum = 0
+  for _ in 0..<3 { sum &+= body() }
+  let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(3 * reps)
+  print(String(format: "%@: %.1f ns per call (checksum %d)", label, ns, sum))
+}
+// Same accessor read repeatedly: row pointer cached per snapshot, so this is the decode cost.
+time("repeated read of one object's age", n) { var s = 0; let d = dogs[0]; for _ in 0..<n { s &+= d.age }; return s }
+// First read on each accessor: one LMDB key lookup plus a decode.
+time("first read of age on each of 100k objects", n) { var s = 0; for d in dogs { d._invalidateRowCacheForBenchmark(); s &+= d.age }; return s }
+time("person.dog!.age (link hop: lookup + accessor + lookup)", n) { var s = 0; for p in people { p._invalidateRowCacheForBenchmark(); s &+= p.dog!.age }; return s }
+time("enumerate Results + read name and age", n) { var s = 0; for d in realm.objects(Dog.self) { s &+= d.age + d.name.utf8.count }; return s }
+try? FileManager.default.removeItem(at: url)

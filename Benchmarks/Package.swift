@@ -4,9 +4,10 @@ import PackageDescription
 
 let package = Package(
     name: "TrellisBenchmarks",
+    // The root package is referenced by its folder name, as SwiftPM names path dependencies.
     dependencies: [.package(path: "..")],
     targets: [
         // Cost of one managed property read and of a to-one hop (ns per call).
-        .executableTarget(name: "ReadCost", dependencies: [.product(name: "Trellis", package: "Trellis")]),
+        .executableTarget(name: "ReadCost", dependencies: [.product(name: "Trellis", package: "main")]),
     ]
 )

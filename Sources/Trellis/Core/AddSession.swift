@@ -14,17 +14,21 @@ final class AddSession {
 
     /// The key to store for a to-one link to `object`, adding it if it is unmanaged.
     func linkTarget(_ object: Object) -> ObjectKey {
-        if let managed = object._managed {
-            guard managed.core === core else {
-                throwRealmException("Object is already managed by another Realm. Use create instead to copy it into "
-                    + "this Realm.")
-            }
-            guard core.objectExists(managed) else {
-                throwRealmException("Adding a deleted or invalidated object to a Realm is not permitted")
-            }
-            return managed.key
+        existingKey(of: object) ?? add(object)
+    }
+
+    /// The key of an object this Realm already manages, nil for an unmanaged one; traps for an
+    /// object of another Realm or a deleted one.
+    func existingKey(of object: ObjectBase) -> ObjectKey? {
+        guard let managed = object._managed else { return nil }
+        guard managed.core === core else {
+            throwRealmException("Object is already managed by another Realm. Use create instead to copy it into "
+                + "this Realm.")
         }
-        return add(object)
+        guard core.objectExists(managed) else {
+            throwRealmException("Adding a deleted or invalidated object to a Realm is not permitted")
+        }
+        return managed.key
     }
 
     /// The key of a new embedded object for a link; a managed embedded object cannot move.

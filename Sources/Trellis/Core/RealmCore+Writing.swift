@@ -12,16 +12,7 @@ extension RealmCore {
         guard let txn = writeTransaction else { throwRealmException(Realm.addRequiresWriteMessage) }
         let old = isNew ? nil : rowView(table, key)
         let oldLinks = old.map { linkTargets(of: table, row: $0) } ?? []
-        let bytes = RowWriter.encode(values)
-        do {
-            _ = try bytes.withUnsafeBytes { (v) in
-                var k = Int(bitPattern: UInt(key))
-                return try withUnsafeBytes(of: &k) { (kb) in try txn.put(table.rows, key: kb, value: v) }
-            }
-        } catch {
-            storageFailure(error)
-        }
-        noteChange()
+        putRow(RowWriter.encode(values), table, key: key, in: txn)
         let newLinks = linkTargets(of: table, values: values)
         updateLinks(table, key: key, old: oldLinks, new: newLinks)
     }
@@ -35,21 +26,23 @@ extension RealmCore {
         let bytes = RowWriter.rewrite(row, columnCount: info.storedFields.count,
                                       isVariableWidth: { info.storedFields[$0].typeInfo.type.isVariableWidth },
                                       replacing: field.rowColumn, with: value)
-        do {
-            guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
-            _ = try bytes.withUnsafeBytes { (v) in
-                var k = Int(bitPattern: UInt(key))
-                return try withUnsafeBytes(of: &k) { (kb) in try txn.put(table.rows, key: kb, value: v) }
-            }
-        } catch {
-            storageFailure(error)
-        }
-        noteChange()
+        guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        putRow(bytes, table, key: key, in: txn)
         if field.isLink {
             var newLink: [LinkTarget] = []
             if case .link(let target) = value { newLink = [LinkTarget(field: field, key: target)] }
             updateLinks(table, key: key, old: oldLink.map { [$0] } ?? [], new: newLink)
         }
+    }
+
+    /// Stores a row's bytes under its key.
+    private func putRow(_ bytes: [UInt8], _ table: Table, key: ObjectKey, in txn: Transaction) {
+        do {
+            try bytes.withUnsafeBytes { try txn.put(table.rows, integerKey: key, value: $0) }
+        } catch {
+            storageFailure(error)
+        }
+        noteChange()
     }
 
     /// A link from one column of a row to a target object.

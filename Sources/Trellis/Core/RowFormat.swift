@@ -77,9 +77,6 @@ struct RowView {
     func mixed(_ column: Int) -> MixedValue? {
         isNull(column) ? nil : MixedCoding.decode(tail(column))
     }
-
-    /// A copy of the row's bytes, for rewriting it.
-    func copy() -> [UInt8] { Array(bytes) }
 }
 
 /// Encodes rows from stored values.

@@ -14,17 +14,8 @@ extension Realm {
         if update != .error, object.objectSchema.primaryKeyProperty == nil {
             throwRealmException("'\(type(of: object).className())' does not have a primary key and can not be updated")
         }
-        if let managed = object._managed {
-            guard managed.core === core else {
-                throwRealmException("Object is already managed by another Realm. Use create instead to copy it into "
-                    + "this Realm.")
-            }
-            guard core.objectExists(managed) else {
-                throwRealmException("Adding a deleted or invalidated object to a Realm is not permitted")
-            }
-            return
-        }
-        AddSession(core: core, policy: update).add(object)
+        let session = AddSession(core: core, policy: update)
+        if session.existingKey(of: object) == nil { session.add(object) }
     }
 
     /// Adds each object of a sequence (see ``add(_:update:)``).

@@ -34,22 +34,8 @@ final class Cursor {
     }
 
     func first() -> Entry? { move(MDB_FIRST) }
-    func last() -> Entry? { move(MDB_LAST) }
     func next() -> Entry? { move(MDB_NEXT) }
-    func previous() -> Entry? { move(MDB_PREV) }
-    func current() -> Entry? { move(MDB_GET_CURRENT) }
 
     /// Positions at the first key greater than or equal to `key`.
     func seek(atLeast key: UnsafeRawBufferPointer) -> Entry? { move(MDB_SET_RANGE, key: key) }
-
-    /// Positions at the first integer key greater than or equal to `key`.
-    func seek(atLeastInteger key: UInt64) -> Entry? {
-        var k = Int(bitPattern: UInt(key))
-        return withUnsafeBytes(of: &k) { move(MDB_SET_RANGE, key: $0) }
-    }
-
-    /// Deletes the entry under the cursor; the cursor then points at the next entry.
-    func deleteCurrent() throws {
-        try lmdbCheck(mdb_cursor_del(handle, 0), "deleting under a cursor")
-    }
 }

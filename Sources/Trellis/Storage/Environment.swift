@@ -45,15 +45,6 @@ final class Environment: Sendable {
         mdb_env_close(handle)
     }
 
-    /// Bytes of the file currently in use (last used page), and the map size.
-    func usage() -> (usedBytes: Int, mapBytes: Int) {
-        var info = MDB_envinfo()
-        var stat = MDB_stat()
-        mdb_env_info(handle, &info)
-        mdb_env_stat(handle, &stat)
-        return ((info.me_last_pgno + 1) * Int(stat.ms_psize), info.me_mapsize)
-    }
-
     // MARK: - Named databases
 
     func cachedDatabase(named name: String) -> MDB_dbi? {

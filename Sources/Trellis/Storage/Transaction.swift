@@ -165,24 +165,9 @@ final class Transaction {
         return true
     }
 
-    /// Reserves `size` bytes under `key` and lets `fill` write them in place (no copy).
-    func putReserved(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, size: Int,
-                     fill: (UnsafeMutableRawBufferPointer) -> Void) throws
-    {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: size, mv_data: nil)
-        try lmdbCheck(mdb_put(txn, dbi, &k, &v, UInt32(MDB_RESERVE)), "writing a value")
-        fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
-    }
-
-    func putReserved(_ dbi: DatabaseHandle, integerKey: UInt64, size: Int,
-                     fill: (UnsafeMutableRawBufferPointer) -> Void) throws
-    {
+    func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer) throws {
         var key = Int(bitPattern: UInt(integerKey))
-        let keyBuffer = withUnsafeBytes(of: &key) { Array($0) }
-        try keyBuffer.withUnsafeBytes { (k) in
-            try putReserved(dbi, key: k, size: size, fill: fill)
-        }
+        _ = try withUnsafeBytes(of: &key) { try put(dbi, key: $0, value: value) }
     }
 
     /// Deletes `key`; returns false if it was absent.

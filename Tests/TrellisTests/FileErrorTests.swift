@@ -17,7 +17,7 @@ import Testing
 
     @Test func zeroLengthFileIsNotATrellisFile() throws {
         let url = folder.file("empty.realm")
-        FileManager.default.createFile(atPath: url.path, contents: Data())
+        _ = FileManager.default.createFile(atPath: url.path, contents: Data())
         let error = openError(url)
         #expect(error?.code == .notATrellisFile)
         #expect(try Data(contentsOf: url).isEmpty)

@@ -4,11 +4,15 @@ import Trellis
 final class Dog: Object { @Persisted var name = ""; @Persisted var age = 0 }
 final class Person: Object { @Persisted var name = ""; @Persisted var dog: Dog? }
 let url = URL(fileURLWithPath: NSTemporaryDirectory() + "readbench-\(getpid()).realm")
-let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self, Person.self]))
-let n = 100_000
+var config = Realm.Configuration(fileURL: url, objectTypes: [Dog.self, Person.self])
+config.maximumFileSize = 1 << 30
+let realm = try Realm(configuration: config)
+let n = Int(ProcessInfo.processInfo.environment["N"] ?? "") ?? 100_000
 try realm.write { for i in 0..<n { let p = Person(); p.name = "p\(i)"; let d = Dog(); d.age = i % 20; p.dog = d; realm.add(p) } }
 let dogs = Array(realm.objects(Dog.self)); let people = Array(realm.objects(Person.self))
+let only = ProcessInfo.processInfo.environment["ONLY"]
 func time(_ label: String, _ reps: Int, _ body: () -> Int) {
+  if let only, !label.hasPrefix(only) { return }
   let start = DispatchTime.now().uptimeNanoseconds; var sum = 0
   for _ in 0..<3 { sum &+= body() }
   let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(3 * reps)

@@ -17,10 +17,12 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         self.source = source
     }
 
-    /// Evaluated keys, kept until the Realm's change stamp moves.
+    /// Evaluated keys, kept until the Realm's change stamp moves, with the rows they were read
+    /// from (valid under that same stamp), so an accessor made from them needs no lookup.
     private final class KeyCache {
         var stamp: UInt64 = 0
         var keys: [ObjectKey] = []
+        var rows: [UnsafeRawBufferPointer] = []
     }
 
     private var table: Table? {
@@ -31,20 +33,29 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
 
     /// The keys of the matching objects in the current snapshot.
     func keys() -> [ObjectKey] {
+        evaluate()
+        return cache.keys
+    }
+
+    private func evaluate() {
         core.verifyThread()
-        if cache.stamp == core.changeStamp { return cache.keys }
+        if cache.stamp == core.changeStamp { return }
         var keys = [ObjectKey]()
+        var rows = [UnsafeRawBufferPointer]()
         if let table, let cursor = try? core.transaction.cursor(table.rows) {
-            keys.reserveCapacity(core.transaction.entryCount(table.rows))
+            let count = core.transaction.entryCount(table.rows)
+            keys.reserveCapacity(count)
+            rows.reserveCapacity(count)
             var entry = cursor.first()
-            while let (key, _) = entry {
+            while let (key, row) = entry {
                 keys.append(UInt64(UInt(bitPattern: key.loadUnaligned(as: Int.self))))
+                rows.append(row)
                 entry = cursor.next()
             }
         }
         cache.keys = keys
+        cache.rows = rows
         cache.stamp = core.changeStamp
-        return keys
     }
 
     /// The Realm of these results.
@@ -67,11 +78,22 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
 
     /// The object at `position`; traps with Realm's message when out of bounds.
     public subscript(position: Int) -> Element {
-        let keys = keys()
-        guard position >= 0, position < keys.count else {
-            throwRealmException("Index \(position) is out of bounds (must be less than \(keys.count)).")
+        evaluate()
+        guard position >= 0, position < cache.keys.count else {
+            throwRealmException("Index \(position) is out of bounds (must be less than \(cache.keys.count)).")
         }
-        return object(for: keys[position])
+        return object(at: position)
+    }
+
+    /// The accessor of the evaluated object at `position`, its row already at hand.
+    private func object(at position: Int) -> Element {
+        guard let table else { throwRealmException("Object has been deleted or invalidated.") }
+        switch source {
+        case .table(let type):
+            let object = core.accessor(type, table: table, key: cache.keys[position])
+            object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position])
+            return object
+        }
     }
 
     private func object(for key: ObjectKey) -> Element {
@@ -83,19 +105,26 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
 
     /// Iterates the objects that matched when iteration began.
     public func makeIterator() -> Iterator {
-        Iterator(results: self, keys: keys())
+        evaluate()
+        return Iterator(results: self, keys: cache.keys, stamp: cache.stamp)
     }
 
     /// An iterator over a snapshot of the matching keys.
     public struct Iterator: IteratorProtocol {
         let results: Results
         let keys: [ObjectKey]
+        /// The change stamp the keys were evaluated under.
+        let stamp: UInt64
         var position = 0
 
         public mutating func next() -> Element? {
             while position < keys.count {
                 let key = keys[position]
                 position += 1
+                // Nothing changed since evaluation: the evaluated row is still current.
+                if results.core.changeStamp == stamp, results.cache.stamp == stamp {
+                    return results.object(at: position - 1)
+                }
                 // An object deleted while iterating is skipped, as in Realm.
                 if let table = results.table, results.core.rowView(table, key) != nil {
                     return results.object(for: key)

@@ -1,7 +1,11 @@
 /// The state of a managed object: which Realm, which class, which row.
+///
+/// The references are unowned so that copying this (on every property read) touches no
+/// reference count: the object keeps its core alive through `ObjectBase._coreOwner`, and the
+/// core keeps its file state, which keeps the tables.
 struct ManagedObject {
-    let core: RealmCore
-    let table: Table
+    unowned(unsafe) let core: RealmCore
+    unowned(unsafe) let table: Table
     let key: ObjectKey
     /// The Realm's epoch when the accessor was made (see `Realm.invalidate()`).
     let epoch: UInt64
@@ -21,8 +25,12 @@ struct RowCache {
 /// properties read from and write to the database.
 open class ObjectBase: CustomStringConvertible {
     /// Set when the object is managed by a Realm.
-    final var _managed: ManagedObject?
-    final var _rowCache = RowCache()
+    // Accessors are confined to their Realm's thread (checked on each access), so dynamic
+    // exclusivity checks are skipped on these hot fields.
+    @exclusivity(unchecked) final var _managed: ManagedObject?
+    @exclusivity(unchecked) final var _rowCache = RowCache()
+    /// Keeps the Realm of a managed object alive (see ``ManagedObject``).
+    final var _coreOwner: RealmCore?
 
     /// Creates an unmanaged object. Subclasses with their own designated initializers declare
     /// `required override init()` too, as in Realm.
@@ -94,7 +102,27 @@ open class ObjectBase: CustomStringConvertible {
     }
 }
 
+/// Where a managed scalar property's value is: its row and column. Not API.
+@usableFromInline
+struct _ManagedColumn {
+    @usableFromInline let reader: _RowReader
+    @usableFromInline let column: Int
+}
+
 extension ObjectBase {
+    /// The row and column of a stored, non-collection property of a managed object; nil for an
+    /// unmanaged object or a property whose accessor is kept (collections, LinkingObjects).
+    ///
+    /// Non-generic on purpose: the inlined `@Persisted` getter calls it, then decodes.
+    @usableFromInline
+    final func _managedColumn(_ storageKeyPath: AnyKeyPath) -> _ManagedColumn? {
+        guard let managed = _managed else { return nil }
+        let field = managed.info.field(for: storageKeyPath)
+        if field.cachesAccessor { return nil }
+        let row = managed.core.row(of: self, managed)
+        return _ManagedColumn(reader: _RowReader(row: row, core: managed.core), column: field.rowColumn)
+    }
+
     /// Drops the cached row pointer so the next read looks the row up again. For benchmarks
     /// that measure the uncached read path; not needed by applications.
     public func _invalidateRowCacheForBenchmark() { _rowCache = RowCache() }

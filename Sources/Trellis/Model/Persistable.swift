@@ -25,7 +25,8 @@ public protocol _Indexable {}
 /// A managed row being read, with the Realm it belongs to. Not API.
 public struct _RowReader {
     let row: RowView
-    let core: RealmCore
+    /// Unowned: a reader lives only during one property read of an object that keeps the core.
+    unowned(unsafe) let core: RealmCore
 }
 
 /// Where encoded values go: the Realm that receives linked objects. Not API.

@@ -1,8 +1,16 @@
 /// The options a `@Persisted` declaration carries.
+@usableFromInline
 struct PropertyDeclaration {
     var isPrimaryKey = false
     var isIndexed = false
     var originProperty: String?
+
+    @usableFromInline
+    init(isPrimaryKey: Bool = false, isIndexed: Bool = false, originProperty: String? = nil) {
+        self.isPrimaryKey = isPrimaryKey
+        self.isIndexed = isIndexed
+        self.originProperty = originProperty
+    }
 }
 
 /// Declares a stored property of a Trellis object, exactly as Realm Swift does.
@@ -21,6 +29,7 @@ struct PropertyDeclaration {
 /// must happen inside a write transaction.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
+    @usableFromInline
     enum Storage {
         /// Unmanaged, never read or written: the default is computed on first use.
         case unmanagedNoDefault
@@ -29,8 +38,8 @@ public struct Persisted<Value: _Persistable> {
         case managedCached(Value)
     }
 
-    var storage: Storage
-    let declaration: PropertyDeclaration
+    @usableFromInline var storage: Storage
+    @usableFromInline let declaration: PropertyDeclaration
 
     /// `@Persisted` works only on properties of `Object` and `EmbeddedObject` subclasses.
     @available(*, unavailable, message: "@Persisted can only be used as a property on a Trellis object")
@@ -42,46 +51,67 @@ public struct Persisted<Value: _Persistable> {
 
     /// A property with the type's default value (0, "", nil, a new ObjectId or UUID, an empty
     /// collection).
+    @inlinable
     public init() {
         storage = .unmanagedNoDefault
         declaration = PropertyDeclaration()
     }
 
     /// A property with a default value.
+    @inlinable
     public init(wrappedValue value: Value) {
         storage = .unmanaged(value)
         declaration = PropertyDeclaration()
     }
 
     /// Reads and writes the property through the object: the database when it is managed.
+    ///
+    /// Inlined into the model's module so a managed read of a scalar is specialized there: one
+    /// non-generic call finds the row, then the value type decodes its column.
+    @inlinable
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            if let managed = object._managed {
-                let field = managed.info.field(for: storageKeyPath)
-                if field.cachesAccessor {
-                    if case .managedCached(let value) = object[keyPath: storageKeyPath].storage { return value }
-                    guard let maker = Value.self as? any _CachedAccessor.Type,
-                          let value = maker._trellisMakeAccessor(object, field) as? Value
-                    else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
-                    object[keyPath: storageKeyPath].storage = .managedCached(value)
-                    return value
-                }
-                let row = managed.core.row(of: object, managed)
-                return Value._trellisRead(_RowReader(row: row, core: managed.core), field.rowColumn)
+            if let read = object._managedColumn(storageKeyPath) {
+                return Value._trellisRead(read.reader, read.column)
             }
-            return object[keyPath: storageKeyPath].unmanagedValue()
+            return readSlowly(object, storageKeyPath)
         }
         set {
-            if let managed = object._managed {
-                let field = managed.info.field(for: storageKeyPath)
-                managed.core.setProperty(of: object, managed, field, value: newValue)
-            } else {
-                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
-            }
+            write(newValue, to: object, storageKeyPath)
+        }
+    }
+
+    /// Reads an unmanaged value, or a managed collection / LinkingObjects accessor (made once
+    /// per object and kept).
+    @usableFromInline
+    static func readSlowly<EnclosingSelf: ObjectBase>(
+        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        guard let managed = object._managed else { return object[keyPath: storageKeyPath].unmanagedValue() }
+        let field = managed.info.field(for: storageKeyPath)
+        if case .managedCached(let value) = object[keyPath: storageKeyPath].storage { return value }
+        guard let maker = Value.self as? any _CachedAccessor.Type,
+              let value = maker._trellisMakeAccessor(object, field) as? Value
+        else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
+        object[keyPath: storageKeyPath].storage = .managedCached(value)
+        return value
+    }
+
+    /// Writes through to the database when managed, else into the unmanaged storage.
+    @usableFromInline
+    static func write<EnclosingSelf: ObjectBase>(
+        _ newValue: Value, to object: EnclosingSelf,
+        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) {
+        if let managed = object._managed {
+            let field = managed.info.field(for: storageKeyPath)
+            managed.core.setProperty(of: object, managed, field, value: newValue)
+        } else {
+            object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
     }
 
@@ -100,12 +130,14 @@ public struct Persisted<Value: _Persistable> {
 
 extension Persisted where Value: _Indexable {
     /// A property with an index, which makes equality and range queries on it fast.
+    @inlinable
     public init(indexed: Bool) {
         storage = .unmanagedNoDefault
         declaration = PropertyDeclaration(isIndexed: indexed)
     }
 
     /// A property with a default value and an index.
+    @inlinable
     public init(wrappedValue value: Value, indexed: Bool) {
         storage = .unmanaged(value)
         declaration = PropertyDeclaration(isIndexed: indexed)
@@ -114,12 +146,14 @@ extension Persisted where Value: _Indexable {
 
 extension Persisted where Value: _PrimaryKey {
     /// The primary key: unique in the class, immutable once the object is managed, indexed.
+    @inlinable
     public init(primaryKey: Bool) {
         storage = .unmanagedNoDefault
         declaration = PropertyDeclaration(isPrimaryKey: primaryKey, isIndexed: primaryKey)
     }
 
     /// The primary key with a default value.
+    @inlinable
     public init(wrappedValue value: Value, primaryKey: Bool) {
         storage = .unmanaged(value)
         declaration = PropertyDeclaration(isPrimaryKey: primaryKey, isIndexed: primaryKey)

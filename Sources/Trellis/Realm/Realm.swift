@@ -136,26 +136,38 @@ extension Realm {
 
 /// Opens `RealmCore`s, reusing the instance of the current thread for the same file.
 enum RealmOpener {
-    private struct InstanceKey: Hashable {
+    struct InstanceKey: Hashable {
         let thread: UInt
         let path: String
     }
+    /// An open core, not retained: the core removes its entry when it is deallocated. (A weak
+    /// reference would give every core a side table and make each retain of it slow.)
     // @unchecked Sendable: an entry is keyed by its thread and only ever handed back to the
     // thread that opened it, so the non-Sendable core never crosses threads through here.
-    private struct WeakCore: @unchecked Sendable { weak var core: RealmCore? }
-    private static let instances = Mutex<[InstanceKey: WeakCore]>([:])
+    private struct OpenCore: @unchecked Sendable { let core: Unmanaged<RealmCore> }
+    private static let instances = Mutex<[InstanceKey: OpenCore]>([:])
 
     static func open(_ configuration: Realm.Configuration) throws -> RealmCore {
         let path = configuration.path
         let key = InstanceKey(thread: UInt(bitPattern: Int(bitPattern: pthread_self())), path: path)
-        if let existing = instances.withLock({ $0[key]?.core }), !existing.isClosed {
+        // Taken on the core's own thread, which is the only one that can deallocate it.
+        if let existing = instances.withLock({ $0[key]?.core.takeUnretainedValue() }), !existing.isClosed {
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
             return existing
         }
         try checkPath(configuration, path: path)
         let core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded)
-        instances.withLock { $0[key] = WeakCore(core: core) }
+        core.instanceKey = key
+        instances.withLock { $0[key] = OpenCore(core: Unmanaged.passUnretained(core)) }
         return core
+    }
+
+    /// Called by a core being deallocated.
+    static func forget(_ core: RealmCore, key: InstanceKey) {
+        let identity = Unmanaged.passUnretained(core).toOpaque()
+        instances.withLock { instances in
+            if instances[key]?.core.toOpaque() == identity { instances[key] = nil }
+        }
     }
 
     private static func openCore(_ configuration: Realm.Configuration, path: String, allowDelete: Bool) throws

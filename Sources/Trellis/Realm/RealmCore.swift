@@ -15,13 +15,17 @@ final class RealmCore {
     let file: FileState
     let environmentPath: String
     private let ownerThread: pthread_t
+    /// The entry of this core in the per-thread instance registry, if it has one.
+    var instanceKey: RealmOpener.InstanceKey?
 
-    private var readTransaction: Transaction?
-    private(set) var writeTransaction: Transaction?
+    // The state below is confined to the owner thread (checked on every entry point), so
+    // dynamic exclusivity checks on it are skipped: they cost more than a property read.
+    @exclusivity(unchecked) private var readTransaction: Transaction?
+    @exclusivity(unchecked) private(set) var writeTransaction: Transaction?
     /// Changes whenever what a read would see may have changed.
-    private(set) var changeStamp: UInt64 = nextChangeStamp()
+    @exclusivity(unchecked) private(set) var changeStamp: UInt64 = nextChangeStamp()
     /// Bumped by `invalidate()`: accessors from an earlier epoch are invalidated.
-    private(set) var epoch: UInt64 = 0
+    @exclusivity(unchecked) private(set) var epoch: UInt64 = 0
     private(set) var isClosed = false
 
     /// Tables created in the current write transaction, published when it commits.
@@ -40,6 +44,10 @@ final class RealmCore {
         } catch {
             throw RealmErrors.opening(file.environment.path, error)
         }
+    }
+
+    deinit {
+        if let instanceKey { RealmOpener.forget(self, key: instanceKey) }
     }
 
     // MARK: - Confinement and state
@@ -293,11 +301,13 @@ final class RealmCore {
 
     func accessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey) -> T {
         let object = type.init()
+        object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         return object
     }
 
     func makeManaged(_ object: ObjectBase, table: Table, key: ObjectKey) {
+        object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         object._rowCache = RowCache()
     }

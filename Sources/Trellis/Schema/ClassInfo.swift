@@ -59,12 +59,8 @@ final class ClassInfo: Sendable {
     let storedFields: [FieldInfo]
     let primaryKeyField: FieldInfo?
     let objectSchema: ObjectSchema
-    /// Key path identities seen by the property wrapper, one slot per field: lets a property
-    /// read find its field by pointer comparison, with no hashing and no lock.
-    // Sendable: slots are atomics; the pointer itself never changes after init.
-    nonisolated(unsafe) private let keyPathSlots: UnsafeMutablePointer<Atomic<Int>>
-    /// Key paths that were not the first instance seen for their field (generic classes).
-    private let keyPathAliases = Mutex<[ObjectIdentifier: Int]>([:])
+    /// Key path identities seen by the property wrapper, mapped to field indexes.
+    private let keyPathTable: KeyPathTable
 
     init(objectType: ObjectBase.Type, fields: [FieldInfo]) {
         self.objectType = objectType
@@ -77,13 +73,7 @@ final class ClassInfo: Sendable {
                                          properties: storedFields.map(\.property),
                                          computedProperties: fields.filter(\.isLinkingObjects).map(\.property),
                                          isEmbedded: objectType.isEmbedded)
-        keyPathSlots = .allocate(capacity: max(fields.count, 1))
-        for i in 0..<max(fields.count, 1) { (keyPathSlots + i).initialize(to: Atomic<Int>(0)) }
-    }
-
-    deinit {
-        keyPathSlots.deinitialize(count: max(fields.count, 1))
-        keyPathSlots.deallocate()
+        keyPathTable = KeyPathTable(capacity: max(32, fields.count * 8))
     }
 
     func field(named name: String) -> FieldInfo? {
@@ -93,15 +83,11 @@ final class ClassInfo: Sendable {
     /// The field whose `Persisted` storage `keyPath` designates.
     @inline(__always)
     func field(for keyPath: AnyKeyPath) -> FieldInfo {
-        let id = Int(bitPattern: ObjectIdentifier(keyPath))
-        for i in 0..<fields.count where keyPathSlots[i].load(ordering: .relaxed) == id {
-            return fields[i]
-        }
-        return slowField(for: keyPath, id: id)
+        if let index = keyPathTable.index(for: keyPath) { return fields[index] }
+        return slowField(for: keyPath)
     }
 
-    private func slowField(for keyPath: AnyKeyPath, id: Int) -> FieldInfo {
-        if let index = keyPathAliases.withLock({ $0[ObjectIdentifier(keyPath)] }) { return fields[index] }
+    private func slowField(for keyPath: AnyKeyPath) -> FieldInfo {
         // "\Dog._name" -> "name": the storage key path names the wrapper's backing field.
         let text = "\(keyPath)"
         let last = text.split(separator: ".").last.map(String.init) ?? text
@@ -109,11 +95,82 @@ final class ClassInfo: Sendable {
         guard let field = field(named: name) else {
             throwRealmException("Trellis could not find the property for key path \(text) on '\(className)'.")
         }
-        let (exchanged, _) = keyPathSlots[field.index].compareExchange(expected: 0, desired: id, ordering: .relaxed)
-        if !exchanged {
-            keyPathAliases.withLock { $0[ObjectIdentifier(keyPath)] = field.index }
-        }
+        keyPathTable.remember(keyPath, index: field.index)
         return field
+    }
+}
+
+/// A lock-free map from key path instances to field indexes, filled on first use.
+///
+/// Each call site of a property may have its own key path instance (one per module or
+/// inlining site), so a field can have several entries. Open addressing over atomics: readers
+/// never lock; a writer claims a slot with compare-and-exchange, then publishes the index.
+/// When the table is full, further key paths go to a locked dictionary.
+private final class KeyPathTable: Sendable {
+    // Sendable: the pointers never change after init; the slots are atomics.
+    nonisolated(unsafe) private let identities: UnsafeMutablePointer<Atomic<Int>>
+    nonisolated(unsafe) private let indexes: UnsafeMutablePointer<Atomic<Int>>
+    private let mask: Int
+    private let overflow = Mutex<[ObjectIdentifier: Int]>([:])
+
+    init(capacity: Int) {
+        var size = 1
+        while size < capacity { size <<= 1 }
+        mask = size - 1
+        identities = .allocate(capacity: size)
+        indexes = .allocate(capacity: size)
+        for i in 0..<size {
+            (identities + i).initialize(to: Atomic<Int>(0))
+            (indexes + i).initialize(to: Atomic<Int>(-1))
+        }
+    }
+
+    deinit {
+        identities.deinitialize(count: mask + 1)
+        identities.deallocate()
+        indexes.deinitialize(count: mask + 1)
+        indexes.deallocate()
+    }
+
+    @inline(__always)
+    private func home(of identity: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt(bitPattern: identity) >> 4) &* 0x9E37_79B9_7F4A_7C15 >> 40) & mask
+    }
+
+    @inline(__always)
+    func index(for keyPath: AnyKeyPath) -> Int? {
+        let identity = Int(bitPattern: ObjectIdentifier(keyPath))
+        var slot = home(of: identity)
+        for _ in 0...mask {
+            let seen = identities[slot].load(ordering: .acquiring)
+            if seen == identity {
+                let index = indexes[slot].load(ordering: .acquiring)
+                return index >= 0 ? index : nil
+            }
+            if seen == 0 { return overflowIndex(keyPath) }
+            slot = (slot + 1) & mask
+        }
+        return overflowIndex(keyPath)
+    }
+
+    private func overflowIndex(_ keyPath: AnyKeyPath) -> Int? {
+        overflow.withLock { $0[ObjectIdentifier(keyPath)] }
+    }
+
+    func remember(_ keyPath: AnyKeyPath, index: Int) {
+        let identity = Int(bitPattern: ObjectIdentifier(keyPath))
+        var slot = home(of: identity)
+        // Keep a quarter free so lookups of unknown key paths end quickly.
+        for _ in 0..<(mask + 1) * 3 / 4 {
+            let (claimed, seen) = identities[slot].compareExchange(expected: 0, desired: identity,
+                                                                   ordering: .acquiringAndReleasing)
+            if claimed || seen == identity {
+                indexes[slot].store(index, ordering: .releasing)
+                return
+            }
+            slot = (slot + 1) & mask
+        }
+        overflow.withLock { $0[ObjectIdentifier(keyPath)] = index }
     }
 }
 

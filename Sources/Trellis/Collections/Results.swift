@@ -5,7 +5,10 @@
 /// snapshot change; iteration walks the keys evaluated when it began.
 public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
     enum Source {
+        /// Every object of a class.
         case table(Element.Type)
+        /// The objects linking to one object through one property (origin class = `Element`).
+        case linkingObjects(target: Table, key: ObjectKey, originProperty: String)
     }
 
     let core: RealmCore
@@ -25,10 +28,17 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         var rows: [UnsafeRawBufferPointer] = []
     }
 
-    private var table: Table? {
-        switch source {
-        case .table(let type): core.table(for: type, create: false)
+    /// The table the results' objects live in.
+    private var table: Table? { core.table(for: Element.self, create: false) }
+
+    /// For backlinks: the origin table and column, or nil when nothing can link yet.
+    private func backlinkOrigin(_ originProperty: String) -> (table: Table, field: FieldInfo)? {
+        guard let origin = table else { return nil }
+        guard let field = origin.info.field(named: originProperty), field.isLink else {
+            throwRealmException("Property '\(origin.info.className).\(originProperty)' declared as origin of linking "
+                + "objects does not exist or is not a link")
         }
+        return (origin, field)
     }
 
     /// The keys of the matching objects in the current snapshot.
@@ -42,7 +52,16 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         if cache.stamp == core.changeStamp { return }
         var keys = [ObjectKey]()
         var rows = [UnsafeRawBufferPointer]()
-        if let table, let cursor = try? core.transaction.cursor(table.rows) {
+        if case .linkingObjects(let target, let key, let originProperty) = source {
+            if let origin = backlinkOrigin(originProperty) {
+                // One entry per link occurrence, as Realm counts them.
+                for (entry, count) in core.backlinks(to: target, key: key, from: origin.table, column: origin.field) {
+                    guard let row = core.rowView(origin.table, entry.originKey) else { continue }
+                    keys += repeatElement(entry.originKey, count: count)
+                    rows += repeatElement(row.bytes, count: count)
+                }
+            }
+        } else if let table, let cursor = try? core.transaction.cursor(table.rows) {
             let count = core.transaction.entryCount(table.rows)
             keys.reserveCapacity(count)
             rows.reserveCapacity(count)
@@ -70,6 +89,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         guard let table else { return 0 }
         switch source {
         case .table: return core.transaction.entryCount(table.rows)
+        case .linkingObjects: return keys().count
         }
     }
 
@@ -88,19 +108,14 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     /// The accessor of the evaluated object at `position`, its row already at hand.
     private func object(at position: Int) -> Element {
         guard let table else { throwRealmException("Object has been deleted or invalidated.") }
-        switch source {
-        case .table(let type):
-            let object = core.accessor(type, table: table, key: cache.keys[position])
-            object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position])
-            return object
-        }
+        let object = core.accessor(Element.self, table: table, key: cache.keys[position])
+        object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position])
+        return object
     }
 
     private func object(for key: ObjectKey) -> Element {
         guard let table else { throwRealmException("Object has been deleted or invalidated.") }
-        switch source {
-        case .table(let type): return core.accessor(type, table: table, key: key)
-        }
+        return core.accessor(Element.self, table: table, key: key)
     }
 
     /// Iterates the objects that matched when iteration began.

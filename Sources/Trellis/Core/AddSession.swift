@@ -4,6 +4,8 @@ final class AddSession {
     let core: RealmCore
     let policy: Realm.UpdatePolicy
     private var added: [ObjectIdentifier: ObjectKey] = [:]
+    /// The trap message for linking an embedded object that already has a parent.
+    var embeddedReuseMessage = "Can't set link to existing managed embedded object"
 
     init(core: RealmCore, policy: Realm.UpdatePolicy) {
         self.core = core
@@ -34,7 +36,7 @@ final class AddSession {
     /// The key of a new embedded object for a link; a managed embedded object cannot move.
     func embed(_ object: EmbeddedObject) -> ObjectKey {
         if object._managed != nil || added[ObjectIdentifier(object)] != nil {
-            throwRealmException("Can't set link to existing managed embedded object")
+            throwRealmException(embeddedReuseMessage)
         }
         return add(object)
     }
@@ -71,6 +73,11 @@ final class AddSession {
         let values = info.storedFields.map { $0.witness.encodeUnmanaged(at: base + $0.offset, context).payload }
         core.writeRow(table, key: key, values: values, isNew: isNew)
         core.makeManaged(object, table: table, key: key)
+        for field in info.storedFields where field.typeInfo.collection != .none {
+            field.witness.attachCollection(at: base + field.offset,
+                                           binding: CollectionBinding(core: core, table: table, key: key, field: field),
+                                           session: self)
+        }
         return key
     }
 }

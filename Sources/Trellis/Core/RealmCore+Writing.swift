@@ -136,6 +136,8 @@ extension RealmCore {
     /// embedded children, and removes its index entries.
     func deleteObject(_ table: Table, key: ObjectKey) {
         guard let txn = writeTransaction else { throwRealmException(Realm.addRequiresWriteMessage) }
+        guard rowView(table, key) != nil else { return }
+        clearCollections(table, key: key)
         guard let row = rowView(table, key) else { return }
         let outgoing = linkTargets(of: table, row: row)
         var primaryKey: [UInt8]?
@@ -156,8 +158,13 @@ extension RealmCore {
             guard let origin = self.table(id: incoming.originTable),
                   let field = origin.info.storedFields.first(where: { $0.rowColumn == Int(incoming.originColumn) })
             else { continue }
-            // Nulling the origin's link also removes this backlink entry.
-            updateColumn(origin, key: incoming.originKey, field: field, value: .null)
+            if field.typeInfo.collection != .none {
+                unlinkFromCollection(CollectionLocation(table: origin, key: incoming.originKey, field: field),
+                                     target: key)
+            } else {
+                // Nulling the origin's link also removes this backlink entry.
+                updateColumn(origin, key: incoming.originKey, field: field, value: .null)
+            }
         }
     }
 
@@ -201,8 +208,8 @@ extension RealmCore {
     func setProperty<Value: _Persistable>(of object: ObjectBase, _ managed: ManagedObject, _ field: FieldInfo,
                                           value: Value)
     {
-        verifyInWrite()
         if field.isLinkingObjects { throwRealmException("LinkingObjects properties are read-only") }
+        verifyInWrite()
         guard managed.epoch == epoch, rowView(managed.table, managed.key) != nil else {
             throwRealmException("Object has been deleted or invalidated.")
         }

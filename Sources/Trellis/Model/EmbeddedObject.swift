@@ -43,3 +43,10 @@ open class EmbeddedObject: ObjectBase, _PersistableInsideOptional {
         _StoredValue(.link(context.session.embed(value)))
     }
 }
+
+extension EmbeddedObject: Hashable {
+    /// Embedded objects are equal only when they are the same accessor, as in Realm.
+    public static func == (lhs: EmbeddedObject, rhs: EmbeddedObject) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

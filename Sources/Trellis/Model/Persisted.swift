@@ -93,12 +93,8 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         guard let managed = object._managed else { return object[keyPath: storageKeyPath].unmanagedValue() }
         let field = managed.info.field(for: storageKeyPath)
-        if case .managedCached(let value) = object[keyPath: storageKeyPath].storage { return value }
-        guard let maker = Value.self as? any _CachedAccessor.Type,
-              let value = maker._trellisMakeAccessor(object, field) as? Value
-        else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
-        object[keyPath: storageKeyPath].storage = .managedCached(value)
-        return value
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset
+        return managedAccessor(object, field, base.assumingMemoryBound(to: Persisted<Value>.self))
     }
 
     /// Writes through to the database when managed, else into the unmanaged storage.

@@ -4,6 +4,11 @@ import Foundation
 /// property's type.
 enum ValueConversion {
     static func convert<Value: _Persistable>(_ value: Any?, to type: Value.Type) -> Value? {
+        if let collectionType = Value.self as? any _CollectionProperty.Type {
+            // Collections are always copied, never shared with the source object.
+            guard let value, !(value is NSNull) else { return Value._trellisDefaultValue() }
+            return convertCollection(collectionType, value) as? Value
+        }
         if let exact = value as? Value { return exact }
         let info = Value._trellisTypeInfo
         if value == nil || value is NSNull {
@@ -26,6 +31,10 @@ enum ValueConversion {
         if info.type == .float, let number = value as? Double { return Float(number) as? Value }
         return nil
     }
+}
+
+private func convertCollection<C: _CollectionProperty>(_: C.Type, _ value: Any) -> Any? {
+    C._trellisConvert(value)
 }
 
 /// Fills an unmanaged object from a dictionary, an array in property order, or another object.

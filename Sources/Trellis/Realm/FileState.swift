@@ -7,6 +7,8 @@ final class FileState: Sendable {
     let environment: Environment
     let meta: DatabaseHandle
     let backlinks: DatabaseHandle
+    /// Lists, sets and maps (see ``CollectionKey``).
+    let collections: DatabaseHandle
 
     private struct State {
         var catalog: SchemaCatalog
@@ -19,10 +21,13 @@ final class FileState: Sendable {
     static let magicKey = Array("magic".utf8)
     static let magic = Array("trellis".utf8)
 
-    private init(environment: Environment, meta: DatabaseHandle, backlinks: DatabaseHandle, catalog: SchemaCatalog) {
+    private init(environment: Environment, meta: DatabaseHandle, backlinks: DatabaseHandle,
+                 collections: DatabaseHandle, catalog: SchemaCatalog)
+    {
         self.environment = environment
         self.meta = meta
         self.backlinks = backlinks
+        self.collections = collections
         self.state = Mutex(State(catalog: catalog))
     }
 
@@ -85,14 +90,16 @@ final class FileState: Sendable {
                 }
                 meta = try txn.database(named: "meta", create: true)
             }
-            guard let meta, let backlinks = try txn.database(named: "backlinks", create: !environment.isReadOnly)
+            guard let meta, let backlinks = try txn.database(named: "backlinks", create: !environment.isReadOnly),
+                  let collections = try txn.database(named: "collections", create: !environment.isReadOnly)
             else {
                 txn.abort()
                 throw RealmErrors.notTrellis(path)
             }
             let catalog = try readOrInitialise(txn, meta: meta, path: path)
             if environment.isReadOnly { try txn.finishOpeningDatabases() } else { try txn.commit() }
-            let state = FileState(environment: environment, meta: meta, backlinks: backlinks, catalog: catalog)
+            let state = FileState(environment: environment, meta: meta, backlinks: backlinks,
+                                  collections: collections, catalog: catalog)
             return state
         } catch let error as StorageError {
             throw RealmErrors.opening(path, error)

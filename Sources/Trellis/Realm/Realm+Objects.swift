@@ -84,6 +84,7 @@ extension Realm {
                 }
             }
             try txn.drop(core.file.backlinks, deleteDatabase: false)
+            try txn.drop(core.file.collections, deleteDatabase: false)
         } catch {
             throwRealmException("Trellis could not delete the objects of '\(core.environmentPath)': \(error)")
         }

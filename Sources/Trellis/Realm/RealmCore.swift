@@ -60,6 +60,7 @@ final class RealmCore {
     }
 
     var isInWriteTransaction: Bool { writeTransaction != nil }
+    var hasReadTransaction: Bool { readTransaction != nil }
 
     /// The transaction reads use: the write transaction if one is open, else the snapshot.
     var transaction: Transaction {

@@ -13,6 +13,9 @@ protocol PersistedFieldWitness: SendableMetatype {
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any?
     static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?)
+    /// For a collection field of an object being added: stores its contents and keeps the
+    /// managed collection in the field.
+    static func attachCollection(at field: UnsafeMutableRawPointer, binding: CollectionBinding, session: AddSession)
 }
 
 /// Learns a model class's properties from its stored fields.
@@ -68,20 +71,45 @@ extension Persisted: PersistedFieldWitness {
         return true
     }
 
+    static func attachCollection(at field: UnsafeMutableRawPointer, binding: CollectionBinding, session: AddSession) {
+        guard let collectionType = Value.self as? any _CollectionProperty.Type else { return }
+        let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
+        let current = storage.pointee.unmanagedValue()
+        guard let attached = attach(collectionType, current, binding, session) as? Value else {
+            throwRealmException("Trellis internal error: '\(binding.location.field.name)' could not be stored.")
+        }
+        storage.pointee.storage = .managedCached(attached)
+    }
+
+    private static func attach<C: _CollectionProperty>(_: C.Type, _ value: Value, _ binding: CollectionBinding,
+                                                        _ session: AddSession) -> Any?
+    {
+        guard let collection = value as? C else { return nil }
+        return C._trellisAttach(collection, to: binding, session: session)
+    }
+
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any? {
         let pointer = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset
         let storage = pointer.assumingMemoryBound(to: Persisted<Value>.self)
         guard let managed = object._managed else { return flattened(storage.pointee.unmanagedValue()) }
         if field.cachesAccessor {
-            if case .managedCached(let value) = storage.pointee.storage { return value }
-            guard let maker = Value.self as? any _CachedAccessor.Type,
-                  let value = maker._trellisMakeAccessor(object, field) as? Value
-            else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
-            storage.pointee.storage = .managedCached(value)
-            return value
+            return managedAccessor(object, field, storage)
         }
         let row = managed.core.row(of: object, managed)
         return flattened(Value._trellisRead(_RowReader(row: row, core: managed.core), field.rowColumn))
+    }
+
+    /// The managed accessor of a collection (made once and kept) or LinkingObjects (made on
+    /// every read, as in Realm).
+    static func managedAccessor(_ object: ObjectBase, _ field: FieldInfo,
+                                _ storage: UnsafeMutablePointer<Persisted<Value>>) -> Value
+    {
+        if case .managedCached(let value) = storage.pointee.storage { return value }
+        guard let maker = Value.self as? any _CachedAccessor.Type,
+              let value = maker._trellisMakeAccessor(object, field) as? Value
+        else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
+        if !field.isLinkingObjects { storage.pointee.storage = .managedCached(value) }
+        return value
     }
 
     /// A nil optional as nil (not as a boxed `Optional.none`), as Realm's dynamic getter returns.

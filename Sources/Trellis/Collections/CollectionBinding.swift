@@ -1,0 +1,138 @@
+import Foundation
+
+/// A type that can be an element of `List`, `MutableSet` or a value of `Map`: every
+/// persistable scalar and its optional, `AnyRealmValue`, `PersistableEnum`s and model classes.
+public protocol RealmCollectionValue: _Persistable, Hashable {}
+
+extension Bool: RealmCollectionValue {}
+extension Int: RealmCollectionValue {}
+extension Int8: RealmCollectionValue {}
+extension Int16: RealmCollectionValue {}
+extension Int32: RealmCollectionValue {}
+extension Int64: RealmCollectionValue {}
+extension Float: RealmCollectionValue {}
+extension Double: RealmCollectionValue {}
+extension String: RealmCollectionValue {}
+extension Data: RealmCollectionValue {}
+extension Date: RealmCollectionValue {}
+extension UUID: RealmCollectionValue {}
+extension ObjectId: RealmCollectionValue {}
+extension Decimal128: RealmCollectionValue {}
+extension AnyRealmValue: RealmCollectionValue {}
+extension Object: RealmCollectionValue {}
+extension EmbeddedObject: RealmCollectionValue {}
+extension Optional: RealmCollectionValue where Wrapped: RealmCollectionValue & _PersistableInsideOptional {}
+
+/// The managed side of a collection: its Realm and where it is stored.
+///
+/// Holds the Realm strongly: a collection outlives the accessor of the object that owns it
+/// (`let dogs = person.dogs` stays usable), as in Realm.
+struct CollectionBinding {
+    let core: RealmCore
+    let location: CollectionLocation
+    let epoch: UInt64
+
+    init(core: RealmCore, table: Table, key: ObjectKey, field: FieldInfo) {
+        self.core = core
+        self.location = CollectionLocation(table: table, key: key, field: field)
+        self.epoch = core.epoch
+    }
+
+    /// The binding for a collection property of a managed object.
+    init(object: ObjectBase, field: FieldInfo) {
+        guard let managed = object._managed else {
+            throwRealmException("Trellis internal error: '\(field.name)' is not managed.")
+        }
+        self.init(core: managed.core, table: managed.table, key: managed.key, field: field)
+    }
+
+    /// Whether the owning object still exists in the current snapshot.
+    var isValid: Bool {
+        !core.isClosed && epoch == core.epoch && core.hasSnapshot
+            && core.rowView(location.table, location.key) != nil
+    }
+
+    func verifyReadable() {
+        core.verifyThread()
+        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
+    }
+
+    /// Traps unless inside a write, with Realm's message for the kind of collection.
+    func verifyWritable(_ kind: String) {
+        core.verifyThread()
+        if !core.isInWriteTransaction {
+            throwRealmException("Cannot modify \(kind) outside of a write transaction.")
+        }
+        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
+    }
+
+    func isSameCollection(as other: CollectionBinding) -> Bool {
+        core === other.core && location.table === other.location.table && location.key == other.location.key
+            && location.field === other.location.field
+    }
+
+    /// Decodes one stored element.
+    func decode<Element: _Persistable>(_ bytes: UnsafeRawBufferPointer, as _: Element.Type = Element.self) -> Element {
+        Element._trellisRead(_RowReader(row: RowView(bytes: bytes), core: core), 0)
+    }
+
+    /// Encodes an element for storing; unmanaged objects it holds are added to the Realm.
+    func encode<Element: _Persistable>(_ value: Element, session: AddSession) -> [UInt8] {
+        RowWriter.encode([Element._trellisEncode(value, _EncodingContext(core: core, session: session)).payload])
+    }
+
+    /// A new add session for a mutation of this collection (`kind` names it in the message for
+    /// reusing a managed embedded object).
+    func session(_ kind: String) -> AddSession {
+        let session = AddSession(core: core, policy: .error)
+        session.embeddedReuseMessage = "Cannot add an existing managed embedded object to a \(kind)."
+        return session
+    }
+
+    /// The stored form of `value` for a lookup, or nil when it cannot be stored here (an object
+    /// that is unmanaged, deleted or from another Realm).
+    func lookupKey<Element: _Persistable>(_ value: Element) -> [UInt8]? {
+        if let object = value as? ObjectBase {
+            guard let managed = object._managed, managed.core === core, core.objectExists(managed) else { return nil }
+        }
+        return encode(value, session: AddSession(core: core, policy: .error))
+    }
+}
+
+/// What `@Persisted` needs from a collection property type (List, MutableSet, Map).
+protocol _CollectionProperty: AnyObject {
+    /// A managed accessor over a stored collection.
+    static func _trellisManaged(_ binding: CollectionBinding) -> Self
+    /// Stores the elements of `value` (an unmanaged collection, or another Realm's) as the
+    /// contents of `binding`, replacing what was there; returns the instance the owning
+    /// object keeps: `value` itself when it was unmanaged (as in Realm), else a new accessor.
+    static func _trellisAttach(_ value: Self, to binding: CollectionBinding, session: AddSession) -> Self
+    /// An unmanaged collection built from a loosely typed value (an array, dictionary or
+    /// another collection), or nil when it does not fit.
+    static func _trellisConvert(_ value: Any) -> Self?
+    /// The elements as loosely typed values (for copying between collections).
+    var _trellisElements: [Any] { get }
+}
+
+extension RealmCore {
+    /// Whether a read or write transaction is open (false after `invalidate()`).
+    var hasSnapshot: Bool { writeTransaction != nil || hasReadTransaction }
+}
+
+/// Index checks with Realm's messages.
+enum CollectionIndex {
+    static func check(_ index: Int, count: Int, name: String = "index") {
+        if index < 0 { throwRealmException("Cannot pass a negative value for '\(name)'.") }
+        if index >= count {
+            throwRealmException("Index \(index) is out of bounds (must be less than \(count)).")
+        }
+    }
+
+    static func checkRemoval(_ number: Int, count: Int) {
+        if number < 0 { throwRealmException("Cannot pass a negative value for 'number'.") }
+        if number > count {
+            throwRealmException("It is not possible to remove more objects (\(number)) from a list than it already "
+                + "contains (\(count)).")
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/// How `@Persisted var dogs: List<Dog>` is described, stored and assigned.
+extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _CollectionProperty {
+    public static var _trellisTypeInfo: _PropertyTypeInfo {
+        var info = Element._trellisTypeInfo
+        info.collection = .list
+        info.swiftName = "List<\(info.swiftName)>"
+        return info
+    }
+
+    public static func _trellisDefaultValue() -> Self { Self() }
+
+    public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        throwRealmException("Trellis internal error: a List is not read from a row.")
+    }
+
+    public static func _trellisEncode(_ value: List, _ context: _EncodingContext) -> _StoredValue {
+        _StoredValue(.none)
+    }
+
+    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
+        Self(binding: CollectionBinding(object: object, field: field))
+    }
+
+    static func _trellisManaged(_ binding: CollectionBinding) -> Self { Self(binding: binding) }
+
+    /// `obj.dogs = other`: empties this list and appends the other's elements (a list assigned
+    /// to itself is left alone).
+    static func _trellisAssign(_ value: Any, to object: ObjectBase, field: FieldInfo) {
+        guard let newList = value as? List, let current = field.witness.dynamicGet(object, field) as? List else {
+            throwRealmException("Trellis internal error: '\(field.name)' is not a List<\(Element.self)>.")
+        }
+        if current === newList { return }
+        let elements = newList.elements
+        current.removeAll()
+        current.append(objectsIn: elements)
+    }
+
+    static func _trellisAttach(_ value: List, to binding: CollectionBinding, session: AddSession) -> List {
+        let target: List
+        switch value.storage {
+        case .unmanaged:
+            target = value
+        case .managed(let other):
+            if other.isSameCollection(as: binding) { return value }
+            target = List(binding: binding)
+        }
+        let encoded = value.elements.map { binding.encode($0, session: session) }
+        binding.core.listSplice(binding.location, 0..<binding.core.listCount(binding.location), with: encoded)
+        target.storage = .managed(binding)
+        return target
+    }
+
+    static func _trellisConvert(_ value: Any) -> List? {
+        guard let items = CollectionConversion.items(of: value),
+              let elements = CollectionConversion.convert(items, to: Element.self)
+        else { return nil }
+        let list = List()
+        list.storage = .unmanaged(elements)
+        return list
+    }
+
+    var _trellisElements: [Any] { elements.map { $0 as Any } }
+}
+
+/// Turning loosely typed values (arrays, other collections) into collection contents.
+enum CollectionConversion {
+    static func items(of value: Any) -> [Any]? {
+        if let collection = value as? any _CollectionProperty { return collection._trellisElements }
+        if let array = value as? [Any] { return array }
+        return nil
+    }
+
+    static func convert<Element: _Persistable>(_ items: [Any], to _: Element.Type) -> [Element]? {
+        var out = [Element]()
+        out.reserveCapacity(items.count)
+        for item in items {
+            guard let element = ValueConversion.convert(item, to: Element.self) else { return nil }
+            out.append(element)
+        }
+        return out
+    }
+}

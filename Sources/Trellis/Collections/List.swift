@@ -1,0 +1,157 @@
+import Foundation
+
+/// An ordered collection of values or objects that keeps duplicates: Realm's to-many
+/// relationship.
+///
+/// ```swift
+/// class Person: Object {
+///     @Persisted var dogs: List<Dog>
+/// }
+/// try realm.write { person.dogs.append(rex) }
+/// ```
+///
+/// An unmanaged list is a plain array. Once its object is managed, the list is stored in the
+/// database as object keys (for objects) or values, every read reflects the current snapshot,
+/// and every mutation must happen inside a write transaction. Iteration walks a copy taken when
+/// it began.
+public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection,
+    CustomStringConvertible
+{
+    enum Storage {
+        case unmanaged([Element])
+        case managed(CollectionBinding)
+    }
+    var storage: Storage
+
+    /// Creates an empty, unmanaged list.
+    public init() { storage = .unmanaged([]) }
+
+    init(binding: CollectionBinding) { storage = .managed(binding) }
+
+    // MARK: - State
+
+    /// The Realm managing the list, or nil when it is unmanaged.
+    public var realm: Realm? {
+        guard case .managed(let binding) = storage else { return nil }
+        return Realm(core: binding.core)
+    }
+
+    /// Whether the object owning the list was deleted (or its Realm invalidated).
+    public var isInvalidated: Bool {
+        guard case .managed(let binding) = storage else { return false }
+        return !binding.isValid
+    }
+
+    // MARK: - Reading
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The number of elements.
+    public var count: Int {
+        switch storage {
+        case .unmanaged(let elements): return elements.count
+        case .managed(let binding):
+            binding.verifyReadable()
+            return binding.core.listCount(binding.location)
+        }
+    }
+
+    /// The element at `position`; traps with Realm's message when out of bounds. Setting it
+    /// replaces the element (inside a write when managed).
+    public subscript(position: Int) -> Element {
+        get {
+            switch storage {
+            case .unmanaged(let elements):
+                CollectionIndex.check(position, count: elements.count)
+                return elements[position]
+            case .managed(let binding):
+                binding.verifyReadable()
+                CollectionIndex.check(position, count: binding.core.listCount(binding.location))
+                guard let bytes = binding.core.listElement(binding.location, at: position) else {
+                    throwRealmException("Trellis could not read element \(position) of '\(binding.location.field.name)'.")
+                }
+                return binding.decode(bytes)
+            }
+        }
+        set {
+            replace(index: position, object: newValue)
+        }
+    }
+
+    /// The position of the first element equal to `object` (for objects: the same row), or nil.
+    public func index(of object: Element) -> Int? {
+        switch storage {
+        case .unmanaged(let elements):
+            return elements.firstIndex(of: object)
+        case .managed(let binding):
+            binding.verifyReadable()
+            guard let wanted = binding.lookupKey(object) else { return nil }
+            return binding.core.listElements(binding.location).firstIndex { $0.elementsEqual(wanted) }
+        }
+    }
+
+    /// The position of the first element for which `predicate` is true, or nil.
+    public func index(matching predicate: (Element) throws -> Bool) rethrows -> Int? {
+        try firstIndex(where: predicate)
+    }
+
+    /// Iterates the elements the list held when iteration began.
+    public func makeIterator() -> Iterator {
+        switch storage {
+        case .unmanaged(let elements):
+            return Iterator(source: .array(elements))
+        case .managed(let binding):
+            binding.verifyReadable()
+            return Iterator(source: .snapshot(binding, ElementSnapshot(binding.core.listElements(binding.location))))
+        }
+    }
+
+    /// Walks a snapshot of the list.
+    public struct Iterator: IteratorProtocol {
+        enum Source {
+            case array([Element])
+            case snapshot(CollectionBinding, ElementSnapshot)
+        }
+        let source: Source
+        var position = 0
+
+        public mutating func next() -> Element? {
+            switch source {
+            case .array(let elements):
+                guard position < elements.count else { return nil }
+                position += 1
+                return elements[position - 1]
+            case .snapshot(let binding, let snapshot):
+                guard position < snapshot.count else { return nil }
+                position += 1
+                return binding.decode(snapshot[position - 1])
+            }
+        }
+    }
+
+    public var description: String {
+        let body = map { "\t\($0)" }.joined(separator: ",\n")
+        return "List<\(Element.self)> (\n\(body)\n)"
+    }
+
+    /// The elements as a Swift array.
+    var elements: [Element] {
+        switch storage {
+        case .unmanaged(let elements): elements
+        case .managed: Array(self)
+        }
+    }
+}
+
+extension List: Equatable {
+    /// Unmanaged lists are equal when their elements are; managed lists when they are the same
+    /// stored list.
+    public static func == (lhs: List, rhs: List) -> Bool {
+        switch (lhs.storage, rhs.storage) {
+        case (.unmanaged(let a), .unmanaged(let b)): a == b
+        case (.managed(let a), .managed(let b)): a.isSameCollection(as: b)
+        default: false
+        }
+    }
+}

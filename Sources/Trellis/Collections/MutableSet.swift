@@ -1,0 +1,254 @@
+import Foundation
+
+/// An unordered collection of unique values or objects (objects are unique by row).
+///
+/// ```swift
+/// class Person: Object {
+///     @Persisted var favoriteDogs: MutableSet<Dog>
+/// }
+/// ```
+///
+/// Managed sets are stored keyed by their elements, so `contains`, `insert` and `remove` are
+/// one lookup each. Sets of embedded objects are a schema error.
+public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+    enum Storage {
+        case unmanaged([Element])
+        case managed(CollectionBinding)
+    }
+    var storage: Storage
+
+    /// Creates an empty, unmanaged set.
+    public init() { storage = .unmanaged([]) }
+
+    init(binding: CollectionBinding) { storage = .managed(binding) }
+
+    /// The Realm managing the set, or nil when it is unmanaged.
+    public var realm: Realm? {
+        guard case .managed(let binding) = storage else { return nil }
+        return Realm(core: binding.core)
+    }
+
+    /// Whether the object owning the set was deleted (or its Realm invalidated).
+    public var isInvalidated: Bool {
+        guard case .managed(let binding) = storage else { return false }
+        return !binding.isValid
+    }
+
+    // MARK: - Reading
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The number of members.
+    public var count: Int {
+        switch storage {
+        case .unmanaged(let elements): return elements.count
+        case .managed(let binding):
+            binding.verifyReadable()
+            return binding.core.setCount(binding.location)
+        }
+    }
+
+    /// The member at `position`; the order is unspecified but stable until the set changes.
+    public subscript(position: Int) -> Element {
+        let all = elements
+        CollectionIndex.check(position, count: all.count)
+        return all[position]
+    }
+
+    /// Whether `object` is a member (for objects: the same row).
+    public func contains(_ object: Element) -> Bool {
+        switch storage {
+        case .unmanaged(let elements): return elements.contains(object)
+        case .managed(let binding):
+            binding.verifyReadable()
+            guard let key = binding.lookupKey(object) else { return false }
+            return binding.core.setContains(binding.location, key)
+        }
+    }
+
+    /// Whether every member is also in `possibleSuperset`.
+    public func isSubset(of possibleSuperset: MutableSet<Element>) -> Bool {
+        elements.allSatisfy { possibleSuperset.contains($0) }
+    }
+
+    /// Whether the sets have a member in common.
+    public func intersects(_ otherSet: MutableSet<Element>) -> Bool {
+        elements.contains { otherSet.contains($0) }
+    }
+
+    /// Positions make no sense in a set.
+    @available(*, unavailable, message: "index(of:) is not available on MutableSet")
+    public func index(of object: Element) -> Int? {
+        throwRealmException("index(of:) is not available on MutableSet")
+    }
+
+    /// Iterates the members the set held when iteration began.
+    public func makeIterator() -> IndexingIterator<[Element]> { elements.makeIterator() }
+
+    /// The members as a Swift array (read once).
+    var elements: [Element] {
+        switch storage {
+        case .unmanaged(let elements): return elements
+        case .managed(let binding):
+            binding.verifyReadable()
+            return binding.core.setElements(binding.location).map { binding.decode($0) }
+        }
+    }
+
+    public var description: String {
+        "MutableSet<\(Element.self)> (\n\(elements.map { "\t\($0)" }.joined(separator: ",\n"))\n)"
+    }
+
+    // MARK: - Mutating
+
+    /// Adds `object` unless it is already a member. An unmanaged object is added to the Realm.
+    public func insert(_ object: Element) {
+        mutate { binding, session in
+            binding.core.setInsert(binding.location, binding.encode(object, session: session))
+        } unmanaged: { elements in
+            if !elements.contains(object) { elements.append(object) }
+        }
+    }
+
+    /// Adds each element of a sequence that is not already a member.
+    public func insert<S: Sequence>(objectsIn objects: S) where S.Iterator.Element == Element {
+        let items = Array(objects)
+        for object in items { insert(object) }
+    }
+
+    /// Removes `object` if it is a member (objects stay in the Realm).
+    public func remove(_ object: Element) {
+        mutate { binding, _ in
+            if let key = binding.lookupKey(object) { binding.core.setRemove(binding.location, key) }
+        } unmanaged: { elements in
+            elements.removeAll { $0 == object }
+        }
+    }
+
+    /// Removes every member (objects stay in the Realm).
+    public func removeAll() {
+        mutate { binding, _ in
+            binding.core.setRemoveAll(binding.location)
+        } unmanaged: { elements in
+            elements.removeAll()
+        }
+    }
+
+    /// Keeps only the members that are also in `other`.
+    public func formIntersection(_ other: MutableSet<Element>) {
+        checkOperand(other)
+        let keep = elements.filter { other.contains($0) }
+        let drop = elements.filter { !keep.contains($0) }
+        for element in drop { remove(element) }
+    }
+
+    /// Removes the members that are in `other`.
+    public func subtract(_ other: MutableSet<Element>) {
+        checkOperand(other)
+        for element in other.elements { remove(element) }
+    }
+
+    /// Adds the members of `other`.
+    public func formUnion(_ other: MutableSet<Element>) {
+        checkOperand(other)
+        insert(objectsIn: other.elements)
+    }
+
+    /// A managed set combines only with a managed set (Realm's rule).
+    private func checkOperand(_ other: MutableSet<Element>) {
+        guard case .managed(let binding) = storage else { return }
+        binding.verifyWritable("Set")
+        guard case .managed(let otherBinding) = other.storage else {
+            throwRealmException("Right hand side value must be a managed Set.")
+        }
+        if otherBinding.core !== binding.core {
+            throwRealmException("Cannot insersect sets managed by different Realms.")
+        }
+    }
+
+    private func mutate(managed: (CollectionBinding, AddSession) -> Void, unmanaged: (inout [Element]) -> Void) {
+        switch storage {
+        case .unmanaged(var elements):
+            storage = .unmanaged([])
+            unmanaged(&elements)
+            storage = .unmanaged(elements)
+        case .managed(let binding):
+            binding.verifyWritable("Set")
+            managed(binding, binding.session("Set"))
+        }
+    }
+}
+
+extension MutableSet: Equatable {
+    /// Unmanaged sets are equal when they have the same members; managed sets when they are the
+    /// same stored set.
+    public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool {
+        switch (lhs.storage, rhs.storage) {
+        case (.unmanaged(let a), .unmanaged(let b)): a.count == b.count && a.allSatisfy(b.contains)
+        case (.managed(let a), .managed(let b)): a.isSameCollection(as: b)
+        default: false
+        }
+    }
+}
+
+/// How `@Persisted var dogs: MutableSet<Dog>` is described, stored and assigned.
+extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _CollectionProperty {
+    public static var _trellisTypeInfo: _PropertyTypeInfo {
+        var info = Element._trellisTypeInfo
+        info.collection = .set
+        info.swiftName = "MutableSet<\(info.swiftName)>"
+        return info
+    }
+
+    public static func _trellisDefaultValue() -> Self { Self() }
+
+    public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        throwRealmException("Trellis internal error: a MutableSet is not read from a row.")
+    }
+
+    public static func _trellisEncode(_ value: MutableSet, _ context: _EncodingContext) -> _StoredValue {
+        _StoredValue(.none)
+    }
+
+    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
+        Self(binding: CollectionBinding(object: object, field: field))
+    }
+
+    static func _trellisManaged(_ binding: CollectionBinding) -> Self { Self(binding: binding) }
+
+    static func _trellisAssign(_ value: Any, to object: ObjectBase, field: FieldInfo) {
+        guard let newSet = value as? MutableSet, let current = field.witness.dynamicGet(object, field) as? MutableSet
+        else { throwRealmException("Trellis internal error: '\(field.name)' is not a MutableSet<\(Element.self)>.") }
+        if current === newSet { return }
+        let elements = newSet.elements
+        current.removeAll()
+        current.insert(objectsIn: elements)
+    }
+
+    static func _trellisAttach(_ value: MutableSet, to binding: CollectionBinding, session: AddSession) -> MutableSet {
+        let target: MutableSet
+        switch value.storage {
+        case .unmanaged: target = value
+        case .managed(let other):
+            if other.isSameCollection(as: binding) { return value }
+            target = MutableSet(binding: binding)
+        }
+        let elements = value.elements
+        binding.core.setRemoveAll(binding.location)
+        for element in elements { binding.core.setInsert(binding.location, binding.encode(element, session: session)) }
+        target.storage = .managed(binding)
+        return target
+    }
+
+    static func _trellisConvert(_ value: Any) -> MutableSet? {
+        guard let items = CollectionConversion.items(of: value),
+              let elements = CollectionConversion.convert(items, to: Element.self)
+        else { return nil }
+        let set = MutableSet()
+        set.insert(objectsIn: elements)
+        return set
+    }
+
+    var _trellisElements: [Any] { elements.map { $0 as Any } }
+}

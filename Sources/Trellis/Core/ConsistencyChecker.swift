@@ -1,0 +1,153 @@
+/// Verifies, over a whole file, that the relationship indexes agree with the rows:
+///
+/// - every forward link (to-one column, list/set element, map value) points at an existing row;
+/// - the backlink index holds exactly one count per (target, origin, property) equal to the
+///   number of forward links, and nothing else;
+/// - every embedded object has exactly one parent link;
+/// - every stored collection belongs to an existing row, and its header agrees with its contents.
+///
+/// Used by the tests after relationship operations and by the crash tests after a reopen.
+struct ConsistencyChecker {
+    let core: RealmCore
+    private(set) var problems: [String] = []
+    private var expected: [BacklinkIdentity: Int] = [:]
+
+    private struct BacklinkIdentity: Hashable {
+        let targetTable: UInt32, targetKey: ObjectKey, originTable: UInt32, originColumn: UInt16, originKey: ObjectKey
+    }
+
+    init(core: RealmCore) { self.core = core }
+
+    mutating func run() -> [String] {
+        let tables = core.file.catalog.classes.compactMap { core.table(id: $0.tableId) }
+        for table in tables { checkRows(of: table) }
+        checkBacklinks(tables)
+        checkCollectionOwners()
+        return problems
+    }
+
+    private mutating func checkRows(of table: Table) {
+        let keys = rowKeys(table)
+        for key in keys {
+            for field in table.info.storedFields where field.isLink {
+                for target in linkTargets(table, key, field) {
+                    guard let targetTable = core.linkedTable(field) else { continue }
+                    if core.rowView(targetTable, target) == nil {
+                        problems.append("\(table.info.className)[\(key)].\(field.name) links to missing "
+                            + "\(targetTable.info.className)[\(target)]")
+                    }
+                    let identity = BacklinkIdentity(targetTable: targetTable.tableId, targetKey: target,
+                                                    originTable: table.tableId, originColumn: UInt16(field.rowColumn),
+                                                    originKey: key)
+                    expected[identity, default: 0] += 1
+                }
+            }
+        }
+    }
+
+    /// The targets one property of one row links to (once per occurrence).
+    private mutating func linkTargets(_ table: Table, _ key: ObjectKey, _ field: FieldInfo) -> [ObjectKey] {
+        guard let row = core.rowView(table, key) else { return [] }
+        let location = CollectionLocation(table: table, key: key, field: field)
+        switch field.typeInfo.collection {
+        case .none:
+            return row.isNull(field.rowColumn) ? [] : [row.slot(field.rowColumn)]
+        case .list:
+            let elements = core.listElements(location)
+            let header = core.listHeader(location)
+            if elements.count != header.count {
+                problems.append("\(table.info.className)[\(key)].\(field.name) header says \(header.count) elements, "
+                    + "chunks hold \(elements.count)")
+            }
+            return elements.compactMap(CollectionElement.linkKey)
+        case .set:
+            let elements = core.setElements(location)
+            if elements.count != core.setCount(location) {
+                problems.append("\(table.info.className)[\(key)].\(field.name) set count disagrees with its members")
+            }
+            return elements.compactMap(CollectionElement.linkKey)
+        case .map:
+            let entries = core.mapEntries(location)
+            if entries.count != core.mapCount(location) {
+                problems.append("\(table.info.className)[\(key)].\(field.name) map count disagrees with its entries")
+            }
+            return entries.compactMap { CollectionElement.linkKey($0.value) }
+        }
+    }
+
+    private mutating func checkBacklinks(_ tables: [Table]) {
+        var parents = [UInt32: [ObjectKey: Int]]()
+        var found = Set<BacklinkIdentity>()
+        for (key, value) in entries(core.file.backlinks) {
+            guard let parsed = BacklinkKey(key) else {
+                problems.append("backlink entry with a malformed key")
+                continue
+            }
+            let identity = BacklinkIdentity(targetTable: parsed.targetTable, targetKey: parsed.targetKey,
+                                            originTable: parsed.originTable, originColumn: parsed.originColumn,
+                                            originKey: parsed.originKey)
+            let count = Int(value.loadUnaligned(as: UInt32.self))
+            found.insert(identity)
+            parents[parsed.targetTable, default: [:]][parsed.targetKey, default: 0] += count
+            if expected[identity] != count {
+                problems.append("backlink \(describe(identity)) counts \(count), forward links count "
+                    + "\(expected[identity] ?? 0)")
+            }
+        }
+        for (identity, count) in expected where !found.contains(identity) {
+            problems.append("missing backlink \(describe(identity)) for \(count) forward link(s)")
+        }
+        for table in tables where table.info.isEmbedded {
+            for key in rowKeys(table) {
+                let count = parents[table.tableId]?[key] ?? 0
+                if count != 1 {
+                    problems.append("embedded \(table.info.className)[\(key)] has \(count) parents (must have 1)")
+                }
+            }
+        }
+    }
+
+    private mutating func checkCollectionOwners() {
+        for (key, _) in entries(core.file.collections) where key.count > CollectionKey.ownerSize {
+            var tableId: UInt32 = 0
+            var objectKey: ObjectKey = 0
+            for i in 0..<4 { tableId = tableId << 8 | UInt32(key[i]) }
+            for i in 4..<12 { objectKey = objectKey << 8 | UInt64(key[i]) }
+            guard let table = core.table(id: tableId) else { continue }
+            if core.rowView(table, objectKey) == nil {
+                problems.append("collection entry of missing owner \(table.info.className)[\(objectKey)]")
+            }
+        }
+    }
+
+    private func describe(_ id: BacklinkIdentity) -> String {
+        let target = core.table(id: id.targetTable)?.info.className ?? "#\(id.targetTable)"
+        let origin = core.table(id: id.originTable)?.info.className ?? "#\(id.originTable)"
+        return "\(origin)[\(id.originKey)] column \(id.originColumn) -> \(target)[\(id.targetKey)]"
+    }
+
+    private func rowKeys(_ table: Table) -> [ObjectKey] {
+        entries(table.rows).map { UInt64(UInt(bitPattern: $0.key.loadUnaligned(as: Int.self))) }
+    }
+
+    private func entries(_ database: DatabaseHandle) -> [Cursor.Entry] {
+        var out = [Cursor.Entry]()
+        guard let cursor = try? core.transaction.cursor(database) else { return out }
+        var entry = cursor.first()
+        while let current = entry {
+            out.append(current)
+            entry = cursor.next()
+        }
+        return out
+    }
+}
+
+extension Realm {
+    /// Every disagreement between links, backlinks, embedded parents and collections in the
+    /// file (empty when consistent). A diagnostic for tests and tools.
+    public func _consistencyProblems() -> [String] {
+        core.verifyThread()
+        var checker = ConsistencyChecker(core: core)
+        return checker.run()
+    }
+}

@@ -1,0 +1,200 @@
+/// The chunk table of a list: which chunks hold its elements, in order.
+///
+/// A list is split into chunks of at most ``capacity`` elements. Appending touches the last
+/// chunk and the header only; an index lookup reads the header, then one chunk.
+struct ListHeader {
+    static let capacity = 256
+
+    var nextChunkId: UInt32 = 0
+    var chunks: [(id: UInt32, count: Int)] = []
+    private(set) var count = 0
+
+    init() {}
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 8 else { return }
+        count = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        nextChunkId = bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
+        var offset = 8
+        while offset + 8 <= bytes.count {
+            let id = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+            let n = Int(bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+            chunks.append((id, n))
+            offset += 8
+        }
+    }
+
+    var bytes: [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(8 + 8 * chunks.count)
+        func put(_ value: UInt32) { withUnsafeBytes(of: value) { out.append(contentsOf: $0) } }
+        put(UInt32(count))
+        put(nextChunkId)
+        for chunk in chunks {
+            put(chunk.id)
+            put(UInt32(chunk.count))
+        }
+        return out
+    }
+
+    mutating func recount() { count = chunks.reduce(0) { $0 + $1.count } }
+
+    /// The chunk holding `index` and the index within it. `index == count` gives the end of the
+    /// last chunk.
+    func locate(_ index: Int) -> (chunk: Int, offset: Int)? {
+        var start = 0
+        for (position, chunk) in chunks.enumerated() {
+            if index < start + chunk.count || (index == start + chunk.count && position == chunks.count - 1) {
+                return (position, index - start)
+            }
+            start += chunk.count
+        }
+        return nil
+    }
+
+    /// The index of the first element of chunk `position`.
+    func start(of position: Int) -> Int {
+        chunks[..<position].reduce(0) { $0 + $1.count }
+    }
+}
+
+/// Splits a chunk's bytes into its elements.
+enum ListChunk {
+    static func elements(_ bytes: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
+        var out = [UnsafeRawBufferPointer]()
+        var offset = 0
+        while offset + 4 <= bytes.count {
+            let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            offset += 4
+            guard offset + length <= bytes.count else { break }
+            out.append(UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length]))
+            offset += length
+        }
+        return out
+    }
+
+    static func element(_ bytes: UnsafeRawBufferPointer, at index: Int) -> UnsafeRawBufferPointer? {
+        var offset = 0
+        var position = 0
+        while offset + 4 <= bytes.count {
+            let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            offset += 4
+            guard offset + length <= bytes.count else { return nil }
+            if position == index { return UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length]) }
+            offset += length
+            position += 1
+        }
+        return nil
+    }
+
+    static func encode<S: Sequence>(_ elements: S) -> [UInt8] where S.Element == [UInt8] {
+        var out = [UInt8]()
+        for element in elements {
+            withUnsafeBytes(of: UInt32(element.count)) { out.append(contentsOf: $0) }
+            out.append(contentsOf: element)
+        }
+        return out
+    }
+}
+
+/// List storage: reads return pointers into the database map, valid until the next change.
+extension RealmCore {
+    func listHeader(_ location: CollectionLocation) -> ListHeader {
+        collectionValue(location.headerKey).map(ListHeader.init) ?? ListHeader()
+    }
+
+    func listCount(_ location: CollectionLocation) -> Int { listHeader(location).count }
+
+    /// Every element, in order.
+    func listElements(_ location: CollectionLocation) -> [UnsafeRawBufferPointer] {
+        let header = listHeader(location)
+        var out = [UnsafeRawBufferPointer]()
+        out.reserveCapacity(header.count)
+        for chunk in header.chunks {
+            if let bytes = collectionValue(location.chunkKey(chunk.id)) { out += ListChunk.elements(bytes) }
+        }
+        return out
+    }
+
+    func listElement(_ location: CollectionLocation, at index: Int) -> UnsafeRawBufferPointer? {
+        let header = listHeader(location)
+        guard index >= 0, index < header.count, let (position, offset) = header.locate(index),
+              let bytes = collectionValue(location.chunkKey(header.chunks[position].id))
+        else { return nil }
+        return ListChunk.element(bytes, at: offset)
+    }
+
+    /// Replaces the elements in `range` with `elements`: the one list mutation every List
+    /// method is made of. Keeps backlinks in step and deletes embedded objects that left.
+    func listSplice(_ location: CollectionLocation, _ range: Range<Int>, with elements: [[UInt8]]) {
+        var header = listHeader(location)
+        var first = 0, last = -1, base = 0
+        if !header.chunks.isEmpty, let start = header.locate(range.lowerBound) {
+            first = start.chunk
+            base = header.start(of: first)
+            last = first
+            var end = base + header.chunks[first].count
+            while end < range.upperBound, last + 1 < header.chunks.count {
+                last += 1
+                end += header.chunks[last].count
+            }
+        }
+        // The affected chunks' elements, copied out before any write moves the pages.
+        var gathered = [[UInt8]]()
+        if last >= first {
+            for position in first...last {
+                if let bytes = collectionValue(location.chunkKey(header.chunks[position].id)) {
+                    gathered += ListChunk.elements(bytes).map { Array($0) }
+                }
+            }
+        }
+        let local = (range.lowerBound - base) ..< (range.upperBound - base)
+        let removed = Array(gathered[local])
+        gathered.replaceSubrange(local, with: elements)
+
+        var reusable = last >= first ? header.chunks[first...last].map(\.id) : []
+        var pieces: [(id: UInt32, count: Int)] = []
+        var index = 0
+        while index < gathered.count {
+            let piece = gathered[index ..< min(index + ListHeader.capacity, gathered.count)]
+            let id: UInt32
+            if reusable.isEmpty {
+                id = header.nextChunkId
+                header.nextChunkId += 1
+            } else {
+                id = reusable.removeFirst()
+            }
+            putCollectionValue(location.chunkKey(id), ListChunk.encode(piece))
+            pieces.append((id, piece.count))
+            index += piece.count
+        }
+        for id in reusable { deleteCollectionValue(location.chunkKey(id)) }
+        if last >= first {
+            header.chunks.replaceSubrange(first...last, with: pieces)
+        } else {
+            header.chunks = pieces
+        }
+        header.recount()
+        if header.chunks.isEmpty {
+            deleteCollectionValue(location.headerKey)
+        } else {
+            putCollectionValue(location.headerKey, header.bytes)
+        }
+        noteChange()
+        if location.field.isLink { relink(location, removed: removed, added: elements) }
+    }
+
+    /// Moves backlinks for the link elements that left and arrived; embedded objects that left
+    /// are deleted.
+    func relink(_ location: CollectionLocation, removed: [[UInt8]], added: [[UInt8]]) {
+        var delta = [ObjectKey: Int]()
+        for element in removed { if let key = CollectionElement.linkKey(element) { delta[key, default: 0] -= 1 } }
+        for element in added { if let key = CollectionElement.linkKey(element) { delta[key, default: 0] += 1 } }
+        guard let target = linkedTable(location.field) else { return }
+        for (key, change) in delta.sorted(by: { $0.key < $1.key }) where change != 0 {
+            changeBacklink(target: target, targetKey: key, origin: location.table, column: location.field,
+                           originKey: location.key, by: change)
+            if change < 0, location.field.isEmbeddedLink { deleteObject(target, key: key) }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+/// Set and map storage, and the raw access to the `collections` database they share with lists.
+extension RealmCore {
+    // MARK: - Raw entries
+
+    func collectionValue(_ key: [UInt8]) -> UnsafeRawBufferPointer? {
+        key.withUnsafeBytes { transaction.get(file.collections, key: $0) }
+    }
+
+    func putCollectionValue(_ key: [UInt8], _ value: [UInt8]) {
+        guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        do {
+            try key.withUnsafeBytes { (k) in
+                try value.withUnsafeBytes { (v) in try txn.put(file.collections, key: k, value: v) }
+            }
+        } catch {
+            throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
+        }
+    }
+
+    func deleteCollectionValue(_ key: [UInt8]) {
+        guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        do {
+            _ = try key.withUnsafeBytes { try txn.delete(file.collections, key: $0) }
+        } catch {
+            throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
+        }
+    }
+
+    /// The entries whose keys start with `prefix`, in key order (pointers valid until a change).
+    func collectionEntries(prefix: [UInt8]) -> [(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] {
+        var out = [(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)]()
+        do {
+            let cursor = try transaction.cursor(file.collections)
+            var entry = prefix.withUnsafeBytes { cursor.seek(atLeast: $0) }
+            while let (k, v) = entry, k.starts(with: prefix) {
+                out.append((k, v))
+                entry = cursor.next()
+            }
+        } catch {
+            throwRealmException("Trellis could not read the collections of '\(environmentPath)': \(error)")
+        }
+        return out
+    }
+
+    private func storedCount(_ location: CollectionLocation) -> Int {
+        collectionValue(location.headerKey).map { Int($0.loadUnaligned(as: UInt32.self)) } ?? 0
+    }
+
+    private func setStoredCount(_ location: CollectionLocation, _ count: Int) {
+        if count == 0 {
+            deleteCollectionValue(location.headerKey)
+        } else {
+            putCollectionValue(location.headerKey, withUnsafeBytes(of: UInt32(count)) { Array($0) })
+        }
+    }
+
+    // MARK: - Sets
+
+    func setCount(_ location: CollectionLocation) -> Int { storedCount(location) }
+
+    func setContains(_ location: CollectionLocation, _ element: [UInt8]) -> Bool {
+        collectionValue(location.setElementKey(element)) != nil
+    }
+
+    /// The members, in storage order.
+    func setElements(_ location: CollectionLocation) -> [UnsafeRawBufferPointer] {
+        collectionEntries(prefix: location.setElementsPrefix).map(\.value)
+    }
+
+    /// Adds a member; false if it was already there.
+    @discardableResult
+    func setInsert(_ location: CollectionLocation, _ element: [UInt8]) -> Bool {
+        if setContains(location, element) { return false }
+        putCollectionValue(location.setElementKey(element), element)
+        setStoredCount(location, storedCount(location) + 1)
+        noteChange()
+        if location.field.isLink { relink(location, removed: [], added: [element]) }
+        return true
+    }
+
+    /// Removes a member; false if it was not there.
+    @discardableResult
+    func setRemove(_ location: CollectionLocation, _ element: [UInt8]) -> Bool {
+        guard setContains(location, element) else { return false }
+        deleteCollectionValue(location.setElementKey(element))
+        setStoredCount(location, storedCount(location) - 1)
+        noteChange()
+        if location.field.isLink { relink(location, removed: [element], added: []) }
+        return true
+    }
+
+    func setRemoveAll(_ location: CollectionLocation) {
+        for element in setElements(location).map({ Array($0) }) { setRemove(location, element) }
+    }
+
+    // MARK: - Maps
+
+    func mapCount(_ location: CollectionLocation) -> Int { storedCount(location) }
+
+    func mapValue(_ location: CollectionLocation, _ key: String) -> UnsafeRawBufferPointer? {
+        collectionValue(location.mapEntryKey(key))
+    }
+
+    /// Every entry, ordered by key.
+    func mapEntries(_ location: CollectionLocation) -> [(key: String, value: UnsafeRawBufferPointer)] {
+        let prefixLength = location.mapEntriesPrefix.count
+        return collectionEntries(prefix: location.mapEntriesPrefix).map { entry in
+            (String(decoding: UnsafeRawBufferPointer(rebasing: entry.key[prefixLength...]), as: UTF8.self), entry.value)
+        }
+    }
+
+    /// Sets the value of a key, adding the key if needed.
+    func mapSet(_ location: CollectionLocation, _ key: String, _ element: [UInt8]) {
+        let old = mapValue(location, key).map { Array($0) }
+        putCollectionValue(location.mapEntryKey(key), element)
+        if old == nil { setStoredCount(location, storedCount(location) + 1) }
+        noteChange()
+        if location.field.isLink { relink(location, removed: old.map { [$0] } ?? [], added: [element]) }
+    }
+
+    /// Removes a key; false if it was not there.
+    @discardableResult
+    func mapRemove(_ location: CollectionLocation, _ key: String) -> Bool {
+        guard let old = mapValue(location, key).map({ Array($0) }) else { return false }
+        deleteCollectionValue(location.mapEntryKey(key))
+        setStoredCount(location, storedCount(location) - 1)
+        noteChange()
+        if location.field.isLink { relink(location, removed: [old], added: []) }
+        return true
+    }
+
+    func mapRemoveAll(_ location: CollectionLocation) {
+        for (key, _) in mapEntries(location).map({ ($0.key, 0) }) { mapRemove(location, key) }
+    }
+
+    // MARK: - Owners and targets being deleted
+
+    /// Empties every collection of a row (before the row is deleted).
+    func clearCollections(_ table: Table, key: ObjectKey) {
+        for field in table.info.storedFields where field.typeInfo.collection != .none {
+            let location = CollectionLocation(table: table, key: key, field: field)
+            switch field.typeInfo.collection {
+            case .list:
+                let count = listCount(location)
+                if count > 0 { listSplice(location, 0..<count, with: []) }
+            case .set: setRemoveAll(location)
+            case .map: mapRemoveAll(location)
+            case .none: break
+            }
+        }
+    }
+
+    /// Removes the links to a deleted object from one origin collection: list occurrences and
+    /// set members go, map entries keep their key with a nil value (as in Realm).
+    func unlinkFromCollection(_ location: CollectionLocation, target: ObjectKey) {
+        let link = CollectionElement.link(target)
+        switch location.field.typeInfo.collection {
+        case .list:
+            let elements = listElements(location).map { Array($0) }
+            let kept = elements.filter { CollectionElement.linkKey($0) != target }
+            if kept.count != elements.count { listSplice(location, 0..<elements.count, with: kept) }
+        case .set:
+            setRemove(location, link)
+        case .map:
+            for (key, value) in mapEntries(location).map({ ($0.key, Array($0.value)) }) where value == link {
+                mapSet(location, key, CollectionElement.null)
+            }
+        case .none:
+            break
+        }
+    }
+}

@@ -138,9 +138,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     /// Keeps only the members that are also in `other`.
     public func formIntersection(_ other: MutableSet<Element>) {
         checkOperand(other)
-        let keep = elements.filter { other.contains($0) }
-        let drop = elements.filter { !keep.contains($0) }
-        for element in drop { remove(element) }
+        for element in elements where !other.contains(element) { remove(element) }
     }
 
     /// Removes the members that are in `other`.

@@ -7,7 +7,7 @@ struct ListHeader {
 
     var nextChunkId: UInt32 = 0
     var chunks: [(id: UInt32, count: Int)] = []
-    private(set) var count = 0
+    var count = 0
 
     init() {}
 
@@ -128,6 +128,12 @@ extension RealmCore {
     /// method is made of. Keeps backlinks in step and deletes embedded objects that left.
     func listSplice(_ location: CollectionLocation, _ range: Range<Int>, with elements: [[UInt8]]) {
         var header = listHeader(location)
+        if range.isEmpty, range.lowerBound == header.count, let last = header.chunks.last,
+           last.count + elements.count <= ListHeader.capacity
+        {
+            appendToLastChunk(location, &header, elements)
+            return
+        }
         var first = 0, last = -1, base = 0
         if !header.chunks.isEmpty, let start = header.locate(range.lowerBound) {
             first = start.chunk
@@ -182,6 +188,20 @@ extension RealmCore {
         }
         noteChange()
         if location.field.isLink { relink(location, removed: removed, added: elements) }
+    }
+
+    /// The common case of an append that fits the last chunk: extend its bytes, no decoding.
+    private func appendToLastChunk(_ location: CollectionLocation, _ header: inout ListHeader, _ elements: [[UInt8]]) {
+        guard let last = header.chunks.indices.last else { return }
+        let key = location.chunkKey(header.chunks[last].id)
+        var bytes = collectionValue(key).map { Array($0) } ?? []
+        bytes += ListChunk.encode(elements)
+        putCollectionValue(key, bytes)
+        header.chunks[last].count += elements.count
+        header.count += elements.count
+        putCollectionValue(location.headerKey, header.bytes)
+        noteChange()
+        if location.field.isLink { relink(location, removed: [], added: elements) }
     }
 
     /// Moves backlinks for the link elements that left and arrived; embedded objects that left

@@ -84,7 +84,7 @@ struct CollectionBinding {
     /// A new add session for a mutation of this collection (`kind` names it in the message for
     /// reusing a managed embedded object).
     func session(_ kind: String) -> AddSession {
-        let session = AddSession(core: core, policy: .error)
+        let session = AddSession(core: core, policy: core.propertyUpdatePolicy)
         session.embeddedReuseMessage = "Cannot add an existing managed embedded object to a \(kind)."
         return session
     }

@@ -38,6 +38,9 @@ extension Realm {
         if update != .error, let dictionary = value as? [String: Any], let pkField = info.primaryKeyField,
            let pk = dictionary[pkField.name], let existing = object(ofType: type, forPrimaryKeyValue: pk)
         {
+            // Nested objects with primary keys merge under the same policy.
+            core.propertyUpdatePolicy = update
+            defer { core.propertyUpdatePolicy = .error }
             for (name, newValue) in dictionary where name != pkField.name {
                 guard let field = info.field(named: name) else {
                     throwRealmException("Invalid property name '\(name)' for class '\(info.className)'.")

@@ -28,6 +28,10 @@ final class RealmCore {
     @exclusivity(unchecked) private(set) var epoch: UInt64 = 0
     private(set) var isClosed = false
 
+    /// The update policy for objects linked by a property assignment (`.error` except while
+    /// `create(_:value:update:)` updates an existing object).
+    var propertyUpdatePolicy = Realm.UpdatePolicy.error
+
     /// Tables created in the current write transaction, published when it commits.
     private var pendingTables: [ObjectIdentifier: Table] = [:]
     private var pendingCatalog: SchemaCatalog?

@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// Collection misuse traps with Realm's messages (each body runs in a child process).
+@Suite struct CollectionMisuseTests {
+    /// A Realm with one managed owner holding two dogs, one in a set, one in a map, and a
+    /// parent with an embedded child in a list.
+    static func managedOwner() -> (Realm, Owner) {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-exit-\(UUID()).realm")
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [
+                Owner.self, Pet.self, Parent.self, Child.self, Grandchild.self,
+            ]))
+            let owner = Owner("o")
+            owner.dogs.append(objectsIn: [Pet("a"), Pet("b")])
+            owner.dogSet.insert(Pet("c"))
+            owner.dogMap["d"] = Pet("d")
+            try realm.write { realm.add(owner) }
+            return (realm, owner)
+        } catch {
+            fatalError("could not open \(url): \(error)")
+        }
+    }
+
+    static func stderr(_ result: ExitTest.Result?) -> String {
+        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    }
+
+    @Test func appendingToAListOutsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, owner) = CollectionMisuseTests.managedOwner()
+            owner.dogs.append(Pet("x"))
+        }
+        #expect(Self.stderr(result).contains("Cannot modify List outside of a write transaction."))
+    }
+
+    @Test func settingAListElementOutsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, owner) = CollectionMisuseTests.managedOwner()
+            owner.dogs[0] = Pet("x")
+        }
+        #expect(Self.stderr(result).contains("Cannot modify List outside of a write transaction."))
+    }
+
+    @Test func insertingIntoASetOutsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, owner) = CollectionMisuseTests.managedOwner()
+            owner.dogSet.insert(Pet("x"))
+        }
+        #expect(Self.stderr(result).contains("Cannot modify Set outside of a write transaction."))
+    }
+
+    @Test func settingAMapKeyOutsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, owner) = CollectionMisuseTests.managedOwner()
+            owner.dogMap["x"] = nil
+        }
+        #expect(Self.stderr(result).contains("Cannot modify Dictionary outside of a write transaction."))
+    }
+
+    @Test func anOutOfBoundsIndexTrapsWithTheBound() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = CollectionMisuseTests.managedOwner()
+            try? realm.write { owner.dogs.insert(Pet("x"), at: 3) }
+        }
+        #expect(Self.stderr(result).contains("Index 3 is out of bounds (must be less than 3)."))
+    }
+
+    @Test func aNegativeIndexTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = CollectionMisuseTests.managedOwner()
+            try? realm.write { owner.dogs.remove(at: -1) }
+        }
+        #expect(Self.stderr(result).contains("Cannot pass a negative value for 'index'."))
+    }
+
+    @Test func removingMoreThanTheListHoldsTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = CollectionMisuseTests.managedOwner()
+            try? realm.write { owner.dogs.removeLast(3) }
+        }
+        #expect(Self.stderr(result).contains(
+            "It is not possible to remove more objects (3) from a list than it already contains (2)."))
+    }
+
+    @Test func settingLinkingObjectsTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = CollectionMisuseTests.managedOwner()
+            try? realm.write { owner.parents = LinkingObjects(fromType: Owner.self, property: "children") }
+        }
+        #expect(Self.stderr(result).contains("LinkingObjects properties are read-only"))
+    }
+
+    @Test func reusingAManagedEmbeddedObjectInAListTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = CollectionMisuseTests.managedOwner()
+            let parent = Parent()
+            parent.children.append(Child(1))
+            try? realm.write {
+                realm.add(parent)
+                parent.children.append(parent.children[0])
+            }
+        }
+        #expect(Self.stderr(result).contains("Cannot add an existing managed embedded object to a List."))
+    }
+
+    @Test func reusingAManagedEmbeddedObjectInALinkTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = CollectionMisuseTests.managedOwner()
+            let parent = Parent()
+            parent.children.append(Child(1))
+            try? realm.write {
+                realm.add(parent)
+                parent.child = parent.children[0]
+            }
+        }
+        #expect(Self.stderr(result).contains("Can't set link to existing managed embedded object"))
+    }
+
+    @Test func reusingAManagedEmbeddedObjectInAMapTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = CollectionMisuseTests.managedOwner()
+            let parent = Parent()
+            parent.childMap["a"] = Child(1)
+            try? realm.write {
+                realm.add(parent)
+                parent.childMap["b"] = parent.childMap["a"] ?? nil
+            }
+        }
+        #expect(Self.stderr(result).contains("Cannot add an existing managed embedded object to a Dictionary."))
+    }
+
+    @Test func mapKeysStartingWithADollarTrap() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = CollectionMisuseTests.managedOwner()
+            try? realm.write { owner.nicknames["$x"] = "x" }
+        }
+        #expect(Self.stderr(result).contains("Dictionary::insert: key must not start with '$'"))
+    }
+
+    @Test func mapKeysWithADotTrap() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let owner = Owner("unmanaged")
+            owner.nicknames["a.b"] = "x"
+        }
+        #expect(Self.stderr(result).contains("Dictionary::insert: key must not contain '.'"))
+    }
+
+    @Test func readingTheListOfADeletedObjectTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = CollectionMisuseTests.managedOwner()
+            let dogs = owner.dogs
+            try? realm.write { realm.delete(owner) }
+            _ = dogs.count
+        }
+        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
+    }
+
+    @Test func mutatingAListFromAnotherThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, owner) = CollectionMisuseTests.managedOwner()
+            nonisolated(unsafe) let dogs = owner.dogs
+            let thread = Thread { _ = dogs.count }
+            thread.start()
+            sleep(5)
+        }
+        #expect(Self.stderr(result).contains("Realm accessed from incorrect thread."))
+    }
+}

@@ -11,13 +11,26 @@ struct TrellisCommand: ParsableCommand {
     )
 }
 
-/// The seeds' models: a Person with an optional Dog (to-one) and an embedded Address.
+/// The seeds' models: a Person with an optional Dog (to-one), a List of dogs, the clubs it
+/// belongs to (inverse) and an embedded Address; a DogClub with members and embedded offices.
 final class Person: Object {
     @Persisted var name: String = ""
     @Persisted var birthdate: Date = Date(timeIntervalSince1970: 1)
     // A person can have one dog
     @Persisted var dog: Dog?
+    // To-many relationship - a person can have many dogs
+    @Persisted var dogs: List<Dog>
+    // Inverse relationship - a person can be a member of many clubs
+    @Persisted(originProperty: "members") var clubs: LinkingObjects<DogClub>
     @Persisted var address: Address?
+}
+
+final class DogClub: Object {
+    @Persisted var name = ""
+    @Persisted var members: List<Person>
+    // DogClub has an array of regional office addresses.
+    // These are embedded objects.
+    @Persisted var regionalOfficeAddresses: List<Address>
 }
 
 final class Dog: Object {
@@ -48,7 +61,8 @@ struct Demo: ParsableCommand {
         let url = folder.appendingPathComponent("demo.realm")
         try? FileManager.default.removeItem(at: url)
         try? FileManager.default.removeItem(atPath: url.path + "-lock")
-        let configuration = Realm.Configuration(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self])
+        let configuration = Realm.Configuration(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self,
+                                                                                  DogClub.self])
 
         try write(configuration)
         let thread = Thread { reopenAndPrint(configuration) }
@@ -73,10 +87,22 @@ struct Demo: ParsableCommand {
                 let address = Address()
                 address.city = city
                 person.address = address
+                let puppy = Dog()
+                puppy.name = "\(name)'s puppy"
+                person.dogs.append(puppy)
+                if let dog = person.dog { person.dogs.append(dog) }
                 realm.add(person)
             }
+            let club = DogClub()
+            club.name = "Sprinters"
+            club.members.append(objectsIn: realm.objects(Person.self).filter { $0.dog != nil })
+            let office = Address()
+            office.city = "Trondheim"
+            club.regionalOfficeAddresses.append(office)
+            realm.add(club)
         }
-        print("Wrote \(realm.objects(Person.self).count) Person and \(realm.objects(Dog.self).count) Dog objects.")
+        print("Wrote \(realm.objects(Person.self).count) Person, \(realm.objects(Dog.self).count) Dog and "
+            + "\(realm.objects(DogClub.self).count) DogClub objects.")
     }
 }
 
@@ -87,7 +113,13 @@ func reopenAndPrint(_ configuration: Realm.Configuration) {
         print("Reopened; read back:")
         for person in realm.objects(Person.self) {
             let dog = person.dog.map { "\($0.name), age \($0.age)" } ?? "no dog"
-            print("  Person \(person.name) lives in \(person.address?.city ?? "?") and has \(dog)")
+            print("  Person \(person.name) lives in \(person.address?.city ?? "?") and has \(dog); "
+                + "dogs: \(person.dogs.map(\.name).joined(separator: ", ")); "
+                + "clubs: \(person.clubs.map(\.name).joined(separator: ", "))")
+        }
+        for club in realm.objects(DogClub.self) {
+            print("  DogClub \(club.name): members \(club.members.map(\.name).joined(separator: ", ")); "
+                + "offices in \(club.regionalOfficeAddresses.compactMap(\.city).joined(separator: ", "))")
         }
         for dog in realm.objects(Dog.self) {
             print("  Dog \(dog.name) (_id \(dog._id))")

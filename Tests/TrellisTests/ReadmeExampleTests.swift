@@ -8,10 +8,12 @@ import Testing
         @Persisted(primaryKey: true) var _id: ObjectId
         @Persisted var name = ""
         @Persisted var age: Int?
+        @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
     }
     class Person: Object {
         @Persisted var name = ""
         @Persisted var dog: Dog?
+        @Persisted var dogs: List<Dog>
         @Persisted var address: Address?
     }
     class Address: EmbeddedObject {
@@ -24,12 +26,15 @@ import Testing
         let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self]))
         try realm.write {
             let person = Person(value: ["name": "Tim", "dog": ["name": "Rex", "age": 3], "address": ["city": "Oslo"]])
+            person.dogs.append(Dog(value: ["name": "Fido"]))
             realm.add(person)
         }
         let owner = try #require(realm.objects(Person.self).first)
         #expect(owner.dog?.name == "Rex")
         #expect(owner.dog?.age == 3)
         #expect(owner.address?.city == "Oslo")
-        #expect(realm.objects(Dog.self).count == 1)
+        #expect(realm.objects(Dog.self).count == 2)
+        #expect(owner.dogs[0].name == "Fido")
+        #expect(owner.dogs[0].owners.first?.name == "Tim")
     }
 }

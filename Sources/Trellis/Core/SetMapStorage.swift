@@ -10,7 +10,7 @@ extension RealmCore {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
         do {
             try key.withUnsafeBytes { (k) in
-                try value.withUnsafeBytes { (v) in try txn.put(file.collections, key: k, value: v) }
+                _ = try value.withUnsafeBytes { (v) in try txn.put(file.collections, key: k, value: v) }
             }
         } catch {
             throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")

@@ -119,6 +119,23 @@ import Testing
         #expect(owners == owners)
     }
 
+    @Test func theLegacyLetDeclarationIsLiveForListsAndToOnes() throws {
+        let realm = try Realm(configuration: folder.configuration([LegacyUser.self, LegacyTask.self]))
+        let task = LegacyTask()
+        #expect(task.assignee.count == 0)
+        let user = LegacyUser()
+        user.name = "Ada"
+        user.tasks.append(task)
+        try realm.write { realm.add(user) }
+        #expect(task.assignee.first?.name == "Ada")
+        let fetched = try #require(realm.objects(LegacyTask.self).first)
+        #expect(fetched.assignee.count == 1)
+        let byLink = LegacyUser()
+        byLink.favorite = fetched
+        try realm.write { realm.add(byLink) }
+        #expect(fetched.linkingObjects(LegacyUser.self, forProperty: "favorite").count == 1)
+    }
+
     @Test func linkingObjectsAreNotPartOfTheStoredSchema() {
         let names = Pet().objectSchema.properties.map(\.name)
         #expect(names == ["name", "age"])

@@ -1,14 +1,18 @@
 // Run: cd Benchmarks && swift run -c release ReadCost
 import Foundation
 import Trellis
-final class Dog: Object { @Persisted var name = ""; @Persisted var age = 0 }
-final class Person: Object { @Persisted var name = ""; @Persisted var dog: Dog? }
+final class Dog: Object { @Persisted var name = ""; @Persisted var age = 0; @Persisted(originProperty: "dog") var owners: LinkingObjects<Person> }
+final class Person: Object { @Persisted var name = ""; @Persisted var dog: Dog?; @Persisted var dogs: List<Dog> }
 let url = URL(fileURLWithPath: NSTemporaryDirectory() + "readbench-\(getpid()).realm")
 var config = Realm.Configuration(fileURL: url, objectTypes: [Dog.self, Person.self])
 config.maximumFileSize = 1 << 30
 let realm = try Realm(configuration: config)
 let n = Int(ProcessInfo.processInfo.environment["N"] ?? "") ?? 100_000
 try realm.write { for i in 0..<n { let p = Person(); p.name = "p\(i)"; let d = Dog(); d.age = i % 20; p.dog = d; realm.add(p) } }
+// 1,000 people with 10 dogs each in a List (W3's shape, smaller).
+let listOwners = (0..<1_000).map { _ in Person() }
+try realm.write { for p in listOwners { realm.add(p); p.dogs.append(objectsIn: dogsForLists()) } }
+func dogsForLists() -> [Dog] { (0..<10).map { i in let d = Dog(); d.age = i; return d } }
 let dogs = Array(realm.objects(Dog.self)); let people = Array(realm.objects(Person.self))
 let only = ProcessInfo.processInfo.environment["ONLY"]
 func time(_ label: String, _ reps: Int, _ body: () -> Int) {
@@ -24,4 +28,6 @@ time("repeated read of one object's age", n) { var s = 0; let d = dogs[0]; for _
 time("first read of age on each of 100k objects", n) { var s = 0; for d in dogs { d._invalidateRowCacheForBenchmark(); s &+= d.age }; return s }
 time("person.dog!.age (link hop: lookup + accessor + lookup)", n) { var s = 0; for p in people { p._invalidateRowCacheForBenchmark(); s &+= p.dog!.age }; return s }
 time("enumerate Results + read name and age", n) { var s = 0; for d in realm.objects(Dog.self) { s &+= d.age + d.name.utf8.count }; return s }
+time("dog.owners.count (backlink prefix scan)", n) { var s = 0; for d in dogs { s &+= d.owners.count }; return s }
+time("iterate a 10-dog List and read age", listOwners.count * 10) { var s = 0; for p in listOwners { for d in p.dogs { s &+= d.age } }; return s }
 try? FileManager.default.removeItem(at: url)

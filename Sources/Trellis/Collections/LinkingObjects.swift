@@ -96,6 +96,22 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     }
 }
 
+/// The legacy declaration `let owners = LinkingObjects(fromType: Person.self, property: "dog")`:
+/// when the object becomes managed, the field is replaced by the live collection.
+protocol _LegacyLinkingObjects: SendableMetatype {
+    static func _trellisInstall(at field: UnsafeMutableRawPointer, object: ObjectBase)
+}
+
+extension LinkingObjects: _LegacyLinkingObjects {
+    static func _trellisInstall(at field: UnsafeMutableRawPointer, object: ObjectBase) {
+        guard let managed = object._managed else { return }
+        let slot = field.assumingMemoryBound(to: LinkingObjects.self)
+        let origin = slot.pointee.propertyName
+        slot.pointee = LinkingObjects(propertyName: origin, results: Results(core: managed.core, source: .linkingObjects(
+            target: managed.table, key: managed.key, originProperty: origin)))
+    }
+}
+
 extension Persisted where Value: _LinkingObjectsProperty {
     /// Declares the inverse of `originProperty`, a link property of the linking class.
     @inlinable

@@ -308,6 +308,7 @@ final class RealmCore {
         let object = type.init()
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
+        if !table.info.legacyLinkingObjects.isEmpty { installLegacyLinkingObjects(object, table.info) }
         return object
     }
 
@@ -315,6 +316,12 @@ final class RealmCore {
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         object._rowCache = RowCache()
+        if !table.info.legacyLinkingObjects.isEmpty { installLegacyLinkingObjects(object, table.info) }
+    }
+
+    private func installLegacyLinkingObjects(_ object: ObjectBase, _ info: ClassInfo) {
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for field in info.legacyLinkingObjects { field.type._trellisInstall(at: base + field.offset, object: object) }
     }
 }
 

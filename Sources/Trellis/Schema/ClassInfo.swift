@@ -62,7 +62,12 @@ final class ClassInfo: Sendable {
     /// Key path identities seen by the property wrapper, mapped to field indexes.
     private let keyPathTable: KeyPathTable
 
-    init(objectType: ObjectBase.Type, fields: [FieldInfo]) {
+    /// `let owners = LinkingObjects(fromType:property:)` fields (the pre-`@Persisted` form),
+    /// made live when an accessor becomes managed.
+    let legacyLinkingObjects: [LegacyLinkingObjectsField]
+
+    init(objectType: ObjectBase.Type, fields: [FieldInfo], legacyLinkingObjects: [LegacyLinkingObjectsField] = []) {
+        self.legacyLinkingObjects = legacyLinkingObjects
         self.objectType = objectType
         self.className = objectType.className()
         self.isEmbedded = objectType.isEmbedded
@@ -98,6 +103,12 @@ final class ClassInfo: Sendable {
         keyPathTable.remember(keyPath, index: field.index)
         return field
     }
+}
+
+/// A stored `LinkingObjects` field declared without `@Persisted`.
+struct LegacyLinkingObjectsField: Sendable {
+    let offset: Int
+    let type: any _LegacyLinkingObjects.Type
 }
 
 /// A lock-free map from key path instances to field indexes, filled on first use.

@@ -30,7 +30,12 @@ enum SchemaDiscovery {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var fields = [FieldInfo]()
         var rowColumn = 0
+        var legacy = [LegacyLinkingObjectsField]()
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
+            if let linkingObjects = fieldType as? any _LegacyLinkingObjects.Type {
+                legacy.append(LegacyLinkingObjectsField(offset: offset, type: linkingObjects))
+                return true
+            }
             guard let witness = fieldType as? any PersistedFieldWitness.Type else { return true }
             let rawName = String(cString: namePointer)
             let name = rawName.hasPrefix("_") ? String(rawName.dropFirst()) : rawName
@@ -43,7 +48,7 @@ enum SchemaDiscovery {
             return true
         }
         withExtendedLifetime(prototype) {}
-        return ClassInfo(objectType: type, fields: fields)
+        return ClassInfo(objectType: type, fields: fields, legacyLinkingObjects: legacy)
     }
 }
 

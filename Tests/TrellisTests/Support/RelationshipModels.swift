@@ -166,3 +166,15 @@ enum SeedEmbedded {
         @Persisted var breed: String?
     }
 }
+
+// The legacy declaration of an inverse relationship (a `let`, no `@Persisted`).
+class LegacyTask: Object {
+    @Persisted var text = ""
+    let assignee = LinkingObjects(fromType: LegacyUser.self, property: "tasks")
+}
+
+class LegacyUser: Object {
+    @Persisted var name = ""
+    @Persisted var tasks: List<LegacyTask>
+    @Persisted var favorite: LegacyTask?
+}

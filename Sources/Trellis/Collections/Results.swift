@@ -89,7 +89,11 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         guard let table else { return 0 }
         switch source {
         case .table: return core.transaction.entryCount(table.rows)
-        case .linkingObjects: return keys().count
+        case .linkingObjects(let target, let key, let originProperty):
+            // The sum of the backlink counts: no origin row is read.
+            guard let origin = backlinkOrigin(originProperty) else { return 0 }
+            return core.backlinks(to: target, key: key, from: origin.table, column: origin.field)
+                .reduce(0) { $0 + $1.count }
         }
     }
 

@@ -147,3 +147,24 @@ import Testing
         #expect(realm.schema["Child"]?.isEmbedded == true)
     }
 }
+
+extension EmbeddedObjectTests {
+    @Test func addUpdateModifiedUpdatesAnEmbeddedObjectInPlace() throws {
+        let realm = try open()
+        let original = Parent()
+        original.pk = 8
+        original.child = Child(1)
+        original.child?.grandchild = Grandchild(value: [1])
+        try realm.write { realm.add(original) }
+        let oldChild = try #require(original.child)
+        let replacement = Parent()
+        replacement.pk = 8
+        replacement.child = Child(2)
+        replacement.child?.grandchild = Grandchild(value: [3])
+        try realm.write { realm.add(replacement, update: .modified) }
+        #expect(!oldChild.isInvalidated)
+        #expect(oldChild.value == 2)
+        #expect(oldChild.grandchild?.value == 3)
+        #expect(realm._consistencyProblems().isEmpty)
+    }
+}

@@ -4,6 +4,9 @@ final class AddSession {
     let core: RealmCore
     let policy: Realm.UpdatePolicy
     private var added: [ObjectIdentifier: ObjectKey] = [:]
+    /// Unmanaged embedded objects that `update: .modified` writes into an existing embedded row
+    /// instead of replacing it (Realm updates embedded objects in place under `.modified`).
+    private var inPlace: [ObjectIdentifier: ObjectKey] = [:]
     /// The trap message for linking an embedded object that already has a parent.
     var embeddedReuseMessage = "Can't set link to existing managed embedded object"
 
@@ -35,6 +38,7 @@ final class AddSession {
 
     /// The key of a new embedded object for a link; a managed embedded object cannot move.
     func embed(_ object: EmbeddedObject) -> ObjectKey {
+        if let key = inPlace.removeValue(forKey: ObjectIdentifier(object)) { return add(object, reusing: key) }
         if object._managed != nil || added[ObjectIdentifier(object)] != nil {
             throwRealmException(embeddedReuseMessage)
         }
@@ -43,7 +47,7 @@ final class AddSession {
 
     /// Stores an unmanaged object (and, recursively, what it links to); returns its key.
     @discardableResult
-    func add(_ object: ObjectBase) -> ObjectKey {
+    func add(_ object: ObjectBase, reusing reusedKey: ObjectKey? = nil) -> ObjectKey {
         if let key = added[ObjectIdentifier(object)] { return key }
         let type = Swift.type(of: object)
         guard let table = core.table(for: type, create: true) else {
@@ -66,10 +70,14 @@ final class AddSession {
                 key = core.allocateKey(in: table)
                 core.insertPrimaryKey(table, pk, key: key)
             }
+        } else if let reusedKey {
+            key = reusedKey
+            isNew = false
         } else {
             key = core.allocateKey(in: table)
         }
         added[ObjectIdentifier(object)] = key
+        if !isNew, policy == .modified { planInPlaceUpdates(object, base: base, table: table, key: key) }
         let values = info.storedFields.map { $0.witness.encodeUnmanaged(at: base + $0.offset, context).payload }
         core.writeRow(table, key: key, values: values, isNew: isNew)
         core.makeManaged(object, table: table, key: key)
@@ -79,5 +87,18 @@ final class AddSession {
                                            session: self)
         }
         return key
+    }
+
+    /// Under `.modified`, each embedded to-one child of the existing row is kept and receives the
+    /// values of the new unmanaged child.
+    private func planInPlaceUpdates(_ object: ObjectBase, base: UnsafeMutableRawPointer, table: Table, key: ObjectKey) {
+        guard let row = core.rowView(table, key) else { return }
+        for field in table.info.storedFields where field.isEmbeddedLink && field.typeInfo.collection == .none {
+            guard !row.isNull(field.rowColumn),
+                  let child = field.witness.unmanagedValue(at: base + field.offset) as? EmbeddedObject,
+                  child._managed == nil
+            else { continue }
+            inPlace[ObjectIdentifier(child)] = row.slot(field.rowColumn)
+        }
     }
 }

@@ -168,3 +168,23 @@ extension EmbeddedObjectTests {
         #expect(realm._consistencyProblems().isEmpty)
     }
 }
+
+extension EmbeddedObjectTests {
+    @Test func addUpdateModifiedUpdatesEmbeddedListElementsInPlaceAndAppendsExtras() throws {
+        let realm = try open()
+        let original = Parent()
+        original.pk = 9
+        original.children.append(objectsIn: (0..<6).map(Child.init))
+        try realm.write { realm.add(original) }
+        let oldChildren = Array(original.children)
+        let replacement = Parent()
+        replacement.pk = 9
+        replacement.children.append(objectsIn: (6..<13).map(Child.init))
+        try realm.write { realm.add(replacement, update: .modified) }
+        let noneInvalidated = oldChildren.allSatisfy { !$0.isInvalidated }
+        #expect(noneInvalidated)
+        #expect(oldChildren.map(\.value) == Array(6..<12))
+        #expect(original.children.map(\.value) == Array(6..<13))
+        #expect(realm._consistencyProblems().isEmpty)
+    }
+}

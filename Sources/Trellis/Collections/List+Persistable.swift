@@ -44,6 +44,13 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
             if other.isSameCollection(as: binding) { return value }
             target = List(binding: binding)
         }
+        if session.policy == .modified, binding.location.field.isEmbeddedLink {
+            // Realm mutates the existing embedded elements in place, appends the extra ones.
+            let existing = binding.core.listElements(binding.location).compactMap(CollectionElement.linkKey)
+            for (element, key) in zip(value.elements, existing) {
+                if let embedded = element as? EmbeddedObject { session.reuseEmbedded(embedded, key: key) }
+            }
+        }
         let encoded = value.elements.map { binding.encode($0, session: session) }
         binding.core.listSplice(binding.location, 0..<binding.core.listCount(binding.location), with: encoded)
         target.storage = .managed(binding)

@@ -89,6 +89,12 @@ final class AddSession {
         return key
     }
 
+    /// Marks an unmanaged embedded object to be written into an existing embedded row (for
+    /// `.modified` updates of embedded lists, element by element).
+    func reuseEmbedded(_ object: EmbeddedObject, key: ObjectKey) {
+        if object._managed == nil { inPlace[ObjectIdentifier(object)] = key }
+    }
+
     /// Under `.modified`, each embedded to-one child of the existing row is kept and receives the
     /// values of the new unmanaged child.
     private func planInPlaceUpdates(_ object: ObjectBase, base: UnsafeMutableRawPointer, table: Table, key: ObjectKey) {

@@ -102,7 +102,9 @@ struct CollectionBinding {
 /// What `@Persisted` needs from a collection property type (List, MutableSet, Map).
 protocol _CollectionProperty: AnyObject {
     /// A managed accessor over a stored collection.
-    static func _trellisManaged(_ binding: CollectionBinding) -> Self
+    init(binding: CollectionBinding)
+    /// The binding of a managed collection, nil for an unmanaged one.
+    var binding: CollectionBinding? { get }
     /// Stores the elements of `value` (an unmanaged collection, or another Realm's) as the
     /// contents of `binding`, replacing what was there; returns the instance the owning
     /// object keeps: `value` itself when it was unmanaged (as in Realm), else a new accessor.
@@ -112,6 +114,19 @@ protocol _CollectionProperty: AnyObject {
     static func _trellisConvert(_ value: Any) -> Self?
     /// The elements as loosely typed values (for copying between collections).
     var _trellisElements: [Any] { get }
+}
+
+extension _CollectionProperty {
+    /// The managed accessor of a collection property (kept by `@Persisted`).
+    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
+        Self(binding: CollectionBinding(object: object, field: field))
+    }
+
+    /// The Realm of a managed collection (the public `realm` of List, MutableSet and Map).
+    var managingRealm: Realm? { binding.map { Realm(core: $0.core) } }
+
+    /// Whether the owner of a managed collection is gone (the public `isInvalidated`).
+    var ownerIsGone: Bool { binding.map { !$0.isValid } ?? false }
 }
 
 extension RealmCore {

@@ -17,12 +17,6 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
         _StoredValue(.none)
     }
 
-    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
-        Self(binding: CollectionBinding(object: object, field: field))
-    }
-
-    static func _trellisManaged(_ binding: CollectionBinding) -> Self { Self(binding: binding) }
-
     /// `obj.dogs = other`: empties this list and appends the other's elements (a list assigned
     /// to itself is left alone).
     static func _trellisAssign(_ value: Any, to object: ObjectBase, field: FieldInfo) {

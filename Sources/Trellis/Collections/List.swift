@@ -31,15 +31,14 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     // MARK: - State
 
     /// The Realm managing the list, or nil when it is unmanaged.
-    public var realm: Realm? {
-        guard case .managed(let binding) = storage else { return nil }
-        return Realm(core: binding.core)
-    }
+    public var realm: Realm? { managingRealm }
 
     /// Whether the object owning the list was deleted (or its Realm invalidated).
-    public var isInvalidated: Bool {
-        guard case .managed(let binding) = storage else { return false }
-        return !binding.isValid
+    public var isInvalidated: Bool { ownerIsGone }
+
+    var binding: CollectionBinding? {
+        if case .managed(let binding) = storage { return binding }
+        return nil
     }
 
     // MARK: - Reading
@@ -67,8 +66,9 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
                 return elements[position]
             case .managed(let binding):
                 binding.verifyReadable()
-                CollectionIndex.check(position, count: binding.core.listCount(binding.location))
-                guard let bytes = binding.core.listElement(binding.location, at: position) else {
+                let header = binding.core.listHeader(binding.location)
+                CollectionIndex.check(position, count: header.count)
+                guard let bytes = binding.core.listElement(binding.location, at: position, header: header) else {
                     throwRealmException("Trellis could not read element \(position) of '\(binding.location.field.name)'.")
                 }
                 return binding.decode(bytes)

@@ -42,15 +42,14 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     init(binding: CollectionBinding) { storage = .managed(binding) }
 
     /// The Realm managing the map, or nil when it is unmanaged.
-    public var realm: Realm? {
-        guard case .managed(let binding) = storage else { return nil }
-        return Realm(core: binding.core)
-    }
+    public var realm: Realm? { managingRealm }
 
     /// Whether the object owning the map was deleted (or its Realm invalidated).
-    public var isInvalidated: Bool {
-        guard case .managed(let binding) = storage else { return false }
-        return !binding.isValid
+    public var isInvalidated: Bool { ownerIsGone }
+
+    var binding: CollectionBinding? {
+        if case .managed(let binding) = storage { return binding }
+        return nil
     }
 
     /// The number of keys.
@@ -209,12 +208,6 @@ extension Map: _Persistable, _CachedAccessor, _CollectionAssignable, _Collection
     public static func _trellisEncode(_ value: Map, _ context: _EncodingContext) -> _StoredValue {
         _StoredValue(.none)
     }
-
-    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
-        Self(binding: CollectionBinding(object: object, field: field))
-    }
-
-    static func _trellisManaged(_ binding: CollectionBinding) -> Self { Self(binding: binding) }
 
     static func _trellisAssign(_ value: Any, to object: ObjectBase, field: FieldInfo) {
         guard let newMap = value as? Map, let current = field.witness.dynamicGet(object, field) as? Map else {

@@ -23,15 +23,14 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     init(binding: CollectionBinding) { storage = .managed(binding) }
 
     /// The Realm managing the set, or nil when it is unmanaged.
-    public var realm: Realm? {
-        guard case .managed(let binding) = storage else { return nil }
-        return Realm(core: binding.core)
-    }
+    public var realm: Realm? { managingRealm }
 
     /// Whether the object owning the set was deleted (or its Realm invalidated).
-    public var isInvalidated: Bool {
-        guard case .managed(let binding) = storage else { return false }
-        return !binding.isValid
+    public var isInvalidated: Bool { ownerIsGone }
+
+    var binding: CollectionBinding? {
+        if case .managed(let binding) = storage { return binding }
+        return nil
     }
 
     // MARK: - Reading
@@ -208,12 +207,6 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
     public static func _trellisEncode(_ value: MutableSet, _ context: _EncodingContext) -> _StoredValue {
         _StoredValue(.none)
     }
-
-    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
-        Self(binding: CollectionBinding(object: object, field: field))
-    }
-
-    static func _trellisManaged(_ binding: CollectionBinding) -> Self { Self(binding: binding) }
 
     static func _trellisAssign(_ value: Any, to object: ObjectBase, field: FieldInfo) {
         guard let newSet = value as? MutableSet, let current = field.witness.dynamicGet(object, field) as? MutableSet

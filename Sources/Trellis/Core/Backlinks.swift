@@ -17,11 +17,11 @@ struct BacklinkKey {
     var bytes: [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(Self.size)
-        Self.append(targetTable, to: &out)
-        Self.append(targetKey, to: &out)
-        Self.append(originTable, to: &out)
-        Self.append(originColumn, to: &out)
-        Self.append(originKey, to: &out)
+        BigEndian.append(targetTable, to: &out)
+        BigEndian.append(targetKey, to: &out)
+        BigEndian.append(originTable, to: &out)
+        BigEndian.append(originColumn, to: &out)
+        BigEndian.append(originKey, to: &out)
         return out
     }
 
@@ -31,10 +31,10 @@ struct BacklinkKey {
                        originColumn: UInt16? = nil) -> [UInt8]
     {
         var out = [UInt8]()
-        append(targetTable, to: &out)
-        append(targetKey, to: &out)
-        if let originTable { append(originTable, to: &out) }
-        if let originColumn { append(originColumn, to: &out) }
+        BigEndian.append(targetTable, to: &out)
+        BigEndian.append(targetKey, to: &out)
+        if let originTable { BigEndian.append(originTable, to: &out) }
+        if let originColumn { BigEndian.append(originColumn, to: &out) }
         return out
     }
 
@@ -48,19 +48,10 @@ struct BacklinkKey {
 
     init?(_ raw: UnsafeRawBufferPointer) {
         guard raw.count == Self.size else { return nil }
-        func read<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
-            var value: T = 0
-            for i in 0..<MemoryLayout<T>.size { value = value << 8 | T(raw[offset + i]) }
-            return value
-        }
-        targetTable = read(0, UInt32.self)
-        targetKey = read(4, UInt64.self)
-        originTable = read(12, UInt32.self)
-        originColumn = read(16, UInt16.self)
-        originKey = read(18, UInt64.self)
-    }
-
-    private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
-        for i in (0..<MemoryLayout<T>.size).reversed() { out.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
+        targetTable = BigEndian.read(raw, at: 0)
+        targetKey = BigEndian.read(raw, at: 4)
+        originTable = BigEndian.read(raw, at: 12)
+        originColumn = BigEndian.read(raw, at: 16)
+        originKey = BigEndian.read(raw, at: 18)
     }
 }

@@ -22,9 +22,9 @@ struct CollectionLocation {
     var ownerPrefix: [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(CollectionKey.ownerSize + 9)
-        CollectionKey.append(table.tableId, to: &out)
-        CollectionKey.append(key, to: &out)
-        CollectionKey.append(UInt16(field.rowColumn), to: &out)
+        BigEndian.append(table.tableId, to: &out)
+        BigEndian.append(key, to: &out)
+        BigEndian.append(UInt16(field.rowColumn), to: &out)
         return out
     }
 
@@ -33,7 +33,7 @@ struct CollectionLocation {
     func chunkKey(_ id: UInt32) -> [UInt8] {
         var out = ownerPrefix
         out.append(CollectionKey.chunkTag)
-        CollectionKey.append(id, to: &out)
+        BigEndian.append(id, to: &out)
         return out
     }
 
@@ -60,17 +60,13 @@ enum CollectionKey {
     static let maximumMapKeyBytes = 480
     private static let maximumElementKeyBytes = 440
 
-    static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
-        for i in (0..<MemoryLayout<T>.size).reversed() { out.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
-    }
-
     /// A set element as a key: itself, or for long elements a prefix plus a 64-bit hash.
     static func boundedKeyBytes(_ element: [UInt8]) -> [UInt8] {
         guard element.count > maximumElementKeyBytes else { return element }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in element { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         var out = Array(element[0..<(maximumElementKeyBytes - 8)])
-        append(hash, to: &out)
+        BigEndian.append(hash, to: &out)
         return out
     }
 }

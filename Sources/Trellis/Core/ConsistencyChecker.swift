@@ -109,10 +109,8 @@ struct ConsistencyChecker {
 
     private mutating func checkCollectionOwners() {
         for (key, _) in entries(core.file.collections) where key.count > CollectionKey.ownerSize {
-            var tableId: UInt32 = 0
-            var objectKey: ObjectKey = 0
-            for i in 0..<4 { tableId = tableId << 8 | UInt32(key[i]) }
-            for i in 4..<12 { objectKey = objectKey << 8 | UInt64(key[i]) }
+            let tableId: UInt32 = BigEndian.read(key, at: 0)
+            let objectKey: ObjectKey = BigEndian.read(key, at: 4)
             guard let table = core.table(id: tableId) else { continue }
             if core.rowView(table, objectKey) == nil {
                 problems.append("collection entry of missing owner \(table.info.className)[\(objectKey)]")
@@ -131,14 +129,7 @@ struct ConsistencyChecker {
     }
 
     private func entries(_ database: DatabaseHandle) -> [Cursor.Entry] {
-        var out = [Cursor.Entry]()
-        guard let cursor = try? core.transaction.cursor(database) else { return out }
-        var entry = cursor.first()
-        while let current = entry {
-            out.append(current)
-            entry = cursor.next()
-        }
-        return out
+        (try? core.transaction.cursor(database).entries(withPrefix: [])) ?? []
     }
 }
 

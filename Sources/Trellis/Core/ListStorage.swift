@@ -116,8 +116,12 @@ extension RealmCore {
         return out
     }
 
-    func listElement(_ location: CollectionLocation, at index: Int) -> UnsafeRawBufferPointer? {
-        let header = listHeader(location)
+    /// The element at `index`, or nil when out of range (`header`: the list's header, if the
+    /// caller already read it).
+    func listElement(_ location: CollectionLocation, at index: Int, header: ListHeader? = nil)
+        -> UnsafeRawBufferPointer?
+    {
+        let header = header ?? listHeader(location)
         guard index >= 0, index < header.count, let (position, offset) = header.locate(index),
               let bytes = collectionValue(location.chunkKey(header.chunks[position].id))
         else { return nil }

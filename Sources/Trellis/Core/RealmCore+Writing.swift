@@ -116,18 +116,13 @@ extension RealmCore {
     {
         let prefix = BacklinkKey.prefix(targetTable: table.tableId, targetKey: key, originTable: origin?.tableId,
                                         originColumn: column.map { UInt16($0.rowColumn) })
-        var result = [(key: BacklinkKey, count: Int)]()
         do {
-            let cursor = try transaction.cursor(file.backlinks)
-            var entry = prefix.withUnsafeBytes { cursor.seek(atLeast: $0) }
-            while let (k, v) = entry, k.count == BacklinkKey.size, k.starts(with: prefix) {
-                if let parsed = BacklinkKey(k) { result.append((parsed, Int(v.loadUnaligned(as: UInt32.self)))) }
-                entry = cursor.next()
+            return try transaction.cursor(file.backlinks).entries(withPrefix: prefix).compactMap { entry in
+                BacklinkKey(entry.key).map { ($0, Int(entry.value.loadUnaligned(as: UInt32.self))) }
             }
         } catch {
             throwRealmException("Trellis could not read the backlinks of '\(environmentPath)': \(error)")
         }
-        return result
     }
 
     // MARK: - Deleting

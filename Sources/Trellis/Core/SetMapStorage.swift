@@ -28,18 +28,11 @@ extension RealmCore {
 
     /// The entries whose keys start with `prefix`, in key order (pointers valid until a change).
     func collectionEntries(prefix: [UInt8]) -> [(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] {
-        var out = [(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)]()
         do {
-            let cursor = try transaction.cursor(file.collections)
-            var entry = prefix.withUnsafeBytes { cursor.seek(atLeast: $0) }
-            while let (k, v) = entry, k.starts(with: prefix) {
-                out.append((k, v))
-                entry = cursor.next()
-            }
+            return try transaction.cursor(file.collections).entries(withPrefix: prefix)
         } catch {
             throwRealmException("Trellis could not read the collections of '\(environmentPath)': \(error)")
         }
-        return out
     }
 
     private func storedCount(_ location: CollectionLocation) -> Int {

@@ -38,4 +38,16 @@ final class Cursor {
 
     /// Positions at the first key greater than or equal to `key`.
     func seek(atLeast key: UnsafeRawBufferPointer) -> Entry? { move(MDB_SET_RANGE, key: key) }
+
+    /// Every entry whose key starts with `prefix` (every entry for an empty prefix), in key
+    /// order. The pointers are valid until the transaction changes or ends.
+    func entries(withPrefix prefix: [UInt8]) -> [Entry] {
+        var out = [Entry]()
+        var entry = prefix.isEmpty ? first() : prefix.withUnsafeBytes { seek(atLeast: $0) }
+        while let current = entry, current.key.starts(with: prefix) {
+            out.append(current)
+            entry = next()
+        }
+        return out
+    }
 }

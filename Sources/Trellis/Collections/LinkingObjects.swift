@@ -30,7 +30,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     /// The Realm of the target object, or nil when it is unmanaged.
     public var realm: Realm? { results?.realm }
 
-    /// Whether the target object was deleted; its linking objects then read as empty.
+    /// Always false: like `Results`, linking objects are never invalidated; once the target
+    /// object is deleted they read as empty.
     public var isInvalidated: Bool { false }
 
     public var startIndex: Int { 0 }

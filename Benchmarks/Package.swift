@@ -1,13 +1,18 @@
 // swift-tools-version: 6.1
 // Benchmarks live in their own package so the library never depends on what they compare with.
+import Foundation
 import PackageDescription
+
+// SwiftPM names a path dependency after its folder, so the root package's identity is the name of
+// whatever folder the repository was cloned into (lowercased).
+let rootPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent.lowercased()
 
 let package = Package(
     name: "TrellisBenchmarks",
-    // The root package is referenced by its folder name, as SwiftPM names path dependencies.
     dependencies: [.package(path: "..")],
     targets: [
         // Cost of one managed property read and of a to-one hop (ns per call).
-        .executableTarget(name: "ReadCost", dependencies: [.product(name: "Trellis", package: "main")]),
+        .executableTarget(name: "ReadCost", dependencies: [.product(name: "Trellis", package: rootPackage)]),
     ]
 )

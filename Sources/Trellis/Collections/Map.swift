@@ -13,7 +13,9 @@ extension String: _MapKey {
 
 /// One entry of a map, as iteration yields it.
 public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashable {
+    /// The entry's key.
     public let key: Key
+    /// The value stored under ``key``.
     public let value: Value
 }
 

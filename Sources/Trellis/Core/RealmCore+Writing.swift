@@ -4,6 +4,12 @@ import Foundation
 /// entries and embedded children stay consistent with the rows.
 extension RealmCore {
     private func storageFailure(_ error: any Error) -> Never {
+        if let storage = error as? StorageError, storage.kind == .mapFull {
+            throwRealmException("Trellis could not write to '\(environmentPath)': this write transaction would grow "
+                + "the file past the \(file.environment.mapSize) bytes mapped. Nothing of it was saved. Raise "
+                + "Realm.Configuration.maximumFileSize if it is set, write less per transaction, or close the other "
+                + "Realms of this file in this process so the map can grow.")
+        }
         throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
     }
 

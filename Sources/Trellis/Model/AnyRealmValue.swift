@@ -19,15 +19,25 @@ public enum AnyRealmValue: Hashable {
     /// `.none`.
     public init() { self = .none }
 
+    /// The value if it is an integer, else nil.
     public var intValue: Int? { if case .int(let v) = self { v } else { nil } }
+    /// The value if it is a Bool, else nil.
     public var boolValue: Bool? { if case .bool(let v) = self { v } else { nil } }
+    /// The value if it is a Float, else nil.
     public var floatValue: Float? { if case .float(let v) = self { v } else { nil } }
+    /// The value if it is a Double, else nil.
     public var doubleValue: Double? { if case .double(let v) = self { v } else { nil } }
+    /// The value if it is a string, else nil.
     public var stringValue: String? { if case .string(let v) = self { v } else { nil } }
+    /// The value if it is Data, else nil.
     public var dataValue: Data? { if case .data(let v) = self { v } else { nil } }
+    /// The value if it is a date, else nil.
     public var dateValue: Date? { if case .date(let v) = self { v } else { nil } }
+    /// The value if it is an ObjectId, else nil.
     public var objectIdValue: ObjectId? { if case .objectId(let v) = self { v } else { nil } }
+    /// The value if it is a Decimal128, else nil.
     public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { v } else { nil } }
+    /// The value if it is a UUID, else nil.
     public var uuidValue: UUID? { if case .uuid(let v) = self { v } else { nil } }
 
     /// The linked object as `T`, or nil.

@@ -56,6 +56,7 @@ public final class Decimal128: Sendable {
 
     /// The smallest and largest finite values this type represents.
     public static var min: Decimal128 { Decimal128(-Decimal.greatestFiniteMagnitude) }
+    /// The largest finite value.
     public static var max: Decimal128 { Decimal128(Decimal.greatestFiniteMagnitude) }
 
     /// The value as a `Double` (may round).
@@ -80,7 +81,10 @@ extension Decimal128: Hashable, Comparable, CustomStringConvertible {
 }
 
 extension Decimal128: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral {
+    /// The exact value of an integer literal.
     public convenience init(integerLiteral value: Int64) { self.init(Decimal(value)) }
+    /// The value of a floating-point literal, read from its shortest decimal spelling
+    /// (`0.1` is exactly 0.1, not the nearest binary double).
     public convenience init(floatLiteral value: Double) { self.init(Decimal(string: "\(value)") ?? Decimal(value)) }
     /// Traps on a literal that is not a number.
     public convenience init(stringLiteral value: String) {
@@ -92,6 +96,7 @@ extension Decimal128: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Ex
 }
 
 extension Decimal128: Numeric {
+    /// The value of an integer that fits in 64 bits, else nil.
     public convenience init?<T: BinaryInteger>(exactly source: T) {
         guard let i = Int64(exactly: source) else { return nil }
         self.init(Decimal(i))

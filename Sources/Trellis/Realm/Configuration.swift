@@ -54,15 +54,24 @@ extension Realm {
         /// used (`objects(T.self)`, `add`), with the classes they link to.
         public var objectTypes: [ObjectBase.Type]?
 
-        /// The largest size the file may grow to (virtual address space reserved for the map).
-        /// A write past it fails with ``Realm/Error/Code/fileSizeLimitReached``.
-        public var maximumFileSize: Int = 64 << 30
+        /// The largest size the file may grow to, or nil (the default) for no limit but the
+        /// disk's. A write past it fails with ``Realm/Error/Code/fileSizeLimitReached`` and
+        /// changes nothing.
+        ///
+        /// The file is memory-mapped: the map starts by reserving 64 GiB of address space (not
+        /// disk; the file itself grows page by page) and doubles when a write begins while it
+        /// is more than half full and no other `Realm` of the process holds this file open.
+        public var maximumFileSize: Int?
+
+        /// The address space the map reserves at first; tests make it small to watch it grow.
+        var initialMapSize: Int = 64 << 30
 
         /// Whether a commit returns only after the data is on disk (fsync). On by default; turn
         /// off for throughput when losing the last commits after a power loss is acceptable
         /// (an application crash still loses nothing).
         public var syncOnCommit: Bool = true
 
+        /// A configuration with Realm's parameters; `inMemoryIdentifier` wins over `fileURL`.
         public init(fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
                     encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
                     deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [ObjectBase.Type]? = nil)

@@ -69,7 +69,8 @@ final class FileState: Sendable {
             let environment: Environment
             do {
                 environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
-                                                     mapSize: configuration.maximumFileSize)
+                                                     initialMapSize: configuration.initialMapSize,
+                                                     mapSizeLimit: configuration.maximumFileSize ?? Int.max)
             } catch {
                 throw RealmErrors.opening(path, error)
             }
@@ -170,7 +171,8 @@ enum RealmErrors {
                                fileURL: path)
         case .mapFull:
             return Realm.Error(.fileSizeLimitReached, "'\(path)' has reached its maximum size. Raise "
-                + "Realm.Configuration.maximumFileSize.", fileURL: path)
+                + "Realm.Configuration.maximumFileSize, or close the other Realms of this file so the map can grow.",
+                               fileURL: path)
         case .diskFull:
             return Realm.Error(.diskFull, "The disk holding '\(path)' is full. Free space and try again.",
                                fileURL: path)

@@ -96,6 +96,12 @@ final class RealmCore {
             throwRealmException("Can't perform transactions on a read-only Realm: '\(environmentPath)' was opened "
                 + "with readOnly: true.")
         }
+        if file.environment.wantsToGrow, let readTransaction {
+            // The map can only grow while the process has no transaction: let go of the
+            // snapshot (the write reads the newest version anyway; a new one is taken after).
+            readTransaction.abort()
+            self.readTransaction = nil
+        }
         do {
             writeTransaction = try file.environment.beginWrite()
         } catch {
@@ -140,8 +146,9 @@ final class RealmCore {
         switch error.kind {
         case .mapFull:
             Realm.Error(.fileSizeLimitReached, "The write transaction was rolled back: '\(environmentPath)' would "
-                + "grow past its maximum size (\(configuration.maximumFileSize) bytes). Raise "
-                + "Realm.Configuration.maximumFileSize or delete data.", fileURL: environmentPath)
+                + "grow past the \(file.environment.mapSize) bytes mapped. Raise "
+                + "Realm.Configuration.maximumFileSize if it is set, write less per transaction, or close the "
+                + "other Realms of this file in this process so the map can grow.", fileURL: environmentPath)
         case .diskFull:
             Realm.Error(.diskFull, "The write transaction was rolled back: the disk holding '\(environmentPath)' is "
                 + "full. Free space and try again.", fileURL: environmentPath)

@@ -28,6 +28,7 @@ extension Realm {
         }
 
         public var description: String { message }
+        /// The message, as Foundation's errors spell it.
         public var localizedDescription: String { message }
 
         /// The kind of a ``Realm/Error``. New codes may be added in later versions.

@@ -13,14 +13,27 @@ final class Environment: Sendable {
     nonisolated(unsafe) let handle: OpaquePointer
     let path: String
     let isReadOnly: Bool
-    let mapSize: Int
+    /// The largest size the map may grow to (``Realm/Configuration/maximumFileSize``).
+    let mapSizeLimit: Int
     /// Named database handles opened so far, by name. Handles stay valid until the env closes.
     private let databases = Mutex<[String: MDB_dbi]>([:])
+    /// How many transactions of this process are live or being begun, and the current map size.
+    /// The map may only be resized when no transaction is live (LMDB's rule), so both live
+    /// behind one lock that every transaction start and end takes.
+    private let mapState: Mutex<MapState>
+
+    struct MapState {
+        var liveTransactions = 0
+        var mapSize: Int
+    }
 
     static let maximumNamedDatabases: UInt32 = 4096
     static let maximumReaders: UInt32 = 1024
 
-    init(path: String, readOnly: Bool, mapSize: Int) throws {
+    /// Opens the file with a map of `initialMapSize` bytes (or the file's size, if larger) that
+    /// may grow up to `mapSizeLimit`.
+    init(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int) throws {
+        let mapSize = min(initialMapSize, mapSizeLimit)
         var env: OpaquePointer?
         try lmdbCheck(mdb_env_create(&env), "creating the environment")
         guard let env else { throw StorageError(code: ENOMEM, operation: "creating the environment") }
@@ -38,7 +51,10 @@ final class Environment: Sendable {
         self.handle = env
         self.path = path
         self.isReadOnly = readOnly
-        self.mapSize = mapSize
+        self.mapSizeLimit = max(mapSizeLimit, mapSize)
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        self.mapState = Mutex(MapState(mapSize: max(mapSize, info.me_mapsize)))
     }
 
     deinit {
@@ -68,6 +84,53 @@ final class Environment: Sendable {
     func beginWrite() throws -> Transaction {
         try Transaction(environment: self, readOnly: false)
     }
+
+    /// Counts a transaction as live before LMDB begins it; when the map is more than half full
+    /// and this is the only transaction of the process, doubles the map first (up to the
+    /// limit). Called by ``Transaction`` only, paired with ``transactionEnded()``.
+    func transactionStarting() {
+        mapState.withLock { state in
+            if state.liveTransactions == 0, !isReadOnly, state.mapSize < mapSizeLimit,
+               usedBytes() > state.mapSize / 2
+            {
+                let grown = min(mapSizeLimit, state.mapSize.multipliedReportingOverflow(by: 2).partialValue)
+                if mdb_env_set_mapsize(handle, grown) == 0 { state.mapSize = grown }
+            }
+            state.liveTransactions += 1
+        }
+    }
+
+    func transactionEnded() {
+        mapState.withLock { $0.liveTransactions -= 1 }
+    }
+
+    /// Adopts the map size another process grew the file to (after `MDB_MAP_RESIZED`).
+    func adoptResizedMap() {
+        mdb_env_set_mapsize(handle, 0)
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        mapState.withLock { $0.mapSize = max($0.mapSize, info.me_mapsize) }
+    }
+
+    /// Whether the next write would like to grow the map, which it can only do when no other
+    /// transaction of the process is live: callers release their snapshot first.
+    var wantsToGrow: Bool {
+        mapState.withLock { state in
+            !isReadOnly && state.mapSize < mapSizeLimit && usedBytes() > state.mapSize / 2
+        }
+    }
+
+    /// The current map size in bytes.
+    var mapSize: Int { mapState.withLock { $0.mapSize } }
+
+    /// Bytes of the map in use: the pages up to the last one allocated by a commit.
+    private func usedBytes() -> Int {
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        mdb_env_info(handle, &info)
+        mdb_env_stat(handle, &stat)
+        return (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    }
 }
 
 // MARK: - Registry
@@ -82,11 +145,14 @@ extension Environment {
     /// Returns the process's environment for `path`, opening it if needed.
     ///
     /// Every `Realm` of one file in one process shares the same environment, as LMDB requires.
-    static func shared(path: String, readOnly: Bool, mapSize: Int) throws -> Environment {
+    static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int) throws
+        -> Environment
+    {
         let result: Result<Environment, StorageError> = registry.withLock { envs in
             if let existing = envs[path]?.environment { return .success(existing) }
             do {
-                let env = try Environment(path: path, readOnly: readOnly, mapSize: mapSize)
+                let env = try Environment(path: path, readOnly: readOnly, initialMapSize: initialMapSize,
+                                          mapSizeLimit: mapSizeLimit)
                 envs[path] = WeakEnvironment(environment: env)
                 return .success(env)
             } catch let error as StorageError {

@@ -23,20 +23,27 @@ final class Transaction {
     }
 
     private static func begin(_ environment: Environment, readOnly: Bool) throws -> OpaquePointer {
+        environment.transactionStarting()
         var txn: OpaquePointer?
         var code = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
         if code == MDB_MAP_RESIZED {
             // Another process grew the map: adopt its size and retry once.
-            mdb_env_set_mapsize(environment.handle, 0)
+            environment.adoptResizedMap()
             code = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
         }
-        try lmdbCheck(code, readOnly ? "beginning a read transaction" : "beginning a write transaction")
-        guard let txn else { throw StorageError(code: EINVAL, operation: "beginning a transaction") }
+        guard code == 0, let txn else {
+            environment.transactionEnded()
+            try lmdbCheck(code, readOnly ? "beginning a read transaction" : "beginning a write transaction")
+            throw StorageError(code: EINVAL, operation: "beginning a transaction")
+        }
         return txn
     }
 
     deinit {
-        if let handle { mdb_txn_abort(handle) }
+        if let handle {
+            mdb_txn_abort(handle)
+            environment.transactionEnded()
+        }
     }
 
     var isActive: Bool { handle != nil }
@@ -53,6 +60,7 @@ final class Transaction {
         let txn = self.txn
         handle = nil
         let code = mdb_txn_commit(txn)
+        environment.transactionEnded()
         if code != 0 {
             environment.forget(named: createdDatabases)
             createdDatabases = []
@@ -65,6 +73,7 @@ final class Transaction {
         guard let handle else { return }
         mdb_txn_abort(handle)
         self.handle = nil
+        environment.transactionEnded()
         environment.forget(named: createdDatabases)
         createdDatabases = []
     }
@@ -76,12 +85,13 @@ final class Transaction {
         mdb_txn_reset(txn)
         var code = mdb_txn_renew(txn)
         if code == MDB_MAP_RESIZED {
-            mdb_env_set_mapsize(environment.handle, 0)
+            environment.adoptResizedMap()
             code = mdb_txn_renew(txn)
         }
         if code != 0 {
             mdb_txn_abort(txn)
             handle = nil
+            environment.transactionEnded()
             throw StorageError(code: code, operation: "refreshing the read transaction")
         }
     }

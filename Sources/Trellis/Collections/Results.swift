@@ -1,5 +1,6 @@
-/// The objects of a class (later: of a query), lazily evaluated and live: every read reflects
-/// the Realm's current snapshot, including the current write transaction's changes.
+/// The objects of a class, of a list or set, or linking to an object, optionally filtered,
+/// sorted and made distinct: lazily evaluated and live. Every read reflects the Realm's current
+/// snapshot, including the current write transaction's changes.
 ///
 /// `count` of a whole class is O(1). Positional access evaluates the matching keys once per
 /// snapshot change; iteration walks the keys evaluated when it began.
@@ -9,15 +10,25 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         case table(Element.Type)
         /// The objects linking to one object through one property (origin class = `Element`).
         case linkingObjects(target: Table, key: ObjectKey, originProperty: String)
+        /// The objects of a List or MutableSet of objects, in its order.
+        case collection(CollectionLocation)
     }
 
     let core: RealmCore
     let source: Source
+    /// Filters, sorts and distinct steps, applied in the order they were added.
+    let steps: [ResultsStep]
     private let cache = KeyCache()
 
-    init(core: RealmCore, source: Source) {
+    init(core: RealmCore, source: Source, steps: [ResultsStep] = []) {
         self.core = core
         self.source = source
+        self.steps = steps
+    }
+
+    /// The same source with one more step.
+    func adding(_ step: ResultsStep) -> Results {
+        Results(core: core, source: source, steps: steps + [step])
     }
 
     /// Evaluated keys, kept until the Realm's change stamp moves, with the rows they were read
@@ -29,7 +40,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     }
 
     /// The table the results' objects live in.
-    private var table: Table? { core.table(for: Element.self, create: false) }
+    var table: Table? { core.table(for: Element.self, create: false) }
 
     /// For backlinks: the origin table and column, or nil when nothing can link yet.
     private func backlinkOrigin(_ originProperty: String) -> (table: Table, field: FieldInfo)? {
@@ -47,12 +58,31 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         return cache.keys
     }
 
+    /// The keys and rows of the matching objects in the current snapshot.
+    func evaluatedRows() -> (keys: [ObjectKey], rows: [UnsafeRawBufferPointer]) {
+        evaluate()
+        return (cache.keys, cache.rows)
+    }
+
     private func evaluate() {
         core.verifyThread()
         if cache.stamp == core.changeStamp { return }
+        var (keys, rows) = baseRows()
+        if !steps.isEmpty, let table {
+            (keys, rows) = ResultsPipeline(core: core, table: table).apply(steps, keys: keys, rows: rows)
+        }
+        cache.keys = keys
+        cache.rows = rows
+        cache.stamp = core.changeStamp
+    }
+
+    /// The source's objects before any step.
+    private func baseRows() -> ([ObjectKey], [UnsafeRawBufferPointer]) {
         var keys = [ObjectKey]()
         var rows = [UnsafeRawBufferPointer]()
-        if case .linkingObjects(let target, let key, let originProperty) = source {
+        guard let table else { return (keys, rows) }
+        switch source {
+        case .linkingObjects(let target, let key, let originProperty):
             if let origin = backlinkOrigin(originProperty) {
                 // One entry per link occurrence, as Realm counts them.
                 for (entry, count) in core.backlinks(to: target, key: key, from: origin.table, column: origin.field) {
@@ -61,20 +91,34 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
                     rows += repeatElement(row.bytes, count: count)
                 }
             }
-        } else if let table, let cursor = try? core.transaction.cursor(table.rows) {
-            let count = core.transaction.entryCount(table.rows)
-            keys.reserveCapacity(count)
-            rows.reserveCapacity(count)
-            var entry = cursor.first()
-            while let (key, row) = entry {
-                keys.append(UInt64(UInt(bitPattern: key.loadUnaligned(as: Int.self))))
-                rows.append(row)
-                entry = cursor.next()
+        case .collection(let location):
+            let elements = location.field.typeInfo.collection == .set
+                ? core.setElements(location) : core.listElements(location)
+            for element in elements {
+                guard let key = CollectionElement.linkKey(element), let row = core.rowView(table, key) else { continue }
+                keys.append(key)
+                rows.append(row.bytes)
+            }
+        case .table:
+            if let candidates = ResultsPipeline(core: core, table: table).indexedCandidates(steps) {
+                for key in candidates {
+                    guard let row = core.rowView(table, key) else { continue }
+                    keys.append(key)
+                    rows.append(row.bytes)
+                }
+            } else if let cursor = try? core.transaction.cursor(table.rows) {
+                let count = core.transaction.entryCount(table.rows)
+                keys.reserveCapacity(count)
+                rows.reserveCapacity(count)
+                var entry = cursor.first()
+                while let (key, row) = entry {
+                    keys.append(UInt64(UInt(bitPattern: key.loadUnaligned(as: Int.self))))
+                    rows.append(row)
+                    entry = cursor.next()
+                }
             }
         }
-        cache.keys = keys
-        cache.rows = rows
-        cache.stamp = core.changeStamp
+        return (keys, rows)
     }
 
     /// The Realm of these results.
@@ -87,7 +131,9 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     public var count: Int {
         core.verifyThread()
         guard let table else { return 0 }
+        if !steps.isEmpty { return keys().count }
         switch source {
+        case .collection: return keys().count
         case .table: return core.transaction.entryCount(table.rows)
         case .linkingObjects(let target, let key, let originProperty):
             // The sum of the backlink counts: no origin row is read.
@@ -166,6 +212,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         return keys().firstIndex(of: managed.key)
     }
 
+    /// `Results<Dog> <3 objects>`.
     public var description: String {
         "Results<\(Element.className())> <\(count) objects>"
     }

@@ -31,6 +31,8 @@ open class ObjectBase: CustomStringConvertible {
     @exclusivity(unchecked) final var _rowCache = RowCache()
     /// Keeps the Realm of a managed object alive (see ``ManagedObject``).
     final var _coreOwner: RealmCore?
+    /// Set on the prototypes that turn a Swift key path into property names (queries, sorts).
+    final var _keyPathRecorder: KeyPathRecorder?
 
     /// Creates an unmanaged object. Subclasses with their own designated initializers declare
     /// `required override init()` too, as in Realm.

@@ -91,7 +91,11 @@ public struct Persisted<Value: _Persistable> {
     static func readSlowly<EnclosingSelf: ObjectBase>(
         _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        guard let managed = object._managed else { return object[keyPath: storageKeyPath].unmanagedValue() }
+        guard let managed = object._managed else {
+            let value = object[keyPath: storageKeyPath].unmanagedValue()
+            if let recorder = object._keyPathRecorder { return recorder.record(object, storageKeyPath, unmanaged: value) }
+            return value
+        }
         let field = managed.info.field(for: storageKeyPath)
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset
         return managedAccessor(object, field, base.assumingMemoryBound(to: Persisted<Value>.self))

@@ -37,7 +37,7 @@ extension Realm {
                 case fail, fileAccess, filePermissionDenied, fileExists, fileNotFound, fileLocked
                 case notATrellisFile, corruptFile, fileFormatUpgradeRequired, addressSpaceExhausted
                 case fileSizeLimitReached, diskFull, schemaMismatch, invalidSchema, primaryKeyExists
-                case invalidValue, readOnly
+                case invalidValue, readOnly, invalidQuery
             }
             private let kind: Kind
             private init(_ kind: Kind) { self.kind = kind }
@@ -78,6 +78,9 @@ extension Realm {
             public static let invalidValue = Code(.invalidValue)
             /// A write was attempted on a Realm opened read-only.
             public static let readOnly = Code(.readOnly)
+            /// Query text that does not parse, or names a property or operation the class does
+            /// not have (from ``Results/filter(validating:_:)``).
+            public static let invalidQuery = Code(.invalidQuery)
 
             /// Lets `catch Realm.Error.Code.schemaMismatch` match a thrown ``Realm/Error``.
             public static func ~= (code: Code, error: any Swift.Error) -> Bool {

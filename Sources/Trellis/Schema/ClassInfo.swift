@@ -189,6 +189,11 @@ extension ClassInfo {
     private static let registry = Mutex<[ObjectIdentifier: ClassInfo]>([:])
 
     /// The class info of `type`, discovering it on first use.
+    /// A class discovered so far (by a configuration or first use) with this schema name.
+    static func known(named className: String) -> ClassInfo? {
+        registry.withLock { $0.values.first { $0.className == className } }
+    }
+
     static func unbound(for type: ObjectBase.Type) -> ClassInfo {
         if let known = registry.withLock({ $0[ObjectIdentifier(type)] }) { return known }
         let info = SchemaDiscovery.discover(type)

@@ -1,0 +1,92 @@
+import Foundation
+
+/// A List, MutableSet or LinkingObjects of objects: filtering, sorting and aggregating it
+/// gives live ``Results`` scoped to the collection (`person.dogs.filter("age > 5")`).
+public protocol _ObjectCollectionQueries {
+    /// The object type.
+    associatedtype _ObjectElement: ObjectBase
+    /// The collection's objects as Results. Not API.
+    var _scopedResults: Results<_ObjectElement> { get }
+}
+
+extension _ObjectCollectionQueries {
+    /// The collection's objects matching the predicate text, as live Results.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<_ObjectElement> {
+        do {
+            return try _scopedResults.filter(validating: predicateFormat, arguments: args)
+        } catch {
+            throwRealmException(error.message)
+        }
+    }
+
+    /// Like ``filter(_:_:)``, throwing on text that does not parse or fit the class.
+    public func filter(validating predicateFormat: String, _ args: Any...) throws(Realm.Error)
+        -> Results<_ObjectElement>
+    {
+        try _scopedResults.filter(validating: predicateFormat, arguments: args)
+    }
+
+    /// The collection's objects for which the typed query is true.
+    public func `where`(_ isIncluded: (Query<_ObjectElement>) -> Query<Bool>) -> Results<_ObjectElement> {
+        _scopedResults.where(isIncluded)
+    }
+
+    /// The collection's objects sorted on a key path.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<_ObjectElement> {
+        _scopedResults.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+
+    /// The collection's objects sorted by several key paths.
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<_ObjectElement>
+        where S.Element == SortDescriptor
+    {
+        _scopedResults.sorted(by: sortDescriptors)
+    }
+
+    /// The first object of each distinct combination of values of `keyPaths`.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<_ObjectElement> where S.Element == String {
+        _scopedResults.distinct(by: keyPaths)
+    }
+
+    /// The smallest value of a property among the objects, or nil.
+    public func min<V: _Persistable>(ofProperty property: String) -> V? { _scopedResults.min(ofProperty: property) }
+    /// The largest value of a property among the objects, or nil.
+    public func max<V: _Persistable>(ofProperty property: String) -> V? { _scopedResults.max(ofProperty: property) }
+    /// The sum of a numeric property over the objects.
+    public func sum<V: _Persistable>(ofProperty property: String) -> V { _scopedResults.sum(ofProperty: property) }
+    /// The average of a numeric property over the objects, or nil.
+    public func average<V: _Persistable>(ofProperty property: String) -> V? {
+        _scopedResults.average(ofProperty: property)
+    }
+}
+
+private func unmanagedQueryTrap(_ kind: String) -> Never {
+    throwRealmException("This \(kind) is not managed by a Realm: queries run on managed collections. Add the object "
+        + "that owns it to a Realm first.")
+}
+
+extension List: _ObjectCollectionQueries where Element: ObjectBase {
+    /// Not API.
+    public var _scopedResults: Results<Element> {
+        guard let binding else { unmanagedQueryTrap("List") }
+        binding.verifyReadable()
+        return Results(core: binding.core, source: .collection(binding.location))
+    }
+}
+
+extension MutableSet: _ObjectCollectionQueries where Element: ObjectBase {
+    /// Not API.
+    public var _scopedResults: Results<Element> {
+        guard let binding else { unmanagedQueryTrap("MutableSet") }
+        binding.verifyReadable()
+        return Results(core: binding.core, source: .collection(binding.location))
+    }
+}
+
+extension LinkingObjects: _ObjectCollectionQueries {
+    /// Not API.
+    public var _scopedResults: Results<Element> {
+        guard let results else { unmanagedQueryTrap("LinkingObjects") }
+        return results
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// Realm's type-safe query builder: `realm.objects(Person.self).where { $0.dogs.age > 5 }`.
+///
+/// `$0` is a `Query` of the class; property names come from the model's key paths, so a
+/// renamed property is a compile error rather than a runtime one. Comparisons give
+/// `Query<Bool>`, combined with `&&`, `||` and `!`. A key path that crosses a collection
+/// compares with `ANY`; `.count` on such a comparison is a `SUBQUERY`. The query builds the
+/// same tree as the predicate text, and ``description`` renders that text as Realm does
+/// (`(ANY dogs.age > %@)`).
+@dynamicMemberLookup
+public struct Query<T>: CustomStringConvertible {
+    let node: QueryNode
+
+    init(_ node: QueryNode) { self.node = node }
+
+    /// The query of a whole object (`$0`).
+    init() { node = .path(QueryKeyPath([]), collectionPrefix: nil) }
+
+    /// The predicate text Realm would generate for this query, with `%@` for each value.
+    public var description: String {
+        switch node {
+        case .path(let path, _): path.description
+        case .expression(let expression): expression.description
+        case .predicate(let predicate, _): predicate.description
+        }
+    }
+}
+
+/// What a ``Query`` holds: a key path, another value expression, or a predicate.
+enum QueryNode {
+    /// A key path. `collectionPrefix`: how many leading components reach the first collection
+    /// (comparisons then use ANY, and `.count` turns them into a SUBQUERY over that prefix).
+    case path(QueryKeyPath, collectionPrefix: Int?)
+    case expression(QueryExpression)
+    /// A predicate; `subquery` is the same condition on one element of a collection, for `.count`.
+    case predicate(QueryPredicate, subquery: QuerySubqueryParts?)
+}
+
+/// A condition over the elements of one collection: what `SUBQUERY(collection, $col1, element)`
+/// is made of.
+struct QuerySubqueryParts {
+    let collection: QueryKeyPath
+    let element: QueryPredicate
+}
+
+// MARK: - Key paths
+
+/// List, MutableSet and LinkingObjects, as seen by the query builder.
+public protocol _QueryCollection {
+    /// The element type.
+    associatedtype _QueryElement
+}
+
+extension List: _QueryCollection { public typealias _QueryElement = Element }
+extension MutableSet: _QueryCollection { public typealias _QueryElement = Element }
+extension LinkingObjects: _QueryCollection { public typealias _QueryElement = Element }
+
+/// Map, as seen by the query builder.
+public protocol _QueryMap {
+    /// The value type.
+    associatedtype _QueryValue
+}
+
+extension Map: _QueryMap { public typealias _QueryValue = Value }
+
+/// An optional model object (`Dog?`), whose properties a query can follow.
+public protocol _QueryOptionalObject {
+    /// The object type.
+    associatedtype _QueryWrapped: ObjectBase
+}
+
+extension Optional: _QueryOptionalObject where Wrapped: ObjectBase { public typealias _QueryWrapped = Wrapped }
+
+extension Query {
+    var path: QueryKeyPath {
+        guard case .path(let path, _) = node else {
+            throwRealmException("Cannot apply key path to '\(self)': it is not a property.")
+        }
+        return path
+    }
+
+    var collectionPrefix: Int? {
+        if case .path(_, let prefix) = node { return prefix }
+        return nil
+    }
+
+    func appending<Root: ObjectBase, V>(_ keyPath: KeyPath<Root, V>, crossing collection: Bool = false) -> Query<V> {
+        var path = self.path
+        for name in QueryKeyPathNames.name(of: keyPath).split(separator: ".") {
+            path.components.append(.property(String(name)))
+        }
+        var prefix = collectionPrefix
+        if prefix == nil, V.self is any _QueryCollection.Type || V.self is any _QueryMap.Type {
+            prefix = path.components.count
+        }
+        return Query<V>(.path(path, collectionPrefix: prefix))
+    }
+
+    func appending<V>(_ component: QueryKeyPathComponent, prefix: Int?) -> Query<V> {
+        var path = self.path
+        if case .mapKey = component, collectionPrefix == path.components.count {
+            path.components.append(component)
+            return Query<V>(.path(path, collectionPrefix: nil))
+        }
+        path.components.append(component)
+        return Query<V>(.path(path, collectionPrefix: prefix))
+    }
+}
+
+extension Query where T: ObjectBase {
+    /// A property of the object.
+    public subscript<V>(dynamicMember keyPath: KeyPath<T, V>) -> Query<V> {
+        appending(keyPath)
+    }
+}
+
+extension Query where T: _QueryOptionalObject {
+    /// A property of the linked object.
+    public subscript<V>(dynamicMember keyPath: KeyPath<T._QueryWrapped, V>) -> Query<V> {
+        appending(keyPath)
+    }
+}
+
+extension Query where T: _QueryCollection, T._QueryElement: ObjectBase {
+    /// A property of the collection's objects: comparisons on it match when ANY object matches.
+    public subscript<V>(dynamicMember keyPath: KeyPath<T._QueryElement, V>) -> Query<V> {
+        appending(keyPath)
+    }
+}
+
+extension Query where T: _QueryCollection {
+    /// The number of elements (`@count`).
+    public var count: Query<Int> { appending(.operation(.count), prefix: nil) }
+}
+
+extension Query where T: _QueryMap {
+    /// The number of entries (`@count`).
+    public var count: Query<Int> { appending(.operation(.count), prefix: nil) }
+
+    /// The value stored under `key`.
+    public subscript(key: String) -> Query<T._QueryValue> {
+        appending(.mapKey(.argument(.string(key))), prefix: nil)
+    }
+
+    /// The map's keys: comparisons match when ANY key matches.
+    public var keys: Query<String> {
+        appending(.operation(.allKeys), prefix: path.components.count + 1)
+    }
+
+    /// The map's values: comparisons match when ANY value matches.
+    public var values: Query<T._QueryValue> {
+        appending(.operation(.allValues), prefix: path.components.count + 1)
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// The one tree both query front ends produce: the predicate-text parser (``QueryParser``) and
+/// the typed builder (``Query``). ``QueryBinder`` checks it against a class's schema and
+/// ``QueryEvaluator`` runs the bound form over rows.
+indirect enum QueryPredicate {
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`.
+    case constant(Bool)
+    case and(QueryPredicate, QueryPredicate)
+    case or(QueryPredicate, QueryPredicate)
+    case not(QueryPredicate)
+    case comparison(QueryComparison)
+}
+
+/// `[quantifier] lhs op[options] rhs`.
+struct QueryComparison {
+    var quantifier: QueryQuantifier
+    var lhs: QueryExpression
+    var op: QueryOperator
+    var options: QueryStringOptions
+    var rhs: QueryExpression
+}
+
+/// How a comparison treats a key path that crosses a collection.
+enum QueryQuantifier: String {
+    /// No quantifier: the key path must give a single value.
+    case single = ""
+    case any = "ANY"
+    case all = "ALL"
+    case none = "NONE"
+}
+
+enum QueryOperator: String, CaseIterable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    case like = "LIKE"
+    case `in` = "IN"
+    case between = "BETWEEN"
+
+    var isStringOperator: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .contains, .like: true
+        default: false
+        }
+    }
+
+    /// The operator that gives the same answer with its operands swapped (`5 < age` is `age > 5`).
+    var mirrored: QueryOperator {
+        switch self {
+        case .less: .greater
+        case .lessOrEqual: .greaterOrEqual
+        case .greater: .less
+        case .greaterOrEqual: .lessOrEqual
+        default: self
+        }
+    }
+}
+
+/// `[c]`, `[d]`, `[cd]`.
+struct QueryStringOptions: OptionSet, Hashable {
+    let rawValue: Int
+    static let caseInsensitive = QueryStringOptions(rawValue: 1)
+    static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
+
+    var suffix: String {
+        switch (contains(.caseInsensitive), contains(.diacriticInsensitive)) {
+        case (true, true): "[cd]"
+        case (true, false): "[c]"
+        case (false, true): "[d]"
+        case (false, false): ""
+        }
+    }
+}
+
+indirect enum QueryExpression {
+    case keyPath(QueryKeyPath)
+    /// A literal written in the text (`5`, `'Rex'`, `nil`, `oid(...)`).
+    case constant(QueryValue)
+    /// A value passed as an argument (`%@`, `$0`, or by the typed builder); renders as `%@`.
+    case argument(QueryValue)
+    /// `{a, b, c}`.
+    case list([QueryExpression])
+    /// `SUBQUERY(collection, $variable, predicate).@count`.
+    case subqueryCount(collection: QueryKeyPath, variable: String, predicate: QueryPredicate)
+}
+
+/// A dotted key path, optionally starting at a subquery variable (`$x.age`).
+struct QueryKeyPath {
+    var variable: String?
+    var components: [QueryKeyPathComponent]
+
+    init(variable: String? = nil, _ components: [QueryKeyPathComponent]) {
+        self.variable = variable
+        self.components = components
+    }
+}
+
+enum QueryKeyPathComponent {
+    case property(String)
+    /// `map['key']` (also `map[%@]`).
+    case mapKey(QueryExpression)
+    /// `@count`, `@size`, `@min`, `@max`, `@sum`, `@avg`, `@allKeys`, `@allValues`.
+    case operation(QueryCollectionOperation)
+    /// `@links.Class.property`.
+    case links(className: String, property: String)
+    /// `@links.@count`: every incoming link, duplicates included.
+    case linksCount
+}
+
+enum QueryCollectionOperation: String {
+    case count = "@count"
+    case size = "@size"
+    case min = "@min"
+    case max = "@max"
+    case sum = "@sum"
+    case avg = "@avg"
+    case allKeys = "@allKeys"
+    case allValues = "@allValues"
+
+    var isAggregate: Bool { self == .min || self == .max || self == .sum || self == .avg }
+}
+
+/// A value in a query: a literal, an argument, or (during evaluation) a value read from a row.
+enum QueryValue {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Date)
+    case objectId(ObjectId)
+    case uuid(UUID)
+    case decimal(Decimal128)
+    /// An object passed as an argument (compared by identity).
+    case object(ObjectBase)
+    /// An object read from a row: its table and key.
+    case link(tableId: UInt32, key: ObjectKey)
+    /// An array or set passed as an argument (`IN %@`, `BETWEEN %@`).
+    case list([QueryValue])
+
+    var isNull: Bool { if case .null = self { true } else { false } }
+}

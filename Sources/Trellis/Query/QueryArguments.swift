@@ -1,0 +1,109 @@
+import Foundation
+
+/// Turns the `Any` arguments of `filter(_:_:)` (and typed-query values) into query values.
+enum QueryArguments {
+    static func value(_ argument: Any?) -> QueryValue {
+        guard let argument else { return .null }
+        switch argument {
+        case let v as QueryValue: return v
+        case let v as Bool: return .bool(v)
+        case let v as Int: return .int(Int64(v))
+        case let v as Int8: return .int(Int64(v))
+        case let v as Int16: return .int(Int64(v))
+        case let v as Int32: return .int(Int64(v))
+        case let v as Int64: return .int(v)
+        case let v as UInt: return .int(Int64(truncatingIfNeeded: v))
+        case let v as UInt8: return .int(Int64(v))
+        case let v as UInt16: return .int(Int64(v))
+        case let v as UInt32: return .int(Int64(v))
+        case let v as Double: return .double(v)
+        case let v as Float: return .double(Double(v))
+        case let v as String: return .string(v)
+        case let v as Substring: return .string(String(v))
+        case let v as Data: return .data(v)
+        case let v as Date: return .date(v)
+        case let v as ObjectId: return .objectId(v)
+        case let v as UUID: return .uuid(v)
+        case let v as Decimal128: return .decimal(v)
+        case let v as Decimal: return .decimal(Decimal128(v))
+        case let v as ObjectBase: return .object(v)
+        case let v as AnyRealmValue: return anyRealmValue(v)
+        case let v as any RawRepresentable: return value(v.rawValue)
+        case let v as any _QueryArgumentSequence: return .list(v._queryValues)
+        default:
+            // An Optional wrapped in Any: unwrap it.
+            let mirror = Mirror(reflecting: argument)
+            if mirror.displayStyle == .optional {
+                return mirror.children.first.map { value($0.value) } ?? .null
+            }
+            return .string("\(argument)")
+        }
+    }
+
+    static func anyRealmValue(_ v: AnyRealmValue) -> QueryValue {
+        switch v {
+        case .none: .null
+        case .int(let i): .int(Int64(i))
+        case .bool(let b): .bool(b)
+        case .float(let f): .double(Double(f))
+        case .double(let d): .double(d)
+        case .string(let s): .string(s)
+        case .data(let d): .data(d)
+        case .date(let d): .date(d)
+        case .object(let o): .object(o)
+        case .objectId(let o): .objectId(o)
+        case .decimal128(let d): .decimal(d)
+        case .uuid(let u): .uuid(u)
+        }
+    }
+}
+
+/// Arrays and sets passed as `IN %@` / `BETWEEN %@` arguments.
+protocol _QueryArgumentSequence {
+    var _queryValues: [QueryValue] { get }
+}
+
+extension Array: _QueryArgumentSequence {
+    var _queryValues: [QueryValue] { map { QueryArguments.value($0) } }
+}
+
+extension Set: _QueryArgumentSequence {
+    var _queryValues: [QueryValue] { map { QueryArguments.value($0) } }
+}
+
+extension ContiguousArray: _QueryArgumentSequence {
+    var _queryValues: [QueryValue] { map { QueryArguments.value($0) } }
+}
+
+/// Finds the property names a Swift key path designates (`\Person.dog.name` → `dog.name`) by
+/// reading it on prototype objects that record which `@Persisted` storage was touched.
+enum QueryKeyPathNames {
+    static func name<Root: ObjectBase>(of keyPath: PartialKeyPath<Root>) -> String {
+        let recorder = KeyPathRecorder()
+        let prototype = Root()
+        prototype._keyPathRecorder = recorder
+        _ = prototype[keyPath: keyPath]
+        guard !recorder.names.isEmpty else {
+            throwRealmException("Key path \(keyPath) on '\(Root.className())' does not name a persisted property.")
+        }
+        return recorder.names.joined(separator: ".")
+    }
+}
+
+/// Collects the names of the persisted properties read on recording prototypes.
+final class KeyPathRecorder {
+    var names: [String] = []
+
+    /// Records the property behind `storageKeyPath` and returns what the read should give: for
+    /// a to-one link, a recording prototype of the target so that a chain can go on.
+    func record<Value>(_ object: ObjectBase, _ storageKeyPath: AnyKeyPath, unmanaged: Value) -> Value {
+        let field = ClassInfo.unbound(for: type(of: object)).field(for: storageKeyPath)
+        names.append(field.name)
+        if field.isLink, field.typeInfo.collection == .none, let target = field.typeInfo.objectType {
+            let prototype = target.init()
+            prototype._keyPathRecorder = self
+            if let value = prototype as? Value { return value }
+        }
+        return unmanaged
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Renders a query tree as predicate text, in the form Realm renders typed queries
+/// (`(ANY dogs.age > %@)`): arguments as `%@`, literals as they would be written.
+extension QueryPredicate: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .constant(let value): value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .and(let lhs, let rhs): "(\(lhs) && \(rhs))"
+        case .or(let lhs, let rhs): "(\(lhs) || \(rhs))"
+        case .not(let inner):
+            if case .comparison(let comparison) = inner { "(NOT \(comparison.body))" } else { "(NOT \(inner))" }
+        case .comparison(let comparison): "(\(comparison.body))"
+        }
+    }
+}
+
+extension QueryComparison {
+    /// The comparison without its parentheses.
+    var body: String {
+        let quantified = quantifier == .single ? "" : quantifier.rawValue + " "
+        return "\(quantified)\(lhs) \(op.rawValue)\(options.suffix) \(rhs)"
+    }
+}
+
+extension QueryExpression: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .keyPath(let path): path.description
+        case .constant(let value): value.literal
+        case .argument: "%@"
+        case .list(let items): "{" + items.map(\.description).joined(separator: ", ") + "}"
+        case .subqueryCount(let collection, let variable, let predicate):
+            "SUBQUERY(\(collection), $\(variable), \(predicate)).@count"
+        }
+    }
+}
+
+extension QueryKeyPath: CustomStringConvertible {
+    var description: String {
+        var text = variable.map { "$" + $0 } ?? ""
+        for component in components {
+            switch component {
+            case .property(let name): text += (text.isEmpty ? "" : ".") + name
+            case .mapKey(let key): text += "[\(key)]"
+            case .operation(let op): text += (text.isEmpty ? "" : ".") + op.rawValue
+            case .links(let className, let property): text += (text.isEmpty ? "" : ".") + "@links.\(className).\(property)"
+            case .linksCount: text += (text.isEmpty ? "" : ".") + "@links.@count"
+            }
+        }
+        return text
+    }
+}
+
+extension QueryValue {
+    /// The value as a literal of the predicate language.
+    var literal: String {
+        switch self {
+        case .null: "nil"
+        case .bool(let b): b ? "true" : "false"
+        case .int(let i): "\(i)"
+        case .double(let d): "\(d)"
+        case .string(let s): "\"" + s.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case .data(let d): "<\(d.count) bytes>"
+        case .date(let date):
+            "T\(Int64(date.timeIntervalSince1970.rounded(.down))):"
+                + "\(Int64(((date.timeIntervalSince1970 - date.timeIntervalSince1970.rounded(.down)) * 1e9).rounded()))"
+        case .objectId(let id): "oid(\(id.stringValue))"
+        case .uuid(let uuid): "uuid(\(uuid.uuidString))"
+        case .decimal(let d): d.stringValue
+        case .object, .link: "%@"
+        case .list(let items): "{" + items.map(\.literal).joined(separator: ", ") + "}"
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+extension Results {
+    // MARK: - Filtering
+
+    /// The objects matching `predicateFormat`, Realm's predicate text with `%@` / `%K`
+    /// arguments: `filter("ANY dogs.age > %@", 5)`.
+    ///
+    /// Invalid text traps, as in Realm, with a message that quotes the text and points at the
+    /// problem; use ``filter(validating:_:)`` for text that comes from users.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results {
+        do {
+            return try filter(validating: predicateFormat, arguments: args)
+        } catch {
+            throwRealmException(error.message)
+        }
+    }
+
+    /// Like ``filter(_:_:)``, but a predicate that does not parse or does not fit the class
+    /// throws a ``Realm/Error`` with code ``Realm/Error/Code/invalidQuery`` instead of trapping.
+    public func filter(validating predicateFormat: String, _ args: Any...) throws(Realm.Error) -> Results {
+        try filter(validating: predicateFormat, arguments: args)
+    }
+
+    func filter(validating text: String, arguments: [Any]) throws(Realm.Error) -> Results {
+        let predicate: QueryPredicate
+        do {
+            predicate = try QueryParser.parse(text, arguments: arguments.map(QueryArguments.value))
+        } catch {
+            throw Realm.Error(.invalidQuery, QueryParser.message(for: error, in: text))
+        }
+        return try filter(checked: predicate, text: text)
+    }
+
+    /// Adds a filter after checking it against the class (unknown properties, wrong types).
+    func filter(checked predicate: QueryPredicate, text: String? = nil) throws(Realm.Error) -> Results {
+        core.verifyThread()
+        do {
+            _ = try QueryCompiler.compile(predicate, for: ClassInfo.unbound(for: Element.self), in: core)
+        } catch {
+            throw Realm.Error(.invalidQuery, "Invalid predicate '\(text ?? predicate.description)': \(error.message)")
+        }
+        return adding(.filter(predicate))
+    }
+
+    /// The objects for which the typed query is true: `where { $0.dogs.age > 5 }`.
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results {
+        let predicate = isIncluded(Query<Element>()).predicate
+        do {
+            return try filter(checked: predicate)
+        } catch {
+            throwRealmException(error.message)
+        }
+    }
+
+    /// The position of the first object matching the predicate text, or nil.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        let matching: Results
+        do {
+            matching = try filter(validating: predicateFormat, arguments: args)
+        } catch {
+            throwRealmException(error.message)
+        }
+        return firstPosition(of: matching)
+    }
+
+    /// The position of the first object for which the typed query is true, or nil.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        firstPosition(of: self.where(isIncluded))
+    }
+
+    private func firstPosition(of matching: Results) -> Int? {
+        guard let first = matching.keys().first else { return nil }
+        return keys().firstIndex(of: first)
+    }
+
+    // MARK: - Sorting and distinct
+
+    /// The objects sorted on a property or a key path through to-one links (`"dog.age"`).
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// The objects sorted on a property.
+    public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results {
+        sorted(by: [SortDescriptor(keyPath: QueryKeyPathNames.name(of: keyPath), ascending: ascending)])
+    }
+
+    /// The objects sorted by several key paths, the first deciding first.
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results where S.Element == SortDescriptor {
+        let descriptors = Array(sortDescriptors)
+        for descriptor in descriptors { checkSingleValued(descriptor.keyPath, "sort") }
+        return adding(.sort(descriptors))
+    }
+
+    /// The first object of each distinct combination of values of `keyPaths`.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Element == String {
+        let paths = Array(keyPaths)
+        for path in paths { checkSingleValued(path, "distinct") }
+        return adding(.distinct(paths))
+    }
+
+    private func checkSingleValued(_ keyPath: String, _ what: String) {
+        core.verifyThread()
+        do {
+            _ = try ResultsPipeline.singleValueReader(keyPath, info: ClassInfo.unbound(for: Element.self), core: core)
+        } catch {
+            throwRealmException("Cannot \(what) on key path '\(keyPath)': \(error.message)")
+        }
+    }
+
+    // MARK: - Aggregates
+
+    /// The smallest value of a property among the objects, or nil when there are none.
+    public func min<T: _Persistable>(ofProperty property: String) -> T? {
+        aggregate(.min, property)
+    }
+
+    /// The largest value of a property among the objects, or nil when there are none.
+    public func max<T: _Persistable>(ofProperty property: String) -> T? {
+        aggregate(.max, property)
+    }
+
+    /// The sum of a numeric property over the objects (zero when there are none).
+    public func sum<T: _Persistable>(ofProperty property: String) -> T {
+        aggregate(.sum, property) ?? T._trellisDefaultValue()
+    }
+
+    /// The average of a numeric property over the objects, or nil when there are none.
+    public func average<T: _Persistable>(ofProperty property: String) -> T? {
+        aggregate(.avg, property)
+    }
+
+    /// The smallest value of the property a key path names, or nil when there are none.
+    public func min<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T? {
+        min(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    /// The largest value of the property a key path names, or nil when there are none.
+    public func max<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T? {
+        max(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    /// The sum of the property a key path names.
+    public func sum<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T {
+        sum(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    /// The average of the property a key path names, or nil when there are none.
+    public func average<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T? {
+        average(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    private func aggregate<T: _Persistable>(_ op: QueryCollectionOperation, _ property: String) -> T? {
+        let info = ClassInfo.unbound(for: Element.self)
+        guard let field = info.field(named: property) else {
+            var message = "No property '\(property)' on '\(info.className)'."
+            if let nearest = QueryCompiler.nearest(to: property, among: info.fields.map(\.name)) {
+                message += " Did you mean '\(nearest)'?"
+            }
+            throwRealmException(message)
+        }
+        let type = field.typeInfo.type
+        let allowed: [PropertyType] = op == .min || op == .max ? [.int, .float, .double, .decimal128, .date]
+            : [.int, .float, .double, .decimal128]
+        guard field.typeInfo.collection == .none, allowed.contains(type) else {
+            throwRealmException("Invalid property name '\(property)' for \(op.rawValue.dropFirst()): "
+                + "'\(info.className).\(property)' is of unsupported type '\(type)'.")
+        }
+        let (keys, rows) = evaluatedRows()
+        guard let table else { return op == .sum ? nil : nil }
+        let values = keys.indices.map { index in
+            QueryColumnReader.value(RowView(bytes: rows[index]), field.rowColumn, type, linkTable: table.tableId)
+        }
+        return QueryValueConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
+    }
+}
+
+/// Turns a query value into a Swift value of a persistable type (for aggregates).
+enum QueryValueConversion {
+    static func convert<T: _Persistable>(_ value: QueryValue, to type: T.Type, core: RealmCore) -> T? {
+        let stored = T._trellisTypeInfo.type
+        let payload: _StoredValue.Payload
+        switch (stored, value) {
+        case (_, .null): return nil
+        case (.int, .int(let i)): payload = .int(i)
+        case (.int, .double(let d)): payload = .int(Int64(d))
+        case (.double, .int(let i)): payload = .double(Double(i))
+        case (.double, .double(let d)): payload = .double(d)
+        case (.float, .int(let i)): payload = .float(Float(i))
+        case (.float, .double(let d)): payload = .float(Float(d))
+        case (.decimal128, .decimal(let d)): payload = .decimal(d)
+        case (.decimal128, .int(let i)): payload = .decimal(Decimal128(Decimal(i)))
+        case (.decimal128, .double(let d)): payload = .decimal(Decimal128(Decimal(d)))
+        case (.date, .date(let d)): payload = .date(d)
+        default: return nil
+        }
+        let bytes = RowWriter.encode([payload])
+        return bytes.withUnsafeBytes { raw in
+            T._trellisRead(_RowReader(row: RowView(bytes: raw), core: core), 0)
+        }
+    }
+}

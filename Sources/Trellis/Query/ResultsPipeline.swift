@@ -1,0 +1,209 @@
+import Foundation
+
+/// One step of a ``Results`` chain.
+enum ResultsStep {
+    case filter(QueryPredicate)
+    case sort([SortDescriptor])
+    case distinct([String])
+}
+
+/// Applies a ``Results`` chain's filters, sorts and distinct steps to the source's rows, in the
+/// order they were added.
+struct ResultsPipeline {
+    unowned let core: RealmCore
+    let table: Table
+
+    func apply(_ steps: [ResultsStep], keys: [ObjectKey], rows: [UnsafeRawBufferPointer])
+        -> ([ObjectKey], [UnsafeRawBufferPointer])
+    {
+        var keys = keys, rows = rows
+        for step in steps {
+            switch step {
+            case .filter(let predicate): (keys, rows) = filter(predicate, keys, rows)
+            case .sort(let descriptors): (keys, rows) = sort(descriptors, keys, rows)
+            case .distinct(let keyPaths): (keys, rows) = distinct(keyPaths, keys, rows)
+            }
+        }
+        return (keys, rows)
+    }
+
+    private func compile(_ predicate: QueryPredicate) -> QueryCompiler.Compiled {
+        do {
+            return try QueryCompiler.compile(predicate, for: table.info, in: core)
+        } catch {
+            throwRealmException("Invalid predicate '\(predicate)': \(error.message)")
+        }
+    }
+
+    private func filter(_ predicate: QueryPredicate, _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
+        -> ([ObjectKey], [UnsafeRawBufferPointer])
+    {
+        let compiled = compile(predicate)
+        let scope = compiled.makeScope()
+        var outKeys = [ObjectKey](), outRows = [UnsafeRawBufferPointer]()
+        for index in keys.indices {
+            scope.rows[0] = QueryRow(table: table, key: keys[index], row: RowView(bytes: rows[index]))
+            if compiled.test(scope) {
+                outKeys.append(keys[index])
+                outRows.append(rows[index])
+            }
+        }
+        return (outKeys, outRows)
+    }
+
+    /// Reads one single-valued key path of every row.
+    private func column(_ keyPath: String, _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer]) -> [QueryValue] {
+        let reader: (QueryScope) -> QueryValue
+        do {
+            reader = try Self.singleValueReader(keyPath, info: table.info, core: core)
+        } catch {
+            throwRealmException(error.message)
+        }
+        let scope = QueryScope(depth: 0)
+        return keys.indices.map { index in
+            scope.rows[0] = QueryRow(table: table, key: keys[index], row: RowView(bytes: rows[index]))
+            return reader(scope)
+        }
+    }
+
+    /// A reader for a key path that gives one value per object (a property, possibly through
+    /// to-one links): what sorting and distinct accept.
+    static func singleValueReader(_ keyPath: String, info: ClassInfo, core: RealmCore) throws(QueryError)
+        -> (QueryScope) -> QueryValue
+    {
+        let components = keyPath.split(separator: ".").map { QueryKeyPathComponent.property(String($0)) }
+        let operand = try QueryCompiler(core: core, rootInfo: info).operand(QueryKeyPath(components))
+        guard case .single(let reader) = operand.values else {
+            throw QueryError(message: "Cannot sort or distinct on key path '\(keyPath)': only properties and "
+                + "to-one links may be used, not collections.", offset: nil)
+        }
+        return reader
+    }
+
+    private func sort(_ descriptors: [SortDescriptor], _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
+        -> ([ObjectKey], [UnsafeRawBufferPointer])
+    {
+        let columns = descriptors.map { column($0.keyPath, keys, rows) }
+        let order = keys.indices.sorted { a, b in
+            for (descriptor, values) in zip(descriptors, columns) {
+                let comparison = Self.sortOrder(values[a], values[b])
+                if comparison != 0 { return descriptor.ascending ? comparison < 0 : comparison > 0 }
+            }
+            return a < b
+        }
+        return (order.map { keys[$0] }, order.map { rows[$0] })
+    }
+
+    /// Realm's sort order: nil first, then values in their natural order.
+    static func sortOrder(_ a: QueryValue, _ b: QueryValue) -> Int {
+        switch (a.isNull, b.isNull) {
+        case (true, true): return 0
+        case (true, false): return -1
+        case (false, true): return 1
+        case (false, false):
+            if case .bool(let x) = a, case .bool(let y) = b { return x == y ? 0 : (x ? 1 : -1) }
+            if case .link(_, let x) = a, case .link(_, let y) = b { return x < y ? -1 : (x == y ? 0 : 1) }
+            return QueryValueComparison.order(a, b) ?? 0
+        }
+    }
+
+    private func distinct(_ keyPaths: [String], _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
+        -> ([ObjectKey], [UnsafeRawBufferPointer])
+    {
+        let columns = keyPaths.map { column($0, keys, rows) }
+        var seen = Set<[QueryValue]>()
+        var outKeys = [ObjectKey](), outRows = [UnsafeRawBufferPointer]()
+        for index in keys.indices where seen.insert(columns.map { $0[index] }).inserted {
+            outKeys.append(keys[index])
+            outRows.append(rows[index])
+        }
+        return (outKeys, outRows)
+    }
+
+    // MARK: - Primary-key index
+
+    /// When the chain starts with a filter that pins the primary key (`_id == x`, `_id IN {…}`,
+    /// possibly ANDed with more), the keys of the objects it can match, in key order, found
+    /// through the primary-key index instead of a scan. Nil when a scan is needed.
+    func indexedCandidates(_ steps: [ResultsStep]) -> [ObjectKey]? {
+        guard case .filter(let predicate)? = steps.first, let pk = table.info.primaryKeyField else { return nil }
+        return candidates(predicate, pk)?.sorted()
+    }
+
+    private func candidates(_ predicate: QueryPredicate, _ pk: FieldInfo) -> [ObjectKey]? {
+        switch predicate {
+        case .and(let lhs, let rhs):
+            return candidates(lhs, pk) ?? candidates(rhs, pk)
+        case .comparison(let c):
+            guard c.quantifier == .single, c.options.isEmpty, case .keyPath(let path) = c.lhs, path.variable == nil,
+                  path.components.count == 1, case .property(let name) = path.components[0], name == pk.name
+            else { return nil }
+            let values: [QueryValue]
+            switch (c.op, c.rhs) {
+            case (.equal, .constant(let v)), (.equal, .argument(let v)): values = [v]
+            case (.in, .argument(.list(let items))), (.in, .constant(.list(let items))): values = items
+            case (.in, .list(let items)):
+                var collected = [QueryValue]()
+                for item in items {
+                    guard case .constant(let v) = item else {
+                        guard case .argument(let v) = item else { return nil }
+                        collected.append(v)
+                        continue
+                    }
+                    collected.append(v)
+                }
+                values = collected
+            default: return nil
+            }
+            var keys = Set<ObjectKey>()
+            for value in values {
+                guard let payload = Self.primaryKeyPayload(value, pk) else { return nil }
+                if let key = core.lookUpPrimaryKey(table, payload) { keys.insert(key) }
+            }
+            return Array(keys)
+        default:
+            return nil
+        }
+    }
+
+    private static func primaryKeyPayload(_ value: QueryValue, _ pk: FieldInfo) -> _StoredValue.Payload? {
+        switch (pk.typeInfo.type, value) {
+        case (_, .null): .null
+        case (.int, .int(let i)): .int(i)
+        case (.string, .string(let s)): .string(s)
+        case (.objectId, .objectId(let o)): .objectId(o)
+        case (.UUID, .uuid(let u)): .uuid(u)
+        default: nil
+        }
+    }
+}
+
+/// A sort order: a key path (a property, possibly through to-one links) and a direction.
+public struct SortDescriptor: Equatable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The key path to sort on, such as `"age"` or `"dog.name"`.
+    public let keyPath: String
+    /// Whether smaller values (and nil) come first.
+    public let ascending: Bool
+
+    /// Sorts on `keyPath`, ascending unless told otherwise.
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+
+    /// Sorts on the property a key path names (`\Dog.age`).
+    public init<Root: ObjectBase>(keyPath: PartialKeyPath<Root>, ascending: Bool = true) {
+        self.init(keyPath: QueryKeyPathNames.name(of: keyPath), ascending: ascending)
+    }
+
+    /// An ascending sort on the key path the literal spells.
+    public init(stringLiteral keyPath: String) { self.init(keyPath: keyPath) }
+
+    /// The same key path in the other direction.
+    public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
+
+    /// `SortDescriptor(keyPath: age, direction: ascending)`, as Realm prints it.
+    public var description: String {
+        "SortDescriptor(keyPath: \(keyPath), direction: \(ascending ? "ascending" : "descending"))"
+    }
+}

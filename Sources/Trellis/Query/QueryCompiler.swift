@@ -87,7 +87,7 @@ final class QueryCompiler {
         let value = try constant(c.rhs)
         try check(c.op, c.options, for: lhs)
         try check(value, c.op, against: lhs)
-        if case .single(let left) = lhs.values, c.quantifier != .all, c.options.isEmpty,
+        if case .single(let left) = lhs.values, lhs.type == .int, c.quantifier == .single, c.options.isEmpty,
            case .int(let bound) = value, let test = Self.integerTest(c.op, bound)
         {
             // The scan's fast path: an integer column against an integer constant.

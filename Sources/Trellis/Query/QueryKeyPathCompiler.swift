@@ -78,12 +78,13 @@ extension QueryCompiler {
             switch components[index] {
             case .links(let className, let property):
                 let (origin, field) = try linksOrigin(className, property, target: info, path)
-                rows = expand(rows, backlinkExpansion(origin: origin, field: field))
+                let expansion = backlinkExpansion(origin: origin, field: field)
+                if let terminal = try objectCollectionTerminal(Array(components[(index + 1)...]), expansion,
+                                                               element: origin, owner: info, field: field,
+                                                               rows: rows, path)
+                { return terminal }
+                rows = expand(rows, expansion)
                 info = origin
-                if isLast {
-                    return QueryOperand(values: linkValues(rows), type: .object, className: info.className,
-                                        propertyName: "@links", objectClassName: info.className)
-                }
             case .linksCount:
                 guard isLast else { throw invalid(path, "@links.@count must appear at the end of a keypath") }
                 let core = self.core
@@ -96,7 +97,12 @@ extension QueryCompiler {
                 throw invalid(path, "a map subscript must follow a Map property")
             case .property(let name):
                 let field = try self.field(name, in: info, path)
-                let rest = Array(components[(index + 1)...])
+                var rest = Array(components[(index + 1)...])
+                if field.typeInfo.collection == .map, field.isLink, case .operation(.allValues)? = rest.first {
+                    // `map.@allValues` of objects: the objects themselves.
+                    rest.removeFirst()
+                    index += 1
+                }
                 if field.isLinkingObjects {
                     guard let originType = field.typeInfo.objectType, let originName = field.originProperty else {
                         throw invalid(path, "'\(info.className).\(name)' has no origin")

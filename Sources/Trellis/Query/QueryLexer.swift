@@ -11,6 +11,8 @@ struct QueryToken {
         case argument(format: Character, index: Int?)
         case number(String)
         case string(String)
+        /// `oid(…)` or `uuid(…)`: the name and the text between the parentheses.
+        case typedLiteral(name: String, body: String)
         /// `2023-01-01`, `2023-01-01@10:30:00[:nanos]`, `2023-01-01T10:30:00` (UTC) or `T<seconds>:<nanos>`.
         case date(Date)
         /// Punctuation and operators: `( ) { } [ ] , . == = != <> < <= > >= && || !`.
@@ -73,7 +75,16 @@ struct QueryLexer {
         if Self.isIdentifierStart(c) || (c == UInt8(ascii: "@") && peek(1).map(Self.isIdentifierStart) == true) {
             position += 1
             while let d = peek(), Self.isIdentifierPart(d) { position += 1 }
-            return QueryToken(kind: .identifier(string(start, position)), offset: start)
+            let name = string(start, position)
+            if ["oid", "uuid"].contains(name.lowercased()), peek() == UInt8(ascii: "(") {
+                guard let close = text[position...].firstIndex(of: UInt8(ascii: ")")) else {
+                    throw QueryError(message: "expected ')' to close \(name)(", offset: start)
+                }
+                let body = string(position + 1, close).trimmingCharacters(in: .whitespaces)
+                position = close + 1
+                return QueryToken(kind: .typedLiteral(name: name.lowercased(), body: body), offset: start)
+            }
+            return QueryToken(kind: .identifier(name), offset: start)
         }
         if c == UInt8(ascii: "$") {
             position += 1

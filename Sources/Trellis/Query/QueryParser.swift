@@ -49,6 +49,7 @@ struct QueryParser {
         case .number(let text): "'\(text)'"
         case .string(let text): "'\"\(text)\"'"
         case .date: "a date"
+        case .typedLiteral(let name, let body): "'\(name)(\(body))'"
         case .symbol(let symbol): "'\(symbol)'"
         case .end: "the end of the text"
         }
@@ -186,6 +187,16 @@ struct QueryParser {
         case .date(let date):
             advance()
             return .constant(.date(date))
+        case .typedLiteral(let name, let body):
+            advance()
+            if name == "oid" {
+                guard let id = try? ObjectId(string: body) else {
+                    throw error("'\(body)' is not a valid ObjectId: expected 24 hexadecimal digits", at: token)
+                }
+                return .constant(.objectId(id))
+            }
+            guard let uuid = UUID(uuidString: body) else { throw error("'\(body)' is not a valid UUID", at: token) }
+            return .constant(.uuid(uuid))
         case .argument(let format, let position):
             advance()
             let value = try argument(position, token)
@@ -250,52 +261,15 @@ struct QueryParser {
         throw error("'\(text)' is not a valid number", at: token)
     }
 
-    /// `true`, `false`, `nil`, `NULL`, `oid(…)`, `uuid(…)`; nil for anything else.
+    /// `true`, `false`, `nil`, `NULL`; nil for anything else.
     private mutating func literal(_ name: String, _ token: QueryToken) throws(QueryError) -> QueryValue? {
         switch name.lowercased() {
         case "true", "yes": advance(); return .bool(true)
         case "false", "no": advance(); return .bool(false)
         case "nil", "null": advance(); return .null
-        case "oid", "uuid":
-            guard case .symbol("(") = tokens[min(index + 1, tokens.count - 1)].kind else { return nil }
-            advance()
-            advance()
-            let start = current.offset
-            var end = start
-            while !isSymbol(")") {
-                if case .end = current.kind { throw error("expected ')' to close \(name)(") }
-                advance()
-                end = current.offset
-            }
-            let raw = tokensText(from: start, to: end)
-            advance()
-            if name.lowercased() == "oid" {
-                guard let id = try? ObjectId(string: raw) else {
-                    throw error("'\(raw)' is not a valid ObjectId: expected 24 hexadecimal digits", at: token)
-                }
-                return .objectId(id)
-            }
-            guard let uuid = UUID(uuidString: raw) else {
-                throw error("'\(raw)' is not a valid UUID", at: token)
-            }
-            return .uuid(uuid)
         default:
             return nil
         }
-    }
-
-    /// The source text between two offsets (for `oid(…)` and `uuid(…)` bodies, which the lexer
-    /// splits into numbers and names).
-    private func tokensText(from start: Int, to end: Int) -> String {
-        var text = ""
-        for token in tokens where token.offset >= start && token.offset < end {
-            switch token.kind {
-            case .identifier(let s), .number(let s), .string(let s): text += s
-            case .symbol(let s): text += s
-            default: break
-            }
-        }
-        return text
     }
 
     private mutating func subquery() throws(QueryError) -> QueryExpression {

@@ -30,4 +30,8 @@ time("person.dog!.age (link hop: lookup + accessor + lookup)", n) { var s = 0; f
 time("enumerate Results + read name and age", n) { var s = 0; for d in realm.objects(Dog.self) { s &+= d.age + d.name.utf8.count }; return s }
 time("dog.owners.count (backlink prefix scan)", n) { var s = 0; for d in dogs { s &+= d.owners.count }; return s }
 time("iterate a 10-dog List and read age", listOwners.count * 10) { var s = 0; for p in listOwners { for d in p.dogs { s &+= d.age } }; return s }
+let dogCount = realm.objects(Dog.self).count, personCount = realm.objects(Person.self).count
+time("query scan: Dog age > 10 (ns per row scanned)", dogCount) { realm.objects(Dog.self).filter("age > 10").count }
+time("query across a link: Person dog.age > 10 (ns per row scanned)", personCount) { realm.objects(Person.self).filter("dog.age > 10").count }
+time("query typed: where { $0.dog.age > 10 } (ns per row scanned)", personCount) { realm.objects(Person.self).where { $0.dog.age > 10 }.count }
 try? FileManager.default.removeItem(at: url)

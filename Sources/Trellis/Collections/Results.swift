@@ -67,20 +67,21 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     private func evaluate() {
         core.verifyThread()
         if cache.stamp == core.changeStamp { return }
-        var (keys, rows) = baseRows()
-        if !steps.isEmpty, let table {
-            (keys, rows) = ResultsPipeline(core: core, table: table).apply(steps, keys: keys, rows: rows)
+        var (keys, rows, applied) = baseRows()
+        if applied < steps.count, let table {
+            (keys, rows) = ResultsPipeline(core: core, table: table).apply(steps[applied...], keys: keys, rows: rows)
         }
         cache.keys = keys
         cache.rows = rows
         cache.stamp = core.changeStamp
     }
 
-    /// The source's objects before any step.
-    private func baseRows() -> ([ObjectKey], [UnsafeRawBufferPointer]) {
+    /// The source's objects, and how many of the steps were already applied to them (a
+    /// leading filter over a whole class is applied during the scan).
+    private func baseRows() -> ([ObjectKey], [UnsafeRawBufferPointer], Int) {
         var keys = [ObjectKey]()
         var rows = [UnsafeRawBufferPointer]()
-        guard let table else { return (keys, rows) }
+        guard let table else { return (keys, rows, steps.count) }
         switch source {
         case .linkingObjects(let target, let key, let originProperty):
             if let origin = backlinkOrigin(originProperty) {
@@ -106,6 +107,9 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
                     keys.append(key)
                     rows.append(row.bytes)
                 }
+            } else if case .filter(let predicate)? = steps.first {
+                (keys, rows) = ResultsPipeline(core: core, table: table).scan(predicate)
+                return (keys, rows, 1)
             } else if let cursor = try? core.transaction.cursor(table.rows) {
                 let count = core.transaction.entryCount(table.rows)
                 keys.reserveCapacity(count)
@@ -118,7 +122,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
                 }
             }
         }
-        return (keys, rows)
+        return (keys, rows, 0)
     }
 
     /// The Realm of these results.

@@ -188,7 +188,7 @@ final class QueryCompiler {
         let count: QueryValueSource = .single { scope in
             var matches = 0
             _ = rows.visit(scope) { row in
-                scope.rows[level] = row
+                scope[level] = row
                 if test(scope) { matches += 1 }
                 return false
             }

@@ -18,13 +18,13 @@ struct QueryOperand {
 extension QueryCompiler {
     /// Where a key path starts: the object being tested, or a subquery variable's element.
     private func start(_ path: QueryKeyPath) throws(QueryError) -> (QueryRowSource, ClassInfo) {
-        guard let variable = path.variable else { return (.single { $0.rows[0] }, rootInfo) }
+        guard let variable = path.variable else { return (.single { $0[0] }, rootInfo) }
         guard let bound = variables[variable] else {
             throw QueryError(message: "Unknown variable '$\(variable)': variables are declared by SUBQUERY",
                              offset: nil)
         }
         let depth = bound.depth
-        return (.single { $0.rows[depth] }, bound.info)
+        return (.single { $0[depth] }, bound.info)
     }
 
     /// The objects a SUBQUERY's collection key path leads to.

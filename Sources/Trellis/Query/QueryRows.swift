@@ -2,7 +2,9 @@ import Foundation
 
 /// A row being evaluated: its table, key and bytes (valid in the current snapshot).
 struct QueryRow {
-    let table: Table
+    /// Unowned: the compiled query and the Results being evaluated keep their tables alive,
+    /// and skipping reference counting here is most of what a scan costs per row.
+    unowned(unsafe) let table: Table
     let key: ObjectKey
     let row: RowView
 }
@@ -10,9 +12,26 @@ struct QueryRow {
 /// The rows a query is looking at: the object being tested (depth 0) and the element of each
 /// enclosing `SUBQUERY` (depth 1, 2, …). One scope serves a whole evaluation.
 final class QueryScope {
-    var rows: [QueryRow?]
+    private let storage: UnsafeMutablePointer<QueryRow?>
+    private let capacity: Int
 
-    init(depth: Int) { rows = Array(repeating: nil, count: depth + 1) }
+    init(depth: Int) {
+        capacity = depth + 1
+        storage = .allocate(capacity: capacity)
+        storage.initialize(repeating: nil, count: capacity)
+    }
+
+    deinit {
+        storage.deinitialize(count: capacity)
+        storage.deallocate()
+    }
+
+    /// The row at `depth` (0: the object being tested).
+    @inline(__always)
+    subscript(depth: Int) -> QueryRow? {
+        get { storage[depth] }
+        set { storage[depth] = newValue }
+    }
 }
 
 /// Where the rows of a key path step come from: at most one row per object (to-one links), or

@@ -13,7 +13,7 @@ struct ResultsPipeline {
     unowned let core: RealmCore
     let table: Table
 
-    func apply(_ steps: [ResultsStep], keys: [ObjectKey], rows: [UnsafeRawBufferPointer])
+    func apply(_ steps: ArraySlice<ResultsStep>, keys: [ObjectKey], rows: [UnsafeRawBufferPointer])
         -> ([ObjectKey], [UnsafeRawBufferPointer])
     {
         var keys = keys, rows = rows
@@ -35,6 +35,25 @@ struct ResultsPipeline {
         }
     }
 
+    /// Walks the whole table once, testing each row as the cursor reaches it.
+    func scan(_ predicate: QueryPredicate) -> ([ObjectKey], [UnsafeRawBufferPointer]) {
+        let compiled = compile(predicate)
+        let scope = compiled.makeScope()
+        var keys = [ObjectKey](), rows = [UnsafeRawBufferPointer]()
+        guard let cursor = try? core.transaction.cursor(table.rows) else { return (keys, rows) }
+        var entry = cursor.first()
+        while let (rawKey, bytes) = entry {
+            let key = UInt64(UInt(bitPattern: rawKey.loadUnaligned(as: Int.self)))
+            scope[0] = QueryRow(table: table, key: key, row: RowView(bytes: bytes))
+            if compiled.test(scope) {
+                keys.append(key)
+                rows.append(bytes)
+            }
+            entry = cursor.next()
+        }
+        return (keys, rows)
+    }
+
     private func filter(_ predicate: QueryPredicate, _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
         -> ([ObjectKey], [UnsafeRawBufferPointer])
     {
@@ -42,7 +61,7 @@ struct ResultsPipeline {
         let scope = compiled.makeScope()
         var outKeys = [ObjectKey](), outRows = [UnsafeRawBufferPointer]()
         for index in keys.indices {
-            scope.rows[0] = QueryRow(table: table, key: keys[index], row: RowView(bytes: rows[index]))
+            scope[0] = QueryRow(table: table, key: keys[index], row: RowView(bytes: rows[index]))
             if compiled.test(scope) {
                 outKeys.append(keys[index])
                 outRows.append(rows[index])
@@ -61,7 +80,7 @@ struct ResultsPipeline {
         }
         let scope = QueryScope(depth: 0)
         return keys.indices.map { index in
-            scope.rows[0] = QueryRow(table: table, key: keys[index], row: RowView(bytes: rows[index]))
+            scope[0] = QueryRow(table: table, key: keys[index], row: RowView(bytes: rows[index]))
             return reader(scope)
         }
     }

@@ -4,7 +4,8 @@
 /// - the backlink index holds exactly one count per (target, origin, property) equal to the
 ///   number of forward links, and nothing else;
 /// - every embedded object has exactly one parent link;
-/// - every stored collection belongs to an existing row, and its header agrees with its contents.
+/// - every stored collection belongs to an existing row, and its header agrees with its contents;
+/// - every `indexed:` property's index holds exactly one entry per row, with the row's value.
 ///
 /// Used by the tests after relationship operations and by the crash tests after a reopen.
 struct ConsistencyChecker {
@@ -20,7 +21,10 @@ struct ConsistencyChecker {
 
     mutating func run() -> [String] {
         let tables = core.file.catalog.classes.compactMap { core.table(id: $0.tableId) }
-        for table in tables { checkRows(of: table) }
+        for table in tables {
+            checkRows(of: table)
+            checkIndexes(of: table)
+        }
         checkBacklinks(tables)
         checkCollectionOwners()
         return problems
@@ -41,6 +45,26 @@ struct ConsistencyChecker {
                                                     originKey: key)
                     expected[identity, default: 0] += 1
                 }
+            }
+        }
+    }
+
+    private mutating func checkIndexes(of table: Table) {
+        guard !table.indexes.isEmpty else { return }
+        let keys = rowKeys(table)
+        for index in table.indexes {
+            var expected = Set<[UInt8]>()
+            for key in keys {
+                guard let row = core.rowView(table, key) else { continue }
+                expected.insert(index.entryKey(core.storedPayload(row, index.field), key))
+            }
+            var found = Set<[UInt8]>()
+            if let cursor = try? core.transaction.cursor(index.database) {
+                for entry in cursor.entries(withPrefix: []) { found.insert(Array(entry.key)) }
+            }
+            if found != expected {
+                problems.append("\(table.info.className).\(index.field.name) index has \(found.subtracting(expected).count) "
+                    + "stale and lacks \(expected.subtracting(found).count) entries")
             }
         }
     }

@@ -18,6 +18,7 @@ extension RealmCore {
         guard let txn = writeTransaction else { throwRealmException(Realm.addRequiresWriteMessage) }
         let old = isNew ? nil : rowView(table, key)
         let oldLinks = old.map { linkTargets(of: table, row: $0) } ?? []
+        updateIndexes(table, key: key, old: old, new: values)
         putRow(RowWriter.encode(values), table, key: key, in: txn)
         let newLinks = linkTargets(of: table, values: values)
         updateLinks(table, key: key, old: oldLinks, new: newLinks)
@@ -33,6 +34,11 @@ extension RealmCore {
                                       isVariableWidth: { info.storedFields[$0].typeInfo.type.isVariableWidth },
                                       replacing: field.rowColumn, with: value)
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        if field.isIndexed, !table.indexes.isEmpty {
+            var values = table.info.storedFields.map { storedPayload(row, $0) }
+            values[field.rowColumn] = value
+            updateIndexes(table, key: key, old: row, new: values)
+        }
         putRow(bytes, table, key: key, in: txn)
         if field.isLink {
             var newLink: [LinkTarget] = []
@@ -145,6 +151,7 @@ extension RealmCore {
         if let pkField = table.info.primaryKeyField {
             primaryKey = PrimaryKeyEncoding.encode(storedPayload(row, pkField))
         }
+        updateIndexes(table, key: key, old: row, new: nil)
         do {
             _ = try txn.delete(table.rows, integerKey: key)
             if let primaryKey, let pkIndex = table.primaryKeys {
@@ -178,6 +185,7 @@ extension RealmCore {
         case .objectId: return .objectId(row.objectId(field.rowColumn))
         case .UUID: return .uuid(row.uuid(field.rowColumn))
         case .bool: return .bool(row.bool(field.rowColumn))
+        case .date: return .date(row.date(field.rowColumn))
         default: return .null
         }
     }

@@ -10,12 +10,22 @@ final class Table: @unchecked Sendable {
     let primaryKeys: DatabaseHandle?
     /// A stable number for this class in this file (used in backlink keys).
     let tableId: UInt32
+    /// The indexes of `indexed: true` properties.
+    let indexes: [SecondaryIndex]
 
-    init(info: ClassInfo, tableId: UInt32, rows: DatabaseHandle, primaryKeys: DatabaseHandle?) {
+    init(info: ClassInfo, tableId: UInt32, rows: DatabaseHandle, primaryKeys: DatabaseHandle?,
+         indexes: [SecondaryIndex] = [])
+    {
         self.info = info
         self.tableId = tableId
         self.rows = rows
         self.primaryKeys = primaryKeys
+        self.indexes = indexes
+    }
+
+    /// The index of `field`, if it has one.
+    func index(of field: FieldInfo) -> SecondaryIndex? {
+        indexes.first { $0.field === field }
     }
 
     static func rowsName(_ className: String) -> String { "t.\(className)" }
@@ -30,7 +40,14 @@ final class Table: @unchecked Sendable {
         if info.primaryKeyField != nil {
             primaryKeys = try txn.database(named: primaryKeysName(info.className), create: create)
         }
-        return Table(info: info, tableId: tableId, rows: rows, primaryKeys: primaryKeys)
+        var indexes = [SecondaryIndex]()
+        for field in info.storedFields where SecondaryIndex.supports(field) {
+            // A file written before the index existed has none: queries on it then scan.
+            if let database = try txn.database(named: SecondaryIndex.name(info.className, field.name), create: create) {
+                indexes.append(SecondaryIndex(field: field, database: database))
+            }
+        }
+        return Table(info: info, tableId: tableId, rows: rows, primaryKeys: primaryKeys, indexes: indexes)
     }
 }
 

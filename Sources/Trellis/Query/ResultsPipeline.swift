@@ -139,60 +139,89 @@ struct ResultsPipeline {
         return (outKeys, outRows)
     }
 
-    // MARK: - Primary-key index
+    // MARK: - Indexes
 
-    /// When the chain starts with a filter that pins the primary key (`_id == x`, `_id IN {…}`,
-    /// possibly ANDed with more), the keys of the objects it can match, in key order, found
-    /// through the primary-key index instead of a scan. Nil when a scan is needed.
+    /// When the chain starts with a filter that pins an indexed property (the primary key or
+    /// an `indexed: true` property: `==`, `IN`, and for integers and dates `<`, `>`,
+    /// `BETWEEN`; combined with AND, or OR of such), the keys of the objects it can match, in
+    /// key order, found through the index instead of a scan. The filter still runs on them.
+    /// Nil when a scan is needed.
     func indexedCandidates(_ steps: [ResultsStep]) -> [ObjectKey]? {
-        guard case .filter(let predicate)? = steps.first, let pk = table.info.primaryKeyField else { return nil }
-        return candidates(predicate, pk)?.sorted()
+        guard case .filter(let predicate)? = steps.first else { return nil }
+        guard table.info.primaryKeyField != nil || !table.indexes.isEmpty else { return nil }
+        return candidates(predicate)?.sorted()
     }
 
-    private func candidates(_ predicate: QueryPredicate, _ pk: FieldInfo) -> [ObjectKey]? {
+    private func candidates(_ predicate: QueryPredicate) -> Set<ObjectKey>? {
         switch predicate {
         case .and(let lhs, let rhs):
-            return candidates(lhs, pk) ?? candidates(rhs, pk)
+            switch (candidates(lhs), candidates(rhs)) {
+            case (let a?, let b?): return a.intersection(b)
+            case (let a?, nil): return a
+            case (nil, let b?): return b
+            case (nil, nil): return nil
+            }
+        case .or(let lhs, let rhs):
+            guard let a = candidates(lhs), let b = candidates(rhs) else { return nil }
+            return a.union(b)
         case .comparison(let c):
-            guard c.quantifier == .single, c.options.isEmpty, case .keyPath(let path) = c.lhs, path.variable == nil,
-                  path.components.count == 1, case .property(let name) = path.components[0], name == pk.name
-            else { return nil }
-            let values: [QueryValue]
-            switch (c.op, c.rhs) {
-            case (.equal, .constant(let v)), (.equal, .argument(let v)): values = [v]
-            case (.in, .argument(.list(let items))), (.in, .constant(.list(let items))): values = items
-            case (.in, .list(let items)):
-                var collected = [QueryValue]()
-                for item in items {
-                    guard case .constant(let v) = item else {
-                        guard case .argument(let v) = item else { return nil }
-                        collected.append(v)
-                        continue
-                    }
-                    collected.append(v)
-                }
-                values = collected
-            default: return nil
-            }
-            var keys = Set<ObjectKey>()
-            for value in values {
-                guard let payload = Self.primaryKeyPayload(value, pk) else { return nil }
-                if let key = core.lookUpPrimaryKey(table, payload) { keys.insert(key) }
-            }
-            return Array(keys)
+            return candidates(c)
         default:
             return nil
         }
     }
 
-    private static func primaryKeyPayload(_ value: QueryValue, _ pk: FieldInfo) -> _StoredValue.Payload? {
-        switch (pk.typeInfo.type, value) {
-        case (_, .null): .null
-        case (.int, .int(let i)): .int(i)
-        case (.string, .string(let s)): .string(s)
-        case (.objectId, .objectId(let o)): .objectId(o)
-        case (.UUID, .uuid(let u)): .uuid(u)
-        default: nil
+    private func candidates(_ c: QueryComparison) -> Set<ObjectKey>? {
+        guard c.quantifier == .single, c.options.isEmpty, case .keyPath(let path) = c.lhs, path.variable == nil,
+              path.components.count == 1, case .property(let name) = path.components[0],
+              let field = table.info.field(named: name)
+        else { return nil }
+        let isPrimaryKey = field.isPrimaryKey
+        let index = table.index(of: field)
+        guard isPrimaryKey || index != nil else { return nil }
+        let type = field.typeInfo.type
+        func payload(_ expression: QueryExpression) -> _StoredValue.Payload? {
+            switch expression {
+            case .constant(let v), .argument(let v): IndexKeyEncoding.payload(v, for: type)
+            default: nil
+            }
+        }
+        func equal(_ value: _StoredValue.Payload) -> [ObjectKey] {
+            if isPrimaryKey { return core.lookUpPrimaryKey(table, value).map { [$0] } ?? [] }
+            return index.map { core.indexedKeys($0, lower: value, upper: nil, exact: true) } ?? []
+        }
+        func range(_ lower: _StoredValue.Payload?, _ upper: _StoredValue.Payload?) -> [ObjectKey]? {
+            guard type == .int || type == .date else { return nil }
+            if isPrimaryKey { return core.primaryKeyRange(table, lower: lower, upper: upper) }
+            return index.map { core.indexedKeys($0, lower: lower, upper: upper) }
+        }
+        switch c.op {
+        case .equal:
+            return payload(c.rhs).map { Set(equal($0)) }
+        case .in:
+            let items: [QueryExpression]
+            switch c.rhs {
+            case .list(let list): items = list
+            case .argument(.list(let values)), .constant(.list(let values)): items = values.map { .argument($0) }
+            default: return nil
+            }
+            var keys = Set<ObjectKey>()
+            for item in items {
+                guard let value = payload(item) else { return nil }
+                keys.formUnion(equal(value))
+            }
+            return keys
+        case .greater, .greaterOrEqual:
+            return payload(c.rhs).flatMap { bound in range(bound, nil) }.map(Set.init)
+        case .less, .lessOrEqual:
+            return payload(c.rhs).flatMap { bound in range(nil, bound) }.map(Set.init)
+        case .between:
+            guard case .list(let bounds) = c.rhs, bounds.count == 2,
+                  let low = payload(bounds[0]), let high = payload(bounds[1])
+            else { return nil }
+            return range(low, high).map(Set.init)
+        default:
+            return nil
         }
     }
 }

@@ -82,7 +82,8 @@ extension Realm {
         guard let txn = core.writeTransaction else { return }
         do {
             for stored in core.file.catalog.classes {
-                for name in [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)] {
+                let indexNames = stored.properties.filter(\.indexed).map { SecondaryIndex.name(stored.name, $0.name) }
+                for name in [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)] + indexNames {
                     if let dbi = core.file.environment.cachedDatabase(named: name) { try txn.drop(dbi, deleteDatabase: false) }
                 }
             }

@@ -38,13 +38,8 @@ extension QueryCompiler {
                 info = origin
             case .property(let name):
                 let field = try self.field(name, in: info, path)
-                if field.isLinkingObjects, let originType = field.typeInfo.objectType,
-                   let originName = field.originProperty
-                {
-                    let origin = ClassInfo.unbound(for: originType)
-                    guard let originField = origin.field(named: originName) else {
-                        throw invalid(path, "'\(origin.className).\(originName)' does not exist")
-                    }
+                if field.isLinkingObjects {
+                    let (origin, originField) = try linkingObjectsOrigin(field, of: info, path)
                     rows = expand(rows, backlinkExpansion(origin: origin, field: originField))
                     info = origin
                 } else if field.isLink, let targetType = field.typeInfo.objectType {
@@ -104,13 +99,7 @@ extension QueryCompiler {
                     index += 1
                 }
                 if field.isLinkingObjects {
-                    guard let originType = field.typeInfo.objectType, let originName = field.originProperty else {
-                        throw invalid(path, "'\(info.className).\(name)' has no origin")
-                    }
-                    let origin = ClassInfo.unbound(for: originType)
-                    guard let originField = origin.field(named: originName) else {
-                        throw invalid(path, "'\(origin.className).\(originName)' does not exist")
-                    }
+                    let (origin, originField) = try linkingObjectsOrigin(field, of: info, path)
                     let expansion = backlinkExpansion(origin: origin, field: originField)
                     if let terminal = try objectCollectionTerminal(rest, expansion, element: origin, owner: info,
                                                                    field: field, rows: rows, path)
@@ -190,6 +179,20 @@ extension QueryCompiler {
         let scored = names.map { ($0, distance(Array(name), Array($0))) }.min { $0.1 < $1.1 }
         guard let (best, score) = scored, score <= Swift.max(2, name.count / 3) else { return nil }
         return best
+    }
+
+    /// The class and link property a LinkingObjects property is the inverse of.
+    private func linkingObjectsOrigin(_ field: FieldInfo, of info: ClassInfo, _ path: QueryKeyPath) throws(QueryError)
+        -> (ClassInfo, FieldInfo)
+    {
+        guard let originType = field.typeInfo.objectType, let originName = field.originProperty else {
+            throw invalid(path, "'\(info.className).\(field.name)' has no origin")
+        }
+        let origin = ClassInfo.unbound(for: originType)
+        guard let originField = origin.field(named: originName) else {
+            throw invalid(path, "'\(origin.className).\(originName)' does not exist")
+        }
+        return (origin, originField)
     }
 
     private func linksOrigin(_ className: String, _ property: String, target: ClassInfo,

@@ -124,7 +124,24 @@ func reopenAndPrint(_ configuration: Realm.Configuration) {
         for dog in realm.objects(Dog.self) {
             print("  Dog \(dog.name) (_id \(dog._id))")
         }
+        printQueries(realm)
     } catch {
         FileHandle.standardError.write(Data("trellis: \(error)\n".utf8))
     }
+}
+
+/// A few queries across the relationships, as text and as typed queries.
+func printQueries(_ realm: Realm) {
+    func names(_ people: Results<Person>) -> String { people.map(\.name).joined(separator: ", ") }
+    let people = realm.objects(Person.self)
+    print("Queries:")
+    print("  dog.age > 2: \(names(people.filter("dog.age > 2")))")
+    print("  ANY dogs.name ENDSWITH 'puppy' AND address.city BEGINSWITH[c] 'o': "
+        + names(people.filter("ANY dogs.name ENDSWITH 'puppy' AND address.city BEGINSWITH[c] %@", "o")))
+    print("  where { $0.clubs.name == \"Sprinters\" }: \(names(people.where { $0.clubs.name == "Sprinters" }))")
+    print("  sorted by dog.age, descending: \(names(people.sorted(byKeyPath: "dog.age", ascending: false)))")
+    let clubs = realm.objects(DogClub.self).filter("members.@count > 1 AND ANY regionalOfficeAddresses.city == %@",
+                                                   "Trondheim")
+    print("  clubs with more than one member and an office in Trondheim: "
+        + clubs.map(\.name).joined(separator: ", "))
 }

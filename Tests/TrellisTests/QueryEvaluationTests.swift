@@ -198,6 +198,8 @@ import Testing
         #expect(names(fido.listOwners.filter("age > 40")) == ["Bob"])
         #expect(ordered(alice.dogs.sorted(byKeyPath: "age", ascending: false)) == ["Fido", "Rex"])
         #expect(alice.dogs.sum(ofProperty: "age") == 17)
+        #expect(alice.dogs.index(matching: "age > 10") == 1)
+        #expect(alice.dogs.index(matching: { $0.name == "Rex" }) == 0)
         let live = alice.dogs.filter("age > 1")
         try realm.write { alice.dogs.append(realm.objects(Pet.self).filter("name == 'Spot'")[0]) }
         #expect(live.count == 2)

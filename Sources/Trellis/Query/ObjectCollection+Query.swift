@@ -31,6 +31,23 @@ extension _ObjectCollectionQueries {
         _scopedResults.where(isIncluded)
     }
 
+    /// The position of the first object matching the predicate text, or nil.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        let matching: Results<_ObjectElement>
+        do {
+            matching = try _scopedResults.filter(validating: predicateFormat, arguments: args)
+        } catch {
+            throwRealmException(error.message)
+        }
+        guard let first = matching.keys().first else { return nil }
+        return _scopedResults.keys().firstIndex(of: first)
+    }
+
+    /// The position of the first object for which the typed query is true, or nil.
+    public func index(matching isIncluded: (Query<_ObjectElement>) -> Query<Bool>) -> Int? {
+        _scopedResults.index(matching: isIncluded)
+    }
+
     /// The collection's objects sorted on a key path.
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<_ObjectElement> {
         _scopedResults.sorted(byKeyPath: keyPath, ascending: ascending)

@@ -2,7 +2,12 @@ import Foundation
 import Testing
 @testable import Trellis
 
+enum Mood: Int, PersistableEnum {
+    case calm, wild
+}
+
 class Flagged: Object {
+    @Persisted var mood = Mood.calm
     @Persisted var isGood = false
     @Persisted var score = 0
     @Persisted var values: List<Int>
@@ -95,6 +100,11 @@ class Flagged: Object {
         }
         #expect(realm.objects(Flagged.self).where { $0.isGood }.map(\.score) == [0, 2])
         #expect(realm.objects(Flagged.self).where { !$0.isGood }.map(\.score) == [1, 3])
+        try realm.write { realm.objects(Flagged.self).filter("score == 3").first?.mood = .wild }
+        #expect(Query<Flagged>().mood.rawValue.description == "mood")
+        #expect(realm.objects(Flagged.self).where { $0.mood.rawValue == 1 }.map(\.score) == [3])
+        #expect(realm.objects(Flagged.self).where { $0.mood == .wild }.map(\.score) == [3])
+        #expect(realm.objects(Flagged.self).filter("mood == %@", Mood.calm).map(\.score) == [0, 1, 2])
     }
 
     @Test func keyPathsNameProperties() {

@@ -254,3 +254,8 @@ extension Query where T == Bool {
                                                      predicate: parts.element)))
     }
 }
+
+extension Query where T: PersistableEnum {
+    /// The enum's raw value, for comparing with raw values (`$0.status.rawValue == 2`).
+    public var rawValue: Query<T.RawValue> { Query<T.RawValue>(node) }
+}

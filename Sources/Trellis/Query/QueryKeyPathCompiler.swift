@@ -215,11 +215,15 @@ extension QueryCompiler {
     private func linkRows(_ rows: QueryRowSource, field: FieldInfo, target: ClassInfo) -> QueryRowSource {
         let column = field.rowColumn
         guard let targetTable = table(target) else { return rows.isMany ? .many { _, _ in false } : .single { _ in nil } }
-        let core = self.core
+        // One cursor per link step for the whole evaluation: consecutive rows usually link to
+        // nearby targets, which LMDB then finds on the page the cursor is already on.
+        guard let cursor = try? core.transaction.cursor(targetTable.rows) else {
+            return rows.isMany ? .many { _, _ in false } : .single { _ in nil }
+        }
         let follow = { (row: QueryRow) -> QueryRow? in
             guard !row.row.isNull(column) else { return nil }
             let key = row.row.slot(column)
-            return core.rowView(targetTable, key).map { QueryRow(table: targetTable, key: key, row: $0) }
+            return cursor.value(forIntegerKey: key).map { QueryRow(table: targetTable, key: key, row: RowView(bytes: $0)) }
         }
         switch rows {
         case .single(let rowOf): return .single { scope in rowOf(scope).flatMap(follow) }

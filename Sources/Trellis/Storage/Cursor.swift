@@ -33,6 +33,14 @@ final class Cursor {
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// The value stored under an integer key, positioning the cursor there. When the cursor
+    /// already sits on the page holding `key`, LMDB searches only that page, so a run of
+    /// nearby keys costs far less than one `get` each.
+    func value(forIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
+        var keyValue = key
+        return withUnsafeBytes(of: &keyValue) { raw in move(MDB_SET_KEY, key: raw)?.value }
+    }
+
     func first() -> Entry? { move(MDB_FIRST) }
     func next() -> Entry? { move(MDB_NEXT) }
 

@@ -10,8 +10,18 @@ let rootPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 
 let package = Package(
     name: "TrellisBenchmarks",
-    dependencies: [.package(path: "..")],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
     targets: [
+        // W1-W8 of the brief on Trellis and on GRDB, side by side in one process.
+        .executableTarget(name: "TrellisBench", dependencies: [
+            .product(name: "Trellis", package: rootPackage),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // Cost of one managed property read and of a to-one hop (ns per call).
         .executableTarget(name: "ReadCost", dependencies: [.product(name: "Trellis", package: rootPackage)]),
     ]

@@ -291,4 +291,13 @@ import Testing
         #expect(dog.age == 9)
         #expect(dog["breed"] == nil)
     }
+
+    @Test func createWithASubclassMetatypeMakesThatSubclass() throws {
+        let realm = try Realm(configuration: folder.configuration([Dog.self, Person.self]))
+        let types: [Object.Type] = [Dog.self]
+        try realm.write {
+            for type in types { realm.create(type, value: ["name": "Rex", "age": 3]) }
+        }
+        #expect(realm.objects(Dog.self).first?.name == "Rex")
+    }
 }

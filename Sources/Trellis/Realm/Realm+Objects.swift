@@ -49,7 +49,8 @@ extension Realm {
             }
             return existing
         }
-        let object = T()
+        // `type` may be a subclass's metatype held as `Object.Type`: make what it names.
+        let object = type.init()
         ObjectInitializer.populate(object, from: value)
         AddSession(core: core, policy: update).add(object)
         return object

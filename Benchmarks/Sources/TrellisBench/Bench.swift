@@ -1,0 +1,149 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Trellis
+
+/// Runs W1-W8 of the brief on Trellis and GRDB in one process and prints one table.
+@main
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "TrellisBench",
+        abstract: "Trellis vs GRDB on the brief's workloads W1-W8 (medians, GRDB time / Trellis time).")
+
+    @Option(help: "Comma-separated workloads to run (W1,…,W8).")
+    var workloads = "W1,W2,W3,W4,W5,W6,W7,W8"
+    @Option(help: "Objects for W1, W2, W5, W7.")
+    var objects: Int?
+    @Option(help: "People with a List of dogs for W3, W4.")
+    var listOwners: Int?
+    @Option(help: "Durable write transactions for W6.")
+    var commits: Int?
+    @Option(help: "Repetitions per figure (the median is reported).")
+    var repetitions: Int?
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+    @Flag(help: "Small counts and one repetition: checks that every workload still runs.")
+    var smoke = false
+    @Option(help: .hidden)
+    var child: String?
+    @Argument(help: .hidden)
+    var childArguments: [String] = []
+
+    mutating func run() throws {
+        if let child {
+            try ChildProcess.run(child, childArguments)
+            return
+        }
+        var sizes = Sizes()
+        if smoke {
+            sizes = Sizes(objects: 2_000, listOwners: 200, listLength: 10, commits: 50, lookups: 500, repetitions: 1)
+        }
+        if let objects { sizes.objects = objects }
+        if let listOwners { sizes.listOwners = listOwners }
+        if let commits { sizes.commits = commits }
+        if let repetitions { sizes.repetitions = repetitions }
+        sizes.lookups = Swift.min(sizes.lookups, sizes.objects)
+        let selected = Set(workloads.uppercased().split(separator: ",").map(String.init))
+        let rows = try Runner(sizes: sizes, selected: selected, log: !json).run()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let report = JSONReport(sizes: sizes, rows: rows)
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(Report.table(rows))
+        }
+    }
+}
+
+struct JSONReport: Codable {
+    var sizes: Sizes
+    var rows: [Row]
+}
+
+/// Runs the selected workloads in order, each engine on its own fresh files.
+struct Runner {
+    let sizes: Sizes
+    let selected: Set<String>
+    let log: Bool
+
+    func progress(_ text: String) {
+        if log { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
+    }
+
+    func run() throws -> [Row] {
+        let scratch = Scratch(), sums = Checksums()
+        let trellis = TrellisWorkloads(sizes: sizes, scratch: scratch, sums: sums)
+        let grdb = GRDBWorkloads(sizes: sizes, scratch: scratch, sums: sums)
+        var rows = [Row]()
+        let n = sizes.objects, owners = sizes.listOwners
+
+        if selected.contains("W1") {
+            progress("W1 insert")
+            rows.append(Row("W1", "insert \(n) Dog + \(n) Person (to-one), one transaction",
+                            trellis: try trellis.w1Insert(), peers: [("records", try grdb.w1Insert())]))
+        }
+        if !selected.isDisjoint(with: ["W2", "W5", "W7"]) {
+            progress("W2/W5/W7 data")
+            let realm = try trellis.w1File(), pool = try grdb.w1File()
+            if selected.contains("W2") {
+                progress("W2 to-one")
+                rows.append(Row("W2", "sum person.dog.age over \(n) Persons", trellis: trellis.w2ToOne(realm),
+                                peers: [("per-row association", try grdb.w2PerRow(pool)),
+                                        ("including(required:)", try grdb.w2Eager(pool))]))
+            }
+            if selected.contains("W5") {
+                progress("W5 queries")
+                rows.append(Row("W5", "count age > 40 over \(n) Dogs (scan)", trellis: trellis.w5Scan(realm),
+                                peers: [("COUNT(*)", try grdb.w5Scan(pool))]))
+                rows.append(Row("W5", "count dog.age > 10 over \(n) Persons (across the link)",
+                                trellis: trellis.w5Link(realm), peers: [("JOIN COUNT(*)", try grdb.w5Link(pool))]))
+                rows.append(Row("W5", "\(sizes.lookups) primary-key lookups", trellis: trellis.w5Lookup(realm),
+                                peers: [("fetchOne(key:)", try grdb.w5Lookup(pool))]))
+            }
+            if selected.contains("W7") {
+                progress("W7 enumerate")
+                rows.append(Row("W7", "enumerate \(n) Dogs, read name and age", trellis: trellis.w7Enumerate(realm),
+                                peers: [("fetchAll records", try grdb.w7FetchAll(pool)),
+                                        ("fetchCursor", try grdb.w7Cursor(pool))]))
+            }
+        }
+        if selected.contains("W3") || selected.contains("W4") {
+            if selected.contains("W3") {
+                progress("W3 build")
+                rows.append(Row("W3", "build \(owners) Persons x \(sizes.listLength) Dogs in a List",
+                                trellis: try trellis.w3Build(), peers: [("records + join table", try grdb.w3Build())]))
+            }
+            progress("W3/W4 data")
+            let realm = try trellis.w3File(), pool = try grdb.w3File()
+            if selected.contains("W3") {
+                progress("W3 iterate")
+                rows.append(Row("W3", "sum ages over every List (\(owners * sizes.listLength) elements)",
+                                trellis: trellis.w3Iterate(realm),
+                                peers: [("per-row association", try grdb.w3PerRow(pool)),
+                                        ("including(all:)", try grdb.w3Eager(pool))]))
+            }
+            if selected.contains("W4") {
+                progress("W4 backlinks")
+                rows.append(Row("W4", "count each Dog's owners (\(owners * sizes.listLength) Dogs)",
+                                trellis: trellis.w4Backlinks(realm),
+                                peers: [("per-row COUNT", try grdb.w4PerRow(pool)),
+                                        ("one GROUP BY", try grdb.w4Grouped(pool))]))
+            }
+        }
+        if selected.contains("W6") {
+            progress("W6 durable commits")
+            rows.append(Row("W6", "\(sizes.commits) durable commits (fsync / synchronous=FULL)",
+                            trellis: try trellis.w6Commits(sync: true),
+                            peers: [("synchronous=FULL", try grdb.w6Commits(synchronous: "FULL"))]))
+            rows.append(Row("W6", "\(sizes.commits) relaxed commits (no fsync / synchronous=NORMAL)",
+                            trellis: try trellis.w6Commits(sync: false),
+                            peers: [("synchronous=NORMAL", try grdb.w6Commits(synchronous: "NORMAL"))]))
+        }
+        if selected.contains("W8") {
+            progress("W8 cold open and peak memory")
+            rows += try ColdStart(sizes: sizes, scratch: scratch).rows()
+        }
+        return rows
+    }
+}

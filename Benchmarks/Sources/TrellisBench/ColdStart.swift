@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Trellis
+
+/// W8: opening a file whose schema has 50 classes, in a fresh process each time (nothing
+/// cached), and the peak memory of W1 in a fresh process per engine.
+struct ColdStart {
+    let sizes: Sizes
+    let scratch: Scratch
+
+    func rows() throws -> [Row] {
+        let realmFile = scratch.file("fifty.realm"), sqliteFile = scratch.file("fifty.sqlite")
+        try ChildProcess.createFiftyClassFiles(realm: realmFile, sqlite: sqliteFile)
+        let trellisOpen = try median(sizes.repetitions) { _ = try child("open-trellis", realmFile.path) }
+        let grdbOpen = try median(sizes.repetitions) { _ = try child("open-grdb", sqliteFile.path) }
+        // The child reports its own figure (process start excluded).
+        let trellisInside = try (0..<Swift.max(sizes.repetitions, 1)).map { _ in
+            try child("open-trellis", realmFile.path)
+        }.sorted()[sizes.repetitions / 2]
+        let grdbInside = try (0..<Swift.max(sizes.repetitions, 1)).map { _ in
+            try child("open-grdb", sqliteFile.path)
+        }.sorted()[sizes.repetitions / 2]
+        let trellisMemory = try child("w1-memory-trellis", scratch.file("mem.realm").path, String(sizes.objects))
+        let grdbMemory = try child("w1-memory-grdb", scratch.file("mem.sqlite").path, String(sizes.objects))
+        return [
+            Row("W8", "open a 50-class file (measured inside a new process)", trellis: trellisInside,
+                peers: [("DatabasePool + first read", grdbInside)]),
+            Row("W8", "the same, whole process start to exit", trellis: trellisOpen,
+                peers: [("DatabasePool + first read", grdbOpen)]),
+            Row("W8", "peak memory of W1 (fresh process, max RSS; lower is better)", trellis: trellisMemory,
+                peers: [("records", grdbMemory)], unit: "MiB"),
+        ]
+    }
+
+    /// Runs this executable as a child and returns the number it prints.
+    private func child(_ arguments: String...) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        if process.executableURL?.path.hasPrefix("/") == false || !FileManager.default.fileExists(atPath: process.executableURL!.path) {
+            process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+        }
+        process.arguments = ["--child", arguments[0]] + arguments.dropFirst()
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+              let value = Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            throw ValidationError("child '\(arguments[0])' failed (status \(process.terminationStatus))")
+        }
+        return value
+    }
+}
+
+/// What the child processes do.
+enum ChildProcess {
+    static func run(_ name: String, _ arguments: [String]) throws {
+        switch name {
+        case "open-trellis":
+            let start = DispatchTime.now().uptimeNanoseconds
+            let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: arguments[0]),
+                                                       objectTypes: fiftyClasses))
+            let count = realm.objects(Fifty00.self).count
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            precondition(count == 1)
+            print(seconds)
+        case "open-grdb":
+            let start = DispatchTime.now().uptimeNanoseconds
+            let pool = try DatabasePool(path: arguments[0])
+            let count = try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM t00") ?? 0 }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            precondition(count == 1)
+            print(seconds)
+        case "w1-memory-trellis", "w1-memory-grdb":
+            var sizes = Sizes()
+            sizes.objects = Int(arguments[1]) ?? sizes.objects
+            let scratch = Scratch(), sums = Checksums()
+            let url = URL(fileURLWithPath: arguments[0])
+            if name.hasSuffix("trellis") {
+                let workloads = TrellisWorkloads(sizes: sizes, scratch: scratch, sums: sums)
+                try workloads.insertPeopleWithDogs(workloads.open(url))
+            } else {
+                let workloads = GRDBWorkloads(sizes: sizes, scratch: scratch, sums: sums)
+                try workloads.insertPeopleWithDogs(workloads.open(url))
+            }
+            var usage = rusage()
+            getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+            print(Double(usage.ru_maxrss) / 1024)  // KiB → MiB
+        default:
+            throw ValidationError("unknown child '\(name)'")
+        }
+    }
+
+    static func createFiftyClassFiles(realm: URL, sqlite: URL) throws {
+        let trellis = try Realm(configuration: .init(fileURL: realm, objectTypes: fiftyClasses))
+        try trellis.write {
+            for type in fiftyClasses {
+                guard let objectType = type as? Object.Type else { continue }
+                trellis.create(objectType, value: ["id": 1, "name": "one"])
+            }
+        }
+        let pool = try DatabasePool(path: sqlite.path)
+        try pool.write { db in
+            for index in 0..<50 {
+                let name = String(format: "t%02d", index)
+                try db.create(table: name) { t in
+                    t.primaryKey("id", .integer)
+                    t.column("name", .text)
+                    t.column("value", .double)
+                    t.column("date", .datetime)
+                    let next = t.column("nextId", .integer)
+                    if index > 0 { next.references(String(format: "t%02d", index - 1)) }
+                }
+                try db.execute(sql: "INSERT INTO \(name) (id, name) VALUES (1, 'one')")
+            }
+        }
+    }
+}

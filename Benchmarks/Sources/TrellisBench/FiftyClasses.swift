@@ -1,0 +1,57 @@
+import Foundation
+import Trellis
+
+// Fifty small model classes for W8 (opening a file whose schema has 50 classes).
+
+final class Fifty00: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty01? }
+final class Fifty01: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty02? }
+final class Fifty02: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty03? }
+final class Fifty03: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty04? }
+final class Fifty04: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty05? }
+final class Fifty05: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty06? }
+final class Fifty06: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty07? }
+final class Fifty07: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty08? }
+final class Fifty08: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty09? }
+final class Fifty09: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty10? }
+final class Fifty10: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty11? }
+final class Fifty11: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty12? }
+final class Fifty12: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty13? }
+final class Fifty13: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty14? }
+final class Fifty14: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty15? }
+final class Fifty15: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty16? }
+final class Fifty16: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty17? }
+final class Fifty17: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty18? }
+final class Fifty18: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty19? }
+final class Fifty19: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty20? }
+final class Fifty20: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty21? }
+final class Fifty21: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty22? }
+final class Fifty22: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty23? }
+final class Fifty23: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty24? }
+final class Fifty24: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty25? }
+final class Fifty25: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty26? }
+final class Fifty26: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty27? }
+final class Fifty27: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty28? }
+final class Fifty28: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty29? }
+final class Fifty29: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty30? }
+final class Fifty30: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty31? }
+final class Fifty31: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty32? }
+final class Fifty32: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty33? }
+final class Fifty33: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty34? }
+final class Fifty34: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty35? }
+final class Fifty35: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty36? }
+final class Fifty36: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty37? }
+final class Fifty37: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty38? }
+final class Fifty38: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty39? }
+final class Fifty39: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty40? }
+final class Fifty40: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty41? }
+final class Fifty41: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty42? }
+final class Fifty42: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty43? }
+final class Fifty43: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty44? }
+final class Fifty44: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty45? }
+final class Fifty45: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty46? }
+final class Fifty46: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty47? }
+final class Fifty47: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty48? }
+final class Fifty48: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty49? }
+final class Fifty49: Object { @Persisted(primaryKey: true) var id = 0; @Persisted var name = ""; @Persisted var value = 0.0; @Persisted var date = Date(timeIntervalSince1970: 0); @Persisted var next: Fifty00? }
+
+let fiftyClasses: [ObjectBase.Type] = [Fifty00.self, Fifty01.self, Fifty02.self, Fifty03.self, Fifty04.self, Fifty05.self, Fifty06.self, Fifty07.self, Fifty08.self, Fifty09.self, Fifty10.self, Fifty11.self, Fifty12.self, Fifty13.self, Fifty14.self, Fifty15.self, Fifty16.self, Fifty17.self, Fifty18.self, Fifty19.self, Fifty20.self, Fifty21.self, Fifty22.self, Fifty23.self, Fifty24.self, Fifty25.self, Fifty26.self, Fifty27.self, Fifty28.self, Fifty29.self, Fifty30.self, Fifty31.self, Fifty32.self, Fifty33.self, Fifty34.self, Fifty35.self, Fifty36.self, Fifty37.self, Fifty38.self, Fifty39.self, Fifty40.self, Fifty41.self, Fifty42.self, Fifty43.self, Fifty44.self, Fifty45.self, Fifty46.self, Fifty47.self, Fifty48.self, Fifty49.self]

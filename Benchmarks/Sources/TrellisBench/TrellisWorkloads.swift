@@ -1,0 +1,149 @@
+import Foundation
+import Trellis
+
+/// W1-W7 on Trellis.
+struct TrellisWorkloads {
+    let sizes: Sizes
+    let scratch: Scratch
+    let sums: Checksums
+
+    func open(_ url: URL, sync: Bool = true) throws -> Realm {
+        var configuration = Realm.Configuration(fileURL: url, objectTypes: [BenchDog.self, BenchPerson.self])
+        configuration.syncOnCommit = sync
+        return try Realm(configuration: configuration)
+    }
+
+    /// W1's data: `objects` dogs and people, person i linking dog i.
+    func insertPeopleWithDogs(_ realm: Realm) throws {
+        try realm.write {
+            for i in 0..<sizes.objects {
+                let dog = BenchDog()
+                dog.id = i
+                dog.name = "dog \(i)"
+                dog.age = i % 80
+                let person = BenchPerson()
+                person.id = i
+                person.name = "person \(i)"
+                person.dog = dog
+                realm.add(person)
+            }
+        }
+    }
+
+    /// W3's data: `listOwners` people with `listLength` dogs each.
+    func insertListOwners(_ realm: Realm) throws {
+        try realm.write {
+            for i in 0..<sizes.listOwners {
+                let person = BenchPerson()
+                person.id = i
+                person.name = "owner \(i)"
+                for j in 0..<sizes.listLength {
+                    let dog = BenchDog()
+                    dog.id = i * sizes.listLength + j
+                    dog.name = "dog \(j)"
+                    dog.age = j
+                    person.dogs.append(dog)
+                }
+                realm.add(person)
+            }
+        }
+    }
+
+    func w1Insert() throws -> Double {
+        var realm: Realm?
+        let time = try median(sizes.repetitions, setup: { realm = try open(scratch.file("w1.realm")) }) {
+            try insertPeopleWithDogs(realm!)
+        }
+        return time
+    }
+
+    /// A file with W1's data, for the read workloads.
+    func w1File() throws -> Realm {
+        let realm = try open(scratch.file("read.realm"))
+        try insertPeopleWithDogs(realm)
+        return realm
+    }
+
+    func w2ToOne(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            var sum = 0
+            for person in realm.objects(BenchPerson.self) { sum &+= person.dog?.age ?? 0 }
+            sums.record("W2", sum)
+        }
+    }
+
+    func w3Build() throws -> Double {
+        var realm: Realm?
+        return try median(sizes.repetitions, setup: { realm = try open(scratch.file("w3.realm")) }) {
+            try insertListOwners(realm!)
+        }
+    }
+
+    func w3File() throws -> Realm {
+        let realm = try open(scratch.file("lists.realm"))
+        try insertListOwners(realm)
+        return realm
+    }
+
+    func w3Iterate(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            var sum = 0
+            for person in realm.objects(BenchPerson.self) {
+                for dog in person.dogs { sum &+= dog.age }
+            }
+            sums.record("W3", sum)
+        }
+    }
+
+    func w4Backlinks(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            var sum = 0
+            for dog in realm.objects(BenchDog.self) { sum &+= dog.listOwners.count }
+            sums.record("W4", sum)
+        }
+    }
+
+    func w5Scan(_ realm: Realm) -> Double {
+        median(sizes.repetitions) { sums.record("W5 scan", realm.objects(BenchDog.self).filter("age > 40").count) }
+    }
+
+    func w5Link(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            sums.record("W5 link", realm.objects(BenchPerson.self).filter("dog.age > 10").count)
+        }
+    }
+
+    func w5Lookup(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            var sum = 0
+            var key = 7
+            for _ in 0..<sizes.lookups {
+                key = (key &* 31 &+ 17) % sizes.objects
+                sum &+= realm.object(ofType: BenchDog.self, forPrimaryKey: key)?.age ?? 0
+            }
+            sums.record("W5 lookup", sum)
+        }
+    }
+
+    func w6Commits(sync: Bool) throws -> Double {
+        var realm: Realm?
+        return try median(sizes.repetitions, setup: { realm = try open(scratch.file("w6.realm"), sync: sync) }) {
+            for i in 0..<sizes.commits {
+                try realm!.write {
+                    let dog = BenchDog()
+                    dog.id = i
+                    dog.name = "dog \(i)"
+                    realm!.add(dog)
+                }
+            }
+        }
+    }
+
+    func w7Enumerate(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            var sum = 0
+            for dog in realm.objects(BenchDog.self) { sum &+= dog.age &+ dog.name.utf8.count }
+            sums.record("W7", sum)
+        }
+    }
+}

@@ -61,8 +61,10 @@ enum ChildProcess {
         switch name {
         case "open-trellis":
             let start = DispatchTime.now().uptimeNanoseconds
-            let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: arguments[0]),
-                                                       objectTypes: fiftyClasses))
+            var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[0]),
+                                                    objectTypes: fiftyClasses)
+            configuration.maximumFileSize = 8 << 30
+            let realm = try Realm(configuration: configuration)
             let count = realm.objects(Fifty00.self).count
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             precondition(count == 1)
@@ -86,16 +88,27 @@ enum ChildProcess {
                 let workloads = GRDBWorkloads(sizes: sizes, scratch: scratch, sums: sums)
                 try workloads.insertPeopleWithDogs(workloads.open(url))
             }
-            var usage = rusage()
-            getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
-            print(Double(usage.ru_maxrss) / 1024)  // KiB → MiB
+            print(peakResidentMiB())
         default:
             throw ValidationError("unknown child '\(name)'")
         }
     }
 
+    /// The process's peak resident set (VmHWM). Not `getrusage`: its `ru_maxrss` carries the
+    /// parent's peak into a spawned child.
+    static func peakResidentMiB() -> Double {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kib = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+            return kib / 1024
+        }
+        return 0
+    }
+
     static func createFiftyClassFiles(realm: URL, sqlite: URL) throws {
-        let trellis = try Realm(configuration: .init(fileURL: realm, objectTypes: fiftyClasses))
+        var configuration = Realm.Configuration(fileURL: realm, objectTypes: fiftyClasses)
+        configuration.maximumFileSize = 8 << 30
+        let trellis = try Realm(configuration: configuration)
         try trellis.write {
             for type in fiftyClasses {
                 guard let objectType = type as? Object.Type else { continue }

@@ -45,8 +45,13 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
                 if let embedded = element as? EmbeddedObject { session.reuseEmbedded(embedded, key: key) }
             }
         }
+        let ownerIsNew = session.ownerIsNew
         let encoded = value.elements.map { binding.encode($0, session: session) }
-        binding.core.listSplice(binding.location, 0..<binding.core.listCount(binding.location), with: encoded)
+        if !(ownerIsNew && encoded.isEmpty) {
+            // A new owner has nothing stored yet: an empty list needs no write at all.
+            let stored = ownerIsNew ? 0 : binding.core.listCount(binding.location)
+            binding.core.listSplice(binding.location, 0..<stored, with: encoded)
+        }
         target.storage = .managed(binding)
         return target
     }

@@ -230,7 +230,7 @@ extension Map: _Persistable, _CachedAccessor, _CollectionAssignable, _Collection
             target = Map(binding: binding)
         }
         let entries = value.entries
-        binding.core.mapRemoveAll(binding.location)
+        if !session.ownerIsNew { binding.core.mapRemoveAll(binding.location) }
         for entry in entries {
             let name = entry.key._trellisKeyString
             checkKey(name)

@@ -226,7 +226,7 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
             target = MutableSet(binding: binding)
         }
         let elements = value.elements
-        binding.core.setRemoveAll(binding.location)
+        if !session.ownerIsNew { binding.core.setRemoveAll(binding.location) }
         for element in elements { binding.core.setInsert(binding.location, binding.encode(element, session: session)) }
         target.storage = .managed(binding)
         return target

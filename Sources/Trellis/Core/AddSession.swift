@@ -45,6 +45,10 @@ final class AddSession {
         return add(object)
     }
 
+    /// Whether the object whose collection is being attached was just inserted (it then has
+    /// no stored elements to clear). Set before each collection's attach.
+    private(set) var ownerIsNew = false
+
     /// Stores an unmanaged object (and, recursively, what it links to); returns its key.
     @discardableResult
     func add(_ object: ObjectBase, reusing reusedKey: ObjectKey? = nil) -> ObjectKey {
@@ -59,11 +63,14 @@ final class AddSession {
         var isNew = true
         if let pkField = info.primaryKeyField {
             let pk = pkField.witness.encodeUnmanaged(at: base + pkField.offset, context).payload
-            if let existing = core.lookUpPrimaryKey(table, pk) {
-                guard policy != .error else {
+            if policy == .error {
+                // One index write that fails on an existing key, instead of a lookup and a write.
+                key = core.allocateKey(in: table)
+                if !core.insertPrimaryKey(table, pk, key: key) {
                     throwRealmException("Attempting to create an object of type '\(info.className)' with an existing "
                         + "primary key value '\(PrimaryKeyEncoding.describe(pk))'.")
                 }
+            } else if let existing = core.lookUpPrimaryKey(table, pk) {
                 key = existing
                 isNew = false
             } else {
@@ -82,6 +89,7 @@ final class AddSession {
         core.writeRow(table, key: key, values: values, isNew: isNew)
         core.makeManaged(object, table: table, key: key)
         for field in info.storedFields where field.typeInfo.collection != .none {
+            ownerIsNew = isNew
             field.witness.attachCollection(at: base + field.offset,
                                            binding: CollectionBinding(core: core, table: table, key: key, field: field),
                                            session: self)

@@ -106,6 +106,14 @@ extension RealmCore {
                               originColumn: UInt16(column.rowColumn), originKey: originKey).bytes
         do {
             try key.withUnsafeBytes { (k) in
+                if delta > 0 {
+                    // Most links are new: one write that fails if the entry exists already.
+                    var count = UInt32(delta)
+                    let inserted = try withUnsafeBytes(of: &count) { (v) in
+                        try txn.put(file.backlinks, key: k, value: v, noOverwrite: true)
+                    }
+                    if inserted { return }
+                }
                 let current = txn.get(file.backlinks, key: k).map { Int($0.loadUnaligned(as: UInt32.self)) } ?? 0
                 let updated = current + delta
                 if updated <= 0 {
@@ -199,12 +207,14 @@ extension RealmCore {
         }
     }
 
-    func insertPrimaryKey(_ table: Table, _ value: _StoredValue.Payload, key: ObjectKey) {
-        guard let index = table.primaryKeys, let txn = writeTransaction else { return }
+    /// Adds a primary-key entry; false (and nothing written) when the value is already taken.
+    @discardableResult
+    func insertPrimaryKey(_ table: Table, _ value: _StoredValue.Payload, key: ObjectKey) -> Bool {
+        guard let index = table.primaryKeys, let txn = writeTransaction else { return true }
         var objectKey = key
         do {
-            try PrimaryKeyEncoding.encode(value).withUnsafeBytes { (k) in
-                _ = try withUnsafeBytes(of: &objectKey) { (v) in try txn.put(index, key: k, value: v) }
+            return try PrimaryKeyEncoding.encode(value).withUnsafeBytes { (k) in
+                try withUnsafeBytes(of: &objectKey) { (v) in try txn.put(index, key: k, value: v, noOverwrite: true) }
             }
         } catch {
             storageFailure(error)

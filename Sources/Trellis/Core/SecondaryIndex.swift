@@ -69,7 +69,7 @@ extension RealmCore {
                 }
                 if let after {
                     try index.entryKey(after, key).withUnsafeBytes { k in
-                        try [UInt8]().withUnsafeBytes { try txn.put(index.database, key: k, value: $0) }
+                        _ = try [UInt8]().withUnsafeBytes { try txn.put(index.database, key: k, value: $0) }
                     }
                 }
             } catch {

@@ -125,6 +125,9 @@ extension ObjectBase {
         return _ManagedColumn(reader: _RowReader(row: row, core: managed.core), column: field.rowColumn)
     }
 
+    /// Whether a Realm manages the object. Not API: the `@Persisted` setter asks it.
+    public final var _isManaged: Bool { _managed != nil }
+
     /// Drops the cached row pointer so the next read looks the row up again. For benchmarks
     /// that measure the uncached read path; not needed by applications.
     public func _invalidateRowCacheForBenchmark() { _rowCache = RowCache() }

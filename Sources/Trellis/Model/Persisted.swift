@@ -81,7 +81,12 @@ public struct Persisted<Value: _Persistable> {
             return readSlowly(object, storageKeyPath)
         }
         set {
-            write(newValue, to: object, storageKeyPath)
+            if object._isManaged {
+                write(newValue, to: object, storageKeyPath)
+            } else {
+                // Inlined with the key path known, this is a plain store into the object.
+                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+            }
         }
     }
 

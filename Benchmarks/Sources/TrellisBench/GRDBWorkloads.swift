@@ -8,11 +8,18 @@ struct GRDBWorkloads {
     let sums: Checksums
 
     func open(_ url: URL, synchronous: String? = nil) throws -> DatabasePool {
-        var configuration = Configuration()
+        let pool = try DatabasePool(path: url.path)
         if let synchronous {
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+            // Not in `prepareDatabase`: opening a pool sets WAL mode and `synchronous = NORMAL`
+            // after it. The writer connection is the one that commits.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                let expected = ["OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3][synchronous]
+                guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == expected else {
+                    throw DatabaseError(message: "PRAGMA synchronous = \(synchronous) did not take")
+                }
+            }
         }
-        let pool = try DatabasePool(path: url.path, configuration: configuration)
         try pool.write { try GRDBSchema.create($0) }
         return pool
     }

@@ -87,6 +87,12 @@ final class QueryCompiler {
         let value = try constant(c.rhs)
         try check(c.op, c.options, for: lhs)
         try check(value, c.op, against: lhs)
+        if let direct = lhs.directColumn, lhs.type == .int, c.quantifier == .single, c.options.isEmpty,
+           case .int(let bound) = value, let test = Self.directIntegerTest(c.op, bound, direct.depth, direct.column)
+        {
+            // The scan's fastest path: one closure from the row bytes to the answer.
+            return test
+        }
         if case .single(let left) = lhs.values, lhs.type == .int, c.quantifier == .single, c.options.isEmpty,
            case .int(let bound) = value, let test = Self.integerTest(c.op, bound)
         {
@@ -97,6 +103,24 @@ final class QueryCompiler {
             }
         }
         return quantified(c.quantifier, lhs.values, c.op, c.options) { _ in value }
+    }
+
+    /// An integer column of the row at `depth` against a constant (nil never matches).
+    private static func directIntegerTest(_ op: QueryOperator, _ b: Int64, _ depth: Int, _ column: Int)
+        -> ((QueryScope) -> Bool)?
+    {
+        @inline(__always) func value(_ scope: QueryScope) -> Int64? {
+            guard let row = scope[depth], !row.row.isNull(column) else { return nil }
+            return row.row.int(column)
+        }
+        switch op {
+        case .equal: return { scope in value(scope).map { $0 == b } ?? false }
+        case .less: return { scope in value(scope).map { $0 < b } ?? false }
+        case .lessOrEqual: return { scope in value(scope).map { $0 <= b } ?? false }
+        case .greater: return { scope in value(scope).map { $0 > b } ?? false }
+        case .greaterOrEqual: return { scope in value(scope).map { $0 >= b } ?? false }
+        default: return nil
+        }
     }
 
     private static func integerTest(_ op: QueryOperator, _ b: Int64) -> ((Int64) -> Bool)? {

@@ -10,6 +10,9 @@ struct QueryOperand {
     let propertyName: String
     /// For links: the target class name.
     let objectClassName: String?
+    /// Set when the values are one column of the row at a scope depth, with no hop: the
+    /// compiler then tests the row bytes directly.
+    var directColumn: (depth: Int, column: Int)? = nil
 }
 
 /// Resolves key paths (`dog.age`, `ANY dogs.name`, `owners.@count`, `map['k']`,
@@ -25,6 +28,15 @@ extension QueryCompiler {
         }
         let depth = bound.depth
         return (.single { $0[depth] }, bound.info)
+    }
+
+    /// The scope depth a key path starts at (0, or its subquery variable's).
+    private func startDepth(_ path: QueryKeyPath) throws(QueryError) -> Int {
+        guard let variable = path.variable else { return 0 }
+        guard let bound = variables[variable] else {
+            throw QueryError(message: "Unknown variable '$\(variable)': variables are declared by SUBQUERY", offset: nil)
+        }
+        return bound.depth
     }
 
     /// The objects a SUBQUERY's collection key path leads to.
@@ -136,8 +148,10 @@ extension QueryCompiler {
                         throw invalid(path, "Property '\(info.className).\(name)' is not a link or collection and can "
                             + "only appear at the end of a keypath.")
                     }
-                    return QueryOperand(values: columnValues(rows, field), type: field.typeInfo.type,
-                                        className: info.className, propertyName: name, objectClassName: nil)
+                    var operand = QueryOperand(values: columnValues(rows, field), type: field.typeInfo.type,
+                                               className: info.className, propertyName: name, objectClassName: nil)
+                    if index == 0 { operand.directColumn = (try startDepth(path), field.rowColumn) }
+                    return operand
                 }
             }
             index += 1

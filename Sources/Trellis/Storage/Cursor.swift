@@ -37,15 +37,37 @@ final class Cursor {
     /// already sits on the page holding `key`, LMDB searches only that page, so a run of
     /// nearby keys costs far less than one `get` each.
     func value(forIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
+        if let last = lastIntegerKey, key == last &+ 1, let (nextKey, value) = move(MDB_NEXT), nextKey.count == 8,
+           nextKey.loadUnaligned(as: UInt64.self) == key
+        {
+            // Links made in order point at consecutive keys: stepping is cheaper than searching.
+            lastIntegerKey = key
+            return value
+        }
         var keyValue = key
-        return withUnsafeBytes(of: &keyValue) { raw in move(MDB_SET_KEY, key: raw)?.value }
+        let value = withUnsafeBytes(of: &keyValue) { raw in move(MDB_SET_KEY, key: raw)?.value }
+        lastIntegerKey = value == nil ? nil : key
+        return value
     }
 
-    func first() -> Entry? { move(MDB_FIRST) }
-    func next() -> Entry? { move(MDB_NEXT) }
+    /// The key `value(forIntegerKey:)` last found, where the cursor now sits.
+    private var lastIntegerKey: UInt64?
+
+    func first() -> Entry? {
+        lastIntegerKey = nil
+        return move(MDB_FIRST)
+    }
+
+    func next() -> Entry? {
+        lastIntegerKey = nil
+        return move(MDB_NEXT)
+    }
 
     /// Positions at the first key greater than or equal to `key`.
-    func seek(atLeast key: UnsafeRawBufferPointer) -> Entry? { move(MDB_SET_RANGE, key: key) }
+    func seek(atLeast key: UnsafeRawBufferPointer) -> Entry? {
+        lastIntegerKey = nil
+        return move(MDB_SET_RANGE, key: key)
+    }
 
     /// Every entry whose key starts with `prefix` (every entry for an empty prefix), in key
     /// order. The pointers are valid until the transaction changes or ends.

@@ -99,12 +99,26 @@ struct CollectionBinding {
     }
 }
 
+/// Where a List, MutableSet or Map keeps its contents: in memory until its owner is added to a
+/// Realm (`Contents` is an array or dictionary), then in the database.
+enum CollectionStorage<Contents> {
+    case unmanaged(Contents)
+    case managed(CollectionBinding)
+
+    /// The binding of a managed collection, nil for an unmanaged one.
+    var binding: CollectionBinding? {
+        if case .managed(let binding) = self { return binding }
+        return nil
+    }
+}
+
 /// What `@Persisted` needs from a collection property type (List, MutableSet, Map).
 protocol _CollectionProperty: AnyObject {
+    associatedtype Contents
     /// A managed accessor over a stored collection.
     init(binding: CollectionBinding)
-    /// The binding of a managed collection, nil for an unmanaged one.
-    var binding: CollectionBinding? { get }
+    /// The contents, in memory or stored.
+    var storage: CollectionStorage<Contents> { get set }
     /// Stores the elements of `value` (an unmanaged collection, or another Realm's) as the
     /// contents of `binding`, replacing what was there; returns the instance the owning
     /// object keeps: `value` itself when it was unmanaged (as in Realm), else a new accessor.
@@ -117,6 +131,17 @@ protocol _CollectionProperty: AnyObject {
 }
 
 extension _CollectionProperty {
+    /// The binding of a managed collection, nil for an unmanaged one.
+    var binding: CollectionBinding? { storage.binding }
+
+    /// The instance an owner keeps once `value` is stored under `binding`: `value` itself
+    /// when it is unmanaged (as in Realm), a new accessor when it belongs to another stored
+    /// collection, nil when it already is that stored collection (nothing to copy).
+    static func attachTarget(_ value: Self, _ binding: CollectionBinding) -> Self? {
+        guard let other = value.binding else { return value }
+        return other.isSameCollection(as: binding) ? nil : Self(binding: binding)
+    }
+
     /// The managed accessor of a collection property (kept by `@Persisted`).
     static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
         Self(binding: CollectionBinding(object: object, field: field))

@@ -30,14 +30,7 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
     }
 
     static func _trellisAttach(_ value: List, to binding: CollectionBinding, session: AddSession) -> List {
-        let target: List
-        switch value.storage {
-        case .unmanaged:
-            target = value
-        case .managed(let other):
-            if other.isSameCollection(as: binding) { return value }
-            target = List(binding: binding)
-        }
+        guard let target = attachTarget(value, binding) else { return value }
         if session.policy == .modified, binding.location.field.isEmbeddedLink {
             // Realm mutates the existing embedded elements in place, appends the extra ones.
             let existing = binding.core.listElements(binding.location).compactMap(CollectionElement.linkKey)

@@ -17,11 +17,7 @@ import Foundation
 public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection,
     CustomStringConvertible
 {
-    enum Storage {
-        case unmanaged([Element])
-        case managed(CollectionBinding)
-    }
-    var storage: Storage
+    var storage: CollectionStorage<[Element]>
 
     /// Creates an empty, unmanaged list.
     public init() { storage = .unmanaged([]) }
@@ -35,11 +31,6 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     /// Whether the object owning the list was deleted (or its Realm invalidated).
     public var isInvalidated: Bool { ownerIsGone }
-
-    var binding: CollectionBinding? {
-        if case .managed(let binding) = storage { return binding }
-        return nil
-    }
 
     // MARK: - Reading
 

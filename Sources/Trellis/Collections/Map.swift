@@ -32,11 +32,7 @@ public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashabl
 /// a key to nil removes it. Keys may not start with `$` or contain `.`. Managed maps iterate in
 /// key order.
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, CustomStringConvertible {
-    enum Storage {
-        case unmanaged([Key: Value])
-        case managed(CollectionBinding)
-    }
-    var storage: Storage
+    var storage: CollectionStorage<[Key: Value]>
 
     /// Creates an empty, unmanaged map.
     public init() { storage = .unmanaged([:]) }
@@ -48,11 +44,6 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
 
     /// Whether the object owning the map was deleted (or its Realm invalidated).
     public var isInvalidated: Bool { ownerIsGone }
-
-    var binding: CollectionBinding? {
-        if case .managed(let binding) = storage { return binding }
-        return nil
-    }
 
     /// The number of keys.
     public var count: Int {
@@ -222,13 +213,7 @@ extension Map: _Persistable, _CachedAccessor, _CollectionAssignable, _Collection
     }
 
     static func _trellisAttach(_ value: Map, to binding: CollectionBinding, session: AddSession) -> Map {
-        let target: Map
-        switch value.storage {
-        case .unmanaged: target = value
-        case .managed(let other):
-            if other.isSameCollection(as: binding) { return value }
-            target = Map(binding: binding)
-        }
+        guard let target = attachTarget(value, binding) else { return value }
         let entries = value.entries
         if !session.ownerIsNew { binding.core.mapRemoveAll(binding.location) }
         for entry in entries {

@@ -11,11 +11,7 @@ import Foundation
 /// Managed sets are stored keyed by their elements, so `contains`, `insert` and `remove` are
 /// one lookup each. Sets of embedded objects are a schema error.
 public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
-    enum Storage {
-        case unmanaged([Element])
-        case managed(CollectionBinding)
-    }
-    var storage: Storage
+    var storage: CollectionStorage<[Element]>
 
     /// Creates an empty, unmanaged set.
     public init() { storage = .unmanaged([]) }
@@ -27,11 +23,6 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
     /// Whether the object owning the set was deleted (or its Realm invalidated).
     public var isInvalidated: Bool { ownerIsGone }
-
-    var binding: CollectionBinding? {
-        if case .managed(let binding) = storage { return binding }
-        return nil
-    }
 
     // MARK: - Reading
 
@@ -218,13 +209,7 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
     }
 
     static func _trellisAttach(_ value: MutableSet, to binding: CollectionBinding, session: AddSession) -> MutableSet {
-        let target: MutableSet
-        switch value.storage {
-        case .unmanaged: target = value
-        case .managed(let other):
-            if other.isSameCollection(as: binding) { return value }
-            target = MutableSet(binding: binding)
-        }
+        guard let target = attachTarget(value, binding) else { return value }
         let elements = value.elements
         if !session.ownerIsNew { binding.core.setRemoveAll(binding.location) }
         for element in elements { binding.core.setInsert(binding.location, binding.encode(element, session: session)) }

@@ -12,11 +12,7 @@ public protocol _ObjectCollectionQueries {
 extension _ObjectCollectionQueries {
     /// The collection's objects matching the predicate text, as live Results.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<_ObjectElement> {
-        do {
-            return try _scopedResults.filter(validating: predicateFormat, arguments: args)
-        } catch {
-            throwRealmException(error.message)
-        }
+        _scopedResults.filter(trapping: predicateFormat, arguments: args)
     }
 
     /// Like ``filter(_:_:)``, throwing on text that does not parse or fit the class.
@@ -33,14 +29,7 @@ extension _ObjectCollectionQueries {
 
     /// The position of the first object matching the predicate text, or nil.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        let matching: Results<_ObjectElement>
-        do {
-            matching = try _scopedResults.filter(validating: predicateFormat, arguments: args)
-        } catch {
-            throwRealmException(error.message)
-        }
-        guard let first = matching.keys().first else { return nil }
-        return _scopedResults.keys().firstIndex(of: first)
+        _scopedResults.index(matching: predicateFormat, arguments: args)
     }
 
     /// The position of the first object for which the typed query is true, or nil.

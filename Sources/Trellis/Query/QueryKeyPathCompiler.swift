@@ -19,24 +19,21 @@ struct QueryOperand {
 /// `@links.Person.dogs`) into value readers over rows, with Realm's errors for paths the
 /// class does not have. Part of ``QueryCompiler``.
 extension QueryCompiler {
-    /// Where a key path starts: the object being tested, or a subquery variable's element.
-    private func start(_ path: QueryKeyPath) throws(QueryError) -> (QueryRowSource, ClassInfo) {
-        guard let variable = path.variable else { return (.single { $0[0] }, rootInfo) }
+    /// The scope depth and class a key path starts at: the object being tested (depth 0), or a
+    /// subquery variable's element.
+    private func origin(_ path: QueryKeyPath) throws(QueryError) -> (depth: Int, info: ClassInfo) {
+        guard let variable = path.variable else { return (0, rootInfo) }
         guard let bound = variables[variable] else {
             throw QueryError(message: "Unknown variable '$\(variable)': variables are declared by SUBQUERY",
                              offset: nil)
         }
-        let depth = bound.depth
-        return (.single { $0[depth] }, bound.info)
+        return bound
     }
 
-    /// The scope depth a key path starts at (0, or its subquery variable's).
-    private func startDepth(_ path: QueryKeyPath) throws(QueryError) -> Int {
-        guard let variable = path.variable else { return 0 }
-        guard let bound = variables[variable] else {
-            throw QueryError(message: "Unknown variable '$\(variable)': variables are declared by SUBQUERY", offset: nil)
-        }
-        return bound.depth
+    /// Where a key path starts, as a row source.
+    private func start(_ path: QueryKeyPath) throws(QueryError) -> (QueryRowSource, ClassInfo) {
+        let (depth, info) = try origin(path)
+        return (.single { $0[depth] }, info)
     }
 
     /// The objects a SUBQUERY's collection key path leads to.
@@ -150,7 +147,7 @@ extension QueryCompiler {
                     }
                     var operand = QueryOperand(values: columnValues(rows, field), type: field.typeInfo.type,
                                                className: info.className, propertyName: name, objectClassName: nil)
-                    if index == 0 { operand.directColumn = (try startDepth(path), field.rowColumn) }
+                    if index == 0 { operand.directColumn = (try origin(path).depth, field.rowColumn) }
                     return operand
                 }
             }

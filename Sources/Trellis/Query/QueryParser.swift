@@ -223,7 +223,7 @@ struct QueryParser {
             try expect("}", "'}' or ','")
             return .list(items)
         case .identifier(let name):
-            if let literal = try literal(name, token) { return .constant(literal) }
+            if let literal = literal(name) { return .constant(literal) }
             if name.caseInsensitiveCompare("SUBQUERY") == .orderedSame { return try subquery() }
             advance()
             return .keyPath(try keyPath(startingWith: name, variable: nil, at: token))
@@ -262,7 +262,7 @@ struct QueryParser {
     }
 
     /// `true`, `false`, `nil`, `NULL`; nil for anything else.
-    private mutating func literal(_ name: String, _ token: QueryToken) throws(QueryError) -> QueryValue? {
+    private mutating func literal(_ name: String) -> QueryValue? {
         switch name.lowercased() {
         case "true", "yes": advance(); return .bool(true)
         case "false", "no": advance(); return .bool(false)

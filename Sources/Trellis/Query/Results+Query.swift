@@ -9,8 +9,13 @@ extension Results {
     /// Invalid text traps, as in Realm, with a message that quotes the text and points at the
     /// problem; use ``filter(validating:_:)`` for text that comes from users.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results {
+        filter(trapping: predicateFormat, arguments: args)
+    }
+
+    /// `filter(_:_:)` with its arguments as an array: traps on invalid text, as Realm does.
+    func filter(trapping text: String, arguments: [Any]) -> Results {
         do {
-            return try filter(validating: predicateFormat, arguments: args)
+            return try filter(validating: text, arguments: arguments)
         } catch {
             throwRealmException(error.message)
         }
@@ -55,13 +60,11 @@ extension Results {
 
     /// The position of the first object matching the predicate text, or nil.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        let matching: Results
-        do {
-            matching = try filter(validating: predicateFormat, arguments: args)
-        } catch {
-            throwRealmException(error.message)
-        }
-        return firstPosition(of: matching)
+        index(matching: predicateFormat, arguments: args)
+    }
+
+    func index(matching text: String, arguments: [Any]) -> Int? {
+        firstPosition(of: filter(trapping: text, arguments: arguments))
     }
 
     /// The position of the first object for which the typed query is true, or nil.
@@ -168,7 +171,7 @@ extension Results {
                 + "'\(info.className).\(property)' is of unsupported type '\(type)'.")
         }
         let (keys, rows) = evaluatedRows()
-        guard let table else { return op == .sum ? nil : nil }
+        guard let table else { return nil }
         let values = keys.indices.map { index in
             QueryColumnReader.value(RowView(bytes: rows[index]), field.rowColumn, type, linkTable: table.tableId)
         }

@@ -59,8 +59,9 @@ extension Realm {
         /// changes nothing.
         ///
         /// The file is memory-mapped: the map starts by reserving 64 GiB of address space (not
-        /// disk; the file itself grows page by page) and doubles when a write begins while it
-        /// is more than half full and no other `Realm` of the process holds this file open.
+        /// disk; the file itself grows page by page) and doubles when a Realm opens the file or
+        /// begins a write while it is more than half full and no other `Realm` of the process
+        /// holds this file open.
         public var maximumFileSize: Int?
 
         /// The address space the map reserves at first; tests make it small to watch it grow.

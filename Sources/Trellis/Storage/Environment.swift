@@ -90,10 +90,9 @@ final class Environment: Sendable {
     /// limit). Called by ``Transaction`` only, paired with ``transactionEnded()``.
     func transactionStarting() {
         mapState.withLock { state in
-            if state.liveTransactions == 0, !isReadOnly, state.mapSize < mapSizeLimit,
-               usedBytes() > state.mapSize / 2
-            {
-                let grown = min(mapSizeLimit, state.mapSize.multipliedReportingOverflow(by: 2).partialValue)
+            if state.liveTransactions == 0, shouldGrow(state) {
+                let doubled = state.mapSize.multipliedReportingOverflow(by: 2)
+                let grown = doubled.overflow ? mapSizeLimit : min(mapSizeLimit, doubled.partialValue)
                 if mdb_env_set_mapsize(handle, grown) == 0 { state.mapSize = grown }
             }
             state.liveTransactions += 1
@@ -114,10 +113,11 @@ final class Environment: Sendable {
 
     /// Whether the next write would like to grow the map, which it can only do when no other
     /// transaction of the process is live: callers release their snapshot first.
-    var wantsToGrow: Bool {
-        mapState.withLock { state in
-            !isReadOnly && state.mapSize < mapSizeLimit && usedBytes() > state.mapSize / 2
-        }
+    var wantsToGrow: Bool { mapState.withLock { shouldGrow($0) } }
+
+    /// More than half the map is used and the limit allows more.
+    private func shouldGrow(_ state: MapState) -> Bool {
+        !isReadOnly && state.mapSize < mapSizeLimit && usedBytes() > state.mapSize / 2
     }
 
     /// The current map size in bytes.

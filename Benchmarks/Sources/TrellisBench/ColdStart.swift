@@ -12,15 +12,8 @@ struct ColdStart {
     func rows() throws -> [Row] {
         let realmFile = scratch.file("fifty.realm"), sqliteFile = scratch.file("fifty.sqlite")
         try ChildProcess.createFiftyClassFiles(realm: realmFile, sqlite: sqliteFile)
-        let trellisOpen = try median(sizes.repetitions) { _ = try child("open-trellis", realmFile.path) }
-        let grdbOpen = try median(sizes.repetitions) { _ = try child("open-grdb", sqliteFile.path) }
-        // The child reports its own figure (process start excluded).
-        let trellisInside = try (0..<Swift.max(sizes.repetitions, 1)).map { _ in
-            try child("open-trellis", realmFile.path)
-        }.sorted()[sizes.repetitions / 2]
-        let grdbInside = try (0..<Swift.max(sizes.repetitions, 1)).map { _ in
-            try child("open-grdb", sqliteFile.path)
-        }.sorted()[sizes.repetitions / 2]
+        let (trellisInside, trellisOpen) = try opening("open-trellis", realmFile)
+        let (grdbInside, grdbOpen) = try opening("open-grdb", sqliteFile)
         let trellisMemory = try child("w1-memory-trellis", scratch.file("mem.realm").path, String(sizes.objects))
         let grdbMemory = try child("w1-memory-grdb", scratch.file("mem.sqlite").path, String(sizes.objects))
         return [
@@ -33,13 +26,18 @@ struct ColdStart {
         ]
     }
 
+    /// Medians of opening `file` in a new process: as the child measures it (process start
+    /// excluded) and as the parent sees it (start to exit), from the same runs.
+    private func opening(_ child: String, _ file: URL) throws -> (inside: Double, whole: Double) {
+        var inside = [Double]()
+        let whole = try median(sizes.repetitions) { inside.append(try self.child(child, file.path)) }
+        return (inside.sorted()[inside.count / 2], whole)
+    }
+
     /// Runs this executable as a child and returns the number it prints.
     private func child(_ arguments: String...) throws -> Double {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        if process.executableURL?.path.hasPrefix("/") == false || !FileManager.default.fileExists(atPath: process.executableURL!.path) {
-            process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-        }
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["--child", arguments[0]] + arguments.dropFirst()
         let pipe = Pipe()
         process.standardOutput = pipe

@@ -16,6 +16,11 @@ struct SecondaryIndex {
             && [.int, .bool, .string, .objectId, .UUID, .date].contains(field.typeInfo.type)
     }
 
+    /// The object key at the end of an index entry's key.
+    static func objectKey(of entry: UnsafeRawBufferPointer) -> ObjectKey {
+        BigEndian.read(UnsafeRawBufferPointer(rebasing: entry.suffix(8)), at: 0)
+    }
+
     func entryKey(_ value: _StoredValue.Payload, _ key: ObjectKey) -> [UInt8] {
         var out = IndexKeyEncoding.encode(value)
         BigEndian.append(key, to: &out)
@@ -79,45 +84,51 @@ extension RealmCore {
         }
     }
 
-    /// The keys of the objects whose indexed value lies in `[lower, upper]` (either bound may
-    /// be absent; nil values are never included by a range), or equals `lower` when `exact`.
-    func indexedKeys(_ index: SecondaryIndex, lower: _StoredValue.Payload?, upper: _StoredValue.Payload?,
-                     exact: Bool = false) -> [ObjectKey]
-    {
+    /// The keys of the objects whose indexed value equals `value`.
+    func indexedKeys(_ index: SecondaryIndex, equalTo value: _StoredValue.Payload) -> [ObjectKey] {
         guard let cursor = try? transaction.cursor(index.database) else { return [] }
-        let low = lower.map(IndexKeyEncoding.encode) ?? [1]
-        let high = upper.map(IndexKeyEncoding.encode)
+        let wanted = IndexKeyEncoding.encode(value)
         var keys = [ObjectKey]()
-        var entry = low.withUnsafeBytes { cursor.seek(atLeast: $0) }
-        while let (raw, _) = entry, raw.count >= 8 {
-            let value = raw.prefix(raw.count - 8)
-            if exact {
-                // Longer values sharing the prefix (a string with more characters) may sort
-                // among the equal ones: walk the whole prefix, keep the exact ones.
-                guard raw.starts(with: low) else { break }
-                if !value.elementsEqual(low) {
-                    entry = cursor.next()
-                    continue
-                }
-            } else if let high, value.lexicographicallyPrecedes(high) == false, !value.elementsEqual(high) {
-                break
-            }
-            keys.append(BigEndian.read(UnsafeRawBufferPointer(rebasing: raw.suffix(8)), at: 0))
+        var entry = wanted.withUnsafeBytes { cursor.seek(atLeast: $0) }
+        // Longer values sharing the prefix (a string with more characters) may sort among the
+        // equal ones: walk the whole prefix, keep the exact ones.
+        while let (raw, _) = entry, raw.count >= 8, raw.starts(with: wanted) {
+            if raw.count - 8 == wanted.count { keys.append(SecondaryIndex.objectKey(of: raw)) }
             entry = cursor.next()
         }
         return keys
     }
 
+    /// The keys of the objects whose indexed value lies in `[lower, upper]` (either bound may
+    /// be absent; nil values are never included).
+    func indexedKeys(_ index: SecondaryIndex, from lower: _StoredValue.Payload?, to upper: _StoredValue.Payload?)
+        -> [ObjectKey]
+    {
+        orderedRange(index.database, lower, upper) { raw, _ in
+            raw.count >= 8 ? (UnsafeRawBufferPointer(rebasing: raw.prefix(raw.count - 8)), SecondaryIndex.objectKey(of: raw)) : nil
+        }
+    }
+
     /// The keys of a primary-key range (integer primary keys sort numerically).
     func primaryKeyRange(_ table: Table, lower: _StoredValue.Payload?, upper: _StoredValue.Payload?) -> [ObjectKey] {
-        guard let database = table.primaryKeys, let cursor = try? transaction.cursor(database) else { return [] }
-        let low = lower.map(IndexKeyEncoding.encode) ?? [1]
+        guard let database = table.primaryKeys else { return [] }
+        return orderedRange(database, lower, upper) { raw, value in (raw, value.loadUnaligned(as: UInt64.self)) }
+    }
+
+    /// Walks an index whose keys sort by encoded value from `lower` to `upper` (inclusive);
+    /// `split` gives an entry's encoded value and object key.
+    private func orderedRange(
+        _ database: DatabaseHandle, _ lower: _StoredValue.Payload?, _ upper: _StoredValue.Payload?,
+        _ split: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> (value: UnsafeRawBufferPointer, key: ObjectKey)?
+    ) -> [ObjectKey] {
+        guard let cursor = try? transaction.cursor(database) else { return [] }
+        let low = lower.map(IndexKeyEncoding.encode) ?? [1]  // tag 1: after every nil (tag 0)
         let high = upper.map(IndexKeyEncoding.encode)
         var keys = [ObjectKey]()
         var entry = low.withUnsafeBytes { cursor.seek(atLeast: $0) }
-        while let (raw, value) = entry {
-            if let high, !raw.lexicographicallyPrecedes(high), !raw.elementsEqual(high) { break }
-            keys.append(value.loadUnaligned(as: UInt64.self))
+        while let (raw, stored) = entry, let (value, key) = split(raw, stored) {
+            if let high, !value.lexicographicallyPrecedes(high), !value.elementsEqual(high) { break }
+            keys.append(key)
             entry = cursor.next()
         }
         return keys

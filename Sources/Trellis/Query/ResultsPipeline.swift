@@ -188,12 +188,12 @@ struct ResultsPipeline {
         }
         func equal(_ value: _StoredValue.Payload) -> [ObjectKey] {
             if isPrimaryKey { return core.lookUpPrimaryKey(table, value).map { [$0] } ?? [] }
-            return index.map { core.indexedKeys($0, lower: value, upper: nil, exact: true) } ?? []
+            return index.map { core.indexedKeys($0, equalTo: value) } ?? []
         }
         func range(_ lower: _StoredValue.Payload?, _ upper: _StoredValue.Payload?) -> [ObjectKey]? {
             guard type == .int || type == .date else { return nil }
             if isPrimaryKey { return core.primaryKeyRange(table, lower: lower, upper: upper) }
-            return index.map { core.indexedKeys($0, lower: lower, upper: upper) }
+            return index.map { core.indexedKeys($0, from: lower, to: upper) }
         }
         switch c.op {
         case .equal:

@@ -70,4 +70,15 @@ import Testing
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(stderr.contains("Property 'age' is not a link or collection"))
     }
+
+    @Test func unsupportedArgumentTypeTrapsWithItsName() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            struct Custom {}
+            let folder = TemporaryFolder()
+            let realm = try Realm(configuration: folder.configuration([Owner.self, Pet.self]))
+            _ = realm.objects(Owner.self).filter("name == %@", Custom())
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Unsupported query argument of type 'Custom'"))
+    }
 }

@@ -36,7 +36,9 @@ enum QueryArguments {
             if mirror.displayStyle == .optional {
                 return mirror.children.first.map { value($0.value) } ?? .null
             }
-            return .string("\(argument)")
+            throwRealmException("Unsupported query argument of type '\(type(of: argument))': pass a number, String, "
+                + "Bool, Date, Data, ObjectId, UUID, Decimal128, AnyRealmValue, an enum with a raw value, an object, "
+                + "or an array or set of these.")
         }
     }
 

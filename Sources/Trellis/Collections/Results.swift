@@ -116,7 +116,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
                 rows.reserveCapacity(count)
                 var entry = cursor.first()
                 while let (key, row) = entry {
-                    keys.append(UInt64(UInt(bitPattern: key.loadUnaligned(as: Int.self))))
+                    keys.append(Cursor.integerKey(key))
                     rows.append(row)
                     entry = cursor.next()
                 }

@@ -149,7 +149,7 @@ struct ConsistencyChecker {
     }
 
     private func rowKeys(_ table: Table) -> [ObjectKey] {
-        entries(table.rows).map { UInt64(UInt(bitPattern: $0.key.loadUnaligned(as: Int.self))) }
+        entries(table.rows).map { Cursor.integerKey($0.key) }
     }
 
     private func entries(_ database: DatabaseHandle) -> [Cursor.Entry] {

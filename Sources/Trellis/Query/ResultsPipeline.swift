@@ -43,7 +43,7 @@ struct ResultsPipeline {
         guard let cursor = try? core.transaction.cursor(table.rows) else { return (keys, rows) }
         var entry = cursor.first()
         while let (rawKey, bytes) = entry {
-            let key = UInt64(UInt(bitPattern: rawKey.loadUnaligned(as: Int.self)))
+            let key = Cursor.integerKey(rawKey)
             scope[0] = QueryRow(table: table, key: key, row: RowView(bytes: bytes))
             if compiled.test(scope) {
                 keys.append(key)

@@ -38,7 +38,7 @@ final class Cursor {
     /// nearby keys costs far less than one `get` each.
     func value(forIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
         if let last = lastIntegerKey, key == last &+ 1, let (nextKey, value) = move(MDB_NEXT), nextKey.count == 8,
-           nextKey.loadUnaligned(as: UInt64.self) == key
+           Cursor.integerKey(nextKey) == key
         {
             // Links made in order point at consecutive keys: stepping is cheaper than searching.
             lastIntegerKey = key
@@ -49,6 +49,10 @@ final class Cursor {
         lastIntegerKey = value == nil ? nil : key
         return value
     }
+
+    /// The object key of an entry of an integer-keyed database (`MDB_INTEGERKEY`: native byte
+    /// order, as `Transaction` writes them).
+    static func integerKey(_ raw: UnsafeRawBufferPointer) -> UInt64 { raw.loadUnaligned(as: UInt64.self) }
 
     /// The key `value(forIntegerKey:)` last found, where the cursor now sits.
     private var lastIntegerKey: UInt64?

@@ -3,7 +3,7 @@
 final class AddSession {
     let core: RealmCore
     let policy: Realm.UpdatePolicy
-    private var added: [ObjectIdentifier: ObjectKey] = [:]
+    private var added = AddedObjects()
     /// Unmanaged embedded objects that `update: .modified` writes into an existing embedded row
     /// instead of replacing it (Realm updates embedded objects in place under `.modified`).
     private var inPlace: [ObjectIdentifier: ObjectKey] = [:]
@@ -39,7 +39,7 @@ final class AddSession {
     /// The key of a new embedded object for a link; a managed embedded object cannot move.
     func embed(_ object: EmbeddedObject) -> ObjectKey {
         if let key = inPlace.removeValue(forKey: ObjectIdentifier(object)) { return add(object, reusing: key) }
-        if object._managed != nil || added[ObjectIdentifier(object)] != nil {
+        if object._managed != nil || added.key(of: ObjectIdentifier(object)) != nil {
             throwRealmException(embeddedReuseMessage)
         }
         return add(object)
@@ -52,7 +52,7 @@ final class AddSession {
     /// Stores an unmanaged object (and, recursively, what it links to); returns its key.
     @discardableResult
     func add(_ object: ObjectBase, reusing reusedKey: ObjectKey? = nil) -> ObjectKey {
-        if let key = added[ObjectIdentifier(object)] { return key }
+        if let key = added.key(of: ObjectIdentifier(object)) { return key }
         let type = Swift.type(of: object)
         guard let table = core.table(for: type, create: true) else {
             throwRealmException("Trellis could not create the table of '\(type.className())'.")
@@ -83,12 +83,18 @@ final class AddSession {
         } else {
             key = core.allocateKey(in: table)
         }
-        added[ObjectIdentifier(object)] = key
+        added.insert(ObjectIdentifier(object), key: key)
         if !isNew, policy == .modified { planInPlaceUpdates(object, base: base, table: table, key: key) }
-        let values = info.storedFields.map { $0.witness.encodeUnmanaged(at: base + $0.offset, context).payload }
+        // A collection's column holds nothing: its elements are stored when it is attached.
+        let values = info.storedFields.map {
+            $0.typeInfo.collection != .none ? .none : $0.witness.encodeUnmanaged(at: base + $0.offset, context).payload
+        }
         core.writeRow(table, key: key, values: values, isNew: isNew)
         core.makeManaged(object, table: table, key: key)
         for field in info.storedFields where field.typeInfo.collection != .none {
+            // Never touched while unmanaged and the owner is new: nothing to store; the managed
+            // accessor is made on first use.
+            if isNew, field.witness.isUntouched(at: base + field.offset) { continue }
             ownerIsNew = isNew
             field.witness.attachCollection(at: base + field.offset,
                                            binding: CollectionBinding(core: core, table: table, key: key, field: field),
@@ -114,5 +120,27 @@ final class AddSession {
             else { continue }
             inPlace[ObjectIdentifier(child)] = row.slot(field.rowColumn)
         }
+    }
+}
+
+/// The objects an add session has stored, by identity. Most sessions store one or two objects,
+/// so the first few are kept in a small array (a hash table is made only past that).
+private struct AddedObjects {
+    private static let linearLimit = 8
+    private var few: [(object: ObjectIdentifier, key: ObjectKey)] = []
+    private var many: [ObjectIdentifier: ObjectKey] = [:]
+
+    func key(of object: ObjectIdentifier) -> ObjectKey? {
+        if many.isEmpty { return few.first { $0.object == object }?.key }
+        return many[object]
+    }
+
+    mutating func insert(_ object: ObjectIdentifier, key: ObjectKey) {
+        if many.isEmpty, few.count < Self.linearLimit {
+            few.append((object, key))
+            return
+        }
+        if many.isEmpty { many = Dictionary(uniqueKeysWithValues: few.map { ($0.object, $0.key) }) }
+        many[object] = key
     }
 }

@@ -19,7 +19,7 @@ extension RealmCore {
         let old = isNew ? nil : rowView(table, key)
         let oldLinks = old.map { linkTargets(of: table, row: $0) } ?? []
         updateIndexes(table, key: key, old: old, new: values)
-        putRow(RowWriter.encode(values), table, key: key, in: txn)
+        putRow(RowWriter.encode(values), table, key: key, in: txn, isNew: isNew)
         let newLinks = linkTargets(of: table, values: values)
         updateLinks(table, key: key, old: oldLinks, new: newLinks)
     }
@@ -48,9 +48,10 @@ extension RealmCore {
     }
 
     /// Stores a row's bytes under its key.
-    private func putRow(_ bytes: [UInt8], _ table: Table, key: ObjectKey, in txn: Transaction) {
+    private func putRow(_ bytes: [UInt8], _ table: Table, key: ObjectKey, in txn: Transaction, isNew: Bool = false) {
         do {
-            try bytes.withUnsafeBytes { try txn.put(table.rows, integerKey: key, value: $0) }
+            // New keys come from a counter that only grows, so a new row goes at the end.
+            try bytes.withUnsafeBytes { try txn.put(table.rows, integerKey: key, value: $0, append: isNew) }
         } catch {
             storageFailure(error)
         }

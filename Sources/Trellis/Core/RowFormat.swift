@@ -81,16 +81,40 @@ struct RowView {
 
 /// Encodes rows from stored values.
 enum RowWriter {
-    /// The tail bytes a value needs, or nil for a slot-only value.
-    static func tailBytes(of value: _StoredValue.Payload) -> [UInt8]? {
+    /// How many tail bytes a value needs (0 for a slot-only value).
+    static func tailByteCount(of value: _StoredValue.Payload) -> Int {
         switch value {
-        case .string(let s): Array(s.utf8)
-        case .data(let d): [UInt8](d)
-        case .objectId(let o): o.byteArray
-        case .uuid(let u): withUnsafeBytes(of: u.uuid) { Array($0) }
-        case .decimal(let d): Array(d.stringValue.utf8)
-        case .mixed(let m): MixedCoding.encode(m)
-        default: nil
+        case .string(let s): s.utf8.count
+        case .data(let d): d.count
+        case .objectId: 12
+        case .uuid: 16
+        case .decimal(let d): d.stringValue.utf8.count
+        case .mixed(let m): MixedCoding.encode(m).count
+        default: 0
+        }
+    }
+
+    /// Whether a value is stored in the tail (its slot then holds offset and length).
+    static func hasTail(_ value: _StoredValue.Payload) -> Bool {
+        switch value {
+        case .string, .data, .objectId, .uuid, .decimal, .mixed: true
+        default: false
+        }
+    }
+
+    /// Copies a value's tail bytes to `destination`, which has room for `tailByteCount(of:)`.
+    static func writeTail(of value: _StoredValue.Payload, to destination: UnsafeMutableRawPointer) {
+        func copy(_ source: UnsafeRawBufferPointer) {
+            if let base = source.baseAddress { destination.copyMemory(from: base, byteCount: source.count) }
+        }
+        switch value {
+        case .string(var s): s.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+        case .data(let d): d.withUnsafeBytes(copy)
+        case .objectId(let o): withUnsafeBytes(of: o.bytes, copy)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid, copy)
+        case .decimal(let d): Array(d.stringValue.utf8).withUnsafeBytes(copy)
+        case .mixed(let m): MixedCoding.encode(m).withUnsafeBytes(copy)
+        default: break
         }
     }
 
@@ -106,17 +130,22 @@ enum RowWriter {
         }
     }
 
-    /// Encodes a full row from one value per column.
+    /// Encodes a full row from one value per column, in one allocation.
     static func encode(_ values: [_StoredValue.Payload]) -> [UInt8] {
         let count = values.count
-        let tails = values.map(tailBytes(of:))
-        let tailSize = tails.reduce(0) { $0 + ($1?.count ?? 0) }
-        var row = [UInt8](repeating: 0, count: RowFormat.tailStart(count) + tailSize)
-        row.withUnsafeMutableBytes { write(values, tails: tails, into: $0) }
-        return row
+        var tailSize = 0
+        for value in values { tailSize += tailByteCount(of: value) }
+        let size = RowFormat.tailStart(count) + tailSize
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw.initializeMemory(as: UInt8.self, repeating: 0)
+            write(values, into: raw)
+            initialized = size
+        }
     }
 
-    static func write(_ values: [_StoredValue.Payload], tails: [[UInt8]?], into buffer: UnsafeMutableRawBufferPointer) {
+    private static func write(_ values: [_StoredValue.Payload], into buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress else { return }
         let count = values.count
         buffer.storeBytes(of: UInt16(count), toByteOffset: 0, as: UInt16.self)
         var tailOffset = RowFormat.tailStart(count)
@@ -124,16 +153,14 @@ enum RowWriter {
         for (column, value) in values.enumerated() {
             if case .null = value {
                 buffer[2 + column >> 3] |= 1 << UInt8(column & 7)
-                buffer.storeBytes(of: 0, toByteOffset: slots + 8 * column, as: UInt64.self)
                 continue
             }
             var bits = slotBits(of: value)
-            if let tail = tails[column] {
-                bits = UInt64(tailOffset) | UInt64(tail.count) << 32
-                if !tail.isEmpty {
-                    tail.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[tailOffset...]).copyMemory(from: $0) }
-                }
-                tailOffset += tail.count
+            if hasTail(value) {
+                let length = tailByteCount(of: value)
+                bits = UInt64(tailOffset) | UInt64(length) << 32
+                if length > 0 { writeTail(of: value, to: base + tailOffset) }
+                tailOffset += length
             }
             buffer.storeBytes(of: bits, toByteOffset: slots + 8 * column, as: UInt64.self)
         }

@@ -58,8 +58,10 @@ enum PrimaryKeyEncoding {
         switch value {
         case .null: return [0]
         case .int(let i):
-            let bits = UInt64(bitPattern: i) ^ (1 << 63)
-            return [1] + (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * $0)) }
+            var bytes: [UInt8] = [1]
+            bytes.reserveCapacity(9)
+            BigEndian.append(UInt64(bitPattern: i) ^ (1 << 63), to: &bytes)
+            return bytes
         case .string(let s): return [1] + Array(s.utf8)
         case .objectId(let o): return [1] + o.byteArray
         case .uuid(let u): return [1] + withUnsafeBytes(of: u.uuid) { Array($0) }

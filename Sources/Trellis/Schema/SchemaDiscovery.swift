@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Reflection) import Swift
 
 /// The hooks schema discovery and dynamic access need from a `Persisted<Value>` field.
@@ -9,6 +10,9 @@ protocol PersistedFieldWitness: SendableMetatype {
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue
     /// The unmanaged value at `field`.
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any
+    /// Whether the unmanaged property at `field` was never read or written (its default is
+    /// not made yet).
+    static func isUntouched(at field: UnsafeRawPointer) -> Bool
     /// Stores `value` as the unmanaged value at `field`; returns false if it has the wrong type.
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any?
@@ -61,6 +65,22 @@ extension Persisted: PersistedFieldWitness {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee.declaration
     }
 
+    // Called for every property of every object added: without these the generic code looks up
+    // `Persisted<Value>` metadata twice per call (a hash-table probe each), a quarter of an insert.
+    @_specialize(exported: false, where Value == Int)
+    @_specialize(exported: false, where Value == String)
+    @_specialize(exported: false, where Value == Bool)
+    @_specialize(exported: false, where Value == Double)
+    @_specialize(exported: false, where Value == Date)
+    @_specialize(exported: false, where Value == ObjectId)
+    @_specialize(exported: false, where Value == UUID)
+    @_specialize(exported: false, where Value == Int?)
+    @_specialize(exported: false, where Value == String?)
+    @_specialize(exported: false, where Value == Bool?)
+    @_specialize(exported: false, where Value == Double?)
+    @_specialize(exported: false, where Value == Date?)
+    @_specialize(exported: false, where Value == ObjectId?)
+    @_specialize(exported: false, where Value == UUID?)
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
         let value = field.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue()
         return Value._trellisEncode(value, context)
@@ -68,6 +88,11 @@ extension Persisted: PersistedFieldWitness {
 
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue()
+    }
+
+    static func isUntouched(at field: UnsafeRawPointer) -> Bool {
+        if case .unmanagedNoDefault = field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage { return true }
+        return false
     }
 
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool {

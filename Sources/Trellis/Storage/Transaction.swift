@@ -175,9 +175,20 @@ final class Transaction {
         return true
     }
 
-    func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer) throws {
+    /// Writes `value` under an integer key. With `append`, the key is expected to be larger than
+    /// every key in the database (a new object's key): LMDB then writes to the last page without
+    /// a search and fills pages completely; a key that is not larger falls back to a normal put.
+    func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
         var key = Int(bitPattern: UInt(integerKey))
-        _ = try withUnsafeBytes(of: &key) { try put(dbi, key: $0, value: value) }
+        try withUnsafeBytes(of: &key) { keyBytes in
+            if append {
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+                let code = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND))
+                if code != MDB_KEYEXIST { return try lmdbCheck(code, "writing a value") }
+            }
+            _ = try put(dbi, key: keyBytes, value: value)
+        }
     }
 
     /// Deletes `key`; returns false if it was absent.

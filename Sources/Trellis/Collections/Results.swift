@@ -175,29 +175,38 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     /// Iterates the objects that matched when iteration began.
     public func makeIterator() -> Iterator {
         evaluate()
-        return Iterator(results: self, keys: cache.keys, stamp: cache.stamp)
+        return Iterator(core: core, table: table, keys: cache.keys, rows: cache.rows, stamp: cache.stamp)
     }
 
     /// An iterator over a snapshot of the matching keys.
+    ///
+    /// Holds the table and the evaluated rows itself, so each step makes the accessor directly
+    /// (no table lookup per object) and hands it its row.
     public struct Iterator: IteratorProtocol {
-        let results: Results
+        let core: RealmCore
+        let table: Table?
         let keys: [ObjectKey]
+        let rows: [UnsafeRawBufferPointer]
         /// The change stamp the keys were evaluated under.
         let stamp: UInt64
         var position = 0
 
         public mutating func next() -> Element? {
+            guard let table else { return nil }
             while position < keys.count {
                 let key = keys[position]
                 position += 1
-                // Nothing changed since evaluation: the evaluated row is still current.
-                if results.core.changeStamp == stamp, results.cache.stamp == stamp {
-                    return results.object(at: position - 1)
+                let object: Element
+                if core.changeStamp == stamp {
+                    // Nothing changed since evaluation: the evaluated row is still current.
+                    object = core.accessor(Element.self, table: table, key: key)
+                    object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
+                } else if core.rowView(table, key) != nil {
+                    object = core.accessor(Element.self, table: table, key: key)
+                } else {
+                    continue // An object deleted while iterating is skipped, as in Realm.
                 }
-                // An object deleted while iterating is skipped, as in Realm.
-                if let table = results.table, results.core.rowView(table, key) != nil {
-                    return results.object(for: key)
-                }
+                return object
             }
             return nil
         }

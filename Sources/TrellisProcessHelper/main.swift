@@ -1,6 +1,8 @@
-// A second process for Trellis's persistence and isolation tests.
-//   TrellisProcessHelper write PATH N   adds N ProcessDog objects in one transaction
-//   TrellisProcessHelper count PATH     prints the number of ProcessDog objects
+// A second process for Trellis's persistence, isolation and crash tests.
+//   TrellisProcessHelper write PATH N          adds N ProcessDog objects in one transaction
+//   TrellisProcessHelper count PATH            prints the number of ProcessDog objects
+//   TrellisProcessHelper crash-write PATH SEED writes random transactions until killed
+//   TrellisProcessHelper crash-check PATH      checks a crash-test file, prints JSON
 import Foundation
 import Trellis
 
@@ -11,20 +13,26 @@ class ProcessDog: Object {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: TrellisProcessHelper write|count PATH [N]\n".utf8))
+    FileHandle.standardError.write(Data("usage: TrellisProcessHelper write|count|crash-write|crash-check PATH [N]\n".utf8))
     exit(2)
 }
+let path = arguments[2]
 do {
-    let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [ProcessDog.self]))
     switch arguments[1] {
     case "write":
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
         let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
         try realm.write {
             for i in 0..<count { realm.add(ProcessDog(value: ["name": "helper \(i)", "age": i])) }
         }
         print("wrote \(count)")
     case "count":
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
         print(realm.objects(ProcessDog.self).count)
+    case "crash-write":
+        try CrashWorkload.write(path: path, seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
+    case "crash-check":
+        try CrashWorkload.check(path: path)
     default:
         FileHandle.standardError.write(Data("unknown command \(arguments[1])\n".utf8))
         exit(2)

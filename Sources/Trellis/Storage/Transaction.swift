@@ -169,6 +169,14 @@ final class Transaction {
     {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        if noOverwrite {
+            // Keys often arrive in order (counters, ObjectIds, backlinks of new objects): try the
+            // end of the tree first, which needs no search. Any key not past the last one is
+            // refused with MDB_KEYEXIST, and the normal put below decides.
+            let appended = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND | MDB_NOOVERWRITE))
+            if appended == MDB_SUCCESS { return true }
+            if appended != MDB_KEYEXIST { try lmdbCheck(appended, "writing a value") }
+        }
         let code = mdb_put(txn, dbi, &k, &v, noOverwrite ? UInt32(MDB_NOOVERWRITE) : 0)
         if code == MDB_KEYEXIST { return false }
         try lmdbCheck(code, "writing a value")

@@ -1,0 +1,146 @@
+import Foundation
+import Trellis
+
+/// The writer and the checker of the crash test (Tests/TrellisTests/CrashTests.swift).
+///
+/// The writer runs random write transactions until it is killed and prints one line per
+/// committed transaction *after* `write` returns, so every printed transaction is durable.
+/// The checker reopens the file and prints what it finds as JSON.
+enum CrashWorkload {
+    static func open(_ path: String) throws -> Realm {
+        try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: crashModelTypes))
+    }
+
+    /// Writes transactions forever (until killed): `committed <t>` or `committed <t> deleted <g>`.
+    static func write(path: String, seed: UInt64) throws {
+        let realm = try open(path)
+        var random = SplitMix64(seed: seed)
+        var transaction = (realm.object(ofType: CrashLedger.self, forPrimaryKey: 0)?.lastTransaction ?? 0) + 1
+        while true {
+            var deleted: Int?
+            try realm.write {
+                deleted = randomTransaction(transaction, in: realm, random: &random)
+            }
+            let line = "committed \(transaction)" + (deleted.map { " deleted \($0)" } ?? "") + "\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+            transaction += 1
+        }
+    }
+
+    /// One transaction: a new group, then changes to or the deletion of an earlier one.
+    private static func randomTransaction(_ transaction: Int, in realm: Realm, random: inout SplitMix64) -> Int? {
+        // Now and then a large transaction, so that kills also land inside long commits.
+        let people = random.next(upTo: 20) == 0 ? 300 : 1 + random.next(upTo: 4)
+        addGroup(transaction, people: people, in: realm, random: &random)
+        let earlier = realm.objects(CrashMarker.self).where { $0.group != transaction }
+        var deleted: Int?
+        if !earlier.isEmpty {
+            let other = earlier[random.next(upTo: earlier.count)]
+            if random.next(upTo: 3) == 0 {
+                deleted = other.group
+                deleteGroup(other, by: transaction, in: realm)
+            } else {
+                changeGroup(other, in: realm, random: &random)
+            }
+        }
+        let ledger = realm.object(ofType: CrashLedger.self, forPrimaryKey: 0) ?? realm.create(CrashLedger.self)
+        ledger.lastTransaction = transaction
+        return deleted
+    }
+
+    private static func addGroup(_ group: Int, people: Int, in realm: Realm, random: inout SplitMix64) {
+        let marker = CrashMarker()
+        marker.group = group
+        marker.people = people
+        for index in 0..<people {
+            let person = CrashPerson()
+            person.group = group
+            person.name = "person \(group).\(index)"
+            person.address = CrashAddress(value: ["street": "\(index) Crash Street"])
+            let dog = CrashDog(value: ["group": group, "age": index])
+            person.dog = dog
+            person.dogs.append(dog)
+            for _ in 0..<random.next(upTo: 4) {
+                person.dogs.append(CrashDog(value: ["group": group, "age": random.next(upTo: 15)]))
+            }
+            marker.dogs += person.dogs.count
+            realm.add(person)
+        }
+        realm.add(marker)
+    }
+
+    /// Re-links, replaces embedded objects, removes list entries and deletes one dog.
+    private static func changeGroup(_ marker: CrashMarker, in realm: Realm, random: inout SplitMix64) {
+        let people = realm.objects(CrashPerson.self).where { $0.group == marker.group }
+        let dogs = realm.objects(CrashDog.self).where { $0.group == marker.group }
+        guard !people.isEmpty, !dogs.isEmpty else { return }
+        let person = people[random.next(upTo: people.count)]
+        person.address = CrashAddress(value: ["street": "moved \(random.next(upTo: 1000))"])
+        person.dog = dogs[random.next(upTo: dogs.count)]
+        if !person.dogs.isEmpty { person.dogs.remove(at: random.next(upTo: person.dogs.count)) }
+        person.dogs.append(dogs[random.next(upTo: dogs.count)])
+        if dogs.count > 1 {
+            realm.delete(dogs[random.next(upTo: dogs.count)])
+            marker.dogs -= 1
+        }
+    }
+
+    private static func deleteGroup(_ marker: CrashMarker, by transaction: Int, in realm: Realm) {
+        let group = marker.group
+        realm.delete(realm.objects(CrashPerson.self).where { $0.group == group })
+        realm.delete(realm.objects(CrashDog.self).where { $0.group == group })
+        realm.delete(marker)
+        realm.add(CrashDeletion(value: ["group": group, "byTransaction": transaction]))
+    }
+
+    /// Prints `{"last": …, "groups": […], "deletions": {group: transaction}, "problems": […]}`.
+    static func check(path: String) throws {
+        let realm = try open(path)
+        var problems = realm._consistencyProblems()
+        let last = realm.object(ofType: CrashLedger.self, forPrimaryKey: 0)?.lastTransaction ?? 0
+        var groups = [Int]()
+        for marker in realm.objects(CrashMarker.self) {
+            groups.append(marker.group)
+            let group = marker.group
+            let people = realm.objects(CrashPerson.self).where { $0.group == group }
+            let dogs = realm.objects(CrashDog.self).where { $0.group == group }
+            if people.count != marker.people { problems.append("group \(group): \(people.count) people, marker says \(marker.people)") }
+            if dogs.count != marker.dogs { problems.append("group \(group): \(dogs.count) dogs, marker says \(marker.dogs)") }
+            if group > last { problems.append("group \(group) is newer than the ledger's \(last)") }
+            for person in people {
+                if person.address == nil { problems.append("\(person.name) has no address") }
+                if let dog = person.dog, dog.group != group { problems.append("\(person.name) links a dog of another group") }
+                if person.dogs.contains(where: { $0.group != group }) { problems.append("\(person.name) lists a dog of another group") }
+            }
+        }
+        let live = Set(groups)
+        let strays = Set(realm.objects(CrashPerson.self).map(\.group)).union(realm.objects(CrashDog.self).map(\.group))
+            .subtracting(live)
+        if !strays.isEmpty { problems.append("objects of groups without a marker: \(strays.sorted())") }
+        var deletions = [String: Int]()
+        for deletion in realm.objects(CrashDeletion.self) {
+            deletions[String(deletion.group)] = deletion.byTransaction
+            if live.contains(deletion.group) { problems.append("group \(deletion.group) is both deleted and present") }
+        }
+        let report: [String: Any] = ["last": last, "groups": groups.sorted(), "deletions": deletions, "problems": problems]
+        let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+}
+
+/// A small seeded generator, so a failing run can be replayed from its seed.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<bound` (bound > 0).
+    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}

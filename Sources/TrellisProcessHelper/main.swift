@@ -1,5 +1,6 @@
 // A second process for Trellis's persistence, isolation and crash tests.
 //   TrellisProcessHelper write PATH N          adds N ProcessDog objects in one transaction
+//   TrellisProcessHelper write-many PATH N     adds N ProcessDog objects, one per transaction
 //   TrellisProcessHelper count PATH            prints the number of ProcessDog objects
 //   TrellisProcessHelper crash-write PATH SEED writes random transactions until killed
 //   TrellisProcessHelper crash-check PATH      checks a crash-test file, prints JSON
@@ -24,6 +25,13 @@ do {
         let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
         try realm.write {
             for i in 0..<count { realm.add(ProcessDog(value: ["name": "helper \(i)", "age": i])) }
+        }
+        print("wrote \(count)")
+    case "write-many":
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
+        let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
+        for i in 0..<count {
+            try realm.write { realm.add(ProcessDog(value: ["name": "helper \(i)", "age": i])) }
         }
         print("wrote \(count)")
     case "count":

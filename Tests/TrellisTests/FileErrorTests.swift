@@ -73,4 +73,100 @@ import Testing
         }
         #expect(name == "RO")
     }
+    // MARK: - Damaged and foreign Trellis files
+
+    /// A Trellis file with a few objects, written and closed on another thread.
+    func writtenFile(_ name: String, objects: Int = 200) throws -> URL {
+        let url = folder.file(name)
+        try onOtherThread {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self]))
+            try realm.write {
+                for i in 0..<objects { realm.add(Dog(value: ["name": "dog \(i)", "age": i])) }
+            }
+        }
+        return url
+    }
+
+    func openErrorOnOtherThread(_ url: URL, types: [ObjectBase.Type] = [Dog.self], readOnly: Bool = false) throws
+        -> Realm.Error?
+    {
+        try onOtherThread { () -> Realm.Error? in
+            do {
+                _ = try Realm(configuration: .init(fileURL: url, readOnly: readOnly, objectTypes: types))
+                return nil
+            } catch {
+                return error as? Realm.Error
+            }
+        }
+    }
+
+    @Test func truncatedFileIsCorruptAndLeftAsItWas() throws {
+        let url = try writtenFile("truncated.realm", objects: 2000)
+        let whole = try Data(contentsOf: url)
+        let cut = whole.prefix(whole.count / 2)
+        try cut.write(to: url)
+        let error = try openErrorOnOtherThread(url)
+        #expect(error?.code == .corruptFile)
+        #expect(error?.message.contains("is truncated") == true)
+        #expect(error?.message.contains("Restore it from a backup") == true)
+        #expect(try Data(contentsOf: url) == cut)
+    }
+
+    @Test func flippedByteInTheSchemaCatalogIsCorruptAndLeftAsItWas() throws {
+        let url = try writtenFile("flipped.realm")
+        var bytes = try Data(contentsOf: url)
+        // Every copy of the catalog (LMDB may keep an older one in a free page) gets one bit flipped
+        // inside the class name, which alone would still be valid JSON.
+        let needle = Data("\"name\":\"Dog\"".utf8)
+        var flipped = 0
+        var searchStart = bytes.startIndex
+        while let range = bytes.range(of: needle, in: searchStart..<bytes.endIndex) {
+            bytes[range.lowerBound + 9] ^= 0x01
+            flipped += 1
+            searchStart = range.upperBound
+        }
+        #expect(flipped >= 1)
+        try bytes.write(to: url)
+        let error = try openErrorOnOtherThread(url)
+        #expect(error?.code == .corruptFile)
+        #expect(error?.message.contains("schema catalog") == true)
+        #expect(try Data(contentsOf: url) == bytes)
+    }
+
+    @Test func fileWithAnExtraClassOpensLikeRealm() throws {
+        let url = folder.file("extra.realm")
+        try onOtherThread {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self, KeyedDog.self]))
+            try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
+        }
+        let names = try onOtherThread {
+            try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self])).objects(Dog.self).map(\.name)
+        }
+        #expect(names == ["Rex"])
+    }
+
+    @Test func fileWithARetypedPropertyIsASchemaMismatchAndLeftAsItWas() throws {
+        let url = try writtenFile("retyped.realm")
+        let before = try Data(contentsOf: url)
+        let error = try openErrorOnOtherThread(url, types: [Reshaped.Dog.self])
+        #expect(error?.code == .schemaMismatch)
+        #expect(error?.message.contains("Property 'Dog.age' has been changed from 'int' to 'string'.") == true)
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func readOnlyFileOpenedForWritingIsPermissionDenied() throws {
+        let url = try writtenFile("locked.realm")
+        let before = try Data(contentsOf: url)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: url.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path) }
+        let error = try openErrorOnOtherThread(url)
+        #expect(error?.code == .filePermissionDenied)
+        #expect(error?.message.contains("readOnly: true") == true)
+        #expect(try Data(contentsOf: url) == before)
+        // The way out the message names works.
+        let count = try onOtherThread {
+            try Realm(configuration: .init(fileURL: url, readOnly: true, objectTypes: [Dog.self])).objects(Dog.self).count
+        }
+        #expect(count == 200)
+    }
 }

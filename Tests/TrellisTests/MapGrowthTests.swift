@@ -6,14 +6,14 @@ import Testing
 @Suite struct MapGrowthTests {
     let folder = TemporaryFolder()
 
-    /// Writes `transactions` write transactions of 100 dogs with 1 KiB names each.
-    static func fill(_ realm: Realm, transactions: Int, from start: Int = 0) throws {
+    /// Writes `transactions` write transactions of `dogs` dogs with 1 KiB names each.
+    static func fill(_ realm: Realm, transactions: Int, from start: Int = 0, dogs: Int = 100) throws {
         let name = String(repeating: "x", count: 1024)
         for batch in 0..<transactions {
             try realm.write {
-                for index in 0..<100 {
+                for index in 0..<dogs {
                     let dog = Dog()
-                    dog.name = "\(start + batch * 100 + index) \(name)"
+                    dog.name = "\(start + batch * dogs + index) \(name)"
                     dog.age = index
                     realm.add(dog)
                 }
@@ -46,25 +46,64 @@ import Testing
         #expect(reopened.objects(Dog.self).count == 3500)
     }
 
-    /// Like Realm, running out of room in the middle of a write transaction is not recoverable
-    /// inside it: the process stops with a message saying what to do, and every earlier commit
-    /// is intact.
-    @Test func writingPastMaximumFileSizeStopsWithAMessageAndKeepsCommittedData() async throws {
-        let path = folder.file().path
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [path = path as String] in
-            var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Dog.self])
-            configuration.initialMapSize = 1 << 20
-            configuration.maximumFileSize = 2 << 20
-            let realm = try Realm(configuration: configuration)
-            try MapGrowthTests.fill(realm, transactions: 4)
-            try MapGrowthTests.fill(realm, transactions: 100, from: 400)
+    /// A write that would grow the file past `maximumFileSize` throws a typed error when the
+    /// transaction ends; the file is as it was before that transaction, and usable.
+    @Test func writingPastMaximumFileSizeThrowsAndLeavesTheFileAsItWas() throws {
+        var configuration = folder.configuration([Dog.self])
+        configuration.initialMapSize = 1 << 20
+        configuration.maximumFileSize = 2 << 20
+        let realm = try Realm(configuration: configuration)
+        try Self.fill(realm, transactions: 4)
+        var thrown: Realm.Error?
+        do {
+            try Self.fill(realm, transactions: 1, from: 400, dogs: 5000)
+        } catch let error as Realm.Error {
+            thrown = error
         }
-        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(stderr.contains("would grow the file past the 2097152 bytes mapped"))
-        #expect(stderr.contains("Raise Realm.Configuration.maximumFileSize"))
-        let reopened = try Realm(configuration: folder.configuration([Dog.self]))
-        let committed = reopened.objects(Dog.self).count
-        #expect(committed >= 400 && committed % 100 == 0)
-        #expect(reopened._consistencyProblems().isEmpty)
+        #expect(thrown?.code == .fileSizeLimitReached)
+        #expect(thrown?.message.contains("Raise Realm.Configuration.maximumFileSize") == true)
+        #expect(!realm.isInWriteTransaction)
+        #expect(realm.objects(Dog.self).count == 400)
+        #expect(realm._consistencyProblems().isEmpty)
+        // Smaller transactions still fit.
+        try Self.fill(realm, transactions: 1, from: 400)
+        #expect(realm.objects(Dog.self).count == 500)
+    }
+
+    /// The same for a disk that is really full: a 1 MiB tmpfs (needs root to mount; the test
+    /// records why it could not run otherwise).
+    @Test func writingToAFullDiskThrowsDiskFullAndLeavesTheFileAsItWas() throws {
+        let mountPoint = folder.url.appendingPathComponent("tiny-disk")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        guard shell("mount -t tmpfs -o size=1m tmpfs '\(mountPoint.path)'") == 0 else {
+            withKnownIssue("cannot mount a tmpfs here (not root?)") { throw Realm.Error(.fail, "no tmpfs") }
+            return
+        }
+        defer { _ = shell("umount '\(mountPoint.path)'") }
+        var configuration = Realm.Configuration(fileURL: mountPoint.appendingPathComponent("full.realm"),
+                                                objectTypes: [Dog.self])
+        configuration.initialMapSize = 8 << 20
+        let realm = try Realm(configuration: configuration)
+        try Self.fill(realm, transactions: 2)
+        var thrown: Realm.Error?
+        do {
+            try Self.fill(realm, transactions: 1, from: 200, dogs: 3000)
+        } catch let error as Realm.Error {
+            thrown = error
+        }
+        #expect(thrown?.code == .diskFull || thrown?.code == .fileSizeLimitReached, "\(String(describing: thrown))")
+        #expect(thrown?.message.contains("rolled back") == true)
+        #expect(realm.objects(Dog.self).count == 200)
+        #expect(realm._consistencyProblems().isEmpty)
+    }
+
+    private func shell(_ command: String) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 }

@@ -7,7 +7,18 @@ enum BigEndian {
 
     static func read<T: FixedWidthInteger>(_ raw: UnsafeRawBufferPointer, at offset: Int, as _: T.Type = T.self) -> T {
         var value: T = 0
+        guard offset >= 0, offset + MemoryLayout<T>.size <= raw.count else { return 0 } // damaged bytes
         for i in 0..<MemoryLayout<T>.size { value = value << 8 | T(raw[offset + i]) }
         return value
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The integer stored (in native byte order) at `offset`, or 0 when the bytes are too short:
+    /// values read from a damaged file must not read past their end.
+    @inline(__always)
+    func load<T: FixedWidthInteger>(orZeroAt offset: Int, as type: T.Type) -> T {
+        guard offset >= 0, offset + MemoryLayout<T>.size <= count else { return 0 }
+        return loadUnaligned(fromByteOffset: offset, as: T.self)
     }
 }

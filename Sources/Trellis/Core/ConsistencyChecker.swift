@@ -110,7 +110,7 @@ struct ConsistencyChecker {
             let identity = BacklinkIdentity(targetTable: parsed.targetTable, targetKey: parsed.targetKey,
                                             originTable: parsed.originTable, originColumn: parsed.originColumn,
                                             originKey: parsed.originKey)
-            let count = Int(value.loadUnaligned(as: UInt32.self))
+            let count = Int(value.load(orZeroAt: 0, as: UInt32.self))
             found.insert(identity)
             parents[parsed.targetTable, default: [:]][parsed.targetKey, default: 0] += count
             if expected[identity] != count {

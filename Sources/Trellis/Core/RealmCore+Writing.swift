@@ -115,7 +115,7 @@ extension RealmCore {
                     }
                     if inserted { return }
                 }
-                let current = txn.get(file.backlinks, key: k).map { Int($0.loadUnaligned(as: UInt32.self)) } ?? 0
+                let current = txn.get(file.backlinks, key: k).map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
                 let updated = current + delta
                 if updated <= 0 {
                     try txn.delete(file.backlinks, key: k)
@@ -139,7 +139,7 @@ extension RealmCore {
                                         originColumn: column.map { UInt16($0.rowColumn) })
         do {
             return try transaction.cursor(file.backlinks).entries(withPrefix: prefix).compactMap { entry in
-                BacklinkKey(entry.key).map { ($0, Int(entry.value.loadUnaligned(as: UInt32.self))) }
+                BacklinkKey(entry.key).map { ($0, Int(entry.value.load(orZeroAt: 0, as: UInt32.self))) }
             }
         } catch {
             throwRealmException("Trellis could not read the backlinks of '\(environmentPath)': \(error)")
@@ -204,7 +204,7 @@ extension RealmCore {
     func lookUpPrimaryKey(_ table: Table, _ value: _StoredValue.Payload) -> ObjectKey? {
         guard let index = table.primaryKeys else { return nil }
         return PrimaryKeyEncoding.encode(value).withUnsafeBytes { k in
-            transaction.get(index, key: k).map { $0.loadUnaligned(as: UInt64.self) }
+            transaction.get(index, key: k).map { $0.load(orZeroAt: 0, as: UInt64.self) }
         }
     }
 

@@ -20,8 +20,14 @@ enum RowFormat {
 struct RowView {
     let bytes: UnsafeRawBufferPointer
 
+    /// The number of columns the row holds; 0 for bytes too short for the count they claim
+    /// (a damaged file), so every column then reads as null.
     @inline(__always)
-    var columnCount: Int { Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self)) }
+    var columnCount: Int {
+        guard bytes.count >= 2 else { return 0 }
+        let count = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self))
+        return RowFormat.tailStart(count) <= bytes.count ? count : 0
+    }
 
     @inline(__always)
     func isNull(_ column: Int) -> Bool {

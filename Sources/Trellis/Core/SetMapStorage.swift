@@ -36,7 +36,7 @@ extension RealmCore {
     }
 
     private func storedCount(_ location: CollectionLocation) -> Int {
-        collectionValue(location.headerKey).map { Int($0.loadUnaligned(as: UInt32.self)) } ?? 0
+        collectionValue(location.headerKey).map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
     }
 
     private func setStoredCount(_ location: CollectionLocation, _ count: Int) {

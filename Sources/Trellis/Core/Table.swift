@@ -23,6 +23,12 @@ final class Table: @unchecked Sendable {
         self.indexes = indexes
     }
 
+    /// Whether `other` reads and writes the same LMDB databases.
+    func hasSameDatabases(as other: Table) -> Bool {
+        rows == other.rows && primaryKeys == other.primaryKeys
+            && indexes.map(\.database) == other.indexes.map(\.database)
+    }
+
     /// The index of `field`, if it has one.
     func index(of field: FieldInfo) -> SecondaryIndex? {
         indexes.first { $0.field === field }

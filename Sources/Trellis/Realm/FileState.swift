@@ -14,11 +14,17 @@ final class FileState: Sendable {
         var catalog: SchemaCatalog
         var tables: [ObjectIdentifier: Table] = [:]
         var tablesById: [UInt32: Table] = [:]
+        /// Tables replaced by a later publish (after a migration). Kept for the file's lifetime:
+        /// accessors refer to their table without retaining it (``ManagedObject``).
+        var retired: [Table] = []
     }
     private let state: Mutex<State>
 
     static let catalogKey = Array("catalog".utf8)
     static let magicKey = Array("magic".utf8)
+    /// A checksum of the catalog's bytes (since catalog format 2), so a damaged catalog is
+    /// detected instead of being read as a different schema.
+    static let catalogChecksumKey = Array("catalog.sum".utf8)
     static let magic = Array("trellis".utf8)
 
     private init(environment: Environment, meta: DatabaseHandle, backlinks: DatabaseHandle,
@@ -46,7 +52,14 @@ final class FileState: Sendable {
         state.withLock { state in
             state.catalog = catalog
             for table in tables {
-                state.tables[ObjectIdentifier(table.info.objectType)] = table
+                let type = ObjectIdentifier(table.info.objectType)
+                if let current = state.tables[type] {
+                    // Every open of the file binds its classes again; a table that did not change
+                    // stays the same object, so accessors made from it on other threads stay valid.
+                    if current.tableId == table.tableId, current.hasSameDatabases(as: table) { continue }
+                    state.retired.append(current)
+                }
+                state.tables[type] = table
                 state.tablesById[table.tableId] = table
             }
         }
@@ -107,12 +120,20 @@ final class FileState: Sendable {
         }
     }
 
+    /// The catalog as stored in `txn` (a new file gets an empty one).
+    static func readCatalog(_ txn: Transaction, meta: DatabaseHandle, path: String) throws -> SchemaCatalog {
+        try readOrInitialise(txn, meta: meta, path: path)
+    }
+
     private static func readOrInitialise(_ txn: Transaction, meta: DatabaseHandle, path: String) throws -> SchemaCatalog {
         let magic = magicKey.withUnsafeBytes { txn.get(meta, key: $0) }
         if let magic {
             guard Array(magic) == Self.magic else { throw RealmErrors.notTrellis(path) }
+            let checksum = catalogChecksumKey.withUnsafeBytes { txn.get(meta, key: $0) }
             guard let stored = catalogKey.withUnsafeBytes({ txn.get(meta, key: $0) }),
-                  let catalog = SchemaCatalog.decode(stored)
+                  checksum.map({ $0.count == 8 && $0.loadUnaligned(as: UInt64.self) == Self.checksum(stored) }) ?? true,
+                  let catalog = SchemaCatalog.decode(stored),
+                  checksum != nil || catalog.format < 2
             else {
                 throw Realm.Error(.corruptFile, "The schema catalog of '\(path)' is damaged and cannot be read. "
                     + "Restore the file from a backup.", fileURL: path)
@@ -135,9 +156,23 @@ final class FileState: Sendable {
 
     static func writeCatalog(_ catalog: SchemaCatalog, txn: Transaction, meta: DatabaseHandle) throws {
         let bytes = catalog.encoded()
+        var checksum = bytes.withUnsafeBytes(Self.checksum)
         try catalogKey.withUnsafeBytes { (k) in
             _ = try bytes.withUnsafeBytes { (v) in try txn.put(meta, key: k, value: v) }
         }
+        try catalogChecksumKey.withUnsafeBytes { (k) in
+            _ = try withUnsafeBytes(of: &checksum) { (v) in try txn.put(meta, key: k, value: v) }
+        }
+    }
+
+    /// FNV-1a, 64 bits: enough to notice damage (not an integrity guarantee against tampering).
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return hash
     }
 }
 

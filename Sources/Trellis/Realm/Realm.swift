@@ -194,6 +194,28 @@ enum RealmOpener {
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }
 
+    /// Problems LMDB would not report, or report only by stopping the process.
+    private static func checkExistingFile(_ configuration: Realm.Configuration, path: String) throws {
+        // The header first, then the size: another process commits data pages before the header
+        // that points at them, so in this order a live file never looks truncated.
+        let header = FileHeader.read(path: path)
+        let attributes = (try? FileManager.default.attributesOfItem(atPath: path)) ?? [:]
+        let size = attributes[.size] as? Int ?? 0
+        if size == 0 {
+            throw Realm.Error(.notATrellisFile, "'\(path)' is an empty file, not a Trellis database. Delete it to "
+                + "create a new database there.", fileURL: path)
+        }
+        if let header, size < header.requiredSize {
+            throw Realm.Error(.corruptFile, "'\(path)' is truncated: its last commit needs \(header.requiredSize) bytes "
+                + "but the file has \(size). Restore it from a backup.", fileURL: path)
+        }
+        // Checked by mode rather than by trying: a process running as root could write anyway.
+        if !configuration.readOnly, let mode = attributes[.posixPermissions] as? Int, mode & 0o222 == 0 {
+            throw Realm.Error(.filePermissionDenied, "'\(path)' is read-only (mode \(String(mode, radix: 8))). Open "
+                + "it with readOnly: true, or make it writable (chmod u+w).", fileURL: path)
+        }
+    }
+
     private static func checkPath(_ configuration: Realm.Configuration, path: String) throws {
         if configuration.encryptionKey != nil {
             throw Realm.Error(.fail, "Encryption is not supported by Trellis. Remove encryptionKey from the "
@@ -205,10 +227,7 @@ enum RealmOpener {
             throw Realm.Error(.fileAccess, "'\(path)' is a directory, not a database file. Point fileURL at a file "
                 + "inside it, such as '\(path)/default.realm'.", fileURL: path)
         }
-        if exists, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
-            throw Realm.Error(.notATrellisFile, "'\(path)' is an empty file, not a Trellis database. Delete it to "
-                + "create a new database there.", fileURL: path)
-        }
+        if exists { try checkExistingFile(configuration, path: path) }
         let folder = (path as NSString).deletingLastPathComponent
         if !exists, !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
             throw Realm.Error(.fileNotFound, "The folder of '\(path)' does not exist. Create '\(folder)' first.",

@@ -37,6 +37,8 @@ final class RealmCore {
     private var pendingCatalog: SchemaCatalog?
     /// Next object key per table, allocated during the current write transaction.
     private var keyCounters: [UInt32: ObjectKey] = [:]
+    /// Whether reads have moved off a write transaction that ran out of space.
+    private var noticedWriteFailure = false
 
     init(configuration: Realm.Configuration, file: FileState) throws {
         self.configuration = configuration
@@ -68,7 +70,15 @@ final class RealmCore {
 
     /// The transaction reads use: the write transaction if one is open, else the snapshot.
     var transaction: Transaction {
-        if let writeTransaction { return writeTransaction }
+        if let writeTransaction {
+            if writeTransaction.resourceFailure == nil { return writeTransaction }
+            // The write ran out of space and LMDB refuses to read it any more: reads see the
+            // state before it (the write will be rolled back).
+            if !noticedWriteFailure {
+                noticedWriteFailure = true
+                noteChange()
+            }
+        }
         if let readTransaction { return readTransaction }
         do {
             let txn = try file.environment.beginRead()
@@ -118,8 +128,10 @@ final class RealmCore {
         }
         do {
             try persistKeyCounters(txn)
+            if let failure = txn.resourceFailure { throw failure }
             try txn.commit()
         } catch let error as StorageError {
+            txn.abort()
             writeTransaction = nil
             discardPending()
             noteChange()
@@ -149,7 +161,8 @@ final class RealmCore {
                 + "grow past the \(file.environment.mapSize) bytes mapped. Raise "
                 + "Realm.Configuration.maximumFileSize if it is set, write less per transaction, or close the "
                 + "other Realms of this file in this process so the map can grow.", fileURL: environmentPath)
-        case .diskFull:
+        case .diskFull,
+             .other where error.code == EIO && Self.diskIsNearlyFull(environmentPath):
             Realm.Error(.diskFull, "The write transaction was rolled back: the disk holding '\(environmentPath)' is "
                 + "full. Free space and try again.", fileURL: environmentPath)
         default:
@@ -157,7 +170,18 @@ final class RealmCore {
         }
     }
 
+    /// LMDB reports a write cut short by a full disk as EIO: a disk with (almost) no space left
+    /// explains it.
+    private static func diskIsNearlyFull(_ path: String) -> Bool {
+        var stats = statvfs()
+        guard statvfs((path as NSString).deletingLastPathComponent, &stats) == 0 else { return false }
+        let available = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
+        let total = UInt64(stats.f_blocks) * UInt64(stats.f_frsize)
+        return available < 256 << 10 || available < total / 100
+    }
+
     private func discardPending() {
+        noticedWriteFailure = false
         pendingTables = [:]
         pendingCatalog = nil
         keyCounters = [:]
@@ -259,7 +283,7 @@ final class RealmCore {
             return next
         }
         let stored = counterKey(table).withUnsafeBytes { transaction.get(file.meta, key: $0) }
-        let next = stored.map { $0.loadUnaligned(as: UInt64.self) } ?? 1
+        let next = stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
         keyCounters[table.tableId] = next + 1
         return next
     }

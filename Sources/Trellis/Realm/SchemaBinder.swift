@@ -65,6 +65,19 @@ enum SchemaBinder {
         let needsWrite = (!missing.isEmpty || versionChanged) && !configuration.readOnly
         do {
             let txn = needsWrite ? try file.environment.beginWrite() : try file.environment.beginRead()
+            if needsWrite {
+                // Another process may have added classes since the catalog was read: start from
+                // the catalog as it is now, under the write lock.
+                catalog = try FileState.readCatalog(txn, meta: file.meta, path: file.environment.path)
+                let differences = classes.flatMap { info in
+                    catalog.storedClass(named: info.className).map { SchemaCatalog.differences(stored: $0, model: info) } ?? []
+                }
+                if !differences.isEmpty {
+                    txn.abort()
+                    throw Realm.Error(.schemaMismatch, mismatchMessage(differences, path: file.environment.path),
+                                      fileURL: file.environment.path)
+                }
+            }
             var tables = [Table]()
             for info in classes {
                 let tableId = catalog.storedClass(named: info.className)?.tableId ?? (needsWrite ? catalog.add(info) : 0)

@@ -5,7 +5,8 @@ import Foundation
 /// Written when a class is first stored and whenever the schema version changes; compared with
 /// the models on every open.
 struct SchemaCatalog: Codable, Equatable {
-    static let formatVersion = 1
+    /// 2: the catalog has a checksum (`catalog.sum`); files of format 1 are read without one.
+    static let formatVersion = 2
 
     struct StoredProperty: Codable, Equatable {
         var name: String

@@ -52,7 +52,7 @@ final class Cursor {
 
     /// The object key of an entry of an integer-keyed database (`MDB_INTEGERKEY`: native byte
     /// order, as `Transaction` writes them).
-    static func integerKey(_ raw: UnsafeRawBufferPointer) -> UInt64 { raw.loadUnaligned(as: UInt64.self) }
+    static func integerKey(_ raw: UnsafeRawBufferPointer) -> UInt64 { raw.load(orZeroAt: 0, as: UInt64.self) }
 
     /// The key `value(forIntegerKey:)` last found, where the cursor now sits.
     private var lastIntegerKey: UInt64?

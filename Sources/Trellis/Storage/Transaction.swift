@@ -15,6 +15,17 @@ final class Transaction {
     private(set) var handle: OpaquePointer?
     /// Names of databases created in this write transaction; forgotten again if it aborts.
     private var createdDatabases: [String] = []
+    /// The first change refused because the map or the disk is full. LMDB then refuses every
+    /// further change and read of the transaction, so later changes are skipped (reported as
+    /// done) and the owner rolls the transaction back instead of committing it.
+    private(set) var resourceFailure: StorageError?
+
+    /// Whether `code` is a full map or disk, which is remembered instead of thrown.
+    private func recordResourceFailure(_ code: Int32, _ operation: String) -> Bool {
+        guard code == MDB_MAP_FULL || code == ENOSPC else { return false }
+        if resourceFailure == nil { resourceFailure = StorageError(code: code, operation: operation) }
+        return true
+    }
 
     init(environment: Environment, readOnly: Bool) throws {
         self.environment = environment
@@ -134,7 +145,10 @@ final class Transaction {
     }
 
     func drop(_ dbi: DatabaseHandle, deleteDatabase: Bool) throws {
-        try lmdbCheck(mdb_drop(txn, dbi, deleteDatabase ? 1 : 0), "dropping a database")
+        if resourceFailure != nil { return }
+        let code = mdb_drop(txn, dbi, deleteDatabase ? 1 : 0)
+        if recordResourceFailure(code, "dropping a database") { return }
+        try lmdbCheck(code, "dropping a database")
     }
 
     /// Number of entries (for a table: objects) in a database, in O(1).
@@ -167,6 +181,7 @@ final class Transaction {
     func put(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
              noOverwrite: Bool = false) throws -> Bool
     {
+        if resourceFailure != nil { return true }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         if noOverwrite {
@@ -174,11 +189,12 @@ final class Transaction {
             // end of the tree first, which needs no search. Any key not past the last one is
             // refused with MDB_KEYEXIST, and the normal put below decides.
             let appended = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND | MDB_NOOVERWRITE))
-            if appended == MDB_SUCCESS { return true }
+            if appended == MDB_SUCCESS || recordResourceFailure(appended, "writing a value") { return true }
             if appended != MDB_KEYEXIST { try lmdbCheck(appended, "writing a value") }
         }
         let code = mdb_put(txn, dbi, &k, &v, noOverwrite ? UInt32(MDB_NOOVERWRITE) : 0)
         if code == MDB_KEYEXIST { return false }
+        if recordResourceFailure(code, "writing a value") { return true }
         try lmdbCheck(code, "writing a value")
         return true
     }
@@ -189,10 +205,11 @@ final class Transaction {
     func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
         var key = Int(bitPattern: UInt(integerKey))
         try withUnsafeBytes(of: &key) { keyBytes in
-            if append {
+            if append, resourceFailure == nil {
                 var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
                 var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
                 let code = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND))
+                if recordResourceFailure(code, "writing a value") { return }
                 if code != MDB_KEYEXIST { return try lmdbCheck(code, "writing a value") }
             }
             _ = try put(dbi, key: keyBytes, value: value)
@@ -202,9 +219,11 @@ final class Transaction {
     /// Deletes `key`; returns false if it was absent.
     @discardableResult
     func delete(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer) throws -> Bool {
+        if resourceFailure != nil { return true }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let code = mdb_del(txn, dbi, &k, nil)
         if code == MDB_NOTFOUND { return false }
+        if recordResourceFailure(code, "deleting a value") { return true }
         try lmdbCheck(code, "deleting a value")
         return true
     }

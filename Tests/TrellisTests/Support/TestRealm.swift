@@ -39,6 +39,7 @@ final class LockedBox<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
     func get() -> Value { lock.lock(); defer { lock.unlock() }; return value }
     func set(_ newValue: Value) { lock.lock(); value = newValue; lock.unlock() }
+    func mutate(_ change: (inout Value) -> Void) { lock.lock(); change(&value); lock.unlock() }
 }
 
 /// The helper executable built beside the test binary.

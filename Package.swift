@@ -40,6 +40,8 @@ let package = Package(
         .testTarget(
             name: "TrellisTests",
             dependencies: ["Trellis", "TrellisProcessHelper"],
+            // Read from the source tree by path (inputs found by the fuzzers).
+            exclude: ["Resources"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

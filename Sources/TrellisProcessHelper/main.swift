@@ -4,6 +4,7 @@
 //   TrellisProcessHelper count PATH            prints the number of ProcessDog objects
 //   TrellisProcessHelper crash-write PATH SEED writes random transactions until killed
 //   TrellisProcessHelper crash-check PATH      checks a crash-test file, prints JSON
+//   TrellisProcessHelper read-damaged PATH     opens a damaged file read-only and reads it through
 import Foundation
 import Trellis
 
@@ -41,6 +42,8 @@ do {
         try CrashWorkload.write(path: path, seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     case "crash-check":
         try CrashWorkload.check(path: path)
+    case "read-damaged":
+        DamagedFileReader.read(path: path)
     default:
         FileHandle.standardError.write(Data("unknown command \(arguments[1])\n".utf8))
         exit(2)

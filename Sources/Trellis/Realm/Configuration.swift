@@ -47,6 +47,10 @@ extension Realm {
         /// migration (or ``deleteRealmIfMigrationNeeded``).
         public var schemaVersion: UInt64
 
+        /// Run when the file's schema version is lower than ``schemaVersion``: moves data from
+        /// the old schema to the new one (see ``MigrationBlock``).
+        public var migrationBlock: MigrationBlock?
+
         /// Delete the file and start empty when the models no longer match it.
         public var deleteRealmIfMigrationNeeded: Bool
 
@@ -75,8 +79,10 @@ extension Realm {
         /// A configuration with Realm's parameters; `inMemoryIdentifier` wins over `fileURL`.
         public init(fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
                     encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
-                    deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [ObjectBase.Type]? = nil)
+                    migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
+                    objectTypes: [ObjectBase.Type]? = nil)
         {
+            self.migrationBlock = migrationBlock
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self.inMemoryIdentifier = inMemoryIdentifier
             self.encryptionKey = encryptionKey

@@ -180,6 +180,13 @@ final class RealmCore {
         return available < 256 << 10 || available < total / 100
     }
 
+    /// Makes the tables a migration rewrote this core's tables for the rest of the write; they
+    /// are published with the catalog when it commits.
+    func adoptMigratedTables(_ tables: [Table], catalog: SchemaCatalog) {
+        for table in tables { pendingTables[ObjectIdentifier(table.info.objectType)] = table }
+        pendingCatalog = catalog
+    }
+
     private func discardPending() {
         noticedWriteFailure = false
         pendingTables = [:]

@@ -43,6 +43,15 @@ enum SchemaBinder {
                 differences += SchemaCatalog.differences(stored: stored, model: info)
             }
         }
+        // A file that already holds classes, opened with a higher version: migrate (a new file
+        // only records the version).
+        let versionRaised = configuration.schemaVersion > catalog.schemaVersion && !catalog.classes.isEmpty
+        let wantsMigration = versionRaised && !configuration.readOnly
+            && (!differences.isEmpty || configuration.migrationBlock != nil)
+        if wantsMigration, !(configuration.deleteRealmIfMigrationNeeded && !differences.isEmpty) {
+            try Migrator.migrate(configuration, file: file, classes: classes)
+            return try bind(configuration, file: file)
+        }
         if !differences.isEmpty {
             throw Realm.Error(.schemaMismatch, mismatchMessage(differences, path: path), fileURL: path)
         }

@@ -21,13 +21,18 @@ final class Cursor {
 
     typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
+    /// The error that ended the last walk early, if it was not the end of the data.
+    private(set) var failure: StorageError?
+
     private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) -> Entry? {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val()
         let code = mdb_cursor_get(handle, &k, &v, op)
-        if code == MDB_NOTFOUND { return nil }
+        // Anything else is a damaged page (MDB_CORRUPTED, MDB_PAGE_NOTFOUND): the walk ends there
+        // rather than stopping the process; `failure` says why for the callers that check.
         if code != 0 {
-            preconditionFailure("Trellis storage error: \(StorageError(code: code, operation: "moving a cursor"))")
+            if code != MDB_NOTFOUND { failure = StorageError(code: code, operation: "moving a cursor") }
+            return nil
         }
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))

@@ -168,8 +168,9 @@ final class Transaction {
         let code = mdb_get(txn, dbi, &k, &v)
         if code == 0 { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
         // EINVAL / BAD_DBI: the database was created after this snapshot began, so it is empty here.
-        if code == MDB_NOTFOUND || code == EINVAL || code == MDB_BAD_DBI { return nil }
-        preconditionFailure("Trellis storage error: \(StorageError(code: code, operation: "reading a value"))")
+        // MDB_CORRUPTED / MDB_PAGE_NOTFOUND: a damaged file; the value reads as absent rather than
+        // stopping the process (opening checks what can be checked cheaply: header, catalog).
+        return nil
     }
 
     @inline(__always)

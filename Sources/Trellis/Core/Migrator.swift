@@ -1,0 +1,409 @@
+import Foundation
+
+/// A value of one property during a migration, decoded from the old layout or set by the block.
+enum MigrationValue {
+    case null
+    /// A scalar, or a to-one link (`.link(key)` of the property's target class).
+    case scalar(_StoredValue.Payload)
+    case list([MigrationValue])
+    case set([MigrationValue])
+    case map([(key: String, value: MigrationValue)])
+}
+
+/// One object being migrated: its values before, and the values it will be written with.
+final class MigrationRecord {
+    let className: String
+    let key: ObjectKey
+    let old: [String: MigrationValue]
+    var new: [String: MigrationValue]
+    var isDeleted = false
+
+    init(className: String, key: ObjectKey, old: [String: MigrationValue], new: [String: MigrationValue]) {
+        self.className = className
+        self.key = key
+        self.old = old
+        self.new = new
+    }
+}
+
+/// Rewrites the classes whose stored layout changed (and any class the migration block
+/// enumerates) in one write transaction, keeping every object's key so links from classes
+/// that did not change stay valid.
+///
+/// Old rows, lists, sets and maps are decoded by the *stored* schema into ``MigrationRecord``s;
+/// the block reads and changes them; then each rewritten class's storage is cleared and its
+/// objects are written again through the normal write path (rows, primary-key and secondary
+/// indexes, backlinks, collections). Objects the block deleted are deleted last, through the
+/// normal delete (links to them are cleared, embedded children go with them).
+final class Migrator {
+    let core: RealmCore
+    let txn: Transaction
+    let oldCatalog: SchemaCatalog
+    private(set) var newCatalog: SchemaCatalog
+    /// The configured model classes, by name.
+    let models: [String: ClassInfo]
+    /// The new tables (created in this transaction), by class name.
+    private var tables: [String: Table] = [:]
+    /// The classes read so far, in the order read.
+    private var loadedOrder: [String] = []
+    private var records: [String: [MigrationRecord]] = [:]
+    private var recordsByKey: [String: [ObjectKey: MigrationRecord]] = [:]
+    /// Classes no longer in the models whose data `deleteData(forType:)` removes.
+    private var droppedClasses: [SchemaCatalog.StoredClass] = []
+
+    var oldSchema: Schema { Schema(oldCatalog.classes.map(\.objectSchema)) }
+    var newSchema: Schema { Schema(models.values.map(\.objectSchema).sorted { $0.className < $1.className }) }
+
+    /// Migrates the file to the configured models, or throws and leaves it as it was.
+    static func migrate(_ configuration: Realm.Configuration, file: FileState, classes: [ClassInfo]) throws {
+        let core = try RealmCore(configuration: configuration, file: file)
+        core.beginWrite()
+        guard let txn = core.writeTransaction else { return }
+        do {
+            let old = try FileState.readCatalog(txn, meta: file.meta, path: file.environment.path)
+            let migrator = try Migrator(core: core, txn: txn, oldCatalog: old, classes: classes,
+                                        schemaVersion: configuration.schemaVersion)
+            for info in classes {
+                if let stored = old.storedClass(named: info.className),
+                   !SchemaCatalog.differences(stored: stored, model: info).isEmpty
+                {
+                    migrator.load(info.className)
+                }
+            }
+            configuration.migrationBlock?(Migration(migrator: migrator), old.schemaVersion)
+            try migrator.write()
+            try core.commitWrite()
+        } catch {
+            if core.writeTransaction != nil { core.cancelWrite() }
+            throw error
+        }
+    }
+
+    private init(core: RealmCore, txn: Transaction, oldCatalog: SchemaCatalog, classes: [ClassInfo],
+                 schemaVersion: UInt64) throws
+    {
+        self.core = core
+        self.txn = txn
+        self.oldCatalog = oldCatalog
+        models = Dictionary(classes.map { ($0.className, $0) }, uniquingKeysWith: { first, _ in first })
+        var catalog = oldCatalog
+        for info in classes {
+            if let index = catalog.classes.firstIndex(where: { $0.name == info.className }) {
+                catalog.classes[index].embedded = info.isEmbedded
+                catalog.classes[index].properties = info.objectSchema.properties.map(SchemaCatalog.StoredProperty.init)
+                catalog.classes[index].computed =
+                    info.objectSchema.computedProperties.map(SchemaCatalog.StoredProperty.init)
+            } else {
+                _ = catalog.add(info)
+            }
+        }
+        catalog.schemaVersion = schemaVersion
+        newCatalog = catalog
+        for info in classes {
+            guard let tableId = catalog.storedClass(named: info.className)?.tableId,
+                  let table = try Table.open(info, tableId: tableId, in: txn, create: true)
+            else { continue }
+            tables[info.className] = table
+        }
+    }
+
+    // MARK: - Reading the old objects
+
+    /// Reads every object of `className` by the stored schema (once).
+    func load(_ className: String) {
+        guard records[className] == nil else { return }
+        records[className] = []
+        recordsByKey[className] = [:]
+        loadedOrder.append(className)
+        guard let stored = oldCatalog.storedClass(named: className),
+              let rows = try? txn.database(named: Table.rowsName(className), create: false),
+              let cursor = try? txn.cursor(rows)
+        else { return }
+        let properties = stored.properties.map(\.property)
+        var loaded = [MigrationRecord]()
+        var entry = cursor.first()
+        while let (rawKey, rawRow) = entry {
+            let key = Cursor.integerKey(rawKey)
+            let row = RowView(bytes: rawRow)
+            var old = [String: MigrationValue]()
+            for (column, property) in properties.enumerated() {
+                old[property.name] = readOld(property, column: column, row: row, owner: (stored.tableId, key))
+            }
+            loaded.append(MigrationRecord(className: className, key: key, old: old,
+                                          new: initialValues(className, old: old, stored: properties)))
+            entry = cursor.next()
+        }
+        records[className] = loaded
+        recordsByKey[className] = Dictionary(loaded.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private func readOld(_ property: Property, column: Int, row: RowView, owner: (UInt32, ObjectKey)) -> MigrationValue {
+        let prefix = MigrationStorage.ownerPrefix(table: owner.0, key: owner.1, column: column)
+        switch property.collection {
+        case .none:
+            return MigrationStorage.decode(row, column, property.type)
+        case .list:
+            return .list(MigrationStorage.listElements(prefix, txn: txn, collections: core.file.collections)
+                .map { MigrationStorage.decodeElement($0, property.type) })
+        case .set:
+            return .set(MigrationStorage.entries(prefix + [CollectionKey.setTag], txn: txn, collections: core.file.collections)
+                .map { MigrationStorage.decodeElement($0.value, property.type) })
+        case .map:
+            return .map(MigrationStorage.mapEntries(prefix, txn: txn, collections: core.file.collections)
+                .map { ($0.key, MigrationStorage.decodeElement($0.value, property.type)) })
+        }
+    }
+
+    /// The values a migrated object starts with: unchanged properties keep their value, new or
+    /// retyped ones get the model's default.
+    private func initialValues(_ className: String, old: [String: MigrationValue], stored: [Property])
+        -> [String: MigrationValue]
+    {
+        guard let info = models[className] else { return [:] }
+        var values = defaults(of: info)
+        for field in info.storedFields {
+            let property = field.property
+            guard let previous = stored.first(where: { $0.name == property.name }),
+                  previous.type == property.type, previous.collection == property.collection,
+                  previous.objectClassName == property.objectClassName,
+                  let value = old[property.name]
+            else { continue }
+            if case .null = value, !property.isOptional, property.type != .object { continue }
+            values[property.name] = value
+        }
+        return values
+    }
+
+    private var defaultsCache: [String: [String: MigrationValue]] = [:]
+
+    /// The values of a new unmanaged object of the class (its declared defaults).
+    private func defaults(of info: ClassInfo) -> [String: MigrationValue] {
+        if let cached = defaultsCache[info.className] { return cached }
+        let prototype = info.objectType.init()
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        var values = [String: MigrationValue]()
+        for field in info.storedFields {
+            let property = field.property
+            switch property.collection {
+            case .list: values[property.name] = .list([])
+            case .set: values[property.name] = .set([])
+            case .map: values[property.name] = .map([])
+            case .none:
+                let value = property.type == .object ? nil : field.witness.unmanagedValue(at: base + field.offset)
+                values[property.name] = MigrationConversion.value(value, for: property, link: { _ in nil }) ?? .null
+            }
+        }
+        withExtendedLifetime(prototype) {}
+        defaultsCache[info.className] = values
+        return values
+    }
+
+    // MARK: - What the block does
+
+    func enumerate(_ className: String, _ block: (MigrationObject?, MigrationObject?) -> Void) {
+        let inOld = oldCatalog.storedClass(named: className) != nil
+        let inNew = models[className] != nil
+        if !inOld, !inNew { throwRealmException("Cannot enumerate objects of type '\(className)': no such class.") }
+        guard inOld else { return }
+        load(className)
+        for record in records[className] ?? [] where !record.isDeleted {
+            block(MigrationObject(record: record, isOld: true, migrator: self),
+                  inNew ? MigrationObject(record: record, isOld: false, migrator: self) : nil)
+        }
+    }
+
+    func create(_ className: String, value: Any) -> MigrationObject {
+        guard let info = models[className], let table = tables[className] else {
+            throwRealmException("Cannot create an object of type '\(className)': it is not in the new schema.")
+        }
+        load(className)
+        let record = MigrationRecord(className: className, key: core.allocateKey(in: table), old: [:],
+                                     new: defaults(of: info))
+        records[className, default: []].append(record)
+        recordsByKey[className, default: [:]][record.key] = record
+        let object = MigrationObject(record: record, isOld: false, migrator: self)
+        if let values = value as? [String: Any] {
+            for (name, value) in values { write(name, of: object, value: value) }
+        } else if let values = value as? [Any] {
+            for (field, value) in zip(info.storedFields, values) { write(field.name, of: object, value: value) }
+        }
+        return object
+    }
+
+    func delete(_ object: MigrationObject) {
+        object.record.isDeleted = true
+    }
+
+    func deleteData(forType className: String) -> Bool {
+        guard let stored = oldCatalog.storedClass(named: className) else { return false }
+        if models[className] != nil {
+            load(className)
+            for record in records[className] ?? [] { record.isDeleted = true }
+        } else if !droppedClasses.contains(where: { $0.name == className }) {
+            droppedClasses.append(stored)
+            newCatalog.classes.removeAll { $0.name == className }
+        }
+        return true
+    }
+
+    func renameProperty(onType className: String, from oldName: String, to newName: String) {
+        guard let stored = oldCatalog.storedClass(named: className),
+              let oldProperty = stored.properties.first(where: { $0.name == oldName })?.property
+        else {
+            throwRealmException("Cannot rename property '\(className).\(oldName)' because it does not exist.")
+        }
+        guard let field = models[className]?.field(named: newName), field.isStored else {
+            throwRealmException("Renamed property '\(className).\(newName)' does not exist.")
+        }
+        let newProperty = field.property
+        guard oldProperty.type == newProperty.type, oldProperty.collection == newProperty.collection else {
+            throwRealmException("Cannot rename property '\(className).\(oldName)' to '\(newName)' because it would "
+                + "change from type '\(oldProperty.typeDescription)' to '\(newProperty.typeDescription)'.")
+        }
+        load(className)
+        for record in records[className] ?? [] {
+            record.new[newName] = record.old[oldName] ?? .null
+        }
+    }
+
+    // MARK: - Values for MigrationObject
+
+    func read(_ name: String, of object: MigrationObject) -> Any? {
+        let record = object.record
+        let values = object.isOld ? record.old : record.new
+        guard let value = values[name] else {
+            throwRealmException("Invalid property name '\(name)' for class '\(record.className)'.")
+        }
+        let property = object.isOld
+            ? oldCatalog.storedClass(named: record.className)?.properties.first { $0.name == name }?.property
+            : models[record.className]?.field(named: name)?.property
+        return swiftValue(value, target: property?.objectClassName, isOld: object.isOld)
+    }
+
+    private func swiftValue(_ value: MigrationValue, target: String?, isOld: Bool) -> Any? {
+        switch value {
+        case .null: return nil
+        case .scalar(.link(let key)):
+            guard let target else { return nil }
+            load(target)
+            return recordsByKey[target]?[key].map { MigrationObject(record: $0, isOld: isOld, migrator: self) }
+        case .scalar(let payload): return MigrationConversion.swiftValue(payload)
+        case .list(let elements), .set(let elements):
+            return elements.map { swiftValue($0, target: target, isOld: isOld) as Any }
+        case .map(let entries):
+            return Dictionary(entries.map { ($0.key, swiftValue($0.value, target: target, isOld: isOld) as Any) },
+                              uniquingKeysWith: { _, last in last })
+        }
+    }
+
+    func write(_ name: String, of object: MigrationObject, value: Any?) {
+        if object.isOld {
+            throwRealmException("Cannot modify an old object during a migration: set '\(name)' on the new object.")
+        }
+        let record = object.record
+        guard let field = models[record.className]?.field(named: name), field.isStored else {
+            throwRealmException("Invalid property name '\(name)' for class '\(record.className)'.")
+        }
+        let property = field.property
+        let converted = MigrationConversion.value(value, for: property) { linked in
+            guard linked.record.className == property.objectClassName, !linked.isOld else { return nil }
+            return linked.record.key
+        }
+        guard let converted else {
+            throwRealmException("Invalid value '\(value.map { "\($0)" } ?? "nil")' for property "
+                + "'\(record.className).\(name)' of type '\(property.typeDescription)'.")
+        }
+        record.new[name] = converted
+    }
+
+    // MARK: - Writing the new objects
+
+    func write() throws {
+        try FileState.writeCatalog(newCatalog, txn: txn, meta: core.file.meta)
+        for className in loadedOrder {
+            if let stored = oldCatalog.storedClass(named: className) { try clear(stored, dropDatabases: false) }
+        }
+        for stored in droppedClasses { try clear(stored, dropDatabases: true) }
+        core.adoptMigratedTables(Array(tables.values), catalog: newCatalog)
+        for className in loadedOrder {
+            guard let table = tables[className] else { continue }
+            for record in (records[className] ?? []).sorted(by: { $0.key < $1.key }) { try writeObject(record, table) }
+        }
+        for className in loadedOrder {
+            guard let table = tables[className] else { continue }
+            for record in records[className] ?? [] where record.isDeleted && core.rowView(table, record.key) != nil {
+                core.deleteObject(table, key: record.key)
+            }
+        }
+    }
+
+    private func writeObject(_ record: MigrationRecord, _ table: Table) throws {
+        let fields = table.info.storedFields
+        let values: [_StoredValue.Payload] = fields.map { field in
+            guard field.typeInfo.collection == .none, case .scalar(let payload)? = record.new[field.name] else {
+                return field.typeInfo.collection == .none ? .null : .none
+            }
+            return payload
+        }
+        if let primaryKey = table.info.primaryKeyField,
+           !core.insertPrimaryKey(table, values[primaryKey.rowColumn], key: record.key)
+        {
+            throw Realm.Error(.primaryKeyExists, "Primary key property '\(table.info.className).\(primaryKey.name)' "
+                + "has duplicate values after migration ('\(PrimaryKeyEncoding.describe(values[primaryKey.rowColumn]))'). "
+                + "Give every object a distinct value in the migration block.", fileURL: core.environmentPath)
+        }
+        core.writeRow(table, key: record.key, values: values, isNew: true)
+        for field in fields where field.typeInfo.collection != .none {
+            let location = CollectionLocation(table: table, key: record.key, field: field)
+            switch record.new[field.name] {
+            case .list(let elements)?:
+                if !elements.isEmpty { core.listSplice(location, 0..<0, with: elements.map(Self.elementBytes)) }
+            case .set(let elements)?:
+                for element in elements { core.setInsert(location, Self.elementBytes(element)) }
+            case .map(let entries)?:
+                for entry in entries { core.mapSet(location, entry.key, Self.elementBytes(entry.value)) }
+            default:
+                break
+            }
+        }
+    }
+
+    private static func elementBytes(_ value: MigrationValue) -> [UInt8] {
+        if case .scalar(let payload) = value { return RowWriter.encode([payload]) }
+        return RowWriter.encode([.null])
+    }
+
+    /// Removes a class's rows, indexes, owned collections and outgoing backlinks (and, for a
+    /// dropped class, its databases and incoming backlinks too).
+    private func clear(_ stored: SchemaCatalog.StoredClass, dropDatabases: Bool) throws {
+        var names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)]
+        names += stored.properties.map { SecondaryIndex.name(stored.name, $0.name) }
+        if let info = models[stored.name] {
+            names += info.storedFields.map { SecondaryIndex.name(stored.name, $0.name) }
+        }
+        for name in Set(names) {
+            let isRows = name == Table.rowsName(stored.name)
+            if let database = try txn.database(named: name, create: false, integerKeys: isRows) {
+                try txn.drop(database, deleteDatabase: dropDatabases)
+            }
+        }
+        var owned = [UInt8]()
+        BigEndian.append(stored.tableId, to: &owned)
+        try deleteEntries(of: core.file.collections) { $0.starts(with: owned) }
+        try deleteEntries(of: core.file.backlinks) { key in
+            guard let backlink = BacklinkKey(key) else { return false }
+            return backlink.originTable == stored.tableId || (dropDatabases && backlink.targetTable == stored.tableId)
+        }
+    }
+
+    private func deleteEntries(of database: DatabaseHandle, where matches: (UnsafeRawBufferPointer) -> Bool) throws {
+        let cursor = try txn.cursor(database)
+        var doomed = [[UInt8]]()
+        var entry = cursor.first()
+        while let (key, _) = entry {
+            if matches(key) { doomed.append(Array(key)) }
+            entry = cursor.next()
+        }
+        for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(database, key: $0) } }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+extension AppServicesSchema {
+    /// Swift model source for App Services collection schemas, in the seeds' style: one
+    /// `Object` class per schema, an `EmbeddedObject` class per titled nested object, links
+    /// from `relationships` (by class name: that class's `relationships.json`).
+    ///
+    /// `_id` becomes the primary key; a property is optional unless listed in `required`
+    /// (collections never are); `long` and `int` become `Int`. What Realm models cannot express
+    /// (regex, timestamp, JavaScript, type unions other than with null) is left out, with a
+    /// `// warning:` line in the source saying so. With `namespace`, the classes are nested in
+    /// `enum <namespace>` with a `static let objectTypes` list (their Realm class names stay the
+    /// titles).
+    public static func swiftModels(schemas: [Data], relationships: [String: Data] = [:],
+                                   namespace: String? = nil) throws -> String
+    {
+        var generator = SwiftModelGenerator()
+        for data in schemas {
+            guard let document = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw Realm.Error(.invalidValue, "An App Services schema must be a JSON object.")
+            }
+            guard let title = document["title"] as? String else {
+                throw Realm.Error(.invalidValue, "An App Services collection schema needs a \"title\" (the class name).")
+            }
+            var links = [String: (target: String, isList: Bool)]()
+            if let data = relationships[title] {
+                guard let entries = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                    throw Realm.Error(.invalidValue, "The relationships of '\(title)' must be a JSON object.")
+                }
+                for (path, value) in entries {
+                    guard let entry = value as? [String: Any], let ref = entry["ref"] as? String,
+                          let target = ref.split(separator: "/").last.map(String.init)
+                    else { continue }
+                    links[path] = (target, entry["is_list"] as? Bool ?? false)
+                }
+            }
+            try generator.addClass(title, document: document, isEmbedded: false, links: links, path: "")
+        }
+        return generator.source(namespace: namespace)
+    }
+}
+
+/// Builds model source from schema documents (see ``AppServicesSchema/swiftModels(schemas:relationships:namespace:)``).
+struct SwiftModelGenerator {
+    private var classes: [(name: String, source: String)] = []
+    private var warnings: [String] = []
+
+    mutating func addClass(_ name: String, document: [String: Any], isEmbedded: Bool,
+                           links: [String: (target: String, isList: Bool)], path: String) throws
+    {
+        if classes.contains(where: { $0.name == name }) { return }
+        classes.append((name, "")) // reserve the position (nested classes follow their parent)
+        let index = classes.count - 1
+        let properties = document["properties"] as? [String: Any] ?? [:]
+        let required = Set(document["required"] as? [String] ?? [])
+        var lines = ["class \(name): \(isEmbedded ? "EmbeddedObject" : "Object") {"]
+        for propertyName in properties.keys.sorted(by: { Self.order($0, $1) }) {
+            guard let schema = properties[propertyName] as? [String: Any] else {
+                warnings.append("'\(name).\(propertyName)' has no schema object; skipped.")
+                continue
+            }
+            let fieldPath = path + propertyName
+            if let link = links[fieldPath] {
+                let type = link.isList ? "List<\(link.target)>" : "\(link.target)?"
+                lines.append("    @Persisted var \(propertyName): \(type)")
+                continue
+            }
+            guard let type = try swiftType(schema, owner: name, property: propertyName, links: links, path: fieldPath)
+            else { continue }
+            let isCollection = type.hasPrefix("List<") || type.hasPrefix("MutableSet<") || type.hasPrefix("Map<")
+            let optional = !isCollection && (!required.contains(propertyName) || type.hasSuffix("?"))
+                && type != "AnyRealmValue"
+            let declared = optional && !type.hasSuffix("?") ? type + "?" : type
+            let wrapper = propertyName == "_id" && !isEmbedded ? "@Persisted(primaryKey: true)" : "@Persisted"
+            lines.append("    \(wrapper) var \(propertyName): \(propertyName == "_id" ? type : declared)")
+        }
+        lines.append("}")
+        classes[index].source = lines.joined(separator: "\n")
+    }
+
+    /// `_id` first, then by name.
+    private static func order(_ a: String, _ b: String) -> Bool {
+        if a == "_id" { return b != "_id" }
+        if b == "_id" { return false }
+        return a < b
+    }
+
+    private mutating func swiftType(_ schema: [String: Any], owner: String, property: String,
+                                    links: [String: (target: String, isList: Bool)], path: String) throws -> String?
+    {
+        var bsonType = schema["bsonType"]
+        var nullable = false
+        if let union = bsonType as? [String] {
+            let others = union.filter { $0 != "null" }
+            nullable = others.count < union.count
+            if others.count == 1 {
+                bsonType = others[0]
+            } else {
+                warnings.append("'\(owner).\(property)' has the type union \(union), which a Realm model cannot "
+                    + "express; it becomes AnyRealmValue.")
+                return "AnyRealmValue"
+            }
+        }
+        guard let type = bsonType as? String else {
+            warnings.append("'\(owner).\(property)' has no bsonType; skipped.")
+            return nil
+        }
+        let scalar: String?
+        switch type {
+        case "long", "int": scalar = "Int"
+        case "bool": scalar = "Bool"
+        case "float": scalar = "Float"
+        case "double": scalar = "Double"
+        case "string": scalar = "String"
+        case "binData": scalar = "Data"
+        case "date": scalar = "Date"
+        case "decimal": scalar = "Decimal128"
+        case "objectId": scalar = "ObjectId"
+        case "uuid": scalar = "UUID"
+        case "mixed": scalar = "AnyRealmValue"
+        case "array":
+            guard let items = schema["items"] as? [String: Any],
+                  let element = try swiftType(items, owner: owner, property: property, links: links, path: path + ".[]")
+            else { return nil }
+            return (schema["uniqueItems"] as? Bool == true ? "MutableSet<" : "List<") + element.dropLastQuestionMark + ">"
+        case "object":
+            if let title = schema["title"] as? String {
+                try addClass(title, document: schema, isEmbedded: true, links: links, path: path + ".")
+                return path.hasSuffix(".[]") ? title : title + "?"
+            }
+            if let values = schema["additionalProperties"] as? [String: Any],
+               let element = try swiftType(values, owner: owner, property: property, links: links, path: path)
+            {
+                return "Map<String, \(element)>"
+            }
+            warnings.append("'\(owner).\(property)' is an untitled object without additionalProperties; skipped.")
+            return nil
+        default:
+            warnings.append("'\(owner).\(property)' has bsonType '\(type)', which Realm models cannot express; skipped.")
+            return nil
+        }
+        guard let scalar else { return nil }
+        return nullable && scalar != "AnyRealmValue" ? scalar + "?" : scalar
+    }
+
+    func source(namespace: String?) -> String {
+        var text = "// Generated by Trellis from App Services schemas.\nimport Foundation\nimport Trellis\n"
+        for warning in warnings { text += "// warning: \(warning)\n" }
+        let body = classes.map(\.source).joined(separator: "\n\n")
+        if let namespace {
+            let indented = body.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
+            let list = classes.map { "\($0.name).self" }.joined(separator: ", ")
+            text += "\nenum \(namespace) {\n\(indented)\n\n    static let objectTypes: [ObjectBase.Type] = [\(list)]\n}\n"
+        } else {
+            text += "\n\(body)\n"
+        }
+        return text
+    }
+}
+
+private extension String {
+    var dropLastQuestionMark: String { hasSuffix("?") ? String(dropLast()) : self }
+}

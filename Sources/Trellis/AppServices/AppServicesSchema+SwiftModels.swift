@@ -34,7 +34,7 @@ extension AppServicesSchema {
                     links[path] = (target, entry["is_list"] as? Bool ?? false)
                 }
             }
-            try generator.addClass(title, document: document, isEmbedded: false, links: links, path: "")
+            generator.addClass(title, document: document, isEmbedded: false, links: links, path: "")
         }
         return generator.source(namespace: namespace)
     }
@@ -46,7 +46,7 @@ struct SwiftModelGenerator {
     private var warnings: [String] = []
 
     mutating func addClass(_ name: String, document: [String: Any], isEmbedded: Bool,
-                           links: [String: (target: String, isList: Bool)], path: String) throws
+                           links: [String: (target: String, isList: Bool)], path: String)
     {
         if classes.contains(where: { $0.name == name }) { return }
         classes.append((name, "")) // reserve the position (nested classes follow their parent)
@@ -65,7 +65,7 @@ struct SwiftModelGenerator {
                 lines.append("    @Persisted var \(propertyName): \(type)")
                 continue
             }
-            guard let type = try swiftType(schema, owner: name, property: propertyName, links: links, path: fieldPath)
+            guard let type = swiftType(schema, owner: name, property: propertyName, links: links, path: fieldPath)
             else { continue }
             let isCollection = type.hasPrefix("List<") || type.hasPrefix("MutableSet<") || type.hasPrefix("Map<")
             let optional = !isCollection && (!required.contains(propertyName) || type.hasSuffix("?"))
@@ -86,7 +86,7 @@ struct SwiftModelGenerator {
     }
 
     private mutating func swiftType(_ schema: [String: Any], owner: String, property: String,
-                                    links: [String: (target: String, isList: Bool)], path: String) throws -> String?
+                                    links: [String: (target: String, isList: Bool)], path: String) -> String?
     {
         var bsonType = schema["bsonType"]
         var nullable = false
@@ -120,16 +120,16 @@ struct SwiftModelGenerator {
         case "mixed": scalar = "AnyRealmValue"
         case "array":
             guard let items = schema["items"] as? [String: Any],
-                  let element = try swiftType(items, owner: owner, property: property, links: links, path: path + ".[]")
+                  let element = swiftType(items, owner: owner, property: property, links: links, path: path + ".[]")
             else { return nil }
             return (schema["uniqueItems"] as? Bool == true ? "MutableSet<" : "List<") + element.dropLastQuestionMark + ">"
         case "object":
             if let title = schema["title"] as? String {
-                try addClass(title, document: schema, isEmbedded: true, links: links, path: path + ".")
+                addClass(title, document: schema, isEmbedded: true, links: links, path: path + ".")
                 return path.hasSuffix(".[]") ? title : title + "?"
             }
             if let values = schema["additionalProperties"] as? [String: Any],
-               let element = try swiftType(values, owner: owner, property: property, links: links, path: path)
+               let element = swiftType(values, owner: owner, property: property, links: links, path: path)
             {
                 return "Map<String, \(element)>"
             }

@@ -319,16 +319,41 @@ final class Migrator {
     // MARK: - Writing the new objects
 
     func write() throws {
+        try prepareStorage()
+        core.adoptMigratedTables(Array(tables.values), catalog: newCatalog)
+        if let error = writeObjects() { throw error }
+        deleteObjects()
+    }
+
+    // The steps of write() are kept out of line: with them inlined, Swift 6.3.1's optimizer
+    // emits invalid IR for write() in a release build ("swifterror value can only be loaded
+    // and stored from").
+
+    /// Writes the new catalog and clears the storage of every class being rewritten or dropped.
+    @inline(never)
+    private func prepareStorage() throws {
         try FileState.writeCatalog(newCatalog, txn: txn, meta: core.file.meta)
         for className in loadedOrder {
             if let stored = oldCatalog.storedClass(named: className) { try clear(stored, dropDatabases: false) }
         }
         for stored in droppedClasses { try clear(stored, dropDatabases: true) }
-        core.adoptMigratedTables(Array(tables.values), catalog: newCatalog)
+    }
+
+    /// Writes every loaded object again; the first error (a duplicate primary key) ends it.
+    @inline(never)
+    private func writeObjects() -> Realm.Error? {
         for className in loadedOrder {
             guard let table = tables[className] else { continue }
-            for record in (records[className] ?? []).sorted(by: { $0.key < $1.key }) { try writeObject(record, table) }
+            for record in (records[className] ?? []).sorted(by: { $0.key < $1.key }) {
+                if let error = writeObject(record, table) { return error }
+            }
         }
+        return nil
+    }
+
+    /// Deletes the objects the block deleted, through the normal delete.
+    @inline(never)
+    private func deleteObjects() {
         for className in loadedOrder {
             guard let table = tables[className] else { continue }
             for record in records[className] ?? [] where record.isDeleted && core.rowView(table, record.key) != nil {
@@ -337,7 +362,7 @@ final class Migrator {
         }
     }
 
-    private func writeObject(_ record: MigrationRecord, _ table: Table) throws {
+    private func writeObject(_ record: MigrationRecord, _ table: Table) -> Realm.Error? {
         let fields = table.info.storedFields
         let values: [_StoredValue.Payload] = fields.map { field in
             guard field.typeInfo.collection == .none, case .scalar(let payload)? = record.new[field.name] else {
@@ -348,7 +373,7 @@ final class Migrator {
         if let primaryKey = table.info.primaryKeyField,
            !core.insertPrimaryKey(table, values[primaryKey.rowColumn], key: record.key)
         {
-            throw Realm.Error(.primaryKeyExists, "Primary key property '\(table.info.className).\(primaryKey.name)' "
+            return Realm.Error(.primaryKeyExists, "Primary key property '\(table.info.className).\(primaryKey.name)' "
                 + "has duplicate values after migration ('\(PrimaryKeyEncoding.describe(values[primaryKey.rowColumn]))'). "
                 + "Give every object a distinct value in the migration block.", fileURL: core.environmentPath)
         }
@@ -366,6 +391,7 @@ final class Migrator {
                 break
             }
         }
+        return nil
     }
 
     private static func elementBytes(_ value: MigrationValue) -> [UInt8] {

@@ -128,8 +128,7 @@ final class RealmCore {
         }
         do {
             try persistKeyCounters(txn)
-            if let failure = txn.resourceFailure { throw failure }
-            try txn.commit()
+            try txn.commitUnlessFailed()
         } catch let error as StorageError {
             txn.abort()
             writeTransaction = nil

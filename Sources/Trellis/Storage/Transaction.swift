@@ -80,6 +80,12 @@ final class Transaction {
         createdDatabases = []
     }
 
+    /// Commits, or throws the resource failure that made the transaction unusable.
+    func commitUnlessFailed() throws {
+        if let resourceFailure { throw resourceFailure }
+        try commit()
+    }
+
     func abort() {
         guard let handle else { return }
         mdb_txn_abort(handle)
@@ -205,16 +211,17 @@ final class Transaction {
     /// a search and fills pages completely; a key that is not larger falls back to a normal put.
     func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
         var key = Int(bitPattern: UInt(integerKey))
-        try withUnsafeBytes(of: &key) { keyBytes in
-            if append, resourceFailure == nil {
-                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+        let code: Int32 = append && resourceFailure == nil
+            ? withUnsafeMutableBytes(of: &key) { keyBytes in
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
                 var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-                let code = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND))
-                if recordResourceFailure(code, "writing a value") { return }
-                if code != MDB_KEYEXIST { return try lmdbCheck(code, "writing a value") }
+                return mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND))
             }
-            _ = try put(dbi, key: keyBytes, value: value)
-        }
+            : MDB_KEYEXIST
+        if code == MDB_SUCCESS || recordResourceFailure(code, "writing a value") { return }
+        if code != MDB_KEYEXIST { try lmdbCheck(code, "writing a value") }
+        let keyBytes = withUnsafeBytes(of: &key) { Array($0) }
+        _ = try keyBytes.withUnsafeBytes { try put(dbi, key: $0, value: value) }
     }
 
     /// Deletes `key`; returns false if it was absent.

@@ -39,6 +39,10 @@ open class EmbeddedObject: ObjectBase, _PersistableInsideOptional {
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
         row.core.accessor(Self.self, key: row.row.slot(column))
     }
+    /// The embedded object with its row already read; nil if the row is missing (a damaged file).
+    public static func _trellisReadIfPresent(_ row: _RowReader, _ column: Int) -> Self? {
+        row.core.linkedAccessor(Self.self, key: row.row.slot(column))
+    }
     public static func _trellisEncode(_ value: EmbeddedObject, _ context: _EncodingContext) -> _StoredValue {
         _StoredValue(.link(context.session.embed(value)))
     }

@@ -14,7 +14,18 @@ public protocol _Persistable {
 }
 
 /// A type that may also be stored as an optional (`T?`).
-public protocol _PersistableInsideOptional: _Persistable {}
+public protocol _PersistableInsideOptional: _Persistable {
+    /// Reads a non-null column as the optional's value; nil when it cannot be read (a link
+    /// whose target row is missing).
+    static func _trellisReadIfPresent(_ row: _RowReader, _ column: Int) -> Self?
+}
+
+extension _PersistableInsideOptional {
+    @inlinable
+    public static func _trellisReadIfPresent(_ row: _RowReader, _ column: Int) -> Self? {
+        _trellisRead(row, column)
+    }
+}
 
 /// Types allowed as a primary key (`@Persisted(primaryKey: true)`).
 public protocol _PrimaryKey {}
@@ -47,7 +58,7 @@ extension Optional: _Persistable where Wrapped: _PersistableInsideOptional {
     public static func _trellisDefaultValue() -> Self { nil }
     @inlinable
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
-        row.isNull(column) ? nil : Wrapped._trellisRead(row, column)
+        row.isNull(column) ? nil : Wrapped._trellisReadIfPresent(row, column)
     }
     public static func _trellisEncode(_ value: Self, _ context: _EncodingContext) -> _StoredValue {
         guard let value else { return _StoredValue(.null) }

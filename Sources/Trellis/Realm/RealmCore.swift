@@ -341,6 +341,16 @@ final class RealmCore {
         return accessor(type, table: table, key: key)
     }
 
+    /// The accessor of a link target with its row cached, or nil if the row is missing.
+    func linkedAccessor<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T? {
+        guard let table = table(for: type, create: false),
+              let bytes = transaction.get(table.rows, integerKey: key)
+        else { return nil }
+        let object = accessor(type, table: table, key: key)
+        object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
+        return object
+    }
+
     func accessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey) -> T {
         let object = type.init()
         object._coreOwner = self

@@ -124,7 +124,7 @@ final class Environment: Sendable {
     var mapSize: Int { mapState.withLock { $0.mapSize } }
 
     /// Bytes of the map in use: the pages up to the last one allocated by a commit.
-    private func usedBytes() -> Int {
+    func usedBytes() -> Int {
         var info = MDB_envinfo()
         var stat = MDB_stat()
         mdb_env_info(handle, &info)

@@ -2,51 +2,6 @@ import ArgumentParser
 import Foundation
 import Trellis
 
-@main
-struct TrellisCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "trellis",
-        abstract: "Inspect and demonstrate Trellis databases.",
-        subcommands: [Demo.self]
-    )
-}
-
-/// The seeds' models: a Person with an optional Dog (to-one), a List of dogs, the clubs it
-/// belongs to (inverse) and an embedded Address; a DogClub with members and embedded offices.
-final class Person: Object {
-    @Persisted var name: String = ""
-    @Persisted var birthdate: Date = Date(timeIntervalSince1970: 1)
-    // A person can have one dog
-    @Persisted var dog: Dog?
-    // To-many relationship - a person can have many dogs
-    @Persisted var dogs: List<Dog>
-    // Inverse relationship - a person can be a member of many clubs
-    @Persisted(originProperty: "members") var clubs: LinkingObjects<DogClub>
-    @Persisted var address: Address?
-}
-
-final class DogClub: Object {
-    @Persisted var name = ""
-    @Persisted var members: List<Person>
-    // DogClub has an array of regional office addresses.
-    // These are embedded objects.
-    @Persisted var regionalOfficeAddresses: List<Address>
-}
-
-final class Dog: Object {
-    @Persisted(primaryKey: true) var _id: ObjectId
-    @Persisted var name: String = ""
-    @Persisted var age: Int = 0
-    @Persisted var breed: String?
-}
-
-final class Address: EmbeddedObject {
-    @Persisted var street: String?
-    @Persisted var city: String?
-    @Persisted var country: String?
-    @Persisted var postalCode: String?
-}
-
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the seeds' Person/Dog models to a new database, reopen it and print what was read.")
@@ -68,6 +23,26 @@ struct Demo: ParsableCommand {
         let thread = Thread { reopenAndPrint(configuration) }
         thread.start()
         while !thread.isFinished { usleep(1000) }
+        printAppServicesSchema()
+    }
+
+    /// The App Services schema of the demo's models (the seed's Device Sync mapping).
+    private func printAppServicesSchema() {
+        print("App Services schema of these models (links become the target's primary key):")
+        do {
+            let schema = try AppServicesSchema(objectTypes: [Person.self, Dog.self, Address.self, DogClub.self])
+            for name in schema.collectionClassNames {
+                do {
+                    print("  \(name)/schema.json:")
+                    let text = String(decoding: try schema.jsonSchema(for: name), as: UTF8.self)
+                    print(text.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+                } catch let error as Realm.Error {
+                    print("    (not exportable: \(error.message))")
+                }
+            }
+        } catch {
+            print("  (not exportable: \(error))")
+        }
     }
 
     private func write(_ configuration: Realm.Configuration) throws {

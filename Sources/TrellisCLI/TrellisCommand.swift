@@ -1,0 +1,14 @@
+import ArgumentParser
+import Foundation
+import Trellis
+
+@main
+struct TrellisCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trellis",
+        abstract: "Inspect and demonstrate Trellis databases.",
+        discussion: "Errors go to standard error in one line; the exit code is 1 for a file problem, 2 for bad arguments.",
+        subcommands: [Demo.self, Inspect.self, SchemaCommand.self]
+    )
+}
+

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+import Trellis
+
+/// The `trellis` executable (built beside the tests), run as a user would: stdout, stderr and
+/// exit codes.
+@Suite struct CommandLineTests {
+    let folder = TemporaryFolder()
+
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    func trellis(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = processHelperURL().deletingLastPathComponent().appendingPathComponent("trellis")
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+    }
+
+    /// A file with the seed's Atlas models (every class has a primary key).
+    func atlasFile() throws -> URL {
+        let url = folder.file("atlas.realm")
+        try onOtherThread {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: AtlasSeed.types))
+            try realm.write {
+                let person = AtlasSeed.Person(value: ["name": "Ada", "address": ["city": "London"]])
+                person.dog = AtlasSeed.Dog(value: ["name": "Rex", "age": 3])
+                person.dogs.append(person.dog!)
+                realm.add(person)
+            }
+        }
+        return url
+    }
+
+    @Test func demoWritesReopensAndPrintsTheSchema() throws {
+        let run = try trellis(["demo", "--dir", folder.url.path])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("Person Tim lives in Oslo and has Rex, age 3; dogs: Tim's puppy, Rex; clubs: Sprinters"))
+        #expect(run.stdout.contains("App Services schema of these models"))
+        #expect(run.stdout.contains("Dog/schema.json:"))
+        #expect(run.stderr.isEmpty)
+    }
+
+    @Test func inspectListsClassesCountsPropertiesAndSizes() throws {
+        let run = try trellis(["inspect", try atlasFile().path])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("Schema version: 0"))
+        #expect(run.stdout.contains("  Dog: 1 objects"))
+        #expect(run.stdout.contains("  Address (embedded): 1 objects"))
+        #expect(run.stdout.contains("    dogs: list<Dog>"))
+        #expect(run.stdout.contains("    dog: link<Dog>?"))
+        #expect(run.stdout.contains("    person: linking objects<Person>.dogs"))
+        #expect(run.stdout.contains("    _id: object id, primary key"))
+        #expect(run.stdout.contains("bytes on disk"))
+    }
+
+    @Test func missingOrForeignFilesAreOneLineErrorsWithExitCode1() throws {
+        let missing = try trellis(["inspect", folder.file("missing.realm").path])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.hasPrefix("trellis: ") && missing.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(missing.stderr.contains("does not exist"))
+        let foreign = folder.file("foreign.realm")
+        try Data(repeating: 7, count: 8192).write(to: foreign)
+        let run = try trellis(["inspect", foreign.path])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("is not a Trellis database"))
+        #expect(try Data(contentsOf: foreign) == Data(repeating: 7, count: 8192))
+    }
+
+    @Test func schemaExportWritesTheAppServicesLayoutAndCodegenReadsItBack() throws {
+        let out = folder.url.appendingPathComponent("app-services")
+        let export = try trellis(["schema", "export", try atlasFile().path, "--app-services", "--out", out.path])
+        #expect(export.status == 0, "\(export.stderr)")
+        let personSchema = try Data(contentsOf: out.appendingPathComponent("Person/schema.json"))
+        let expected = try AppServicesSchema(objectTypes: AtlasSeed.types).jsonSchema(for: "Person")
+        #expect(personSchema == expected)
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("Dog/relationships.json").path))
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("Address").path))
+        let codegen = try trellis(["schema", "codegen", out.path, "--swift"])
+        #expect(codegen.status == 0)
+        #expect(codegen.stdout.contains("class Person: Object {"))
+        #expect(codegen.stdout.contains("    @Persisted var dogs: List<Dog>"))
+        #expect(codegen.stdout.contains("class Address: EmbeddedObject {"))
+    }
+
+    @Test func schemaExportOfAnUnexportableFileFailsWithoutPartialOutput() throws {
+        let demoFolder = folder.url.appendingPathComponent("demo")
+        _ = try trellis(["demo", "--dir", demoFolder.path])
+        let out = folder.url.appendingPathComponent("partial")
+        let run = try trellis(["schema", "export", demoFolder.appendingPathComponent("demo.realm").path,
+                               "--app-services", "--out", out.path])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("'DogClub.members' links to 'Person', which has no primary key"))
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    @Test func badArgumentsPrintUsageWithAUsageExitCode() throws {
+        let run = try trellis(["schema", "export", "x.realm"])
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("--app-services"))
+        let help = try trellis(["inspect", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: trellis inspect <file>"))
+    }
+}

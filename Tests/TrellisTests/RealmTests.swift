@@ -5,6 +5,19 @@ import Testing
 @Suite struct RealmTests {
     let folder = TemporaryFolder()
 
+    /// A metatype held as `Object.Type` (as code that works with any class does) must look up
+    /// the class it names; the lookup once built its probe from the static type and wrote the
+    /// key past the end of a base `Object` (heap corruption, found by ExtendedJSONTests).
+    @Test func primaryKeyLookupThroughABaseClassMetatypeUsesTheDynamicClass() throws {
+        let realm = try open([KeyedDog.self])
+        let dog = KeyedDog(name: "Rex", age: 3)
+        try realm.write { realm.add(dog) }
+        let type: Object.Type = KeyedDog.self
+        let found = realm.object(ofType: type, forPrimaryKey: dog._id)
+        #expect((found as? KeyedDog)?.name == "Rex")
+        #expect(realm.object(ofType: type, forPrimaryKey: ObjectId.generate()) == nil)
+    }
+
     func open(_ types: [ObjectBase.Type]? = [Person.self, Dog.self]) throws -> Realm {
         try Realm(configuration: folder.configuration(types))
     }

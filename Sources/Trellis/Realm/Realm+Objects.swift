@@ -116,7 +116,9 @@ extension Realm {
             throwRealmException("'\(info.className)' does not have a primary key defined")
         }
         guard let table = core.table(for: type, create: false) else { return nil }
-        let probe = Element()
+        // The dynamic type: `Element` may be a superclass (`Object`) of the class `type` names,
+        // and the key is written at an offset of `type`'s layout.
+        let probe = type.init()
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(probe).toOpaque()) + pkField.offset
         guard pkField.witness.setUnmanaged(at: base, unwrapOptional(key)) else {
             throwRealmException("Invalid value '\(key ?? "nil")' of type '\(Swift.type(of: key))' for primary key of "

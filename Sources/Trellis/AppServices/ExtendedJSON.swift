@@ -1,0 +1,212 @@
+import Foundation
+
+/// Objects as MongoDB Extended JSON (canonical form), one document per object, as Atlas stores
+/// them: a link becomes the target's primary key, an embedded object a sub-document, a list or
+/// set an array, a map a sub-document; inverse relationships are absent.
+///
+/// | Swift | canonical Extended JSON |
+/// |---|---|
+/// | `Int` | `{"$numberLong": "42"}` |
+/// | `Double`, `Float` | `{"$numberDouble": "1.5"}` |
+/// | `Date` | `{"$date": {"$numberLong": "<milliseconds>"}}` |
+/// | `ObjectId` | `{"$oid": "<24 hex digits>"}` |
+/// | `Decimal128` | `{"$numberDecimal": "1.25"}` |
+/// | `Data` | `{"$binary": {"base64": …, "subType": "00"}}` |
+/// | `UUID` | `{"$binary": {"base64": …, "subType": "04"}}` |
+/// | `String`, `Bool`, nil | JSON string, boolean, null |
+public enum ExtendedJSON {
+    /// The canonical Extended JSON document of an object (sorted keys, one line).
+    public static func document(for object: ObjectBase) throws -> Data {
+        try JSONSerialization.data(withJSONObject: documentValue(for: object), options: [.sortedKeys,
+                                                                                         .withoutEscapingSlashes])
+    }
+
+    /// One document per object.
+    public static func documents<Element: ObjectBase>(for results: Results<Element>) throws -> [Data] {
+        try results.map { try document(for: $0) }
+    }
+
+    /// Creates or updates (`update: .modified`) one object per document. A link given as a
+    /// primary key must name an object already in the Realm (import link targets first).
+    ///
+    /// - Throws: ``Realm/Error`` (`.invalidValue`) for a document that does not fit the class.
+    public static func importDocuments<T: Object>(_ documents: [Data], as type: T.Type, into realm: Realm) throws {
+        let schema = ClassInfo.unbound(for: type).objectSchema
+        var values = [[String: Any]]()
+        for data in documents {
+            guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw Realm.Error(.invalidValue, "An Extended JSON document of '\(schema.className)' must be a JSON object.")
+            }
+            values.append(try swiftValues(document, schema: schema, realm: realm))
+        }
+        try realm.write {
+            for value in values { realm.create(type, value: value, update: .modified) }
+        }
+    }
+
+    // MARK: - Export
+
+    static func documentValue(for object: ObjectBase) throws -> [String: Any] {
+        var document = [String: Any]()
+        for property in object.objectSchema.properties where property.type != .linkingObjects {
+            document[property.name] = try encode(object[property.name], property)
+        }
+        return document
+    }
+
+    private static func encode(_ value: Any?, _ property: Property) throws -> Any {
+        guard let value else { return NSNull() }
+        if let collection = value as? any _CollectionProperty {
+            let elements = collection._trellisElements
+            if property.isMap {
+                var document = [String: Any]()
+                for case let (key, element) as (String, Any) in elements { document[key] = try encodeElement(element, property) }
+                return document
+            }
+            return try elements.map { try encodeElement($0, property) }
+        }
+        return try encodeElement(value, property)
+    }
+
+    private static func encodeElement(_ value: Any?, _ property: Property) throws -> Any {
+        guard let value = unwrapped(value) else { return NSNull() }
+        if let embedded = value as? EmbeddedObject { return try documentValue(for: embedded) }
+        if let object = value as? Object {
+            guard let key = object.objectSchema.primaryKeyProperty else {
+                throw Realm.Error(.invalidValue, "'\(property.name)' links to '\(object.objectSchema.className)', which has "
+                    + "no primary key: Extended JSON stores a link as the target's primary key.")
+            }
+            return try encodeElement(object[key.name], key)
+        }
+        switch value {
+        case let int as any BinaryInteger: return ["$numberLong": "\(int)"]
+        case let bool as Bool: return bool
+        case let double as Double: return ["$numberDouble": canonical(double)]
+        case let float as Float: return ["$numberDouble": canonical(Double(float))]
+        case let string as String: return string
+        case let date as Date:
+            return ["$date": ["$numberLong": "\(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))"]]
+        case let id as ObjectId: return ["$oid": id.stringValue]
+        case let decimal as Decimal128: return ["$numberDecimal": decimal.stringValue]
+        case let data as Data: return ["$binary": ["base64": data.base64EncodedString(), "subType": "00"]]
+        case let uuid as UUID:
+            return ["$binary": ["base64": withUnsafeBytes(of: uuid.uuid) { Data($0) }.base64EncodedString(), "subType": "04"]]
+        case let any as AnyRealmValue: return try encodeElement(payload(of: any), property)
+        default:
+            throw Realm.Error(.invalidValue, "'\(property.name)' holds \(type(of: value)), which has no Extended JSON form.")
+        }
+    }
+
+    /// The Swift value inside an `AnyRealmValue` (nil for `.none`).
+    private static func payload(of value: AnyRealmValue) -> Any? {
+        switch value {
+        case .none: nil
+        case .int(let v): v
+        case .bool(let v): v
+        case .float(let v): v
+        case .double(let v): v
+        case .string(let v): v
+        case .data(let v): v
+        case .date(let v): v
+        case .object(let v): v
+        case .objectId(let v): v
+        case .decimal128(let v): v
+        case .uuid(let v): v
+        }
+    }
+
+    /// Extended JSON's spelling of a double: integral values keep a `.0`, specials are words.
+    private static func canonical(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(format: "%.1f", value) }
+        return "\(value)"
+    }
+
+    private static func unwrapped(_ value: Any?) -> Any? {
+        guard let value, !(value is NSNull) else { return nil }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional { return mirror.children.first.map { unwrapped($0.value) } ?? nil }
+        return value
+    }
+
+    // MARK: - Import
+
+    private static func swiftValues(_ document: [String: Any], schema: ObjectSchema, realm: Realm) throws -> [String: Any] {
+        var values = [String: Any]()
+        for property in schema.properties where property.type != .linkingObjects {
+            guard let raw = document[property.name] else { continue }
+            if raw is NSNull {
+                values[property.name] = NSNull()
+            } else if property.isArray || property.isSet {
+                guard let items = raw as? [Any] else { throw mismatch(property, schema, raw) }
+                values[property.name] = try items.map { try decodeElement($0, property, schema, realm) }
+            } else if property.isMap {
+                guard let entries = raw as? [String: Any] else { throw mismatch(property, schema, raw) }
+                values[property.name] = try entries.mapValues { try decodeElement($0, property, schema, realm) }
+            } else {
+                values[property.name] = try decodeElement(raw, property, schema, realm)
+            }
+        }
+        return values
+    }
+
+    private static func decodeElement(_ raw: Any, _ property: Property, _ owner: ObjectSchema, _ realm: Realm) throws -> Any {
+        if raw is NSNull { return NSNull() }
+        if property.type == .object {
+            guard let targetName = property.objectClassName, let target = realm.schema[targetName] else {
+                throw mismatch(property, owner, raw)
+            }
+            if target.isEmbedded {
+                guard let document = raw as? [String: Any] else { throw mismatch(property, owner, raw) }
+                return try swiftValues(document, schema: target, realm: realm)
+            }
+            guard let key = target.primaryKeyProperty, let type = realm.core.configuration.objectTypes?
+                .first(where: { $0.className() == targetName }) as? Object.Type
+            else { throw mismatch(property, owner, raw) }
+            let keyValue = try decodeElement(raw, key, target, realm)
+            guard let linked = realm.object(ofType: type, forPrimaryKeyValue: keyValue) else {
+                throw Realm.Error(.invalidValue, "'\(owner.className).\(property.name)' links to the '\(targetName)' with "
+                    + "primary key \(keyValue), which is not in the Realm. Import '\(targetName)' documents first.")
+            }
+            return linked
+        }
+        let wrapper = raw as? [String: Any]
+        let value: Any?
+        switch property.type {
+        case .int: value = (wrapper?["$numberLong"] ?? wrapper?["$numberInt"]).flatMap { ($0 as? String).flatMap { Int($0) } }
+            ?? (raw as? Int)
+        case .bool: value = raw as? Bool
+        case .double, .float:
+            let double = (wrapper?["$numberDouble"] as? String).flatMap(Double.init) ?? (raw as? Double)
+            value = property.type == .float ? double.map(Float.init) : double
+        case .string: value = raw as? String
+        case .date:
+            let millis = ((wrapper?["$date"] as? [String: Any])?["$numberLong"] as? String).flatMap(Int64.init)
+            value = millis.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        case .objectId: value = (wrapper?["$oid"] as? String).flatMap { try? ObjectId(string: $0) }
+        case .decimal128: value = (wrapper?["$numberDecimal"] as? String).flatMap { Decimal(string: $0) }.map(Decimal128.init)
+        case .data, .UUID:
+            let binary = wrapper?["$binary"] as? [String: Any]
+            let data = (binary?["base64"] as? String).flatMap { Data(base64Encoded: $0) }
+            if property.type == .data {
+                value = data
+            } else {
+                value = data.flatMap { bytes -> UUID? in
+                    guard bytes.count == 16 else { return nil }
+                    var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                    withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
+                    return UUID(uuid: raw)
+                }
+            }
+        case .any, .object, .linkingObjects: value = nil
+        }
+        guard let value else { throw mismatch(property, owner, raw) }
+        return value
+    }
+
+    private static func mismatch(_ property: Property, _ owner: ObjectSchema, _ raw: Any) -> Realm.Error {
+        Realm.Error(.invalidValue, "The Extended JSON value \(raw) does not fit '\(owner.className).\(property.name)' "
+            + "(\(property.typeDescription)).")
+    }
+}

@@ -179,3 +179,42 @@ struct SchemaCommand: ParsableCommand {
         }
     }
 }
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write every object of a database file as MongoDB Extended JSON (canonical).",
+        discussion: """
+            One document per line per top-level class (<Class>.json, the format mongoimport reads): links \
+            as the target's primary key, embedded objects as sub-documents. Works without the model classes.
+            """)
+
+    @Argument(help: "The database file.")
+    var file: String
+    @Flag(help: "MongoDB Extended JSON (the only format).")
+    var ejson = false
+    @Option(help: "Folder to write <Class>.json files into (created if missing). Without it, prints them.")
+    var out: String?
+
+    func validate() throws {
+        guard ejson else { throw ValidationError("Say which format: --ejson.") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let documents = try ExtendedJSON.documents(inFile: URL(fileURLWithPath: file))
+            for name in documents.keys.sorted() {
+                let lines = (documents[name] ?? []).map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
+                if let out {
+                    let folder = URL(fileURLWithPath: out)
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                    try Data(lines.utf8).write(to: folder.appendingPathComponent("\(name).json"))
+                } else {
+                    print("// \(name)")
+                    print(lines, terminator: "")
+                }
+            }
+            if let out { print("Wrote \(documents.values.map(\.count).reduce(0, +)) documents to \(out)") }
+        }
+    }
+}

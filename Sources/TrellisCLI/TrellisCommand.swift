@@ -8,7 +8,7 @@ struct TrellisCommand: ParsableCommand {
         commandName: "trellis",
         abstract: "Inspect and demonstrate Trellis databases.",
         discussion: "Errors go to standard error in one line; the exit code is 1 for a file problem, 2 for bad arguments.",
-        subcommands: [Demo.self, Inspect.self, SchemaCommand.self]
+        subcommands: [Demo.self, Inspect.self, SchemaCommand.self, ExportCommand.self]
     )
 }
 

@@ -112,4 +112,16 @@ import Trellis
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: trellis inspect <file>"))
     }
+
+    @Test func exportWritesOneExtendedJSONDocumentPerLinePerClass() throws {
+        let url = try atlasFile()
+        let out = folder.url.appendingPathComponent("ejson")
+        let run = try trellis(["export", url.path, "--ejson", "--out", out.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let people = try String(contentsOf: out.appendingPathComponent("Person.json"), encoding: .utf8)
+        #expect(people.split(separator: "\n").count == 1)
+        #expect(people.contains(#""address":{"city":"London""#))
+        #expect(people.contains(#""dogs":[{"$oid":""#))
+        #expect(!people.contains("clubs"))
+    }
 }

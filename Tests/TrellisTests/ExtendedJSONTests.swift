@@ -113,4 +113,16 @@ final class EJSONScalars: Object {
         }
         #expect(target.objects(AtlasSeed.Person.self).isEmpty)
     }
+
+    /// Read by the schema stored in the file (no model classes): the same documents.
+    @Test func exportFromTheFileAloneMatchesTheModelExport() throws {
+        let realm = try seedRealm("file.realm")
+        let fromFile = try ExtendedJSON.documents(inFile: folder.file("file.realm"))
+        let people = try ExtendedJSON.documents(for: realm.objects(AtlasSeed.Person.self))
+        let dogs = try ExtendedJSON.documents(for: realm.objects(AtlasSeed.Dog.self))
+        #expect(fromFile["Person"] == people)
+        #expect(fromFile["Dog"] == dogs)
+        #expect(fromFile["Address"] == nil)
+        #expect(fromFile["DogClub"] == [])
+    }
 }

@@ -68,6 +68,11 @@ public enum ExtendedJSON {
         return try encodeElement(value, property)
     }
 
+    /// The Extended JSON form of one Swift value of `property`.
+    static func encodedValue(_ value: Any?, _ property: Property) throws -> Any {
+        try encodeElement(value, property)
+    }
+
     private static func encodeElement(_ value: Any?, _ property: Property) throws -> Any {
         guard let value = unwrapped(value) else { return NSNull() }
         if let embedded = value as? EmbeddedObject { return try documentValue(for: embedded) }

@@ -1,0 +1,102 @@
+import Foundation
+
+extension ExtendedJSON {
+    /// The Extended JSON documents of every top-level class of a file, read by the schema stored
+    /// in the file (no model classes needed): class name → one document per object.
+    ///
+    /// - Throws: ``Realm/Error`` for a missing, damaged or non-Trellis file, or a link to a class
+    ///   without a primary key.
+    public static func documents(inFile url: URL) throws -> [String: [Data]] {
+        let realm = try Realm(configuration: .init(fileURL: url, readOnly: true))
+        let reader = StoredObjectReader(core: realm.core)
+        var result = [String: [Data]]()
+        for stored in realm.core.file.catalog.classes where !stored.embedded {
+            result[stored.name] = try reader.keys(of: stored.name).map { key in
+                try JSONSerialization.data(withJSONObject: reader.document(stored.name, key: key) ?? [:],
+                                           options: [.sortedKeys, .withoutEscapingSlashes])
+            }
+        }
+        return result
+    }
+}
+
+/// Reads objects by the schema stored in the file into Extended JSON values.
+private struct StoredObjectReader {
+    let core: RealmCore
+    let catalog: SchemaCatalog
+
+    init(core: RealmCore) {
+        self.core = core
+        catalog = core.file.catalog
+    }
+
+    private func rows(_ className: String) -> DatabaseHandle? {
+        try? core.transaction.database(named: Table.rowsName(className), create: false, integerKeys: true)
+    }
+
+    func keys(of className: String) -> [ObjectKey] {
+        guard let rows = rows(className), let cursor = try? core.transaction.cursor(rows) else { return [] }
+        var keys = [ObjectKey]()
+        var entry = cursor.first()
+        while let (key, _) = entry {
+            keys.append(Cursor.integerKey(key))
+            entry = cursor.next()
+        }
+        return keys
+    }
+
+    /// The document of one object, or nil if its row is missing.
+    func document(_ className: String, key: ObjectKey) throws -> [String: Any]? {
+        guard let stored = catalog.storedClass(named: className), let rows = rows(className),
+              let bytes = core.transaction.get(rows, integerKey: key)
+        else { return nil }
+        let row = RowView(bytes: bytes)
+        var values = [(Property, MigrationValue)]()
+        for (column, property) in stored.properties.map(\.property).enumerated() {
+            let owner = MigrationStorage.ownerPrefix(table: stored.tableId, key: key, column: column)
+            let txn = core.transaction, collections = core.file.collections
+            let value: MigrationValue
+            switch property.collection {
+            case .none: value = MigrationStorage.decode(row, column, property.type)
+            case .list: value = .list(MigrationStorage.listElements(owner, txn: txn, collections: collections)
+                .map { MigrationStorage.decodeElement($0, property.type) })
+            case .set: value = .set(MigrationStorage.entries(owner + [CollectionKey.setTag], txn: txn, collections: collections)
+                .map { MigrationStorage.decodeElement($0.value, property.type) })
+            case .map: value = .map(MigrationStorage.mapEntries(owner, txn: txn, collections: collections)
+                .map { ($0.key, MigrationStorage.decodeElement($0.value, property.type)) })
+            }
+            values.append((property, value))
+        }
+        var document = [String: Any]()
+        for (property, value) in values where property.type != .linkingObjects {
+            document[property.name] = try json(value, property)
+        }
+        return document
+    }
+
+    private func json(_ value: MigrationValue, _ property: Property) throws -> Any {
+        switch value {
+        case .null: return NSNull()
+        case .list(let elements), .set(let elements): return try elements.map { try json($0, property) }
+        case .map(let entries):
+            var document = [String: Any]()
+            for entry in entries { document[entry.key] = try json(entry.value, property) }
+            return document
+        case .scalar(.link(let key)):
+            guard let target = property.objectClassName, let schema = catalog.storedClass(named: target) else {
+                return NSNull()
+            }
+            if schema.embedded { return try document(target, key: key) ?? NSNull() }
+            guard let primaryKey = schema.properties.map(\.property).firstIndex(where: \.isPrimary),
+                  let rows = rows(target), let bytes = core.transaction.get(rows, integerKey: key)
+            else {
+                throw Realm.Error(.invalidValue, "'\(property.name)' links to '\(target)', which has no primary key: "
+                    + "Extended JSON stores a link as the target's primary key.")
+            }
+            let keyProperty = schema.properties[primaryKey].property
+            return try json(MigrationStorage.decode(RowView(bytes: bytes), primaryKey, keyProperty.type), keyProperty)
+        case .scalar(let payload):
+            return try ExtendedJSON.encodedValue(MigrationConversion.swiftValue(payload), property)
+        }
+    }
+}

@@ -53,19 +53,9 @@ private struct StoredObjectReader {
         let row = RowView(bytes: bytes)
         var values = [(Property, MigrationValue)]()
         for (column, property) in stored.properties.map(\.property).enumerated() {
-            let owner = MigrationStorage.ownerPrefix(table: stored.tableId, key: key, column: column)
-            let txn = core.transaction, collections = core.file.collections
-            let value: MigrationValue
-            switch property.collection {
-            case .none: value = MigrationStorage.decode(row, column, property.type)
-            case .list: value = .list(MigrationStorage.listElements(owner, txn: txn, collections: collections)
-                .map { MigrationStorage.decodeElement($0, property.type) })
-            case .set: value = .set(MigrationStorage.entries(owner + [CollectionKey.setTag], txn: txn, collections: collections)
-                .map { MigrationStorage.decodeElement($0.value, property.type) })
-            case .map: value = .map(MigrationStorage.mapEntries(owner, txn: txn, collections: collections)
-                .map { ($0.key, MigrationStorage.decodeElement($0.value, property.type)) })
-            }
-            values.append((property, value))
+            values.append((property, MigrationStorage.value(of: property, column: column, row: row, table: stored.tableId,
+                                                           key: key, txn: core.transaction,
+                                                           collections: core.file.collections)))
         }
         var document = [String: Any]()
         for (property, value) in values where property.type != .linkingObjects {

@@ -31,6 +31,26 @@ enum MigrationStorage {
         }
     }
 
+    /// The value of one stored property of a row (`column` in the stored schema), with its
+    /// list, set or map read from the collections database.
+    static func value(of property: Property, column: Int, row: RowView, table: UInt32, key: ObjectKey,
+                      txn: Transaction, collections: DatabaseHandle) -> MigrationValue
+    {
+        let owner = ownerPrefix(table: table, key: key, column: column)
+        switch property.collection {
+        case .none:
+            return decode(row, column, property.type)
+        case .list:
+            return .list(listElements(owner, txn: txn, collections: collections).map { decodeElement($0, property.type) })
+        case .set:
+            return .set(entries(owner + [CollectionKey.setTag], txn: txn, collections: collections)
+                .map { decodeElement($0.value, property.type) })
+        case .map:
+            return .map(mapEntries(owner, txn: txn, collections: collections)
+                .map { ($0.key, decodeElement($0.value, property.type)) })
+        }
+    }
+
     /// An element of a list, set or map (a one-column row).
     static func decodeElement(_ bytes: [UInt8], _ type: PropertyType) -> MigrationValue {
         bytes.withUnsafeBytes { decode(RowView(bytes: $0), 0, type) }

@@ -127,7 +127,8 @@ final class Migrator {
             let row = RowView(bytes: rawRow)
             var old = [String: MigrationValue]()
             for (column, property) in properties.enumerated() {
-                old[property.name] = readOld(property, column: column, row: row, owner: (stored.tableId, key))
+                old[property.name] = MigrationStorage.value(of: property, column: column, row: row, table: stored.tableId,
+                                                            key: key, txn: txn, collections: core.file.collections)
             }
             loaded.append(MigrationRecord(className: className, key: key, old: old,
                                           new: initialValues(className, old: old, stored: properties)))
@@ -135,23 +136,6 @@ final class Migrator {
         }
         records[className] = loaded
         recordsByKey[className] = Dictionary(loaded.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-    }
-
-    private func readOld(_ property: Property, column: Int, row: RowView, owner: (UInt32, ObjectKey)) -> MigrationValue {
-        let prefix = MigrationStorage.ownerPrefix(table: owner.0, key: owner.1, column: column)
-        switch property.collection {
-        case .none:
-            return MigrationStorage.decode(row, column, property.type)
-        case .list:
-            return .list(MigrationStorage.listElements(prefix, txn: txn, collections: core.file.collections)
-                .map { MigrationStorage.decodeElement($0, property.type) })
-        case .set:
-            return .set(MigrationStorage.entries(prefix + [CollectionKey.setTag], txn: txn, collections: core.file.collections)
-                .map { MigrationStorage.decodeElement($0.value, property.type) })
-        case .map:
-            return .map(MigrationStorage.mapEntries(prefix, txn: txn, collections: core.file.collections)
-                .map { ($0.key, MigrationStorage.decodeElement($0.value, property.type)) })
-        }
     }
 
     /// The values a migrated object starts with: unchanged properties keep their value, new or

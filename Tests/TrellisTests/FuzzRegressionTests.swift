@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import Trellis
 
 /// Inputs the fuzzers (Fuzz/, `bash Scripts/fuzz.sh`) found crashing, kept so they never do
 /// again.
@@ -48,5 +49,31 @@ import Testing
 
     @Test func fileFindingsArePresent() {
         #expect(Self.fileFindings.count >= 3)
+    }
+
+    static var queryFindings: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: findings.path)) ?? [])
+            .filter { $0.hasPrefix("FuzzQuery-") }.sorted()
+    }
+
+    /// Query texts that crashed the parser: each must now be a parse error with a message.
+    @Test(arguments: queryFindings)
+    func crashingQueryTextIsNowAParseError(_ name: String) throws {
+        let text = String(decoding: try Data(contentsOf: Self.findings.appendingPathComponent(name)), as: UTF8.self)
+        #expect(throws: (any Error).self) { try QueryParser.parse(text) }
+    }
+
+    @Test func deepNestingIsAnErrorAtTheLimitNotAStackOverflow() throws {
+        let fine = String(repeating: "(", count: 100) + "age > 1" + String(repeating: ")", count: 100)
+        _ = try QueryParser.parse(fine)
+        for deep in [String(repeating: "(", count: 5000) + "age > 1" + String(repeating: ")", count: 5000),
+                     String(repeating: "NOT ", count: 5000) + "age > 1",
+                     "age IN " + String(repeating: "{", count: 5000)] {
+            #expect {
+                try QueryParser.parse(deep)
+            } throws: { error in
+                (error as? QueryError)?.message == "the predicate is nested more than 100 levels deep"
+            }
+        }
     }
 }

@@ -15,6 +15,11 @@ import Foundation
 struct QueryParser {
     private let tokens: [QueryToken]
     private var index = 0
+    /// How deeply parentheses, NOT, lists and SUBQUERY are nested at the current token. Bounded
+    /// so that hostile text fails with a message instead of overflowing the stack (found by the
+    /// query fuzzer with 800 nested braces).
+    private var depth = 0
+    static let maximumDepth = 100
     private let arguments: [QueryValue]
     private var nextArgument = 0
 
@@ -36,6 +41,14 @@ struct QueryParser {
 
     private var current: QueryToken { tokens[index] }
     private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
+
+    /// Enters one more level of nesting; throws past ``maximumDepth``.
+    private mutating func enterNesting() throws(QueryError) {
+        depth += 1
+        if depth > Self.maximumDepth {
+            throw error("the predicate is nested more than \(Self.maximumDepth) levels deep")
+        }
+    }
 
     private func error(_ message: String, at token: QueryToken? = nil) -> QueryError {
         QueryError(message: message, offset: (token ?? current).offset)
@@ -94,13 +107,18 @@ struct QueryParser {
 
     private mutating func notExpression() throws(QueryError) -> QueryPredicate {
         if isKeyword("NOT") || isSymbol("!") {
+            try enterNesting()
             advance()
-            return .not(try notExpression())
+            let inner = try notExpression()
+            depth -= 1
+            return .not(inner)
         }
         if isSymbol("(") {
+            try enterNesting()
             advance()
             let inner = try orExpression()
             try expect(")", "')'")
+            depth -= 1
             return inner
         }
         if isKeyword("TRUEPREDICATE") { advance(); return .constant(true) }
@@ -211,6 +229,8 @@ struct QueryParser {
             advance()
             return .keyPath(try keyPath(startingWith: nil, variable: name))
         case .symbol("{"):
+            try enterNesting()
+            defer { depth -= 1 }
             advance()
             var items = [QueryExpression]()
             if !isSymbol("}") {
@@ -224,7 +244,11 @@ struct QueryParser {
             return .list(items)
         case .identifier(let name):
             if let literal = literal(name) { return .constant(literal) }
-            if name.caseInsensitiveCompare("SUBQUERY") == .orderedSame { return try subquery() }
+            if name.caseInsensitiveCompare("SUBQUERY") == .orderedSame {
+                try enterNesting()
+                defer { depth -= 1 }
+                return try subquery()
+            }
             advance()
             return .keyPath(try keyPath(startingWith: name, variable: nil, at: token))
         case .end:

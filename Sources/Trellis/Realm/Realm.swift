@@ -198,14 +198,17 @@ enum RealmOpener {
     private static func checkExistingFile(_ configuration: Realm.Configuration, path: String) throws {
         // The header first, then the size: another process commits data pages before the header
         // that points at them, so in this order a live file never looks truncated.
-        let header = FileHeader.read(path: path)
+        let reading = FileHeader.inspect(path: path)
         let attributes = (try? FileManager.default.attributesOfItem(atPath: path)) ?? [:]
         let size = attributes[.size] as? Int ?? 0
         if size == 0 {
             throw Realm.Error(.notATrellisFile, "'\(path)' is an empty file, not a Trellis database. Delete it to "
                 + "create a new database there.", fileURL: path)
         }
-        if let header, size < header.requiredSize {
+        if case .damaged(let reason) = reading {
+            throw Realm.Error(.corruptFile, "'\(path)' is damaged: \(reason). Restore it from a backup.", fileURL: path)
+        }
+        if case .header(let header) = reading, size < header.requiredSize {
             throw Realm.Error(.corruptFile, "'\(path)' is truncated: its last commit needs \(header.requiredSize) bytes "
                 + "but the file has \(size). Restore it from a backup.", fileURL: path)
         }

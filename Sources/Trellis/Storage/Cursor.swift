@@ -34,6 +34,12 @@ final class Cursor {
             if code != MDB_NOTFOUND { failure = StorageError(code: code, operation: "moving a cursor") }
             return nil
         }
+        guard transaction.environment.isReadable(v.mv_data, count: v.mv_size),
+              transaction.environment.isReadable(k.mv_data, count: k.mv_size)
+        else {
+            failure = StorageError(code: MDB_CORRUPTED, operation: "reading a value past the end of the file")
+            return nil
+        }
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }

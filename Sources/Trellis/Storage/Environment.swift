@@ -55,6 +55,40 @@ final class Environment: Sendable {
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         self.mapState = Mutex(MapState(mapSize: max(mapSize, info.me_mapsize)))
+        self.mapBase = Atomic(UInt(bitPattern: info.me_mapaddr))
+        self.knownFileEnd = Atomic(UInt(bitPattern: info.me_mapaddr) &+ UInt(Self.fileSize(path)))
+    }
+
+    // MARK: - Values past the end of the file
+
+    /// Where the map starts, and the address of the end of the file as last seen. A value that
+    /// seems to reach past the end (only a damaged file has one) is checked against the file's
+    /// size now: reading it would stop the process with SIGBUS.
+    private let mapBase: Atomic<UInt>
+    private let knownFileEnd: Atomic<UInt>
+
+    private static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    /// Whether `count` bytes at `address` lie within the file (or outside the map altogether,
+    /// as the pages a write transaction is changing do).
+    @inline(__always)
+    func isReadable(_ address: UnsafeRawPointer?, count: Int) -> Bool {
+        guard let address else { return count == 0 }
+        let start = UInt(bitPattern: address)
+        let end = start &+ UInt(count)
+        let base = mapBase.load(ordering: .relaxed)
+        if start < base || end <= knownFileEnd.load(ordering: .relaxed) { return true }
+        // The map may have moved (it grew) and the file may have grown: look again.
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let currentBase = UInt(bitPattern: info.me_mapaddr)
+        let fileEnd = currentBase &+ UInt(Self.fileSize(path))
+        mapBase.store(currentBase, ordering: .relaxed)
+        knownFileEnd.store(fileEnd, ordering: .relaxed)
+        return start < currentBase || start >= currentBase &+ UInt(info.me_mapsize) || end <= fileEnd
     }
 
     deinit {

@@ -12,14 +12,44 @@ struct FileHeader {
     /// The highest page number the newest commit uses.
     let lastPage: Int
 
-    /// The smallest file that holds every page of the newest commit.
-    var requiredSize: Int { (lastPage + 1) * pageSize }
+    /// The smallest file that holds every page of the newest commit (`Int.max` for a page
+    /// number no file can reach).
+    var requiredSize: Int {
+        let pages = lastPage.addingReportingOverflow(1)
+        let bytes = pages.partialValue.multipliedReportingOverflow(by: pageSize)
+        return pages.overflow || bytes.overflow || lastPage < 0 ? Int.max : bytes.partialValue
+    }
+
+    /// What the start of a file is.
+    enum Reading {
+        /// Not an LMDB file (LMDB reports it as invalid).
+        case foreign
+        /// An LMDB header LMDB itself would trust but must not: it would divide by a page size
+        /// of 0 or map the file with an impossible one.
+        case damaged(String)
+        case header(FileHeader)
+    }
+
+    /// Reads and checks the header of the file at `path`.
+    static func inspect(path: String) -> Reading {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return .foreign }
+        defer { try? handle.close() }
+        guard let first = try? handle.read(upToCount: 256), first.count >= transactionOffset + 8,
+              first.withUnsafeBytes({ $0.loadUnaligned(fromByteOffset: magicOffset, as: UInt32.self) }) == magic
+        else { return .foreign }
+        guard let header = read(path: path) else {
+            return .damaged("its header gives an impossible page size or root page")
+        }
+        return .header(header)
+    }
 
     private static let magic: UInt32 = 0xBEEF_C0DE
     // Offsets in a meta page (64-bit LMDB): a 16-byte page header, then MDB_meta.
     private static let magicOffset = 16
     private static let pageSizeOffset = 40 // mm_dbs[FREE_DBI].md_pad holds the page size
     private static let lastPageOffset = 136
+    // mm_dbs[i].md_root: the root pages of the free-page and main trees (48-byte MDB_db each).
+    private static let rootOffsets = [40 + 40, 40 + 48 + 40]
     private static let transactionOffset = 144
 
     /// Reads the header of the file at `path`; nil when it does not start like an LMDB file
@@ -49,10 +79,16 @@ struct FileHeader {
             }
             guard load(FileHeader.magicOffset, UInt32.self) == FileHeader.magic else { return nil }
             let pageSize = Int(load(FileHeader.pageSizeOffset, UInt32.self))
-            guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else { return nil }
+            guard pageSize >= 512, pageSize <= 65536, pageSize.nonzeroBitCount == 1 else { return nil }
             self.pageSize = pageSize
             lastPage = Int(truncatingIfNeeded: load(FileHeader.lastPageOffset, UInt64.self))
             transaction = load(FileHeader.transactionOffset, UInt64.self)
+            // Debian's LMDB (0.9.24) follows a root page number without checking it against the
+            // last page, and reads past the end of the file (SIGBUS): check the two roots here.
+            for offset in FileHeader.rootOffsets {
+                let root = load(offset, UInt64.self)
+                if root != UInt64.max, root > UInt64(max(lastPage, 0)) { return nil }
+            }
         }
     }
 }

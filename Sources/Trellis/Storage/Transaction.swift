@@ -172,7 +172,10 @@ final class Transaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let code = mdb_get(txn, dbi, &k, &v)
-        if code == 0 { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+        if code == 0 {
+            guard environment.isReadable(v.mv_data, count: v.mv_size) else { return nil } // damaged: past the end
+            return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        }
         // EINVAL / BAD_DBI: the database was created after this snapshot began, so it is empty here.
         // MDB_CORRUPTED / MDB_PAGE_NOTFOUND: a damaged file; the value reads as absent rather than
         // stopping the process (opening checks what can be checked cheaply: header, catalog).

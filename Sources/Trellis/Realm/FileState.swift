@@ -110,7 +110,7 @@ final class FileState: Sendable {
                 txn.abort()
                 throw RealmErrors.notTrellis(path)
             }
-            let catalog = try readOrInitialise(txn, meta: meta, path: path)
+            let catalog = try readCatalog(txn, meta: meta, path: path)
             if environment.isReadOnly { try txn.finishOpeningDatabases() } else { try txn.commit() }
             let state = FileState(environment: environment, meta: meta, backlinks: backlinks,
                                   collections: collections, catalog: catalog)
@@ -120,12 +120,8 @@ final class FileState: Sendable {
         }
     }
 
-    /// The catalog as stored in `txn` (a new file gets an empty one).
+    /// The catalog as stored in `txn`; a new file (in a write transaction) gets an empty one.
     static func readCatalog(_ txn: Transaction, meta: DatabaseHandle, path: String) throws -> SchemaCatalog {
-        try readOrInitialise(txn, meta: meta, path: path)
-    }
-
-    private static func readOrInitialise(_ txn: Transaction, meta: DatabaseHandle, path: String) throws -> SchemaCatalog {
         let magic = magicKey.withUnsafeBytes { txn.get(meta, key: $0) }
         if let magic {
             guard Array(magic) == Self.magic else { throw RealmErrors.notTrellis(path) }

@@ -55,17 +55,31 @@ final class Environment: Sendable {
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         self.mapState = Mutex(MapState(mapSize: max(mapSize, info.me_mapsize)))
-        self.mapBase = Atomic(UInt(bitPattern: info.me_mapaddr))
-        self.knownFileEnd = Atomic(UInt(bitPattern: info.me_mapaddr) &+ UInt(Self.fileSize(path)))
+        self.mapBase = Atomic(0)
+        self.mapEnd = Atomic(0)
+        self.knownFileEnd = Atomic(0)
+        noteMapBounds()
     }
 
     // MARK: - Values past the end of the file
 
-    /// Where the map starts, and the address of the end of the file as last seen. A value that
+    /// Where the map is, and the address of the end of the file as last seen. A value that
     /// seems to reach past the end (only a damaged file has one) is checked against the file's
-    /// size now: reading it would stop the process with SIGBUS.
+    /// size now: reading it would stop the process with SIGBUS. The map only moves when it is
+    /// resized, which refreshes these (``noteMapBounds()``).
     private let mapBase: Atomic<UInt>
+    private let mapEnd: Atomic<UInt>
     private let knownFileEnd: Atomic<UInt>
+
+    /// Records where the map is now and how long the file is.
+    private func noteMapBounds() {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let base = UInt(bitPattern: info.me_mapaddr)
+        mapBase.store(base, ordering: .relaxed)
+        mapEnd.store(base &+ UInt(info.me_mapsize), ordering: .relaxed)
+        knownFileEnd.store(base &+ UInt(Self.fileSize(path)), ordering: .relaxed)
+    }
 
     private static func fileSize(_ path: String) -> Int {
         var info = stat()
@@ -79,16 +93,15 @@ final class Environment: Sendable {
         guard let address else { return count == 0 }
         let start = UInt(bitPattern: address)
         let end = start &+ UInt(count)
-        let base = mapBase.load(ordering: .relaxed)
-        if start < base || end <= knownFileEnd.load(ordering: .relaxed) { return true }
-        // The map may have moved (it grew) and the file may have grown: look again.
-        var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
-        let currentBase = UInt(bitPattern: info.me_mapaddr)
-        let fileEnd = currentBase &+ UInt(Self.fileSize(path))
-        mapBase.store(currentBase, ordering: .relaxed)
+        if start < mapBase.load(ordering: .relaxed) || start >= mapEnd.load(ordering: .relaxed)
+            || end <= knownFileEnd.load(ordering: .relaxed)
+        {
+            return true
+        }
+        // The file may have grown since it was last measured (commits of this or another process).
+        let fileEnd = mapBase.load(ordering: .relaxed) &+ UInt(Self.fileSize(path))
         knownFileEnd.store(fileEnd, ordering: .relaxed)
-        return start < currentBase || start >= currentBase &+ UInt(info.me_mapsize) || end <= fileEnd
+        return end <= fileEnd
     }
 
     deinit {
@@ -127,7 +140,10 @@ final class Environment: Sendable {
             if state.liveTransactions == 0, shouldGrow(state) {
                 let doubled = state.mapSize.multipliedReportingOverflow(by: 2)
                 let grown = doubled.overflow ? mapSizeLimit : min(mapSizeLimit, doubled.partialValue)
-                if mdb_env_set_mapsize(handle, grown) == 0 { state.mapSize = grown }
+                if mdb_env_set_mapsize(handle, grown) == 0 {
+                    state.mapSize = grown
+                    noteMapBounds()
+                }
             }
             state.liveTransactions += 1
         }
@@ -143,6 +159,7 @@ final class Environment: Sendable {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         mapState.withLock { $0.mapSize = max($0.mapSize, info.me_mapsize) }
+        noteMapBounds()
     }
 
     /// Whether the next write would like to grow the map, which it can only do when no other

@@ -30,17 +30,22 @@ struct FileHeader {
         case header(FileHeader)
     }
 
-    /// Reads and checks the header of the file at `path`.
+    /// Reads and checks the header of the file at `path` (the two meta pages; LMDB uses the
+    /// one with the newer transaction).
     static func inspect(path: String) -> Reading {
         guard let handle = FileHandle(forReadingAtPath: path) else { return .foreign }
         defer { try? handle.close() }
         guard let first = try? handle.read(upToCount: 256), first.count >= transactionOffset + 8,
               first.withUnsafeBytes({ $0.loadUnaligned(fromByteOffset: magicOffset, as: UInt32.self) }) == magic
         else { return .foreign }
-        guard let header = read(path: path) else {
-            return .damaged("its header gives an impossible page size or root page")
+        guard let meta0 = Meta(first) else { return .damaged("its header gives an impossible page size or root page") }
+        var newest = meta0
+        if (try? handle.seek(toOffset: UInt64(meta0.pageSize))) != nil,
+           let second = try? handle.read(upToCount: 256), let meta1 = Meta(second), meta1.transaction > meta0.transaction
+        {
+            newest = meta1
         }
-        return .header(header)
+        return .header(FileHeader(pageSize: meta0.pageSize, lastPage: newest.lastPage))
     }
 
     private static let magic: UInt32 = 0xBEEF_C0DE
@@ -51,21 +56,6 @@ struct FileHeader {
     // mm_dbs[i].md_root: the root pages of the free-page and main trees (48-byte MDB_db each).
     private static let rootOffsets = [40 + 40, 40 + 48 + 40]
     private static let transactionOffset = 144
-
-    /// Reads the header of the file at `path`; nil when it does not start like an LMDB file
-    /// (LMDB then reports it as invalid) or cannot be read.
-    static func read(path: String) -> FileHeader? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let first = try? handle.read(upToCount: 4096), let meta0 = Meta(first) else { return nil }
-        var newest = meta0
-        if (try? handle.seek(toOffset: UInt64(meta0.pageSize))) != nil,
-           let second = try? handle.read(upToCount: 256), let meta1 = Meta(second), meta1.transaction > meta0.transaction
-        {
-            newest = meta1
-        }
-        return FileHeader(pageSize: meta0.pageSize, lastPage: newest.lastPage)
-    }
 
     private struct Meta {
         let pageSize: Int

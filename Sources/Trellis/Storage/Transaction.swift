@@ -188,21 +188,28 @@ final class Transaction {
         return withUnsafeBytes(of: &key) { get(dbi, key: $0) }
     }
 
+    /// One `mdb_put` with `flags`; its result code.
+    private func rawPut(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
+                        _ flags: Int32) -> Int32
+    {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        return mdb_put(txn, dbi, &k, &v, UInt32(flags))
+    }
+
     func put(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
              noOverwrite: Bool = false) throws -> Bool
     {
         if resourceFailure != nil { return true }
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         if noOverwrite {
             // Keys often arrive in order (counters, ObjectIds, backlinks of new objects): try the
             // end of the tree first, which needs no search. Any key not past the last one is
             // refused with MDB_KEYEXIST, and the normal put below decides.
-            let appended = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND | MDB_NOOVERWRITE))
+            let appended = rawPut(dbi, key, value, MDB_APPEND | MDB_NOOVERWRITE)
             if appended == MDB_SUCCESS || recordResourceFailure(appended, "writing a value") { return true }
             if appended != MDB_KEYEXIST { try lmdbCheck(appended, "writing a value") }
         }
-        let code = mdb_put(txn, dbi, &k, &v, noOverwrite ? UInt32(MDB_NOOVERWRITE) : 0)
+        let code = rawPut(dbi, key, value, noOverwrite ? MDB_NOOVERWRITE : 0)
         if code == MDB_KEYEXIST { return false }
         if recordResourceFailure(code, "writing a value") { return true }
         try lmdbCheck(code, "writing a value")
@@ -214,17 +221,14 @@ final class Transaction {
     /// a search and fills pages completely; a key that is not larger falls back to a normal put.
     func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
         var key = Int(bitPattern: UInt(integerKey))
-        let code: Int32 = append && resourceFailure == nil
-            ? withUnsafeMutableBytes(of: &key) { keyBytes in
-                var k = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
-                var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-                return mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND))
+        try withUnsafeBytes(of: &key) { keyBytes in
+            if append, resourceFailure == nil {
+                let code = rawPut(dbi, keyBytes, value, MDB_APPEND)
+                if code == MDB_SUCCESS || recordResourceFailure(code, "writing a value") { return }
+                if code != MDB_KEYEXIST { try lmdbCheck(code, "writing a value") }
             }
-            : MDB_KEYEXIST
-        if code == MDB_SUCCESS || recordResourceFailure(code, "writing a value") { return }
-        if code != MDB_KEYEXIST { try lmdbCheck(code, "writing a value") }
-        let keyBytes = withUnsafeBytes(of: &key) { Array($0) }
-        _ = try keyBytes.withUnsafeBytes { try put(dbi, key: $0, value: value) }
+            _ = try put(dbi, key: keyBytes, value: value)
+        }
     }
 
     /// Deletes `key`; returns false if it was absent.

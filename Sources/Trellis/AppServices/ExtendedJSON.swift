@@ -74,7 +74,7 @@ public enum ExtendedJSON {
     }
 
     private static func encodeElement(_ value: Any?, _ property: Property) throws -> Any {
-        guard let value = unwrapped(value) else { return NSNull() }
+        guard let value = ValueConversion.unwrapped(value) else { return NSNull() }
         if let embedded = value as? EmbeddedObject { return try documentValue(for: embedded) }
         if let object = value as? Object {
             guard let key = object.objectSchema.primaryKeyProperty else {
@@ -96,27 +96,9 @@ public enum ExtendedJSON {
         case let data as Data: return ["$binary": ["base64": data.base64EncodedString(), "subType": "00"]]
         case let uuid as UUID:
             return ["$binary": ["base64": withUnsafeBytes(of: uuid.uuid) { Data($0) }.base64EncodedString(), "subType": "04"]]
-        case let any as AnyRealmValue: return try encodeElement(payload(of: any), property)
+        case let any as AnyRealmValue: return try encodeElement(any.swiftValue, property)
         default:
             throw Realm.Error(.invalidValue, "'\(property.name)' holds \(type(of: value)), which has no Extended JSON form.")
-        }
-    }
-
-    /// The Swift value inside an `AnyRealmValue` (nil for `.none`).
-    private static func payload(of value: AnyRealmValue) -> Any? {
-        switch value {
-        case .none: nil
-        case .int(let v): v
-        case .bool(let v): v
-        case .float(let v): v
-        case .double(let v): v
-        case .string(let v): v
-        case .data(let v): v
-        case .date(let v): v
-        case .object(let v): v
-        case .objectId(let v): v
-        case .decimal128(let v): v
-        case .uuid(let v): v
         }
     }
 
@@ -126,13 +108,6 @@ public enum ExtendedJSON {
         if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
         if value == value.rounded(), abs(value) < 1e15 { return String(format: "%.1f", value) }
         return "\(value)"
-    }
-
-    private static func unwrapped(_ value: Any?) -> Any? {
-        guard let value, !(value is NSNull) else { return nil }
-        let mirror = Mirror(reflecting: value)
-        if mirror.displayStyle == .optional { return mirror.children.first.map { unwrapped($0.value) } ?? nil }
-        return value
     }
 
     // MARK: - Import

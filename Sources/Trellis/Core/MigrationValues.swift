@@ -104,48 +104,15 @@ enum MigrationConversion {
         case .decimal(let value): value
         case .uuid(let value): value
         case .link(let key): key
-        case .mixed(let value): anyRealmValue(value)
-        }
-    }
-
-    /// A stored `AnyRealmValue` (a link in one reads as `.none`: its class may be gone).
-    private static func anyRealmValue(_ mixed: MixedValue) -> AnyRealmValue {
-        switch mixed {
-        case .int(let v): .int(Int(v))
-        case .bool(let v): .bool(v)
-        case .float(let v): .float(v)
-        case .double(let v): .double(v)
-        case .string(let v): .string(v)
-        case .data(let v): .data(v)
-        case .date(let v): .date(v)
-        case .objectId(let v): .objectId(v)
-        case .decimal(let v): .decimal128(v)
-        case .uuid(let v): .uuid(v)
-        case .link: .none
-        }
-    }
-
-    private static func mixedValue(_ value: AnyRealmValue) -> _StoredValue.Payload? {
-        switch value {
-        case .none: .null
-        case .int(let v): .mixed(.int(Int64(v)))
-        case .bool(let v): .mixed(.bool(v))
-        case .float(let v): .mixed(.float(v))
-        case .double(let v): .mixed(.double(v))
-        case .string(let v): .mixed(.string(v))
-        case .data(let v): .mixed(.data(v))
-        case .date(let v): .mixed(.date(v))
-        case .objectId(let v): .mixed(.objectId(v))
-        case .decimal128(let v): .mixed(.decimal(v))
-        case .uuid(let v): .mixed(.uuid(v))
-        case .object: nil
+        // A link inside an AnyRealmValue reads as `.none`: its class may be gone.
+        case .mixed(let value): AnyRealmValue(scalar: value) ?? .none
         }
     }
 
     /// The stored form of `value` for `property`, or nil when it has the wrong type. `link`
     /// gives the key of a `MigrationObject` a link may point at.
     static func value(_ value: Any?, for property: Property, link: (MigrationObject) -> ObjectKey?) -> MigrationValue? {
-        guard let value = unwrapped(value) else {
+        guard let value = ValueConversion.unwrapped(value) else {
             return property.collection == .none ? .null : emptyCollection(property.collection)
         }
         switch property.collection {
@@ -156,7 +123,7 @@ enum MigrationConversion {
             let items = anyArray(sequence)
             var elements = [MigrationValue]()
             for item in items {
-                guard let element = scalar(unwrapped(item), property, link) else { return nil }
+                guard let element = scalar(ValueConversion.unwrapped(item), property, link) else { return nil }
                 elements.append(element)
             }
             return property.collection == .list ? .list(elements) : .set(elements)
@@ -164,7 +131,7 @@ enum MigrationConversion {
             guard let dictionary = value as? [String: Any] else { return nil }
             var entries = [(key: String, value: MigrationValue)]()
             for (key, item) in dictionary.sorted(by: { $0.key < $1.key }) {
-                guard let element = scalar(unwrapped(item), property, link) else { return nil }
+                guard let element = scalar(ValueConversion.unwrapped(item), property, link) else { return nil }
                 entries.append((key, element))
             }
             return .map(entries)
@@ -202,17 +169,11 @@ enum MigrationConversion {
         case .decimal128: payload = (value as? Decimal128).map { .decimal($0) }
             ?? (value as? Decimal).map { .decimal(Decimal128($0)) } ?? (value as? Int).map { .decimal(Decimal128(Decimal($0))) }
         case .object: payload = (value as? MigrationObject).flatMap(link).map { .link($0) }
-        case .any: payload = (value as? AnyRealmValue).flatMap(mixedValue)
+        case .any:
+            let any = value as? AnyRealmValue
+            payload = any == AnyRealmValue.none ? .null : any?.storedScalar.map { .mixed($0) }
         case .linkingObjects: payload = nil
         }
         return payload.map { .scalar($0) }
-    }
-
-    /// `value` without Optional wrapping (nil for `Optional.none` and `NSNull`).
-    private static func unwrapped(_ value: Any?) -> Any? {
-        guard let value, !(value is NSNull) else { return nil }
-        let mirror = Mirror(reflecting: value)
-        if mirror.displayStyle == .optional { return mirror.children.first.map { unwrapped($0.value) } ?? nil }
-        return value
     }
 }

@@ -47,6 +47,62 @@ public enum AnyRealmValue: Hashable {
     }
 }
 
+// MARK: - Stored form of the values that are not objects
+
+extension AnyRealmValue {
+    /// The value of a stored scalar; nil for a link (reading one needs the Realm).
+    init?(scalar mixed: MixedValue) {
+        switch mixed {
+        case .int(let v): self = .int(Int(v))
+        case .bool(let v): self = .bool(v)
+        case .float(let v): self = .float(v)
+        case .double(let v): self = .double(v)
+        case .string(let v): self = .string(v)
+        case .data(let v): self = .data(v)
+        case .date(let v): self = .date(v)
+        case .objectId(let v): self = .objectId(v)
+        case .decimal(let v): self = .decimal128(v)
+        case .uuid(let v): self = .uuid(v)
+        case .link: return nil
+        }
+    }
+
+    /// The stored form of a scalar; nil for `.none` and `.object` (a link needs the Realm).
+    var storedScalar: MixedValue? {
+        switch self {
+        case .none, .object: nil
+        case .int(let v): .int(Int64(v))
+        case .bool(let v): .bool(v)
+        case .float(let v): .float(v)
+        case .double(let v): .double(v)
+        case .string(let v): .string(v)
+        case .data(let v): .data(v)
+        case .date(let v): .date(v)
+        case .objectId(let v): .objectId(v)
+        case .decimal128(let v): .decimal(v)
+        case .uuid(let v): .uuid(v)
+        }
+    }
+
+    /// The Swift value inside (an `Object` for `.object`); nil for `.none`.
+    var swiftValue: Any? {
+        switch self {
+        case .none: nil
+        case .int(let v): v
+        case .bool(let v): v
+        case .float(let v): v
+        case .double(let v): v
+        case .string(let v): v
+        case .data(let v): v
+        case .date(let v): v
+        case .object(let v): v
+        case .objectId(let v): v
+        case .decimal128(let v): v
+        case .uuid(let v): v
+        }
+    }
+}
+
 extension AnyRealmValue: _PersistableInsideOptional {
     public static var _trellisTypeInfo: _PropertyTypeInfo {
         var info = _PropertyTypeInfo(.any, swiftName: "AnyRealmValue")
@@ -58,45 +114,20 @@ extension AnyRealmValue: _PersistableInsideOptional {
 
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> AnyRealmValue {
         guard let mixed = row.row.mixed(column) else { return .none }
-        switch mixed {
-        case .int(let v): return .int(Int(v))
-        case .bool(let v): return .bool(v)
-        case .float(let v): return .float(v)
-        case .double(let v): return .double(v)
-        case .string(let v): return .string(v)
-        case .data(let v): return .data(v)
-        case .date(let v): return .date(v)
-        case .objectId(let v): return .objectId(v)
-        case .decimal(let v): return .decimal128(v)
-        case .uuid(let v): return .uuid(v)
-        case .link(let tableId, let key):
-            guard let table = row.core.table(id: tableId), row.core.rowView(table, key) != nil,
-                  let object = row.core.accessor(table.info.objectType, table: table, key: key) as? Object
-            else { return .none }
-            return .object(object)
-        }
+        if let scalar = AnyRealmValue(scalar: mixed) { return scalar }
+        guard case .link(let tableId, let key) = mixed, let table = row.core.table(id: tableId),
+              row.core.rowView(table, key) != nil,
+              let object = row.core.accessor(table.info.objectType, table: table, key: key) as? Object
+        else { return .none }
+        return .object(object)
     }
 
     public static func _trellisEncode(_ value: AnyRealmValue, _ context: _EncodingContext) -> _StoredValue {
-        let mixed: MixedValue
-        switch value {
-        case .none: return _StoredValue(.null)
-        case .int(let v): mixed = .int(Int64(v))
-        case .bool(let v): mixed = .bool(v)
-        case .float(let v): mixed = .float(v)
-        case .double(let v): mixed = .double(v)
-        case .string(let v): mixed = .string(v)
-        case .data(let v): mixed = .data(v)
-        case .date(let v): mixed = .date(v)
-        case .objectId(let v): mixed = .objectId(v)
-        case .decimal128(let v): mixed = .decimal(v)
-        case .uuid(let v): mixed = .uuid(v)
-        case .object(let object):
-            let key = context.session.linkTarget(object)
-            guard let table = object._managed?.table else { return _StoredValue(.null) }
-            mixed = .link(tableId: table.tableId, key: key)
-        }
-        return _StoredValue(.mixed(mixed))
+        if let scalar = value.storedScalar { return _StoredValue(.mixed(scalar)) }
+        guard case .object(let object) = value else { return _StoredValue(.null) }
+        let key = context.session.linkTarget(object)
+        guard let table = object._managed?.table else { return _StoredValue(.null) }
+        return _StoredValue(.mixed(.link(tableId: table.tableId, key: key)))
     }
 }
 

@@ -3,6 +3,14 @@ import Foundation
 /// Converts loosely typed values (from `init(value:)`, `create`, dynamic subscripts) to a
 /// property's type.
 enum ValueConversion {
+    /// `value` without Optional wrapping, at any depth (nil for `Optional.none` and `NSNull`).
+    static func unwrapped(_ value: Any?) -> Any? {
+        guard let value, !(value is NSNull) else { return nil }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional { return mirror.children.first.map { unwrapped($0.value) } ?? nil }
+        return value
+    }
+
     static func convert<Value: _Persistable>(_ value: Any?, to type: Value.Type) -> Value? {
         if let collectionType = Value.self as? any _CollectionProperty.Type {
             // Collections are always copied, never shared with the source object.

@@ -32,17 +32,6 @@ open class EmbeddedObject: ObjectBase, _PersistableInsideOptional {
 
     // MARK: - _Persistable (embedded links)
 
-    public static var _trellisTypeInfo: _PropertyTypeInfo {
-        _PropertyTypeInfo(.object, objectType: Self.self, swiftName: className())
-    }
-    public static func _trellisDefaultValue() -> Self { Self() }
-    public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
-        row.core.accessor(Self.self, key: row.row.slot(column))
-    }
-    /// The embedded object with its row already read; nil if the row is missing (a damaged file).
-    public static func _trellisReadIfPresent(_ row: _RowReader, _ column: Int) -> Self? {
-        row.core.linkedAccessor(Self.self, key: row.row.slot(column))
-    }
     public static func _trellisEncode(_ value: EmbeddedObject, _ context: _EncodingContext) -> _StoredValue {
         _StoredValue(.link(context.session.embed(value)))
     }

@@ -36,18 +36,6 @@ open class Object: ObjectBase, _PersistableInsideOptional {
 
     // MARK: - _Persistable (to-one links)
 
-    public static var _trellisTypeInfo: _PropertyTypeInfo {
-        _PropertyTypeInfo(.object, objectType: Self.self, swiftName: className())
-    }
-    public static func _trellisDefaultValue() -> Self { Self() }
-    public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
-        row.core.accessor(Self.self, key: row.row.slot(column))
-    }
-    /// The linked object with its row already read (the first property read needs no lookup);
-    /// nil if the target row is missing, which only a damaged file has.
-    public static func _trellisReadIfPresent(_ row: _RowReader, _ column: Int) -> Self? {
-        row.core.linkedAccessor(Self.self, key: row.row.slot(column))
-    }
     public static func _trellisEncode(_ value: Object, _ context: _EncodingContext) -> _StoredValue {
         _StoredValue(.link(context.session.linkTarget(value)))
     }

@@ -132,3 +132,22 @@ extension ObjectBase {
     /// that measure the uncached read path; not needed by applications.
     public func _invalidateRowCacheForBenchmark() { _rowCache = RowCache() }
 }
+
+// MARK: - Links (shared by Object and EmbeddedObject)
+
+/// A to-one link column holds the target's object key; `Object` and `EmbeddedObject` differ
+/// only in how a value is encoded (a link target is added, an embedded object gets its parent).
+extension _PersistableInsideOptional where Self: ObjectBase {
+    public static var _trellisTypeInfo: _PropertyTypeInfo {
+        _PropertyTypeInfo(.object, objectType: Self.self, swiftName: className())
+    }
+    public static func _trellisDefaultValue() -> Self { Self() }
+    public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        row.core.accessor(Self.self, key: row.row.slot(column))
+    }
+    /// The linked object with its row already read (the first property read needs no lookup);
+    /// nil if the target row is missing, which only a damaged file has.
+    public static func _trellisReadIfPresent(_ row: _RowReader, _ column: Int) -> Self? {
+        row.core.linkedAccessor(Self.self, key: row.row.slot(column))
+    }
+}

@@ -32,6 +32,29 @@ import Testing
         #expect(realm.objects(Dog.self).count == 4000)
     }
 
+    /// Values are checked against the end of the file only inside the map, so the map's
+    /// address must be the real one (LMDB's `me_mapaddr` is zero), before and after it moves.
+    @Test func mapRangeContainsTheRowsReadBeforeAndAfterGrowth() throws {
+        var configuration = folder.configuration([Dog.self])
+        configuration.initialMapSize = 1 << 20
+        let realm = try Realm(configuration: configuration)
+        let environment = realm.core.file.environment
+        try Self.fill(realm, transactions: 1)
+        func firstRowAddress() throws -> UInt {
+            let dog = try #require(realm.objects(Dog.self).first)
+            let managed = try #require(dog._managed)
+            let row = try #require(realm.core.transaction.get(managed.table.rows, integerKey: managed.key))
+            return UInt(bitPattern: row.baseAddress)
+        }
+        #expect(environment.mapRange.contains(try firstRowAddress()))
+        #expect(environment.mapRange.count == environment.mapSize)
+        try Self.fill(realm, transactions: 40)  // the map grows, and may move
+        realm.refresh()
+        #expect(environment.mapSize >= 4 << 20)
+        #expect(environment.mapRange.contains(try firstRowAddress()))
+        #expect(environment.mapRange.count == environment.mapSize)
+    }
+
     @Test func grownFileReopensWithAllItsObjects() throws {
         var configuration = folder.configuration([Dog.self])
         configuration.initialMapSize = 1 << 20

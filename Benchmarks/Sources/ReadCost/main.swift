@@ -18,8 +18,9 @@ let only = ProcessInfo.processInfo.environment["ONLY"]
 func time(_ label: String, _ reps: Int, _ body: () -> Int) {
   if let only, !label.hasPrefix(only) { return }
   let start = DispatchTime.now().uptimeNanoseconds; var sum = 0
-  for _ in 0..<3 { sum &+= body() }
-  let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(3 * reps)
+  let rounds = Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 3
+  for _ in 0..<rounds { sum &+= body() }
+  let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(rounds * reps)
   print(String(format: "%@: %.1f ns per call (checksum %d)", label, ns, sum))
 }
 // Same accessor read repeatedly: row pointer cached per snapshot, so this is the decode cost.

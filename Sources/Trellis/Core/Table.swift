@@ -12,6 +12,9 @@ final class Table: @unchecked Sendable {
     let tableId: UInt32
     /// The indexes of `indexed: true` properties.
     let indexes: [SecondaryIndex]
+    /// Whether accessors of this class need `LinkingObjects(fromType:property:)` fields made
+    /// live (see ``ClassInfo/legacyLinkingObjects``); a plain flag, read on every new accessor.
+    let hasLegacyLinkingObjects: Bool
 
     init(info: ClassInfo, tableId: UInt32, rows: DatabaseHandle, primaryKeys: DatabaseHandle?,
          indexes: [SecondaryIndex] = [])
@@ -21,6 +24,7 @@ final class Table: @unchecked Sendable {
         self.rows = rows
         self.primaryKeys = primaryKeys
         self.indexes = indexes
+        self.hasLegacyLinkingObjects = !info.legacyLinkingObjects.isEmpty
     }
 
     /// Whether `other` reads and writes the same LMDB databases.

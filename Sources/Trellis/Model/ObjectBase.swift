@@ -119,10 +119,14 @@ extension ObjectBase {
     @usableFromInline
     final func _managedColumn(_ storageKeyPath: AnyKeyPath) -> _ManagedColumn? {
         guard let managed = _managed else { return nil }
-        let field = managed.info.field(for: storageKeyPath)
-        if field.cachesAccessor { return nil }
-        let row = managed.core.row(of: self, managed)
-        return _ManagedColumn(reader: _RowReader(row: row, core: managed.core), column: field.rowColumn)
+        // Borrowed, not retained: the object keeps its core, which keeps the table and class
+        // info alive, and a retain/release pair per read was a third of a read's cost.
+        let column = Unmanaged.passUnretained(managed.info)._withUnsafeGuaranteedRef {
+            $0.scalarColumn(for: storageKeyPath)
+        }
+        if column < 0 { return nil }
+        let row = Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef { $0.row(of: self, managed) }
+        return _ManagedColumn(reader: _RowReader(row: row, core: managed.core), column: column)
     }
 
     /// Whether a Realm manages the object. Not API: the `@Persisted` setter asks it.

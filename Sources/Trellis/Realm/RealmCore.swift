@@ -355,7 +355,7 @@ final class RealmCore {
         let object = type.init()
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
-        if !table.info.legacyLinkingObjects.isEmpty { installLegacyLinkingObjects(object, table.info) }
+        if table.hasLegacyLinkingObjects { installLegacyLinkingObjects(object, table.info) }
         return object
     }
 
@@ -363,7 +363,7 @@ final class RealmCore {
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         object._rowCache = RowCache()
-        if !table.info.legacyLinkingObjects.isEmpty { installLegacyLinkingObjects(object, table.info) }
+        if table.hasLegacyLinkingObjects { installLegacyLinkingObjects(object, table.info) }
     }
 
     private func installLegacyLinkingObjects(_ object: ObjectBase, _ info: ClassInfo) {

@@ -61,6 +61,10 @@ final class ClassInfo: Sendable {
     let objectSchema: ObjectSchema
     /// Key path identities seen by the property wrapper, mapped to field indexes.
     private let keyPathTable: KeyPathTable
+    /// Per field index: its row column if a read decodes it from the row, else -1 (collections
+    /// and LinkingObjects, whose accessor is kept). Plain integers, so the hot read path touches
+    /// no reference count.
+    private let scalarColumns: [Int]
 
     /// `let owners = LinkingObjects(fromType:property:)` fields (the pre-`@Persisted` form),
     /// made live when an accessor becomes managed.
@@ -79,6 +83,7 @@ final class ClassInfo: Sendable {
                                          computedProperties: fields.filter(\.isLinkingObjects).map(\.property),
                                          isEmbedded: objectType.isEmbedded)
         keyPathTable = KeyPathTable(capacity: max(32, fields.count * 8))
+        scalarColumns = fields.map { $0.cachesAccessor ? -1 : $0.rowColumn }
     }
 
     func field(named name: String) -> FieldInfo? {
@@ -90,6 +95,14 @@ final class ClassInfo: Sendable {
     func field(for keyPath: AnyKeyPath) -> FieldInfo {
         if let index = keyPathTable.index(for: keyPath) { return fields[index] }
         return slowField(for: keyPath)
+    }
+
+    /// The row column of the scalar field whose storage `keyPath` designates, or -1 when the
+    /// field keeps an accessor (collections, LinkingObjects).
+    @inline(__always)
+    func scalarColumn(for keyPath: AnyKeyPath) -> Int {
+        if let index = keyPathTable.index(for: keyPath) { return scalarColumns[index] }
+        return scalarColumns[slowField(for: keyPath).index]
     }
 
     private func slowField(for keyPath: AnyKeyPath) -> FieldInfo {

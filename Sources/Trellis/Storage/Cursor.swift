@@ -6,6 +6,10 @@ final class Cursor {
     private let handle: OpaquePointer
     // Keeps the transaction alive while the cursor exists.
     private let transaction: Transaction
+    /// The transaction's environment, read on every step without retaining it: the
+    /// transaction keeps it alive, and a retain would cost two atomic operations per step,
+    /// slow ones, since the environment registry's weak reference gives it a side table.
+    private let environment: Unmanaged<Environment>
 
     init(transaction: Transaction, txn: OpaquePointer, database: DatabaseHandle) throws {
         var cursor: OpaquePointer?
@@ -13,6 +17,7 @@ final class Cursor {
         guard let cursor else { throw StorageError(code: EINVAL, operation: "opening a cursor") }
         self.handle = cursor
         self.transaction = transaction
+        self.environment = Unmanaged.passUnretained(transaction.environment)
     }
 
     deinit {
@@ -34,8 +39,10 @@ final class Cursor {
             if code != MDB_NOTFOUND { failure = StorageError(code: code, operation: "moving a cursor") }
             return nil
         }
-        guard transaction.environment.isReadable(v.mv_data, count: v.mv_size),
-              transaction.environment.isReadable(k.mv_data, count: k.mv_size)
+        let readable = environment._withUnsafeGuaranteedRef {
+            $0.isReadable(v.mv_data, count: v.mv_size) && $0.isReadable(k.mv_data, count: k.mv_size)
+        }
+        guard readable
         else {
             failure = StorageError(code: MDB_CORRUPTED, operation: "reading a value past the end of the file")
             return nil

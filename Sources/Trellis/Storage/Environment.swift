@@ -69,21 +69,35 @@ final class Environment: Sendable {
     /// resized, which refreshes these (``noteMapBounds()``).
     private let mapBase: Atomic<UInt>
     private let mapEnd: Atomic<UInt>
+
+    /// The map's address range as last noted; empty when it is unknown. For tests.
+    var mapRange: Range<UInt> {
+        let base = mapBase.load(ordering: .relaxed)
+        return base..<max(base, mapEnd.load(ordering: .relaxed))
+    }
     private let knownFileEnd: Atomic<UInt>
 
     /// Records where the map is now and how long the file is.
     private func noteMapBounds() {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
-        let base = UInt(bitPattern: info.me_mapaddr)
+        // `info.me_mapaddr` is not the map's address (it is zero unless MDB_FIXEDMAP). Unknown,
+        // an empty range turns the check off rather than misjudging every address.
+        let mapSize = Int(info.me_mapsize)
+        let base = MapAddress.find(environment: handle) ?? 0
         mapBase.store(base, ordering: .relaxed)
-        mapEnd.store(base &+ UInt(info.me_mapsize), ordering: .relaxed)
-        knownFileEnd.store(base &+ UInt(Self.fileSize(path)), ordering: .relaxed)
+        mapEnd.store(base == 0 ? 0 : base &+ UInt(mapSize), ordering: .relaxed)
+        knownFileEnd.store(base &+ UInt(fileSize()), ordering: .relaxed)
     }
 
-    private static func fileSize(_ path: String) -> Int {
+    /// The size of the open file, through its descriptor: the path may have been moved or
+    /// deleted while the file is open, and the map still reads the file itself. Unknown
+    /// counts as unlimited, so a failure here never hides data.
+    private func fileSize() -> Int {
+        var descriptor: mdb_filehandle_t = -1
         var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+        guard mdb_env_get_fd(handle, &descriptor) == 0, fstat(descriptor, &info) == 0 else { return Int.max / 2 }
+        return Int(info.st_size)
     }
 
     /// Whether `count` bytes at `address` lie within the file (or outside the map altogether,
@@ -99,7 +113,7 @@ final class Environment: Sendable {
             return true
         }
         // The file may have grown since it was last measured (commits of this or another process).
-        let fileEnd = mapBase.load(ordering: .relaxed) &+ UInt(Self.fileSize(path))
+        let fileEnd = mapBase.load(ordering: .relaxed) &+ UInt(fileSize())
         knownFileEnd.store(fileEnd, ordering: .relaxed)
         return end <= fileEnd
     }
@@ -137,6 +151,8 @@ final class Environment: Sendable {
     /// limit). Called by ``Transaction`` only, paired with ``transactionEnded()``.
     func transactionStarting() {
         mapState.withLock { state in
+            // A new file has no page to find the map by until its first commit.
+            if mapBase.load(ordering: .relaxed) == 0 { noteMapBounds() }
             if state.liveTransactions == 0, shouldGrow(state) {
                 let doubled = state.mapSize.multipliedReportingOverflow(by: 2)
                 let grown = doubled.overflow ? mapSizeLimit : min(mapSizeLimit, doubled.partialValue)

@@ -14,15 +14,19 @@ struct BacklinkKey {
 
     static let size = 26
 
-    var bytes: [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(Self.size)
-        BigEndian.append(targetTable, to: &out)
-        BigEndian.append(targetKey, to: &out)
-        BigEndian.append(originTable, to: &out)
-        BigEndian.append(originColumn, to: &out)
-        BigEndian.append(originKey, to: &out)
-        return out
+    var bytes: [UInt8] { withBytes { Array($0) } }
+
+    /// Calls `body` with the encoded key in a stack buffer (no allocation: a backlink is
+    /// written for every link stored).
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: Self.size, alignment: 8) { buffer in
+            BigEndian.store(targetTable, into: buffer, at: 0)
+            BigEndian.store(targetKey, into: buffer, at: 4)
+            BigEndian.store(originTable, into: buffer, at: 12)
+            BigEndian.store(originColumn, into: buffer, at: 16)
+            BigEndian.store(originKey, into: buffer, at: 18)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
     }
 
     /// The prefix shared by every backlink of a target, optionally narrowed to one origin

@@ -2,14 +2,18 @@
 /// sharing a leading integer are contiguous.
 enum BigEndian {
     static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
-        for i in (0..<MemoryLayout<T>.size).reversed() { out.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    /// Stores `value` most significant byte first at `offset` of `buffer`.
+    @inline(__always)
+    static func store<T: FixedWidthInteger>(_ value: T, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) {
+        buffer.storeBytes(of: value.bigEndian, toByteOffset: offset, as: T.self)
     }
 
     static func read<T: FixedWidthInteger>(_ raw: UnsafeRawBufferPointer, at offset: Int, as _: T.Type = T.self) -> T {
-        var value: T = 0
         guard offset >= 0, offset + MemoryLayout<T>.size <= raw.count else { return 0 } // damaged bytes
-        for i in 0..<MemoryLayout<T>.size { value = value << 8 | T(raw[offset + i]) }
-        return value
+        return T(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 }
 

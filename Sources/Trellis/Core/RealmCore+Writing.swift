@@ -104,9 +104,9 @@ extension RealmCore {
     {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
         let key = BacklinkKey(targetTable: target.tableId, targetKey: targetKey, originTable: origin.tableId,
-                              originColumn: UInt16(column.rowColumn), originKey: originKey).bytes
+                              originColumn: UInt16(column.rowColumn), originKey: originKey)
         do {
-            try key.withUnsafeBytes { (k) in
+            try key.withBytes { (k) in
                 if delta > 0 {
                     // Most links are new: one write that fails if the entry exists already.
                     var count = UInt32(delta)
@@ -203,7 +203,7 @@ extension RealmCore {
 
     func lookUpPrimaryKey(_ table: Table, _ value: _StoredValue.Payload) -> ObjectKey? {
         guard let index = table.primaryKeys else { return nil }
-        return PrimaryKeyEncoding.encode(value).withUnsafeBytes { k in
+        return PrimaryKeyEncoding.withEncoded(value) { k in
             transaction.get(index, key: k).map { $0.load(orZeroAt: 0, as: UInt64.self) }
         }
     }
@@ -214,7 +214,7 @@ extension RealmCore {
         guard let index = table.primaryKeys, let txn = writeTransaction else { return true }
         var objectKey = key
         do {
-            return try PrimaryKeyEncoding.encode(value).withUnsafeBytes { (k) in
+            return try PrimaryKeyEncoding.withEncoded(value) { (k) in
                 try withUnsafeBytes(of: &objectKey) { (v) in try txn.put(index, key: k, value: v, noOverwrite: true) }
             }
         } catch {

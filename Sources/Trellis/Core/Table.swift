@@ -80,6 +80,18 @@ enum PrimaryKeyEncoding {
         }
     }
 
+    /// Calls `body` with the encoded value; integers (the common key) are encoded on the stack.
+    static func withEncoded<R>(_ value: _StoredValue.Payload, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows
+        -> R
+    {
+        guard case .int(let integer) = value else { return try encode(value).withUnsafeBytes(body) }
+        return try withUnsafeTemporaryAllocation(byteCount: 9, alignment: 8) { buffer in
+            buffer[0] = 1
+            BigEndian.store(UInt64(bitPattern: integer) ^ (1 << 63), into: buffer, at: 1)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
     /// A readable form of a key value for error messages.
     static func describe(_ value: _StoredValue.Payload) -> String {
         switch value {

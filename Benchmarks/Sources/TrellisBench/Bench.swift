@@ -80,8 +80,12 @@ struct Runner {
 
         if selected.contains("W1") {
             progress("W1 insert")
+            let grdbInsert = try grdb.w1Insert()
             rows.append(Row("W1", "insert \(n) Dog + \(n) Person (to-one), one transaction",
-                            trellis: try trellis.w1Insert(), peers: [("records", try grdb.w1Insert())]))
+                            trellis: try trellis.w1Insert(), peers: [("records", grdbInsert)]))
+            // GRDB's default commit (WAL, synchronous = NORMAL) does not fsync; Trellis's does.
+            rows.append(Row("W1", "the same, Trellis committing without fsync like GRDB's default",
+                            trellis: try trellis.w1Insert(sync: false), peers: [("records", grdbInsert)]))
         }
         if !selected.isDisjoint(with: ["W2", "W5", "W7"]) {
             progress("W2/W5/W7 data")

@@ -6,6 +6,9 @@ import Trellis
 func reportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
+    } catch let error as Realm.Error where error.code == .invalidQuery {
+        // The first line says what is wrong and where; the rest only draws the position.
+        fail(String(error.message.split(separator: "\n").first ?? ""), exitCode: 2)
     } catch let error as Realm.Error {
         fail(error.message)
     } catch let error as CommandError {
@@ -13,10 +16,10 @@ func reportingErrors(_ body: () throws -> Void) throws {
     }
 }
 
-/// One line on standard error, exit code 1.
-private func fail(_ message: String) -> Never {
+/// One line on standard error, then exit: 1 for a file problem, 2 for a bad predicate.
+private func fail(_ message: String, exitCode: Int32 = 1) -> Never {
     FileHandle.standardError.write(Data("trellis: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
-    exit(1)
+    exit(exitCode)
 }
 
 /// A problem of the command itself (a missing input file), reported like a Trellis error.

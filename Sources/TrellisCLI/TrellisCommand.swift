@@ -7,8 +7,11 @@ struct TrellisCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trellis",
         abstract: "Inspect and demonstrate Trellis databases.",
-        discussion: "Errors go to standard error in one line; the exit code is 1 for a file problem, 2 for bad arguments.",
-        subcommands: [Demo.self, Inspect.self, SchemaCommand.self, ExportCommand.self]
+        discussion: """
+            Errors go to standard error in one line; the exit code is 1 for a file problem, 2 for a bad \
+            predicate, 64 for bad arguments.
+            """,
+        subcommands: [Demo.self, Inspect.self, QueryCommand.self, SchemaCommand.self, ExportCommand.self]
     )
 }
 

@@ -124,4 +124,40 @@ import Trellis
         #expect(people.contains(#""dogs":[{"$oid":""#))
         #expect(!people.contains("clubs"))
     }
+
+    @Test func queryPrintsMatchingObjectsOfAFileWithoutItsModels() throws {
+        // The demo's file: this process never declares its Person/Dog/DogClub classes.
+        let run = try trellis(["demo", "--dir", folder.url.path])
+        #expect(run.status == 0)
+        let file = folder.url.appendingPathComponent("demo.realm").path
+        let query = try trellis(["query", file, "Person", "dog.age >= 3 AND dogs.@count == 2",
+                                 "--sort", "name", "--descending"])
+        #expect(query.status == 0, "\(query.stderr)")
+        let lines = query.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains(#""name":"Tim""#) == true)
+        #expect(lines.last?.contains(#""name":"Ana""#) == true)
+        #expect(query.stderr == "2 Person objects\n")
+
+        let json = try trellis(["query", file, "Dog", "--sort", "age", "--limit", "1", "--json"])
+        #expect(json.status == 0)
+        let dogs = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(dogs.count == 1)
+        #expect(dogs.first?["age"] as? [String: String] == ["$numberLong": "0"])
+    }
+
+    @Test func queryWithABadPredicateSaysWhereWithExitCode2() throws {
+        let url = try atlasFile()
+        let syntax = try trellis(["query", url.path, "Dog", "age > > 3"])
+        #expect(syntax.status == 2)
+        #expect(syntax.stderr == "trellis: Invalid predicate 'age > > 3' at offset 6: "
+            + "expected a property name or a value but found '>'.\n")
+        let unknown = try trellis(["query", url.path, "Dog", "agee > 3"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("No property 'agee' on 'Dog'. Did you mean 'age'?"))
+        let noClass = try trellis(["query", url.path, "Cat"])
+        #expect(noClass.status == 1)
+        #expect(noClass.stderr.contains("has no class 'Cat'"))
+        #expect(syntax.stdout.isEmpty && unknown.stdout.isEmpty && noClass.stdout.isEmpty)
+    }
 }

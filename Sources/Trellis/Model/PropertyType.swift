@@ -48,6 +48,8 @@ public struct _PropertyTypeInfo {
     var swiftName: String = ""
     /// Set for types that may never be optional (AnyRealmValue).
     var forbidsOptional: Bool = false
+    /// The linked class's name when there is no Swift type for it (a schema read from a file).
+    var storedTargetName: String?
 
     init(_ type: PropertyType, objectType: ObjectBase.Type? = nil, swiftName: String = "") {
         self.type = type
@@ -55,5 +57,5 @@ public struct _PropertyTypeInfo {
         self.swiftName = swiftName
     }
 
-    var objectClassName: String? { objectType?.className() }
+    var objectClassName: String? { objectType?.className() ?? storedTargetName }
 }

@@ -8,14 +8,17 @@ import Foundation
 final class QueryCompiler {
     unowned let core: RealmCore
     let rootInfo: ClassInfo
+    /// Where link targets, origins and tables come from.
+    let resolver: QueryClassResolver
     /// Subquery variables in scope: their depth in ``QueryScope`` and their class.
     var variables: [String: (depth: Int, info: ClassInfo)] = [:]
     private var depth = 0
     private(set) var maximumDepth = 0
 
-    init(core: RealmCore, rootInfo: ClassInfo) {
+    init(core: RealmCore, rootInfo: ClassInfo, resolver: QueryClassResolver? = nil) {
         self.core = core
         self.rootInfo = rootInfo
+        self.resolver = resolver ?? .models(core)
     }
 
     /// A compiled predicate and the scope depth it needs.
@@ -26,10 +29,10 @@ final class QueryCompiler {
         func makeScope() -> QueryScope { QueryScope(depth: depth) }
     }
 
-    static func compile(_ predicate: QueryPredicate, for info: ClassInfo, in core: RealmCore) throws(QueryError)
-        -> Compiled
+    static func compile(_ predicate: QueryPredicate, for info: ClassInfo, in core: RealmCore,
+                        resolver: QueryClassResolver? = nil) throws(QueryError) -> Compiled
     {
-        let compiler = QueryCompiler(core: core, rootInfo: info)
+        let compiler = QueryCompiler(core: core, rootInfo: info, resolver: resolver)
         let test = try compiler.predicate(predicate)
         return Compiled(test: test, depth: compiler.maximumDepth)
     }

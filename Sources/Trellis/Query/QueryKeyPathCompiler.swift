@@ -51,8 +51,7 @@ extension QueryCompiler {
                     let (origin, originField) = try linkingObjectsOrigin(field, of: info, path)
                     rows = expand(rows, backlinkExpansion(origin: origin, field: originField))
                     info = origin
-                } else if field.isLink, let targetType = field.typeInfo.objectType {
-                    let target = ClassInfo.unbound(for: targetType)
+                } else if field.isLink, let target = resolver.targetClass(field) {
                     rows = field.typeInfo.collection == .none
                         ? linkRows(rows, field: field, target: target)
                         : expand(rows, collectionExpansion(field: field, target: target))
@@ -116,8 +115,7 @@ extension QueryCompiler {
                     rows = expand(rows, expansion)
                     info = origin
                 } else if field.typeInfo.collection != .none {
-                    if field.isLink, let targetType = field.typeInfo.objectType {
-                        let target = ClassInfo.unbound(for: targetType)
+                    if field.isLink, let target = resolver.targetClass(field) {
                         if case .mapKey(let key)? = rest.first {
                             guard rest.count == 1 else { throw invalid(path, "Cannot apply key path to Map subscripts.") }
                             return try mapValue(rows, field, info, key: key, path)
@@ -131,8 +129,7 @@ extension QueryCompiler {
                     } else {
                         return try primitiveCollection(rows, field, info, rest, path)
                     }
-                } else if field.isLink, let targetType = field.typeInfo.objectType {
-                    let target = ClassInfo.unbound(for: targetType)
+                } else if field.isLink, let target = resolver.targetClass(field) {
                     if isLast {
                         return QueryOperand(values: columnValues(rows, field), type: .object,
                                             className: info.className, propertyName: name,
@@ -196,10 +193,9 @@ extension QueryCompiler {
     private func linkingObjectsOrigin(_ field: FieldInfo, of info: ClassInfo, _ path: QueryKeyPath) throws(QueryError)
         -> (ClassInfo, FieldInfo)
     {
-        guard let originType = field.typeInfo.objectType, let originName = field.originProperty else {
+        guard let origin = resolver.targetClass(field), let originName = field.originProperty else {
             throw invalid(path, "'\(info.className).\(field.name)' has no origin")
         }
-        let origin = ClassInfo.unbound(for: originType)
         guard let originField = origin.field(named: originName) else {
             throw invalid(path, "'\(origin.className).\(originName)' does not exist")
         }
@@ -209,7 +205,7 @@ extension QueryCompiler {
     private func linksOrigin(_ className: String, _ property: String, target: ClassInfo,
                              _ path: QueryKeyPath) throws(QueryError) -> (ClassInfo, FieldInfo)
     {
-        guard let origin = ClassInfo.known(named: className) else {
+        guard let origin = resolver.classNamed(className) else {
             throw invalid(path, "No class named '\(className)' in this Realm's schema")
         }
         let field = try self.field(property, in: origin, path)
@@ -221,7 +217,7 @@ extension QueryCompiler {
 
     // MARK: - Row steps
 
-    private func table(_ info: ClassInfo) -> Table? { core.table(for: info.objectType, create: false) }
+    private func table(_ info: ClassInfo) -> Table? { resolver.table(info) }
 
     private func linkRows(_ rows: QueryRowSource, field: FieldInfo, target: ClassInfo) -> QueryRowSource {
         let column = field.rowColumn
@@ -300,7 +296,7 @@ extension QueryCompiler {
 
     private func columnValues(_ rows: QueryRowSource, _ field: FieldInfo) -> QueryValueSource {
         let column = field.rowColumn, type = field.typeInfo.type
-        let linkTable = field.typeInfo.objectType.flatMap { core.table(for: $0, create: false)?.tableId } ?? 0
+        let linkTable = resolver.targetClass(field).flatMap(resolver.table)?.tableId ?? 0
         if case .single(let rowOf) = rows, type == .int {
             // The common scan: no closure between the row and the integer.
             return .single { scope in
@@ -375,7 +371,7 @@ extension QueryCompiler {
         default: throw invalid(path, "a map key must be a string")
         }
         let type = field.typeInfo.type, core = self.core
-        let linkTable = field.typeInfo.objectType.flatMap { core.table(for: $0, create: false)?.tableId } ?? 0
+        let linkTable = resolver.targetClass(field).flatMap(resolver.table)?.tableId ?? 0
         return QueryOperand(values: perRow(rows) { row in
             let location = CollectionLocation(table: row.table, key: row.key, field: field)
             guard let element = core.mapValue(location, keyText) else { return .null }

@@ -87,11 +87,11 @@ struct ResultsPipeline {
 
     /// A reader for a key path that gives one value per object (a property, possibly through
     /// to-one links): what sorting and distinct accept.
-    static func singleValueReader(_ keyPath: String, info: ClassInfo, core: RealmCore) throws(QueryError)
-        -> (QueryScope) -> QueryValue
+    static func singleValueReader(_ keyPath: String, info: ClassInfo, core: RealmCore,
+                                  resolver: QueryClassResolver? = nil) throws(QueryError) -> (QueryScope) -> QueryValue
     {
         let components = keyPath.split(separator: ".").map { QueryKeyPathComponent.property(String($0)) }
-        let operand = try QueryCompiler(core: core, rootInfo: info).operand(QueryKeyPath(components))
+        let operand = try QueryCompiler(core: core, rootInfo: info, resolver: resolver).operand(QueryKeyPath(components))
         guard case .single(let reader) = operand.values else {
             throw QueryError(message: "Cannot sort or distinct on key path '\(keyPath)': only properties and "
                 + "to-one links may be used, not collections.", offset: nil)

@@ -70,18 +70,34 @@ final class ClassInfo: Sendable {
     /// made live when an accessor becomes managed.
     let legacyLinkingObjects: [LegacyLinkingObjectsField]
 
-    init(objectType: ObjectBase.Type, fields: [FieldInfo], legacyLinkingObjects: [LegacyLinkingObjectsField] = []) {
+    convenience init(objectType: ObjectBase.Type, fields: [FieldInfo],
+                     legacyLinkingObjects: [LegacyLinkingObjectsField] = [])
+    {
+        self.init(objectType: objectType, className: objectType.className(), isEmbedded: objectType.isEmbedded,
+                  fields: fields, legacyLinkingObjects: legacyLinkingObjects)
+    }
+
+    /// A class known only by the schema stored in a file (no model class): its `objectType` is
+    /// `ObjectBase` and no accessor is ever made for it (see ``StoredSchemaQuery``).
+    convenience init(storedClassNamed className: String, isEmbedded: Bool, fields: [FieldInfo]) {
+        self.init(objectType: ObjectBase.self, className: className, isEmbedded: isEmbedded, fields: fields,
+                  legacyLinkingObjects: [])
+    }
+
+    private init(objectType: ObjectBase.Type, className: String, isEmbedded: Bool, fields: [FieldInfo],
+                 legacyLinkingObjects: [LegacyLinkingObjectsField])
+    {
         self.legacyLinkingObjects = legacyLinkingObjects
         self.objectType = objectType
-        self.className = objectType.className()
-        self.isEmbedded = objectType.isEmbedded
+        self.className = className
+        self.isEmbedded = isEmbedded
         self.fields = fields
         self.storedFields = fields.filter(\.isStored)
         self.primaryKeyField = fields.first { $0.isPrimaryKey }
         self.objectSchema = ObjectSchema(className: className,
                                          properties: storedFields.map(\.property),
                                          computedProperties: fields.filter(\.isLinkingObjects).map(\.property),
-                                         isEmbedded: objectType.isEmbedded)
+                                         isEmbedded: isEmbedded)
         keyPathTable = KeyPathTable(capacity: max(32, fields.count * 8))
         scalarColumns = fields.map { $0.cachesAccessor ? -1 : $0.rowColumn }
     }

@@ -6,12 +6,12 @@ import Trellis
 struct TrellisCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trellis",
-        abstract: "Inspect and demonstrate Trellis databases.",
+        abstract: "Inspect, query, export and import Trellis databases; demonstrate the seeds' models.",
         discussion: """
             Errors go to standard error in one line; the exit code is 1 for a file problem, 2 for a bad \
             predicate, 64 for bad arguments.
             """,
-        subcommands: [Demo.self, Inspect.self, QueryCommand.self, SchemaCommand.self, ExportCommand.self]
+        subcommands: [Demo.self, Inspect.self, QueryCommand.self, SchemaCommand.self, ExportCommand.self, ImportCommand.self]
     )
 }
 

@@ -160,4 +160,44 @@ import Trellis
         #expect(noClass.stderr.contains("has no class 'Cat'"))
         #expect(syntax.stdout.isEmpty && unknown.stdout.isEmpty && noClass.stdout.isEmpty)
     }
+
+    @Test func importWritesExportedDocumentsIntoAnotherFileWithoutModels() throws {
+        let source = try atlasFile()
+        let dump = folder.url.appendingPathComponent("dump")
+        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
+        let target = folder.file("copy.realm")
+        try onOtherThread { _ = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types)) }
+
+        let run = try trellis(["import", target.path, dump.path, "--ejson"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Imported 2 documents of 3 classes into"))
+        let again = folder.url.appendingPathComponent("again")
+        #expect(try trellis(["export", target.path, "--ejson", "--out", again.path]).status == 0)
+        for name in ["Person.json", "Dog.json", "DogClub.json"] {
+            #expect(try Data(contentsOf: again.appendingPathComponent(name)) == Data(contentsOf: dump.appendingPathComponent(name)))
+        }
+    }
+
+    @Test func importFailuresAreOneLineAndLeaveTheFileAsItWas() throws {
+        let source = try atlasFile()
+        let dump = folder.url.appendingPathComponent("dump")
+        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
+        try FileManager.default.removeItem(at: dump.appendingPathComponent("Dog.json"))
+        let target = folder.file("copy.realm")
+        try onOtherThread { _ = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types)) }
+        let before = try Data(contentsOf: target)
+
+        let dangling = try trellis(["import", target.path, dump.path, "--ejson"])
+        #expect(dangling.status == 1)
+        #expect(dangling.stderr.hasPrefix("trellis: 'Person.dog' links to the 'Dog' with primary key "))
+        #expect(dangling.stderr.split(separator: "\n").count == 1)
+        #expect(try Data(contentsOf: target) == before)
+
+        let missing = try trellis(["import", folder.file("none.realm").path, dump.path, "--ejson"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("does not exist: import needs an existing Trellis file"))
+        let notAFolder = try trellis(["import", target.path, folder.file("nothing").path, "--ejson"])
+        #expect(notAFolder.status == 1)
+        #expect(notAFolder.stderr.contains("is not a folder of <Class>.json files"))
+    }
 }

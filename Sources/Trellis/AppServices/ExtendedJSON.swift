@@ -151,6 +151,11 @@ public enum ExtendedJSON {
             }
             return linked
         }
+        return try scalarValue(raw, property, owner)
+    }
+
+    /// The Swift value of a canonical Extended JSON scalar for `property` (not a link).
+    static func scalarValue(_ raw: Any, _ property: Property, _ owner: ObjectSchema) throws -> Any {
         let wrapper = raw as? [String: Any]
         let value: Any?
         switch property.type {
@@ -185,7 +190,7 @@ public enum ExtendedJSON {
         return value
     }
 
-    private static func mismatch(_ property: Property, _ owner: ObjectSchema, _ raw: Any) -> Realm.Error {
+    static func mismatch(_ property: Property, _ owner: ObjectSchema, _ raw: Any) -> Realm.Error {
         Realm.Error(.invalidValue, "The Extended JSON value \(raw) does not fit '\(owner.className).\(property.name)' "
             + "(\(property.typeDescription)).")
     }

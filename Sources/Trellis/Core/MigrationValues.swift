@@ -148,7 +148,7 @@ enum MigrationConversion {
         }
     }
 
-    private static func scalar(_ value: Any?, _ property: Property, _ link: (MigrationObject) -> ObjectKey?)
+    static func scalar(_ value: Any?, _ property: Property, _ link: (MigrationObject) -> ObjectKey?)
         -> MigrationValue?
     {
         guard var value else { return .null }

@@ -94,7 +94,10 @@ extension RealmCore {
     }
 
     func linkedTable(_ field: FieldInfo) -> Table? {
-        guard let type = field.typeInfo.objectType else { return nil }
+        guard let type = field.typeInfo.objectType else {
+            // A class known only from the file's stored schema (an import without models).
+            return field.typeInfo.storedTargetName.flatMap { storedSchema?.table(named: $0) }
+        }
         return table(for: type, create: true)
     }
 

@@ -50,6 +50,8 @@ public struct _PropertyTypeInfo {
     var forbidsOptional: Bool = false
     /// The linked class's name when there is no Swift type for it (a schema read from a file).
     var storedTargetName: String?
+    /// Whether that class is embedded.
+    var storedTargetIsEmbedded = false
 
     init(_ type: PropertyType, objectType: ObjectBase.Type? = nil, swiftName: String = "") {
         self.type = type

@@ -35,6 +35,9 @@ final class RealmCore {
     /// Tables created in the current write transaction, published when it commits.
     private var pendingTables: [ObjectIdentifier: Table] = [:]
     private var pendingCatalog: SchemaCatalog?
+    /// The classes of the file's stored schema, while an import without model classes writes
+    /// through them (links and backlinks then find their tables by class name).
+    var storedSchema: StoredSchemaClasses?
     /// Next object key per table, allocated during the current write transaction.
     private var keyCounters: [UInt32: ObjectKey] = [:]
     /// Whether reads have moved off a write transaction that ran out of space.
@@ -278,7 +281,7 @@ final class RealmCore {
 
     func table(id: UInt32) -> Table? {
         if let pending = pendingTables.values.first(where: { $0.tableId == id }) { return pending }
-        return file.table(id: id)
+        return file.table(id: id) ?? storedSchema?.table(id: id)
     }
 
     // MARK: - Object keys
@@ -288,19 +291,20 @@ final class RealmCore {
             keyCounters[table.tableId] = next + 1
             return next
         }
-        let stored = counterKey(table).withUnsafeBytes { transaction.get(file.meta, key: $0) }
+        let stored = counterKey(table.tableId).withUnsafeBytes { transaction.get(file.meta, key: $0) }
         let next = stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
         keyCounters[table.tableId] = next + 1
         return next
     }
 
-    private func counterKey(_ table: Table) -> [UInt8] { Array("seq.\(table.tableId)".utf8) }
+    private func counterKey(_ tableId: UInt32) -> [UInt8] { Array("seq.\(tableId)".utf8) }
 
     private func persistKeyCounters(_ txn: Transaction) throws {
+        // By table number alone: every counter must be kept, or a later write would hand out
+        // the same keys again.
         for (tableId, next) in keyCounters {
-            guard let table = table(id: tableId) else { continue }
             var value = next
-            let key = counterKey(table)
+            let key = counterKey(tableId)
             try key.withUnsafeBytes { (k) in
                 _ = try withUnsafeBytes(of: &value) { (v) in try txn.put(file.meta, key: k, value: v) }
             }

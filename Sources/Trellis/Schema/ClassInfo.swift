@@ -36,7 +36,7 @@ final class FieldInfo: Sendable {
     var isStored: Bool { rowColumn >= 0 }
     /// Collections and LinkingObjects keep one accessor per object.
     var cachesAccessor: Bool { typeInfo.collection != .none || isLinkingObjects }
-    var isEmbeddedLink: Bool { isLink && (typeInfo.objectType?.isEmbedded ?? false) }
+    var isEmbeddedLink: Bool { isLink && (typeInfo.objectType?.isEmbedded ?? typeInfo.storedTargetIsEmbedded) }
 
     var property: Property {
         Property(name: name, type: typeInfo.type, isOptional: typeInfo.isOptional, collection: typeInfo.collection,

@@ -8,15 +8,38 @@ final class StoredSchemaClasses {
     private var infos: [String: ClassInfo] = [:]
     private var tables: [String: Table] = [:]
 
+    /// The classes for reading, with the tables that exist in `core`'s snapshot.
     init(core: RealmCore) {
         let transaction = core.transaction
+        let embedded = Self.embeddedClassNames(core.file.catalog)
         for stored in core.file.catalog.classes {
-            let info = Self.classInfo(stored)
+            let info = Self.classInfo(stored, embedded: embedded)
             infos[stored.name] = info
             let rows = try? transaction.database(named: Table.rowsName(stored.name), create: false, integerKeys: true)
             if let rows { tables[stored.name] = Table(info: info, tableId: stored.tableId, rows: rows, primaryKeys: nil) }
         }
     }
+
+    /// The classes for writing in `core`'s write transaction: every table is opened (created if
+    /// need be) with its primary-key and secondary indexes.
+    init(writingIn core: RealmCore, transaction: Transaction) throws {
+        let embedded = Self.embeddedClassNames(core.file.catalog)
+        for stored in core.file.catalog.classes {
+            let info = Self.classInfo(stored, embedded: embedded)
+            infos[stored.name] = info
+            tables[stored.name] = try Table.open(info, tableId: stored.tableId, in: transaction, create: true)
+        }
+    }
+
+    private static func embeddedClassNames(_ catalog: SchemaCatalog) -> Set<String> {
+        Set(catalog.classes.filter(\.embedded).map(\.name))
+    }
+
+    /// The table of the class named `name`.
+    func table(named name: String) -> Table? { tables[name] }
+
+    /// The table with this number in the file.
+    func table(id: UInt32) -> Table? { tables.values.first { $0.tableId == id } }
 
     /// The class named `name`, if the file has it.
     func info(named name: String) -> ClassInfo? { infos[name] }
@@ -35,22 +58,23 @@ final class StoredSchemaClasses {
             table: { [unowned self] info in self.tables[info.className] })
     }
 
-    private static func classInfo(_ stored: SchemaCatalog.StoredClass) -> ClassInfo {
+    private static func classInfo(_ stored: SchemaCatalog.StoredClass, embedded: Set<String>) -> ClassInfo {
         var fields = [FieldInfo]()
         for (column, storedProperty) in stored.properties.enumerated() {
-            fields.append(field(storedProperty.property, index: fields.count, rowColumn: column))
+            fields.append(field(storedProperty.property, index: fields.count, rowColumn: column, embedded: embedded))
         }
         for computed in stored.computed {
-            fields.append(field(computed.property, index: fields.count, rowColumn: -1))
+            fields.append(field(computed.property, index: fields.count, rowColumn: -1, embedded: embedded))
         }
         return ClassInfo(storedClassNamed: stored.name, isEmbedded: stored.embedded, fields: fields)
     }
 
-    private static func field(_ property: Property, index: Int, rowColumn: Int) -> FieldInfo {
+    private static func field(_ property: Property, index: Int, rowColumn: Int, embedded: Set<String>) -> FieldInfo {
         var typeInfo = _PropertyTypeInfo(property.type)
         typeInfo.isOptional = property.isOptional
         typeInfo.collection = property.collection
         typeInfo.storedTargetName = property.objectClassName
+        typeInfo.storedTargetIsEmbedded = property.objectClassName.map(embedded.contains) ?? false
         let declaration = PropertyDeclaration(isPrimaryKey: property.isPrimary, isIndexed: property.isIndexed,
                                               originProperty: property.linkOriginPropertyName)
         return FieldInfo(name: property.name, index: index, rowColumn: rowColumn, offset: 0,

@@ -1,0 +1,199 @@
+import Foundation
+
+extension ExtendedJSON {
+    /// Imports canonical Extended JSON documents into a file by the schema stored in it, without
+    /// the model classes (what `trellis import` runs), with Realm's `update: .modified`: a
+    /// document whose primary key is in the file updates that object (properties it leaves out
+    /// keep their values; collections it gives are replaced), any other document adds an object.
+    ///
+    /// Links are the target's primary key and may point at objects of the same import, in any
+    /// order; embedded objects are sub-documents. Everything is written in one write
+    /// transaction: on any error the file is left as it was.
+    ///
+    /// - Parameter documents: class name → one document per object (the layout
+    ///   ``documents(inFile:)`` returns).
+    /// - Returns: how many documents were imported.
+    /// - Throws: ``Realm/Error`` (`.invalidValue`) for an unknown or embedded class, a document
+    ///   that does not fit its class, or a link to an object that is neither in the file nor in
+    ///   the import; the file errors of opening it.
+    public static func importDocuments(_ documents: [String: [Data]], intoFile url: URL) throws -> Int {
+        let realm = try Realm(configuration: .init(fileURL: url))
+        let core = realm.core
+        return try realm.write {
+            guard let transaction = core.writeTransaction else { return 0 }
+            let importer = StoredSchemaImporter(core: core, classes: try StoredSchemaClasses(writingIn: core,
+                                                                                              transaction: transaction))
+            core.storedSchema = importer.classes
+            defer { core.storedSchema = nil }
+            return try importer.run(documents)
+        }
+    }
+}
+
+/// Writes Extended JSON documents through the stored schema's classes (see
+/// ``ExtendedJSON/importDocuments(_:intoFile:)``).
+struct StoredSchemaImporter {
+    let core: RealmCore
+    let classes: StoredSchemaClasses
+
+    /// One top-level document, with the object it is written to.
+    private struct Pending {
+        let table: Table
+        let document: [String: Any]
+        let key: ObjectKey
+        let isNew: Bool
+    }
+
+    func run(_ documents: [String: [Data]]) throws -> Int {
+        // First every object gets its key (and its primary-key entry), so that links between
+        // documents resolve whatever their order; then every object is written.
+        var pending = [Pending]()
+        for className in documents.keys.sorted() {
+            let table = try topLevelTable(className)
+            for data in documents[className] ?? [] {
+                guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                    throw Realm.Error(.invalidValue, "An Extended JSON document of '\(className)' must be a JSON object.")
+                }
+                pending.append(try place(document, in: table))
+            }
+        }
+        for object in pending {
+            try write(object.document, table: object.table, key: object.key, isNew: object.isNew)
+        }
+        return pending.count
+    }
+
+    private func topLevelTable(_ className: String) throws -> Table {
+        guard let info = classes.info(named: className), let table = classes.table(named: className) else {
+            throw Realm.Error(.invalidValue, "The file has no class '\(className)'. Its classes: "
+                + classes.classNames.joined(separator: ", ") + ".")
+        }
+        if info.isEmbedded {
+            throw Realm.Error(.invalidValue, "'\(className)' is embedded: import its objects inside their parents' documents.")
+        }
+        return table
+    }
+
+    /// The object a document is written to: the one with its primary key, or a new one.
+    private func place(_ document: [String: Any], in table: Table) throws -> Pending {
+        guard let primaryKey = table.info.primaryKeyField else {
+            return Pending(table: table, document: document, key: core.allocateKey(in: table), isNew: true)
+        }
+        guard let raw = document[primaryKey.name] else {
+            throw Realm.Error(.invalidValue, "A '\(table.info.className)' document has no primary key "
+                + "'\(primaryKey.name)'.")
+        }
+        let value = try payload(raw, primaryKey, owner: table)
+        if let existing = core.lookUpPrimaryKey(table, value) {
+            return Pending(table: table, document: document, key: existing, isNew: false)
+        }
+        let key = core.allocateKey(in: table)
+        core.insertPrimaryKey(table, value, key: key)
+        return Pending(table: table, document: document, key: key, isNew: true)
+    }
+
+    /// Writes the row (over the existing values when updating), then the collections the
+    /// document gives.
+    private func write(_ document: [String: Any], table: Table, key: ObjectKey, isNew: Bool) throws {
+        let fields = table.info.storedFields
+        let existing = isNew ? nil : core.rowView(table, key)
+        var values = [_StoredValue.Payload]()
+        for field in fields {
+            if field.typeInfo.collection != .none {
+                values.append(.none)
+            } else if let raw = document[field.name] {
+                values.append(try payload(raw, field, owner: table))
+            } else if let existing {
+                guard case .scalar(let kept) = MigrationStorage.decode(existing, field.rowColumn, field.typeInfo.type) else {
+                    values.append(.null)
+                    continue
+                }
+                values.append(kept)
+            } else {
+                values.append(try defaultPayload(field, owner: table))
+            }
+        }
+        core.writeRow(table, key: key, values: values, isNew: isNew)
+        for field in fields where field.typeInfo.collection != .none {
+            guard let raw = document[field.name], !(raw is NSNull) else { continue }
+            try replaceCollection(field, of: table, key: key, with: raw)
+        }
+    }
+
+    private func replaceCollection(_ field: FieldInfo, of table: Table, key: ObjectKey, with raw: Any) throws {
+        let location = CollectionLocation(table: table, key: key, field: field)
+        switch field.typeInfo.collection {
+        case .list, .set:
+            guard let items = raw as? [Any] else { throw mismatch(field, table, raw) }
+            let elements = try items.map { RowWriter.encode([try payload($0, field, owner: table)]) }
+            if field.typeInfo.collection == .list {
+                core.listSplice(location, 0..<core.listCount(location), with: elements)
+            } else {
+                core.setRemoveAll(location)
+                for element in elements { _ = core.setInsert(location, element) }
+            }
+        case .map:
+            guard let entries = raw as? [String: Any] else { throw mismatch(field, table, raw) }
+            core.mapRemoveAll(location)
+            for (entryKey, value) in entries.sorted(by: { $0.key < $1.key }) {
+                core.mapSet(location, entryKey, RowWriter.encode([try payload(value, field, owner: table)]))
+            }
+        case .none:
+            break
+        }
+    }
+
+    /// The stored form of one Extended JSON value (a whole property, or one element of a
+    /// collection): links resolve by primary key, embedded documents become new objects.
+    private func payload(_ raw: Any, _ field: FieldInfo, owner: Table) throws -> _StoredValue.Payload {
+        if raw is NSNull { return .null }
+        guard field.isLink else {
+            let property = field.property
+            let value = try ExtendedJSON.scalarValue(raw, property, owner.info.objectSchema)
+            guard case .scalar(let payload)? = MigrationConversion.scalar(value, property, { _ in nil }) else {
+                throw mismatch(field, owner, raw)
+            }
+            return payload
+        }
+        guard let target = core.linkedTable(field) else { throw mismatch(field, owner, raw) }
+        if target.info.isEmbedded {
+            guard let document = raw as? [String: Any] else { throw mismatch(field, owner, raw) }
+            let key = core.allocateKey(in: target)
+            try write(document, table: target, key: key, isNew: true)
+            return .link(key)
+        }
+        guard let primaryKey = target.info.primaryKeyField else {
+            throw Realm.Error(.invalidValue, "'\(owner.info.className).\(field.name)' links to '\(target.info.className)', "
+                + "which has no primary key: Extended JSON cannot name the object it links to.")
+        }
+        let keyValue = try payload(raw, primaryKey, owner: target)
+        guard let key = core.lookUpPrimaryKey(target, keyValue) else {
+            throw Realm.Error(.invalidValue, "'\(owner.info.className).\(field.name)' links to the '\(target.info.className)' "
+                + "with primary key \(PrimaryKeyEncoding.describe(keyValue)), which is neither in the file nor in the "
+                + "import.")
+        }
+        return .link(key)
+    }
+
+    /// What a new object holds for a property its document leaves out: nil, or the type's zero.
+    private func defaultPayload(_ field: FieldInfo, owner: Table) throws -> _StoredValue.Payload {
+        if field.typeInfo.isOptional || field.isLink { return .null }
+        switch field.typeInfo.type {
+        case .int: return .int(0)
+        case .bool: return .bool(false)
+        case .float: return .float(0)
+        case .double: return .double(0)
+        case .string: return .string("")
+        case .data: return .data(Data())
+        case .date: return .date(Date(timeIntervalSince1970: 0))
+        case .objectId: return .objectId(ObjectId.generate())
+        case .UUID: return .uuid(UUID())
+        case .decimal128: return .decimal(Decimal128(Decimal(0)))
+        case .any, .object, .linkingObjects: return .null
+        }
+    }
+
+    private func mismatch(_ field: FieldInfo, _ owner: Table, _ raw: Any) -> Realm.Error {
+        ExtendedJSON.mismatch(field.property, owner.info.objectSchema, raw)
+    }
+}

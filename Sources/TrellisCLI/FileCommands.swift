@@ -205,7 +205,8 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let documents = try ExtendedJSON.documents(inFile: URL(fileURLWithPath: file))
+            var bar = ProgressBar("Exporting")
+            let documents = try ExtendedJSON.documents(inFile: URL(fileURLWithPath: file)) { bar.update($0, of: $1) }
             for name in documents.keys.sorted() {
                 let lines = (documents[name] ?? []).map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
                 if let out {

@@ -35,7 +35,10 @@ struct ImportCommand: ParsableCommand {
                 throw CommandError(message: "'\(file)' does not exist: import needs an existing Trellis file, whose "
                     + "stored schema says how to store the documents.")
             }
-            let count = try ExtendedJSON.importDocuments(documents, intoFile: URL(fileURLWithPath: file))
+            var bar = ProgressBar("Importing")
+            let count = try ExtendedJSON.importDocuments(documents, intoFile: URL(fileURLWithPath: file)) {
+                bar.update($0, of: $1)
+            }
             print("Imported \(count) documents of \(documents.count) classes into \(file)")
         }
     }

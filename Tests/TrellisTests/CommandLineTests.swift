@@ -13,10 +13,13 @@ import Trellis
         let stderr: String
     }
 
-    func trellis(_ arguments: [String]) throws -> Run {
+    func trellis(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = processHelperURL().deletingLastPathComponent().appendingPathComponent("trellis")
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
@@ -199,5 +202,28 @@ import Trellis
         let notAFolder = try trellis(["import", target.path, folder.file("nothing").path, "--ejson"])
         #expect(notAFolder.status == 1)
         #expect(notAFolder.stderr.contains("is not a folder of <Class>.json files"))
+    }
+
+    @Test func longExportsAndImportsDrawAProgressBarOnStandardError() throws {
+        let source = folder.file("many.realm")
+        try onOtherThread {
+            let realm = try Realm(configuration: .init(fileURL: source, objectTypes: AtlasSeed.types))
+            try realm.write {
+                for index in 0..<1_200 { realm.add(AtlasSeed.Dog(value: ["_id": ObjectId.generate(), "name": "dog \(index)", "age": index % 15])) }
+            }
+        }
+        let dump = folder.url.appendingPathComponent("dump")
+        let export = try trellis(["export", source.path, "--ejson", "--out", dump.path],
+                                 environment: ["TRELLIS_PROGRESS": "1"])
+        #expect(export.status == 0)
+        #expect(export.stderr.hasPrefix("\rExporting [       "))
+        #expect(export.stderr.hasSuffix("\rExporting [##############################] 100% 1200/1200\n"))
+        let target = folder.file("copy.realm")
+        try onOtherThread { _ = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types)) }
+        let imported = try trellis(["import", target.path, dump.path, "--ejson"], environment: ["TRELLIS_PROGRESS": "1"])
+        #expect(imported.status == 0)
+        #expect(imported.stderr.hasSuffix("] 100% 1200/1200\n"))
+        // Not a terminal and not asked for: no bar.
+        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).stderr.isEmpty)
     }
 }

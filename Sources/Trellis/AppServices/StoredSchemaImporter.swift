@@ -10,13 +10,17 @@ extension ExtendedJSON {
     /// order; embedded objects are sub-documents. Everything is written in one write
     /// transaction: on any error the file is left as it was.
     ///
-    /// - Parameter documents: class name → one document per object (the layout
-    ///   ``documents(inFile:)`` returns).
+    /// - Parameters:
+    ///   - documents: class name → one document per object (the layout
+    ///     ``documents(inFile:progress:)`` returns).
+    ///   - progress: called after each document is written with the number done and the total.
     /// - Returns: how many documents were imported.
     /// - Throws: ``Realm/Error`` (`.invalidValue`) for an unknown or embedded class, a document
     ///   that does not fit its class, or a link to an object that is neither in the file nor in
     ///   the import; the file errors of opening it.
-    public static func importDocuments(_ documents: [String: [Data]], intoFile url: URL) throws -> Int {
+    public static func importDocuments(_ documents: [String: [Data]], intoFile url: URL,
+                                       progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> Int
+    {
         let realm = try Realm(configuration: .init(fileURL: url))
         let core = realm.core
         return try realm.write {
@@ -25,13 +29,13 @@ extension ExtendedJSON {
                                                                                               transaction: transaction))
             core.storedSchema = importer.classes
             defer { core.storedSchema = nil }
-            return try importer.run(documents)
+            return try importer.run(documents, progress: progress)
         }
     }
 }
 
 /// Writes Extended JSON documents through the stored schema's classes (see
-/// ``ExtendedJSON/importDocuments(_:intoFile:)``).
+/// ``ExtendedJSON/importDocuments(_:intoFile:progress:)``).
 struct StoredSchemaImporter {
     let core: RealmCore
     let classes: StoredSchemaClasses
@@ -44,7 +48,7 @@ struct StoredSchemaImporter {
         let isNew: Bool
     }
 
-    func run(_ documents: [String: [Data]]) throws -> Int {
+    func run(_ documents: [String: [Data]], progress: ((Int, Int) -> Void)?) throws -> Int {
         // First every object gets its key (and its primary-key entry), so that links between
         // documents resolve whatever their order; then every object is written.
         var pending = [Pending]()
@@ -57,8 +61,9 @@ struct StoredSchemaImporter {
                 pending.append(try place(document, in: table))
             }
         }
-        for object in pending {
+        for (index, object) in pending.enumerated() {
             try write(object.document, table: object.table, key: object.key, isNew: object.isNew)
+            progress?(index + 1, pending.count)
         }
         return pending.count
     }

@@ -6,10 +6,11 @@ import Testing
 /// again.
 ///
 /// Damaged database files are read in a child process (the helper's `read-damaged`): opening
-/// must throw or the objects must read through. LMDB has no page checksums, so damage inside a
-/// B-tree that the open-time checks (header, truncation, catalog checksum) cannot see may still
-/// end in Trellis's own "deleted or invalidated" trap; what must never happen is a memory fault
-/// (SIGSEGV, SIGBUS) or an out-of-bounds read.
+/// must throw or the objects must read through. The `FuzzFile-lmdb-*` files used to kill the
+/// process inside LMDB (SIGSEGV, SIGBUS): the structure check on open (``TreeVerifier``) must
+/// now reject each with a `corruptFile` error naming the damage. LMDB has no page checksums, so
+/// damage to the *contents* of a sound tree may still end in Trellis's own "deleted or
+/// invalidated" trap; what must never happen is a memory fault or an out-of-bounds read.
 @Suite struct FuzzRegressionTests {
     static let findings = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Resources/FuzzFindings")
@@ -36,7 +37,11 @@ import Testing
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         reader.waitUntilExit()
-        if reader.terminationReason == .exit {
+        if name.hasPrefix("FuzzFile-lmdb-") {
+            #expect(reader.terminationReason == .exit && reader.terminationStatus == 0, "\(stderr)")
+            #expect(printed.hasPrefix("error: ") && (printed.contains("is damaged") || printed.contains("is truncated")),
+                    "\(printed)")
+        } else if reader.terminationReason == .exit {
             #expect(reader.terminationStatus == 0)
             #expect(printed.hasPrefix("read ") || printed.hasPrefix("error: "), "\(printed)")
         } else {
@@ -48,7 +53,8 @@ import Testing
     }
 
     @Test func fileFindingsArePresent() {
-        #expect(Self.fileFindings.count >= 3)
+        #expect(Self.fileFindings.count >= 13)
+        #expect(Self.fileFindings.filter { $0.hasPrefix("FuzzFile-lmdb-") }.count == 10)
     }
 
     static var queryFindings: [String] {

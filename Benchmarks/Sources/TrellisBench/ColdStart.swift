@@ -14,9 +14,21 @@ struct ColdStart {
         try ChildProcess.createFiftyClassFiles(realm: realmFile, sqlite: sqliteFile)
         let (trellisInside, trellisOpen) = try opening("open-trellis", realmFile)
         let (grdbInside, grdbOpen) = try opening("open-grdb", sqliteFile)
-        let trellisMemory = try child("w1-memory-trellis", scratch.file("mem.realm").path, String(sizes.objects))
-        let grdbMemory = try child("w1-memory-grdb", scratch.file("mem.sqlite").path, String(sizes.objects))
+        // The files W1 leaves are opened afterwards: that measures the structure check, which
+        // reads the file.
+        let w1Realm = scratch.file("mem.realm"), w1SQLite = scratch.file("mem.sqlite")
+        let trellisMemory = try child("w1-memory-trellis", w1Realm.path, String(sizes.objects))
+        let grdbMemory = try child("w1-memory-grdb", w1SQLite.path, String(sizes.objects))
+        let megabytes = Double((try? FileManager.default.attributesOfItem(atPath: w1Realm.path)[.size] as? Int) ?? 0)
+            / 1_048_576
+        let (checkedInside, _) = try opening("open-trellis-w1", w1Realm, "check")
+        let (uncheckedInside, _) = try opening("open-trellis-w1", w1Realm, "no-check")
+        let (grdbW1Inside, _) = try opening("open-grdb-w1", w1SQLite)
         return [
+            Row("W8", String(format: "open W1's %.0f MiB file, structure check on (default), first read", megabytes),
+                trellis: checkedInside, peers: [("DatabasePool + first read", grdbW1Inside)]),
+            Row("W8", "the same with verifiesFileOnOpen = false", trellis: uncheckedInside,
+                peers: [("DatabasePool + first read", grdbW1Inside)]),
             Row("W8", "open a 50-class file (measured inside a new process)", trellis: trellisInside,
                 peers: [("DatabasePool + first read", grdbInside)]),
             Row("W8", "the same, whole process start to exit", trellis: trellisOpen,
@@ -28,9 +40,9 @@ struct ColdStart {
 
     /// Medians of opening `file` in a new process: as the child measures it (process start
     /// excluded) and as the parent sees it (start to exit), from the same runs.
-    private func opening(_ child: String, _ file: URL) throws -> (inside: Double, whole: Double) {
+    private func opening(_ child: String, _ file: URL, _ option: String = "") throws -> (inside: Double, whole: Double) {
         var inside = [Double]()
-        let whole = try median(sizes.repetitions) { inside.append(try self.child(child, file.path)) }
+        let whole = try median(sizes.repetitions) { inside.append(try self.child(child, file.path, option)) }
         return (inside.sorted()[inside.count / 2], whole)
     }
 
@@ -73,6 +85,24 @@ enum ChildProcess {
             let count = try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM t00") ?? 0 }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             precondition(count == 1)
+            print(seconds)
+        case "open-trellis-w1":
+            let start = DispatchTime.now().uptimeNanoseconds
+            var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[0]),
+                                                    objectTypes: [BenchDog.self, BenchPerson.self])
+            configuration.maximumFileSize = 8 << 30
+            configuration.verifiesFileOnOpen = arguments.dropFirst().first != "no-check"
+            let realm = try Realm(configuration: configuration)
+            let first = realm.objects(BenchPerson.self).first?.name
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            precondition(first != nil)
+            print(seconds)
+        case "open-grdb-w1":
+            let start = DispatchTime.now().uptimeNanoseconds
+            let pool = try DatabasePool(path: arguments[0])
+            let first = try pool.read { try PersonRecord.fetchOne($0) }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            precondition(first != nil)
             print(seconds)
         case "w1-memory-trellis", "w1-memory-grdb":
             var sizes = Sizes()

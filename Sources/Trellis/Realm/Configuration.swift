@@ -76,6 +76,13 @@ extension Realm {
         /// (an application crash still loses nothing).
         public var syncOnCommit: Bool = true
 
+        /// Whether the first open of the file in this process checks its structure (every
+        /// B-tree page the newest commit reaches) before using it. On by default: a damaged file
+        /// then fails to open with ``Realm/Error/Code/corruptFile`` instead of stopping the
+        /// process inside LMDB. The check reads the used part of the file once (see
+        /// docs/RELIABILITY.md for its cost); turn it off for very large files you trust.
+        public var verifiesFileOnOpen: Bool = true
+
         /// A configuration with Realm's parameters; `inMemoryIdentifier` wins over `fileURL`.
         public init(fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
                     encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,

@@ -83,7 +83,8 @@ final class FileState: Sendable {
             do {
                 environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
                                                      initialMapSize: configuration.initialMapSize,
-                                                     mapSizeLimit: configuration.maximumFileSize ?? Int.max)
+                                                     mapSizeLimit: configuration.maximumFileSize ?? Int.max,
+                                                     verifiesFile: configuration.verifiesFileOnOpen)
             } catch {
                 throw RealmErrors.opening(path, error)
             }

@@ -212,11 +212,17 @@ extension Environment {
     /// Returns the process's environment for `path`, opening it if needed.
     ///
     /// Every `Realm` of one file in one process shares the same environment, as LMDB requires.
-    static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int) throws
-        -> Environment
+    /// With `verifiesFile`, the first open in the process checks the file's structure first
+    /// (``TreeVerifier``) and fails with `MDB_CORRUPTED` and the damage found.
+    static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
+                       verifiesFile: Bool = true) throws -> Environment
     {
         let result: Result<Environment, StorageError> = registry.withLock { envs in
             if let existing = envs[path]?.environment { return .success(existing) }
+            // The first open in this process: check the file's structure before LMDB trusts it.
+            if verifiesFile, let damage = TreeVerifier.damage(inFileAt: path) {
+                return .failure(StorageError(code: MDB_CORRUPTED, operation: "checking '\(path)'", detail: damage))
+            }
             do {
                 let env = try Environment(path: path, readOnly: readOnly, initialMapSize: initialMapSize,
                                           mapSizeLimit: mapSizeLimit)

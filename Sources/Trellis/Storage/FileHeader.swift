@@ -11,6 +11,11 @@ struct FileHeader {
     let pageSize: Int
     /// The highest page number the newest commit uses.
     let lastPage: Int
+    /// The newest commit's transaction number.
+    let transaction: UInt64
+    /// The root pages of the newest commit's free-page and main trees (`UInt64.max`: empty).
+    let freeRoot: UInt64
+    let mainRoot: UInt64
 
     /// The smallest file that holds every page of the newest commit (`Int.max` for a page
     /// number no file can reach).
@@ -30,22 +35,24 @@ struct FileHeader {
         case header(FileHeader)
     }
 
-    /// Reads and checks the header of the file at `path` (the two meta pages; LMDB uses the
-    /// one with the newer transaction).
+    /// Reads and checks the header of the file at `path`: the meta page LMDB will use, the one
+    /// with the newer transaction.
     static func inspect(path: String) -> Reading {
         guard let handle = FileHandle(forReadingAtPath: path) else { return .foreign }
         defer { try? handle.close() }
         guard let first = try? handle.read(upToCount: 256), first.count >= transactionOffset + 8,
-              first.withUnsafeBytes({ $0.loadUnaligned(fromByteOffset: magicOffset, as: UInt32.self) }) == magic
+              let meta0 = Meta(first)
         else { return .foreign }
-        guard let meta0 = Meta(first) else { return .damaged("its header gives an impossible page size or root page") }
+        guard meta0.pageSizeIsPossible else { return .damaged("its header gives an impossible page size") }
         var newest = meta0
         if (try? handle.seek(toOffset: UInt64(meta0.pageSize))) != nil,
            let second = try? handle.read(upToCount: 256), let meta1 = Meta(second), meta1.transaction > meta0.transaction
         {
             newest = meta1
         }
-        return .header(FileHeader(pageSize: meta0.pageSize, lastPage: newest.lastPage))
+        if let problem = newest.problem { return .damaged(problem) }
+        return .header(FileHeader(pageSize: meta0.pageSize, lastPage: newest.lastPage, transaction: newest.transaction,
+                                  freeRoot: newest.roots[0], mainRoot: newest.roots[1]))
     }
 
     private static let magic: UInt32 = 0xBEEF_C0DE
@@ -57,10 +64,25 @@ struct FileHeader {
     private static let rootOffsets = [40 + 40, 40 + 48 + 40]
     private static let transactionOffset = 144
 
+    /// One meta page, with what is wrong with it, if anything.
     private struct Meta {
         let pageSize: Int
         let lastPage: Int
         let transaction: UInt64
+        let roots: [UInt64]
+
+        var pageSizeIsPossible: Bool { pageSize >= 512 && pageSize <= 65536 && pageSize.nonzeroBitCount == 1 }
+
+        /// Why LMDB must not use this meta page; nil when it may.
+        var problem: String? {
+            if !pageSizeIsPossible { return "its header gives an impossible page size" }
+            // Debian's LMDB (0.9.24) follows a root page number without checking it against the
+            // last page, and reads past the end of the file (SIGBUS).
+            for root in roots where root != UInt64.max && (root < 2 || root > UInt64(max(lastPage, 0))) {
+                return "its header gives the impossible root page \(root) (the last page is \(lastPage))"
+            }
+            return nil
+        }
 
         init?(_ bytes: Data) {
             guard bytes.count >= FileHeader.transactionOffset + 8 else { return nil }
@@ -68,17 +90,10 @@ struct FileHeader {
                 bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
             }
             guard load(FileHeader.magicOffset, UInt32.self) == FileHeader.magic else { return nil }
-            let pageSize = Int(load(FileHeader.pageSizeOffset, UInt32.self))
-            guard pageSize >= 512, pageSize <= 65536, pageSize.nonzeroBitCount == 1 else { return nil }
-            self.pageSize = pageSize
+            pageSize = Int(load(FileHeader.pageSizeOffset, UInt32.self))
             lastPage = Int(truncatingIfNeeded: load(FileHeader.lastPageOffset, UInt64.self))
             transaction = load(FileHeader.transactionOffset, UInt64.self)
-            // Debian's LMDB (0.9.24) follows a root page number without checking it against the
-            // last page, and reads past the end of the file (SIGBUS): check the two roots here.
-            for offset in FileHeader.rootOffsets {
-                let root = load(offset, UInt64.self)
-                if root != UInt64.max, root > UInt64(max(lastPage, 0)) { return nil }
-            }
+            roots = FileHeader.rootOffsets.map { load($0, UInt64.self) }
         }
     }
 }

@@ -27,9 +27,13 @@ struct StorageError: Error, CustomStringConvertible {
     /// What the engine was doing ("opening the environment", "committing").
     let operation: String
 
-    init(code: Int32, operation: String) {
+    /// What exactly is wrong, when Trellis found it rather than LMDB.
+    let detail: String?
+
+    init(code: Int32, operation: String, detail: String? = nil) {
         self.code = code
         self.operation = operation
+        self.detail = detail
         switch code {
         case MDB_NOTFOUND: kind = .notFound
         case MDB_MAP_FULL: kind = .mapFull
@@ -47,7 +51,7 @@ struct StorageError: Error, CustomStringConvertible {
     }
 
     /// LMDB's own text for the code (it covers errno values too).
-    var reason: String { String(cString: mdb_strerror(code)) }
+    var reason: String { detail ?? String(cString: mdb_strerror(code)) }
 
     var description: String { "\(operation) failed: \(reason) (code \(code))" }
 }

@@ -1,0 +1,275 @@
+import Foundation
+
+/// Walks every page the newest commit of an LMDB file reaches, with plain reads and bounds
+/// checks, before LMDB maps the file.
+///
+/// LMDB trusts its pages: a damaged page number or node offset inside a B-tree makes it read
+/// outside the map or the file, and the process dies (SIGSEGV, SIGBUS), which the file fuzzer
+/// showed with Debian's LMDB 0.9.24. Checking the structure first turns that into an error.
+///
+/// What is checked, per the LMDB 0.9 file format (64-bit): each page number is within the
+/// newest commit and reached once; each branch or leaf page names itself, and its node table,
+/// nodes, keys and values lie inside it; child and overflow page numbers are in range, and
+/// overflow runs fit; named and duplicate sub-databases are walked the same way; free-list
+/// entries name pages in range.
+struct TreeVerifier {
+    /// The file's pages, mapped read-only for the walk (the header check made sure the file
+    /// holds every page of the newest commit, and LMDB files never shrink).
+    private let file: UnsafeRawBufferPointer
+    private let pageSize: Int
+    private let lastPage: Int
+    private var visited: [UInt64]
+
+    /// Why the structure is damaged.
+    struct Damage: Error {
+        let reason: String
+    }
+
+    /// Checks the tree of the newest commit of the file at `path`; nil when it is sound. A
+    /// commit by another process during the walk can make pages of the walked version change:
+    /// the walk is then repeated on the new version.
+    static func damage(inFileAt path: String) -> String? {
+        var lastFailure: String?
+        for _ in 0..<3 {
+            switch FileHeader.inspect(path: path) {
+            case .foreign: return nil // LMDB itself refuses it
+            case .damaged(let reason): return reason
+            case .header(let header):
+                let descriptor = open(path, O_RDONLY)
+                guard descriptor >= 0 else { return nil }
+                defer { close(descriptor) }
+                var status = stat()
+                guard fstat(descriptor, &status) == 0, Int(status.st_size) >= header.requiredSize,
+                      header.requiredSize > 0, header.requiredSize != Int.max,
+                      let map = mmap(nil, header.requiredSize, PROT_READ, MAP_SHARED, descriptor, 0), map != MAP_FAILED
+                else { return nil } // too short or unmappable: the header check and LMDB report it
+                defer { munmap(map, header.requiredSize) }
+                var verifier = TreeVerifier(file: UnsafeRawBufferPointer(start: map, count: header.requiredSize),
+                                            header: header)
+                do {
+                    try verifier.walk(header)
+                    return nil
+                } catch {
+                    lastFailure = error.reason
+                }
+                // Damage, unless the file moved on to a new commit while it was being read.
+                guard case .header(let now) = FileHeader.inspect(path: path), now.transaction != header.transaction else {
+                    return lastFailure
+                }
+            }
+        }
+        return lastFailure
+    }
+
+    private init(file: UnsafeRawBufferPointer, header: FileHeader) {
+        self.file = file
+        pageSize = header.pageSize
+        lastPage = header.lastPage
+        visited = [UInt64](repeating: 0, count: max(0, header.lastPage) / 64 + 1)
+    }
+
+    // MARK: - Layout (LMDB 0.9, 64-bit)
+
+    private static let headerSize = 16
+    private static let nodeHeaderSize = 8
+    private static let databaseRecordSize = 48
+    private static let invalidPage = UInt64.max
+    private static let maximumDepth = 64
+
+    private static let branchFlag: UInt16 = 0x01
+    private static let leafFlag: UInt16 = 0x02
+    private static let overflowFlag: UInt16 = 0x04
+    private static let leaf2Flag: UInt16 = 0x20
+    private static let subpageFlag: UInt16 = 0x40
+
+    private static let bigDataNode: UInt16 = 0x01
+    private static let subDatabaseNode: UInt16 = 0x02
+    private static let duplicatesNode: UInt16 = 0x04
+
+    /// A database record (`MDB_db`): its key size for fixed-size duplicates, and its root.
+    private struct Database {
+        let fixedKeySize: Int
+        let root: UInt64
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            fixedKeySize = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+            root = bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
+        }
+    }
+
+    private enum TreeKind {
+        case free, main, user
+    }
+
+    // MARK: - Walking
+
+    private mutating func walk(_ header: FileHeader) throws(Damage) {
+        try tree(root: header.freeRoot, kind: .free, fixedKeySize: 0)
+        try tree(root: header.mainRoot, kind: .main, fixedKeySize: 0)
+    }
+
+    private mutating func tree(root: UInt64, kind: TreeKind, fixedKeySize: Int) throws(Damage) {
+        if root == Self.invalidPage { return }
+        try walkPage(root, depth: 0, kind: kind, fixedKeySize: fixedKeySize)
+    }
+
+    private mutating func walkPage(_ number: UInt64, depth: Int, kind: TreeKind, fixedKeySize: Int) throws(Damage) {
+        guard depth < Self.maximumDepth else { throw Damage(reason: "a B-tree is deeper than \(Self.maximumDepth) levels") }
+        let bytes = try read(number)
+        let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
+        let isBranch = flags & Self.branchFlag != 0, isLeaf = flags & Self.leafFlag != 0
+        guard isBranch != isLeaf, flags & (Self.overflowFlag | Self.subpageFlag) == 0 else {
+            throw Damage(reason: "page \(number) is not a B-tree page (flags \(flags))")
+        }
+        if flags & Self.leaf2Flag != 0 {
+            guard isLeaf, fixedKeySize > 0 else { throw Damage(reason: "page \(number) has fixed-size keys out of place") }
+            try Self.checkFixedKeys(bytes, 0..<pageSize, keySize: fixedKeySize, page: number)
+            return
+        }
+        let nodes = try Self.nodes(of: bytes, in: 0..<pageSize, page: number)
+        for node in nodes {
+            let header = Self.nodeHeader(bytes, at: node.offset)
+            if isBranch {
+                try walkPage(header.childPage, depth: depth + 1, kind: kind, fixedKeySize: fixedKeySize)
+            } else {
+                try leaf(header, at: node.offset, end: node.end, in: bytes, page: number, kind: kind,
+                         fixedKeySize: fixedKeySize)
+            }
+        }
+    }
+
+    /// One leaf node: its value inside the page, or its overflow run, or its sub-database or
+    /// sub-page.
+    private mutating func leaf(_ header: NodeHeader, at offset: Int, end: Int, in bytes: UnsafeRawBufferPointer, page number: UInt64,
+                               kind: TreeKind, fixedKeySize: Int) throws(Damage)
+    {
+        let dataStart = offset + Self.nodeHeaderSize + header.keySize
+        if header.flags & Self.bigDataNode != 0 {
+            guard dataStart + 8 <= end else { throw Damage(reason: "page \(number) has a node reaching past its end") }
+            let first = bytes.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
+            try overflow(first, dataSize: header.dataSize, from: number)
+            return
+        }
+        guard dataStart + header.dataSize <= end else { throw Damage(reason: "page \(number) has a node reaching past its end") }
+        let data = dataStart..<(dataStart + header.dataSize)
+        if header.flags & Self.subDatabaseNode != 0 {
+            guard data.count == Self.databaseRecordSize else {
+                throw Damage(reason: "page \(number) has a sub-database record of \(data.count) bytes")
+            }
+            let database = Database(UnsafeRawBufferPointer(rebasing: bytes[data]))
+            try tree(root: database.root, kind: .user, fixedKeySize: database.fixedKeySize)
+        } else if header.flags & Self.duplicatesNode != 0 {
+            try subpage(bytes, data, page: number)
+        } else if kind == .free {
+            try freeList(bytes, data, page: number)
+        }
+    }
+
+    /// Duplicates kept inside the node: a small page of their own.
+    private func subpage(_ bytes: UnsafeRawBufferPointer, _ data: Range<Int>, page: UInt64) throws(Damage) {
+        guard data.count >= Self.headerSize else { throw Damage(reason: "page \(page) has a truncated duplicate sub-page") }
+        let flags = bytes.loadUnaligned(fromByteOffset: data.lowerBound + 10, as: UInt16.self)
+        guard flags & Self.leafFlag != 0, flags & Self.subpageFlag != 0 else {
+            throw Damage(reason: "page \(page) has a duplicate sub-page with flags \(flags)")
+        }
+        if flags & Self.leaf2Flag != 0 {
+            // A sub-page of fixed-size duplicates keeps their size in its header's pad field.
+            let keySize = Int(bytes.loadUnaligned(fromByteOffset: data.lowerBound + 8, as: UInt16.self))
+            try Self.checkFixedKeys(bytes, data, keySize: keySize, page: page)
+        } else {
+            for node in try Self.nodes(of: bytes, in: data, page: page) {
+                let header = Self.nodeHeader(bytes, at: node.offset)
+                guard header.flags == 0 else { throw Damage(reason: "page \(page) has a duplicate with node flags") }
+            }
+        }
+    }
+
+    private mutating func overflow(_ first: UInt64, dataSize: Int, from page: UInt64) throws(Damage) {
+        let bytes = try read(first)
+        let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
+        let pages = Int(bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        guard flags & Self.overflowFlag != 0, pages >= 1, Int(first) + pages - 1 <= lastPage,
+              dataSize <= pages * pageSize - Self.headerSize
+        else { throw Damage(reason: "page \(page) has a value whose overflow pages at \(first) are damaged") }
+        for extra in 1..<pages { try mark(first + UInt64(extra)) }
+    }
+
+    private func freeList(_ bytes: UnsafeRawBufferPointer, _ data: Range<Int>, page: UInt64) throws(Damage) {
+        guard data.count >= 8, data.count % 8 == 0 else { throw Damage(reason: "page \(page) has a damaged free list") }
+        let lastPage = UInt64(self.lastPage)
+        let count = bytes.loadUnaligned(fromByteOffset: data.lowerBound, as: UInt64.self)
+        guard count <= UInt64(data.count / 8 - 1) else { throw Damage(reason: "page \(page) has a damaged free list") }
+        for index in 0..<Int(count) {
+            let free = bytes.loadUnaligned(fromByteOffset: data.lowerBound + 8 + index * 8, as: UInt64.self)
+            if free < 2 || free > lastPage { throw Damage(reason: "page \(page) lists free page \(free), outside the file") }
+        }
+    }
+
+    // MARK: - Pages and nodes
+
+    /// Page `number` (once: a page reached twice means the tree is damaged).
+    private mutating func read(_ number: UInt64) throws(Damage) -> UnsafeRawBufferPointer {
+        try mark(number)
+        let page = UnsafeRawBufferPointer(rebasing: file[(Int(number) * pageSize)..<((Int(number) + 1) * pageSize)])
+        let named = page.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+        guard named == number else { throw Damage(reason: "page \(number) says it is page \(named)") }
+        return page
+    }
+
+    private mutating func mark(_ number: UInt64) throws(Damage) {
+        guard number >= 2, number <= UInt64(lastPage) else {
+            throw Damage(reason: "a link to page \(number), outside the newest commit (pages 2-\(lastPage))")
+        }
+        let word = Int(number / 64), bit = UInt64(1) << (number % 64)
+        guard visited[word] & bit == 0 else { throw Damage(reason: "page \(number) is reached twice") }
+        visited[word] |= bit
+    }
+
+    private struct NodeHeader {
+        let low: UInt16, high: UInt16, flags: UInt16, keySize: Int
+        var dataSize: Int { Int(low) | Int(high) << 16 }
+        var childPage: UInt64 { UInt64(low) | UInt64(high) << 16 | UInt64(flags) << 32 }
+    }
+
+    private static func nodeHeader(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> NodeHeader {
+        NodeHeader(low: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self),
+                   high: bytes.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self),
+                   flags: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self),
+                   keySize: Int(bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self)))
+    }
+
+    /// The nodes of the (sub-)page occupying `range` of `bytes`: each node's offset in `bytes`
+    /// and where its space ends, checked to lie between the node table and the page's end.
+    private static func nodes(of bytes: UnsafeRawBufferPointer, in range: Range<Int>, page: UInt64) throws(Damage)
+        -> [(offset: Int, end: Int)]
+    {
+        let lower = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 12, as: UInt16.self))
+        let upper = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 14, as: UInt16.self))
+        guard lower >= headerSize, lower <= upper, upper <= range.count, (lower - headerSize) % 2 == 0 else {
+            throw Damage(reason: "page \(page) has a damaged node table (lower \(lower), upper \(upper))")
+        }
+        var result = [(offset: Int, end: Int)]()
+        for index in 0..<((lower - headerSize) / 2) {
+            let relative = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + headerSize + index * 2,
+                                                   as: UInt16.self))
+            guard relative >= upper, relative + nodeHeaderSize <= range.count else {
+                throw Damage(reason: "page \(page) has a node at offset \(relative), outside its node space")
+            }
+            let offset = range.lowerBound + relative
+            let header = nodeHeader(bytes, at: offset)
+            guard offset + nodeHeaderSize + header.keySize <= range.upperBound else {
+                throw Damage(reason: "page \(page) has a key reaching past its end")
+            }
+            result.append((offset, range.upperBound))
+        }
+        return result
+    }
+
+    /// Fixed-size keys packed after the header (`MDB_DUPFIXED`).
+    private static func checkFixedKeys(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, keySize: Int, page: UInt64) throws(Damage) {
+        let lower = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 12, as: UInt16.self))
+        guard lower >= headerSize, keySize > 0, headerSize + (lower - headerSize) / 2 * keySize <= range.count else {
+            throw Damage(reason: "page \(page) has damaged fixed-size keys")
+        }
+    }
+}

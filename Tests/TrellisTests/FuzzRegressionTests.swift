@@ -53,8 +53,8 @@ import Testing
     }
 
     @Test func fileFindingsArePresent() {
-        #expect(Self.fileFindings.count >= 13)
-        #expect(Self.fileFindings.filter { $0.hasPrefix("FuzzFile-lmdb-") }.count == 10)
+        #expect(Self.fileFindings.count >= 14)
+        #expect(Self.fileFindings.filter { $0.hasPrefix("FuzzFile-lmdb-") }.count == 11)
     }
 
     static var queryFindings: [String] {

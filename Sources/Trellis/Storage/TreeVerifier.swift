@@ -86,15 +86,25 @@ struct TreeVerifier {
     private static let subDatabaseNode: UInt16 = 0x02
     private static let duplicatesNode: UInt16 = 0x04
 
-    /// A database record (`MDB_db`): its key size for fixed-size duplicates, and its root.
+    /// A database record (`MDB_db`): its key size for fixed-size duplicates, its key order and
+    /// its root.
     private struct Database {
         let fixedKeySize: Int
+        let order: KeyOrder
         let root: UInt64
 
         init(_ bytes: UnsafeRawBufferPointer) {
             fixedKeySize = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+            order = KeyOrder(databaseFlags: bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
             root = bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
         }
+    }
+
+    /// The keys a page's subtree may hold: from `lower` (included) to `upper` (excluded); nil is
+    /// unbounded.
+    private struct KeyRange {
+        var lower: UnsafeRawBufferPointer?
+        var upper: UnsafeRawBufferPointer?
     }
 
     private enum TreeKind {
@@ -104,16 +114,19 @@ struct TreeVerifier {
     // MARK: - Walking
 
     private mutating func walk(_ header: FileHeader) throws(Damage) {
-        try tree(root: header.freeRoot, kind: .free, fixedKeySize: 0)
-        try tree(root: header.mainRoot, kind: .main, fixedKeySize: 0)
+        // Free-list keys are transaction numbers; the main tree's keys are database names.
+        try tree(root: header.freeRoot, kind: .free, fixedKeySize: 0, order: .integer)
+        try tree(root: header.mainRoot, kind: .main, fixedKeySize: 0, order: .bytes)
     }
 
-    private mutating func tree(root: UInt64, kind: TreeKind, fixedKeySize: Int) throws(Damage) {
+    private mutating func tree(root: UInt64, kind: TreeKind, fixedKeySize: Int, order: KeyOrder) throws(Damage) {
         if root == Self.invalidPage { return }
-        try walkPage(root, depth: 0, kind: kind, fixedKeySize: fixedKeySize)
+        try walkPage(root, depth: 0, kind: kind, fixedKeySize: fixedKeySize, order: order, range: KeyRange(lower: nil, upper: nil))
     }
 
-    private mutating func walkPage(_ number: UInt64, depth: Int, kind: TreeKind, fixedKeySize: Int) throws(Damage) {
+    private mutating func walkPage(_ number: UInt64, depth: Int, kind: TreeKind, fixedKeySize: Int, order: KeyOrder,
+                                   range: KeyRange) throws(Damage)
+    {
         guard depth < Self.maximumDepth else { throw Damage(reason: "a B-tree is deeper than \(Self.maximumDepth) levels") }
         let bytes = try read(number)
         let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
@@ -127,14 +140,43 @@ struct TreeVerifier {
             return
         }
         let nodes = try Self.nodes(of: bytes, in: 0..<pageSize, page: number)
-        for node in nodes {
+        let keys = nodes.map { node in
+            UnsafeRawBufferPointer(rebasing: bytes[(node.offset + Self.nodeHeaderSize)..<(node.offset + Self.nodeHeaderSize
+                    + Self.nodeHeader(bytes, at: node.offset).keySize)])
+        }
+        // A branch's first key is implicit (the subtree's lower bound).
+        try checkOrder(isBranch ? Array(keys.dropFirst()) : keys, within: range, order: order, page: number)
+        for (index, node) in nodes.enumerated() {
             let header = Self.nodeHeader(bytes, at: node.offset)
             if isBranch {
-                try walkPage(header.childPage, depth: depth + 1, kind: kind, fixedKeySize: fixedKeySize)
+                let childRange = KeyRange(lower: index == 0 ? range.lower : keys[index],
+                                          upper: index == nodes.count - 1 ? range.upper : keys[index + 1])
+                try walkPage(header.childPage, depth: depth + 1, kind: kind, fixedKeySize: fixedKeySize, order: order,
+                             range: childRange)
             } else {
                 try leaf(header, at: node.offset, end: node.end, in: bytes, page: number, kind: kind,
                          fixedKeySize: fixedKeySize)
             }
+        }
+    }
+
+    /// The keys of one page: strictly increasing, and inside the range its parent gives it.
+    /// Out of order, LMDB's searches miss keys that a scan finds.
+    private func checkOrder(_ keys: [UnsafeRawBufferPointer], within range: KeyRange, order: KeyOrder,
+                            page number: UInt64) throws(Damage)
+    {
+        if case .unchecked = order { return }
+        for (index, key) in keys.enumerated() {
+            if index > 0 {
+                guard order.isBefore(keys[index - 1], key) == true else {
+                    throw Damage(reason: "page \(number) has keys out of order")
+                }
+            } else if let lower = range.lower, order.isBefore(key, lower) != false {
+                throw Damage(reason: "page \(number) has a key below its parent's range")
+            }
+        }
+        if let upper = range.upper, let last = keys.last, order.isBefore(last, upper) != true {
+            throw Damage(reason: "page \(number) has a key beyond its parent's range")
         }
     }
 
@@ -157,7 +199,7 @@ struct TreeVerifier {
                 throw Damage(reason: "page \(number) has a sub-database record of \(data.count) bytes")
             }
             let database = Database(UnsafeRawBufferPointer(rebasing: bytes[data]))
-            try tree(root: database.root, kind: .user, fixedKeySize: database.fixedKeySize)
+            try tree(root: database.root, kind: .user, fixedKeySize: database.fixedKeySize, order: database.order)
         } else if header.flags & Self.duplicatesNode != 0 {
             try subpage(bytes, data, page: number)
         } else if kind == .free {

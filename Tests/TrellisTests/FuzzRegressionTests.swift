@@ -74,7 +74,8 @@ import Testing
         _ = try QueryParser.parse(fine)
         for deep in [String(repeating: "(", count: 5000) + "age > 1" + String(repeating: ")", count: 5000),
                      String(repeating: "NOT ", count: 5000) + "age > 1",
-                     "age IN " + String(repeating: "{", count: 5000)] {
+                     "age IN " + String(repeating: "{", count: 5000),
+                     String(repeating: "map[", count: 5000) + "'k'" + String(repeating: "]", count: 5000) + " == 1"] {
             #expect {
                 try QueryParser.parse(deep)
             } throws: { error in

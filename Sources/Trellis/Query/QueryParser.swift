@@ -338,7 +338,10 @@ struct QueryParser {
         while true {
             if isSymbol("[") {
                 advance()
+                // A key may itself be a key path with subscripts: count the nesting.
+                try enterNesting()
                 let key = try expression()
+                depth -= 1
                 try expect("]", "']' after a map key")
                 components.append(.mapKey(key))
             } else if isSymbol(".") {

@@ -53,8 +53,8 @@ import Testing
     }
 
     @Test func fileFindingsArePresent() {
-        #expect(Self.fileFindings.count >= 14)
-        #expect(Self.fileFindings.filter { $0.hasPrefix("FuzzFile-lmdb-") }.count == 11)
+        #expect(Self.fileFindings.count >= 15)
+        #expect(Self.fileFindings.filter { $0.hasPrefix("FuzzFile-lmdb-") }.count == 12)
     }
 
     static var queryFindings: [String] {

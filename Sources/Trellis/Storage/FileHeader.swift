@@ -46,9 +46,16 @@ struct FileHeader {
         guard meta0.pageSizeIsPossible else { return .damaged("its header gives an impossible page size") }
         var newest = meta0
         if (try? handle.seek(toOffset: UInt64(meta0.pageSize))) != nil,
-           let second = try? handle.read(upToCount: 256), let meta1 = Meta(second), meta1.transaction > meta0.transaction
+           let second = try? handle.read(upToCount: 256), let meta1 = Meta(second)
         {
-            newest = meta1
+            // LMDB reads the meta page the newest transaction number's parity names (commits
+            // alternate between the two): the newest meta must be on that page, or LMDB would
+            // use the other one's roots.
+            let transaction = max(meta0.transaction, meta1.transaction)
+            newest = transaction & 1 == 0 ? meta0 : meta1
+            if newest.transaction != transaction {
+                return .damaged("its newest header (transaction \(transaction)) is on the wrong meta page")
+            }
         }
         if let problem = newest.problem { return .damaged(problem) }
         return .header(FileHeader(pageSize: meta0.pageSize, lastPage: newest.lastPage, transaction: newest.transaction,

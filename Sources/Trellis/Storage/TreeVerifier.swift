@@ -82,6 +82,8 @@ struct TreeVerifier {
     private static let leaf2Flag: UInt16 = 0x20
     private static let subpageFlag: UInt16 = 0x40
 
+    private static let duplicateSortFlag: UInt16 = 0x04 // MDB_DUPSORT, in a database record
+
     private static let bigDataNode: UInt16 = 0x01
     private static let subDatabaseNode: UInt16 = 0x02
     private static let duplicatesNode: UInt16 = 0x04
@@ -91,11 +93,14 @@ struct TreeVerifier {
     private struct Database {
         let fixedKeySize: Int
         let order: KeyOrder
+        let allowsDuplicates: Bool
         let root: UInt64
 
         init(_ bytes: UnsafeRawBufferPointer) {
             fixedKeySize = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
-            order = KeyOrder(databaseFlags: bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
+            let flags = bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self)
+            order = KeyOrder(databaseFlags: flags)
+            allowsDuplicates = flags & TreeVerifier.duplicateSortFlag != 0
             root = bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
         }
     }
@@ -107,8 +112,17 @@ struct TreeVerifier {
         var upper: UnsafeRawBufferPointer?
     }
 
-    private enum TreeKind {
-        case free, main, user
+    /// Which tree a page belongs to, which decides the node flags its leaves may carry.
+    private enum TreeKind: Equatable {
+        /// The free-page list: plain values (page lists).
+        case free
+        /// The main tree: named databases (sub-database records), or plain values.
+        case main
+        /// A named database; with `duplicates` (`MDB_DUPSORT`) its values may be sub-pages or
+        /// sub-databases of duplicates.
+        case user(duplicates: Bool)
+        /// The duplicates of one key: keys only.
+        case duplicates
     }
 
     // MARK: - Walking
@@ -186,6 +200,17 @@ struct TreeVerifier {
                                kind: TreeKind, fixedKeySize: Int) throws(Damage)
     {
         let dataStart = offset + Self.nodeHeaderSize + header.keySize
+        // LMDB follows these flags wherever it finds them: a sub-database or duplicates flag
+        // where the database has none would send it to a page that is not one.
+        let kindFlags = header.flags & (Self.subDatabaseNode | Self.duplicatesNode)
+        let allowed: Bool = switch kind {
+        case .main: kindFlags == 0 || kindFlags == Self.subDatabaseNode
+        case .user(duplicates: true): kindFlags != Self.subDatabaseNode
+        case .user(duplicates: false), .free, .duplicates: kindFlags == 0
+        }
+        guard allowed, header.flags & ~(Self.bigDataNode | Self.subDatabaseNode | Self.duplicatesNode) == 0,
+              kindFlags == 0 || header.flags & Self.bigDataNode == 0
+        else { throw Damage(reason: "page \(number) has a node with flags \(header.flags) out of place") }
         if header.flags & Self.bigDataNode != 0 {
             guard dataStart + 8 <= end else { throw Damage(reason: "page \(number) has a node reaching past its end") }
             let first = bytes.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
@@ -199,7 +224,9 @@ struct TreeVerifier {
                 throw Damage(reason: "page \(number) has a sub-database record of \(data.count) bytes")
             }
             let database = Database(UnsafeRawBufferPointer(rebasing: bytes[data]))
-            try tree(root: database.root, kind: .user, fixedKeySize: database.fixedKeySize, order: database.order)
+            let subKind: TreeKind = kind == .main ? .user(duplicates: database.allowsDuplicates) : .duplicates
+            try tree(root: database.root, kind: subKind, fixedKeySize: database.fixedKeySize,
+                     order: kind == .main ? database.order : .unchecked)
         } else if header.flags & Self.duplicatesNode != 0 {
             try subpage(bytes, data, page: number)
         } else if kind == .free {

@@ -94,6 +94,7 @@ struct TreeVerifier {
         let fixedKeySize: Int
         let order: KeyOrder
         let allowsDuplicates: Bool
+        let entries: UInt64
         let root: UInt64
 
         init(_ bytes: UnsafeRawBufferPointer) {
@@ -101,6 +102,7 @@ struct TreeVerifier {
             let flags = bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self)
             order = KeyOrder(databaseFlags: flags)
             allowsDuplicates = flags & TreeVerifier.duplicateSortFlag != 0
+            entries = bytes.loadUnaligned(fromByteOffset: 32, as: UInt64.self)
             root = bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
         }
     }
@@ -224,6 +226,10 @@ struct TreeVerifier {
                 throw Damage(reason: "page \(number) has a sub-database record of \(data.count) bytes")
             }
             let database = Database(UnsafeRawBufferPointer(rebasing: bytes[data]))
+            // Every entry takes at least a 10-byte node of the file (callers size buffers by it).
+            guard database.entries <= UInt64(file.count / 10) else {
+                throw Damage(reason: "page \(number) gives a database \(database.entries) entries, more than the file holds")
+            }
             let subKind: TreeKind = kind == .main ? .user(duplicates: database.allowsDuplicates) : .duplicates
             try tree(root: database.root, kind: subKind, fixedKeySize: database.fixedKeySize,
                      order: kind == .main ? database.order : .unchecked)

@@ -53,9 +53,8 @@ struct TreeVerifier {
                     lastFailure = error.reason
                 }
                 // Damage, unless the file moved on to a new commit while it was being read.
-                guard case .header(let now) = FileHeader.inspect(path: path), now.transaction != header.transaction else {
-                    return lastFailure
-                }
+                guard case .header(let now) = FileHeader.inspect(path: path), now.transaction != header.transaction
+                else { return lastFailure }
             }
         }
         return lastFailure
@@ -137,13 +136,16 @@ struct TreeVerifier {
 
     private mutating func tree(root: UInt64, kind: TreeKind, fixedKeySize: Int, order: KeyOrder) throws(Damage) {
         if root == Self.invalidPage { return }
-        try walkPage(root, depth: 0, kind: kind, fixedKeySize: fixedKeySize, order: order, range: KeyRange(lower: nil, upper: nil))
+        try walkPage(root, depth: 0, kind: kind, fixedKeySize: fixedKeySize, order: order,
+                     range: KeyRange(lower: nil, upper: nil))
     }
 
     private mutating func walkPage(_ number: UInt64, depth: Int, kind: TreeKind, fixedKeySize: Int, order: KeyOrder,
                                    range: KeyRange) throws(Damage)
     {
-        guard depth < Self.maximumDepth else { throw Damage(reason: "a B-tree is deeper than \(Self.maximumDepth) levels") }
+        guard depth < Self.maximumDepth else {
+            throw Damage(reason: "a B-tree is deeper than \(Self.maximumDepth) levels")
+        }
         let bytes = try read(number)
         let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
         let isBranch = flags & Self.branchFlag != 0, isLeaf = flags & Self.leafFlag != 0
@@ -151,14 +153,17 @@ struct TreeVerifier {
             throw Damage(reason: "page \(number) is not a B-tree page (flags \(flags))")
         }
         if flags & Self.leaf2Flag != 0 {
-            guard isLeaf, fixedKeySize > 0 else { throw Damage(reason: "page \(number) has fixed-size keys out of place") }
+            guard isLeaf, fixedKeySize > 0 else {
+                throw Damage(reason: "page \(number) has fixed-size keys out of place")
+            }
             try Self.checkFixedKeys(bytes, 0..<pageSize, keySize: fixedKeySize, page: number)
             return
         }
         let nodes = try Self.nodes(of: bytes, in: 0..<pageSize, page: number)
         let keys = nodes.map { node in
-            UnsafeRawBufferPointer(rebasing: bytes[(node.offset + Self.nodeHeaderSize)..<(node.offset + Self.nodeHeaderSize
-                    + Self.nodeHeader(bytes, at: node.offset).keySize)])
+            let start = node.offset + Self.nodeHeaderSize
+            let size = Self.nodeHeader(bytes, at: node.offset).keySize
+            return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + size)])
         }
         // A branch's first key is implicit (the subtree's lower bound).
         try checkOrder(isBranch ? Array(keys.dropFirst()) : keys, within: range, order: order, page: number)
@@ -198,8 +203,8 @@ struct TreeVerifier {
 
     /// One leaf node: its value inside the page, or its overflow run, or its sub-database or
     /// sub-page.
-    private mutating func leaf(_ header: NodeHeader, at offset: Int, end: Int, in bytes: UnsafeRawBufferPointer, page number: UInt64,
-                               kind: TreeKind, fixedKeySize: Int) throws(Damage)
+    private mutating func leaf(_ header: NodeHeader, at offset: Int, end: Int, in bytes: UnsafeRawBufferPointer,
+                               page number: UInt64, kind: TreeKind, fixedKeySize: Int) throws(Damage)
     {
         let dataStart = offset + Self.nodeHeaderSize + header.keySize
         // LMDB follows these flags wherever it finds them: a sub-database or duplicates flag
@@ -219,7 +224,9 @@ struct TreeVerifier {
             try overflow(first, dataSize: header.dataSize, from: number)
             return
         }
-        guard dataStart + header.dataSize <= end else { throw Damage(reason: "page \(number) has a node reaching past its end") }
+        guard dataStart + header.dataSize <= end else {
+            throw Damage(reason: "page \(number) has a node reaching past its end")
+        }
         let data = dataStart..<(dataStart + header.dataSize)
         if header.flags & Self.subDatabaseNode != 0 {
             guard data.count == Self.databaseRecordSize else {
@@ -228,7 +235,8 @@ struct TreeVerifier {
             let database = Database(UnsafeRawBufferPointer(rebasing: bytes[data]))
             // Every entry takes at least a 10-byte node of the file (callers size buffers by it).
             guard database.entries <= UInt64(file.count / 10) else {
-                throw Damage(reason: "page \(number) gives a database \(database.entries) entries, more than the file holds")
+                throw Damage(reason: "page \(number) gives a database \(database.entries) entries, more than the file "
+                    + "holds")
             }
             let subKind: TreeKind = kind == .main ? .user(duplicates: database.allowsDuplicates) : .duplicates
             try tree(root: database.root, kind: subKind, fixedKeySize: database.fixedKeySize,
@@ -242,7 +250,9 @@ struct TreeVerifier {
 
     /// Duplicates kept inside the node: a small page of their own.
     private func subpage(_ bytes: UnsafeRawBufferPointer, _ data: Range<Int>, page: UInt64) throws(Damage) {
-        guard data.count >= Self.headerSize else { throw Damage(reason: "page \(page) has a truncated duplicate sub-page") }
+        guard data.count >= Self.headerSize else {
+            throw Damage(reason: "page \(page) has a truncated duplicate sub-page")
+        }
         let flags = bytes.loadUnaligned(fromByteOffset: data.lowerBound + 10, as: UInt16.self)
         guard flags & Self.leafFlag != 0, flags & Self.subpageFlag != 0 else {
             throw Damage(reason: "page \(page) has a duplicate sub-page with flags \(flags)")
@@ -276,7 +286,9 @@ struct TreeVerifier {
         guard count <= UInt64(data.count / 8 - 1) else { throw Damage(reason: "page \(page) has a damaged free list") }
         for index in 0..<Int(count) {
             let free = bytes.loadUnaligned(fromByteOffset: data.lowerBound + 8 + index * 8, as: UInt64.self)
-            if free < 2 || free > lastPage { throw Damage(reason: "page \(page) lists free page \(free), outside the file") }
+            if free < 2 || free > lastPage {
+                throw Damage(reason: "page \(page) lists free page \(free), outside the file")
+            }
         }
     }
 
@@ -341,7 +353,9 @@ struct TreeVerifier {
     }
 
     /// Fixed-size keys packed after the header (`MDB_DUPFIXED`).
-    private static func checkFixedKeys(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, keySize: Int, page: UInt64) throws(Damage) {
+    private static func checkFixedKeys(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, keySize: Int,
+                                       page: UInt64) throws(Damage)
+    {
         let lower = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 12, as: UInt16.self))
         guard lower >= headerSize, keySize > 0, headerSize + (lower - headerSize) / 2 * keySize <= range.count else {
             throw Damage(reason: "page \(page) has damaged fixed-size keys")

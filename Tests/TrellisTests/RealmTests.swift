@@ -22,6 +22,22 @@ import Testing
         try Realm(configuration: folder.configuration(types))
     }
 
+    /// Counting and iterating inside a write see every object added so far, far more than
+    /// the committed file holds (no cap may be derived from the committed size).
+    @Test func countAndIterationInsideABigWriteSeeEveryNewObject() throws {
+        let realm = try Realm(configuration: folder.configuration([Dog.self]))
+        try realm.write {
+            for index in 0..<20_000 {
+                let dog = Dog()
+                dog.age = index
+                realm.add(dog)
+            }
+            #expect(realm.objects(Dog.self).count == 20_000)
+            #expect(realm.objects(Dog.self).reduce(0) { total, _ in total + 1 } == 20_000)
+        }
+        #expect(realm.objects(Dog.self).count == 20_000)
+    }
+
     @Test func writeReturnsTheBlocksValueAndCommits() throws {
         let realm = try open()
         let name = try realm.write { () -> String in

@@ -111,7 +111,9 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
                 (keys, rows) = ResultsPipeline(core: core, table: table).scan(predicate)
                 return (keys, rows, 1)
             } else if let cursor = try? core.transaction.cursor(table.rows) {
-                let count = core.transaction.entryCount(table.rows)
+                // A hint only: a damaged file could claim any count (the structure check on
+                // open rejects those, unless it is turned off).
+                let count = Swift.min(core.transaction.entryCount(table.rows), 1 << 20)
                 keys.reserveCapacity(count)
                 rows.reserveCapacity(count)
                 var entry = cursor.first()

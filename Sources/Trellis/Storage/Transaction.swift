@@ -161,9 +161,7 @@ final class Transaction {
     func entryCount(_ dbi: DatabaseHandle) -> Int {
         var stat = MDB_stat()
         guard mdb_stat(txn, dbi, &stat) == 0 else { return 0 }
-        // A damaged count must not size an allocation: every entry takes at least a 10-byte
-        // node in the used part of the file.
-        return min(stat.ms_entries, environment.usedBytes() / 10)
+        return stat.ms_entries
     }
 
     // MARK: - Values

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How an LMDB database orders its keys, so that a walk over its pages can check the order:
 /// byte-wise (the default), or as native unsigned integers (`MDB_INTEGERKEY`).
 enum KeyOrder {
@@ -34,8 +36,10 @@ enum KeyOrder {
             default: return nil
             }
         case .bytes:
-            for index in 0..<min(a.count, b.count) where a[index] != b[index] {
-                return a[index] < b[index]
+            let shared = min(a.count, b.count)
+            if shared > 0, let left = a.baseAddress, let right = b.baseAddress {
+                let difference = memcmp(left, right, shared)
+                if difference != 0 { return difference < 0 }
             }
             return a.count < b.count
         }

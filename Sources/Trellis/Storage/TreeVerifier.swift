@@ -159,45 +159,45 @@ struct TreeVerifier {
             try Self.checkFixedKeys(bytes, 0..<pageSize, keySize: fixedKeySize, page: number)
             return
         }
-        let nodes = try Self.nodes(of: bytes, in: 0..<pageSize, page: number)
-        let keys = nodes.map { node in
-            let start = node.offset + Self.nodeHeaderSize
-            let size = Self.nodeHeader(bytes, at: node.offset).keySize
-            return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + size)])
-        }
-        // A branch's first key is implicit (the subtree's lower bound).
-        try checkOrder(isBranch ? Array(keys.dropFirst()) : keys, within: range, order: order, page: number)
-        for (index, node) in nodes.enumerated() {
-            let header = Self.nodeHeader(bytes, at: node.offset)
+        let table = try NodeTable(bytes, in: 0..<pageSize, page: number)
+        var previous: UnsafeRawBufferPointer?
+        for index in 0..<table.count {
+            let node = try table.node(index)
+            // Keys strictly increase, from the range's lower bound; a branch's first key is
+            // implicit (the lower bound itself).
+            if !(isBranch && index == 0) {
+                try checkOrder(node.key, after: previous ?? range.lower, isFirst: previous == nil, order: order,
+                               page: number)
+                previous = node.key
+            }
             if isBranch {
-                let childRange = KeyRange(lower: index == 0 ? range.lower : keys[index],
-                                          upper: index == nodes.count - 1 ? range.upper : keys[index + 1])
-                try walkPage(header.childPage, depth: depth + 1, kind: kind, fixedKeySize: fixedKeySize, order: order,
-                             range: childRange)
+                let upper = index == table.count - 1 ? range.upper : try table.node(index + 1).key
+                try walkPage(node.header.childPage, depth: depth + 1, kind: kind, fixedKeySize: fixedKeySize,
+                             order: order, range: KeyRange(lower: index == 0 ? range.lower : node.key, upper: upper))
             } else {
-                try leaf(header, at: node.offset, end: node.end, in: bytes, page: number, kind: kind,
+                try leaf(node.header, at: node.offset, end: pageSize, in: bytes, page: number, kind: kind,
                          fixedKeySize: fixedKeySize)
             }
         }
+        if let upper = range.upper, let last = previous, order.isBefore(last, upper) != true {
+            throw Damage(reason: "page \(number) has a key beyond its parent's range")
+        }
     }
 
-    /// The keys of one page: strictly increasing, and inside the range its parent gives it.
-    /// Out of order, LMDB's searches miss keys that a scan finds.
-    private func checkOrder(_ keys: [UnsafeRawBufferPointer], within range: KeyRange, order: KeyOrder,
-                            page number: UInt64) throws(Damage)
+    /// One key against the one before it (or, for a page's first key, the lower bound its
+    /// parent gives it). Out of order, LMDB's searches miss keys that a scan finds.
+    private func checkOrder(_ key: UnsafeRawBufferPointer, after previous: UnsafeRawBufferPointer?, isFirst: Bool,
+                            order: KeyOrder, page number: UInt64) throws(Damage)
     {
+        guard let previous else { return }
         if case .unchecked = order { return }
-        for (index, key) in keys.enumerated() {
-            if index > 0 {
-                guard order.isBefore(keys[index - 1], key) == true else {
-                    throw Damage(reason: "page \(number) has keys out of order")
-                }
-            } else if let lower = range.lower, order.isBefore(key, lower) != false {
+        if isFirst {
+            // The lower bound itself may be the first key.
+            guard order.isBefore(key, previous) == false else {
                 throw Damage(reason: "page \(number) has a key below its parent's range")
             }
-        }
-        if let upper = range.upper, let last = keys.last, order.isBefore(last, upper) != true {
-            throw Damage(reason: "page \(number) has a key beyond its parent's range")
+        } else if order.isBefore(previous, key) != true {
+            throw Damage(reason: "page \(number) has keys out of order")
         }
     }
 
@@ -262,9 +262,9 @@ struct TreeVerifier {
             let keySize = Int(bytes.loadUnaligned(fromByteOffset: data.lowerBound + 8, as: UInt16.self))
             try Self.checkFixedKeys(bytes, data, keySize: keySize, page: page)
         } else {
-            for node in try Self.nodes(of: bytes, in: data, page: page) {
-                let header = Self.nodeHeader(bytes, at: node.offset)
-                guard header.flags == 0 else { throw Damage(reason: "page \(page) has a duplicate with node flags") }
+            let table = try NodeTable(bytes, in: data, page: page)
+            for index in 0..<table.count where try table.node(index).header.flags != 0 {
+                throw Damage(reason: "page \(page) has a duplicate with node flags")
             }
         }
     }
@@ -325,31 +325,44 @@ struct TreeVerifier {
                    keySize: Int(bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self)))
     }
 
-    /// The nodes of the (sub-)page occupying `range` of `bytes`: each node's offset in `bytes`
-    /// and where its space ends, checked to lie between the node table and the page's end.
-    private static func nodes(of bytes: UnsafeRawBufferPointer, in range: Range<Int>, page: UInt64) throws(Damage)
-        -> [(offset: Int, end: Int)]
-    {
-        let lower = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 12, as: UInt16.self))
-        let upper = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 14, as: UInt16.self))
-        guard lower >= headerSize, lower <= upper, upper <= range.count, (lower - headerSize) % 2 == 0 else {
-            throw Damage(reason: "page \(page) has a damaged node table (lower \(lower), upper \(upper))")
+    /// The node table of the (sub-)page occupying `range` of `bytes`, checked as each node is
+    /// asked for: it lies between the table and the page's end, and so does its key. No
+    /// allocation: a walk visits every node of the file.
+    private struct NodeTable {
+        let bytes: UnsafeRawBufferPointer
+        let range: Range<Int>
+        let upper: Int
+        let count: Int
+        let page: UInt64
+
+        init(_ bytes: UnsafeRawBufferPointer, in range: Range<Int>, page: UInt64) throws(Damage) {
+            let lower = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 12, as: UInt16.self))
+            let upper = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 14, as: UInt16.self))
+            guard lower >= TreeVerifier.headerSize, lower <= upper, upper <= range.count,
+                  (lower - TreeVerifier.headerSize) % 2 == 0
+            else { throw Damage(reason: "page \(page) has a damaged node table (lower \(lower), upper \(upper))") }
+            self.bytes = bytes
+            self.range = range
+            self.upper = upper
+            self.page = page
+            count = (lower - TreeVerifier.headerSize) / 2
         }
-        var result = [(offset: Int, end: Int)]()
-        for index in 0..<((lower - headerSize) / 2) {
-            let relative = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + headerSize + index * 2,
+
+        /// Node `index`: its offset in `bytes`, header and key.
+        func node(_ index: Int) throws(Damage) -> (offset: Int, header: NodeHeader, key: UnsafeRawBufferPointer) {
+            let relative = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + TreeVerifier.headerSize + index * 2,
                                                    as: UInt16.self))
-            guard relative >= upper, relative + nodeHeaderSize <= range.count else {
+            guard relative >= upper, relative + TreeVerifier.nodeHeaderSize <= range.count else {
                 throw Damage(reason: "page \(page) has a node at offset \(relative), outside its node space")
             }
             let offset = range.lowerBound + relative
-            let header = nodeHeader(bytes, at: offset)
-            guard offset + nodeHeaderSize + header.keySize <= range.upperBound else {
+            let header = TreeVerifier.nodeHeader(bytes, at: offset)
+            let keyStart = offset + TreeVerifier.nodeHeaderSize
+            guard keyStart + header.keySize <= range.upperBound else {
                 throw Damage(reason: "page \(page) has a key reaching past its end")
             }
-            result.append((offset, range.upperBound))
+            return (offset, header, UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(keyStart + header.keySize)]))
         }
-        return result
     }
 
     /// Fixed-size keys packed after the header (`MDB_DUPFIXED`).

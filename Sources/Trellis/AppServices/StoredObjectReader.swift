@@ -16,7 +16,7 @@ struct StoredObjectReader {
     }
 
     private func rows(_ className: String) -> DatabaseHandle? {
-        try? core.transaction.database(named: Table.rowsName(className), create: false, integerKeys: true)
+        Table.existingRows(of: className, in: core.transaction)
     }
 
     func keys(of className: String) -> [ObjectKey] {

@@ -39,6 +39,11 @@ final class Table: @unchecked Sendable {
     }
 
     static func rowsName(_ className: String) -> String { "t.\(className)" }
+
+    /// The rows database of a stored class, if it has one (none until an object was stored).
+    static func existingRows(of className: String, in txn: Transaction) -> DatabaseHandle? {
+        (try? txn.database(named: rowsName(className), create: false, integerKeys: true)) ?? nil
+    }
     static func primaryKeysName(_ className: String) -> String { "pk.\(className)" }
 
     /// Opens (or, in a write transaction, creates) the databases of a class.

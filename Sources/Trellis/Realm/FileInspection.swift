@@ -43,7 +43,7 @@ public struct FileInspection: Sendable {
         schemaVersion = catalog.schemaVersion
         let transaction = core.transaction
         classes = catalog.classes.sorted { $0.name < $1.name }.map { stored in
-            let rows = try? transaction.database(named: Table.rowsName(stored.name), create: false, integerKeys: true)
+            let rows = Table.existingRows(of: stored.name, in: transaction)
             return ClassSummary(schema: stored.objectSchema, objectCount: rows.map(transaction.entryCount) ?? 0)
         }
     }

@@ -109,16 +109,20 @@ final class ClassInfo: Sendable {
     /// The field whose `Persisted` storage `keyPath` designates.
     @inline(__always)
     func field(for keyPath: AnyKeyPath) -> FieldInfo {
-        if let index = keyPathTable.index(for: keyPath) { return fields[index] }
-        return slowField(for: keyPath)
+        fields[fieldIndex(for: keyPath)]
     }
 
     /// The row column of the scalar field whose storage `keyPath` designates, or -1 when the
     /// field keeps an accessor (collections, LinkingObjects).
     @inline(__always)
     func scalarColumn(for keyPath: AnyKeyPath) -> Int {
-        if let index = keyPathTable.index(for: keyPath) { return scalarColumns[index] }
-        return scalarColumns[slowField(for: keyPath).index]
+        scalarColumns[fieldIndex(for: keyPath)]
+    }
+
+    /// The index of the field whose storage `keyPath` designates: remembered per key path.
+    @inline(__always)
+    private func fieldIndex(for keyPath: AnyKeyPath) -> Int {
+        keyPathTable.index(for: keyPath) ?? slowField(for: keyPath).index
     }
 
     private func slowField(for keyPath: AnyKeyPath) -> FieldInfo {

@@ -15,8 +15,7 @@ final class StoredSchemaClasses {
         for stored in core.file.catalog.classes {
             let info = Self.classInfo(stored, embedded: embedded)
             infos[stored.name] = info
-            let rows = try? transaction.database(named: Table.rowsName(stored.name), create: false, integerKeys: true)
-            if let rows { tables[stored.name] = Table(info: info, tableId: stored.tableId, rows: rows, primaryKeys: nil) }
+            if let rows = Table.existingRows(of: stored.name, in: transaction) { tables[stored.name] = Table(info: info, tableId: stored.tableId, rows: rows, primaryKeys: nil) }
         }
     }
 

@@ -102,6 +102,21 @@ final class EJSONScalars: Object {
         #expect(target._consistencyProblems().isEmpty)
     }
 
+    /// A number that is not one is a mismatch for floating-point properties too (it once
+    /// slipped through as an optional inside `Any`).
+    @Test func importingANonNumberIntoAFloatOrDoubleIsAMismatch() throws {
+        let realm = try Realm(configuration: .init(fileURL: folder.file("scalars.realm"), objectTypes: [EJSONScalars.self]))
+        for property in ["float", "double"] {
+            let document = Data(#"{"_id":{"$numberLong":"1"},"\#(property)":"nope"}"#.utf8)
+            #expect {
+                try ExtendedJSON.importDocuments([document], as: EJSONScalars.self, into: realm)
+            } throws: { error in
+                (error as? Realm.Error)?.message.contains("does not fit 'EJSONScalars.\(property)'") == true
+            }
+        }
+        #expect(realm.objects(EJSONScalars.self).isEmpty)
+    }
+
     @Test func importingALinkBeforeItsTargetSaysWhatToImportFirst() throws {
         let source = try seedRealm("source.realm")
         let people = try ExtendedJSON.documents(for: source.objects(AtlasSeed.Person.self))

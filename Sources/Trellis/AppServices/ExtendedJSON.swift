@@ -164,7 +164,9 @@ public enum ExtendedJSON {
         case .bool: value = raw as? Bool
         case .double, .float:
             let double = (wrapper?["$numberDouble"] as? String).flatMap(Double.init) ?? (raw as? Double)
-            value = property.type == .float ? double.map(Float.init) : double
+            // Mapped to `Any` each: a `Float?` or `Double?` put in `Any?` as such would be a
+            // non-nil value holding nil, and a bad number would pass as a value.
+            value = property.type == .float ? double.map { Float($0) as Any } : double.map { $0 as Any }
         case .string: value = raw as? String
         case .date:
             let millis = ((wrapper?["$date"] as? [String: Any])?["$numberLong"] as? String).flatMap(Int64.init)

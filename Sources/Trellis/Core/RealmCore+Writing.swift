@@ -19,7 +19,19 @@ extension RealmCore {
         let old = isNew ? nil : rowView(table, key)
         let oldLinks = old.map { linkTargets(of: table, row: $0) } ?? []
         updateIndexes(table, key: key, old: old, new: values)
-        putRow(RowWriter.encode(values), table, key: key, in: txn, isNew: isNew)
+        let bytes = RowWriter.encode(values)
+        if isNew {
+            recordedChanges.inserted(table.tableId, key)
+        } else if let old = rowView(table, key) {  // read again: the index writes may have moved it
+            bytes.withUnsafeBytes { new in
+                for field in table.info.storedFields where field.typeInfo.collection == .none
+                    && !old.hasSameColumn(RowView(bytes: new), field.rowColumn, variableWidth: field.typeInfo.type.isVariableWidth)
+                {
+                    recordModification(table, key, column: field.rowColumn)
+                }
+            }
+        }
+        putRow(bytes, table, key: key, in: txn, isNew: isNew)
         let newLinks = linkTargets(of: table, values: values)
         updateLinks(table, key: key, old: oldLinks, new: newLinks)
     }
@@ -40,6 +52,7 @@ extension RealmCore {
             updateIndexes(table, key: key, old: row, new: values)
         }
         putRow(bytes, table, key: key, in: txn)
+        recordModification(table, key, column: field.rowColumn)
         if field.isLink {
             var newLink: [LinkTarget] = []
             if case .link(let target) = value { newLink = [LinkTarget(field: field, key: target)] }
@@ -106,6 +119,8 @@ extension RealmCore {
                         by delta: Int)
     {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        recordedChanges.modified(target.tableId, targetKey,
+                                 column: ChangeSet.backlinkColumn(originTable: origin.tableId, originColumn: column.rowColumn))
         let key = BacklinkKey(targetTable: target.tableId, targetKey: targetKey, originTable: origin.tableId,
                               originColumn: UInt16(column.rowColumn), originKey: originKey)
         do {
@@ -173,6 +188,7 @@ extension RealmCore {
             storageFailure(error)
         }
         noteChange()
+        recordedChanges.deleted(table.tableId, key)
         updateLinks(table, key: key, old: outgoing, new: [])
         for (incoming, _) in backlinks(to: table, key: key) {
             guard let origin = self.table(id: incoming.originTable),

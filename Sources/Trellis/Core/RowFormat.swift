@@ -29,6 +29,15 @@ struct RowView {
         return RowFormat.tailStart(count) <= bytes.count ? count : 0
     }
 
+    /// Whether `column` holds the same value in both rows.
+    func hasSameColumn(_ other: RowView, _ column: Int, variableWidth: Bool) -> Bool {
+        let null = isNull(column)
+        if null != other.isNull(column) { return false }
+        if null { return true }
+        if variableWidth { return tail(column).elementsEqual(other.tail(column)) }
+        return slot(column) == other.slot(column)
+    }
+
     @inline(__always)
     func isNull(_ column: Int) -> Bool {
         guard column < columnCount else { return true }

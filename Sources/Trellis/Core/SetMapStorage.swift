@@ -8,6 +8,7 @@ extension RealmCore {
 
     func putCollectionValue(_ key: [UInt8], _ value: [UInt8]) {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        recordCollectionChange(key)
         do {
             try key.withUnsafeBytes { (k) in
                 _ = try value.withUnsafeBytes { (v) in try txn.put(file.collections, key: k, value: v) }
@@ -19,6 +20,7 @@ extension RealmCore {
 
     func deleteCollectionValue(_ key: [UInt8]) {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
+        recordCollectionChange(key)
         do {
             _ = try key.withUnsafeBytes { try txn.delete(file.collections, key: $0) }
         } catch {

@@ -9,6 +9,11 @@ final class FileState: Sendable {
     let backlinks: DatabaseHandle
     /// Lists, sets and maps (see ``CollectionKey``).
     let collections: DatabaseHandle
+    /// One change record per commit, keyed by version (see ``ChangeRecordEncoding``); nil in a
+    /// read-only file written before change records existed.
+    let changes: DatabaseHandle?
+    /// The Realms of this file in this process that have observers (see ``ObservationHub``).
+    let observation = ObservationHub()
 
     private struct State {
         var catalog: SchemaCatalog
@@ -28,12 +33,13 @@ final class FileState: Sendable {
     static let magic = Array("trellis".utf8)
 
     private init(environment: Environment, meta: DatabaseHandle, backlinks: DatabaseHandle,
-                 collections: DatabaseHandle, catalog: SchemaCatalog)
+                 collections: DatabaseHandle, changes: DatabaseHandle?, catalog: SchemaCatalog)
     {
         self.environment = environment
         self.meta = meta
         self.backlinks = backlinks
         self.collections = collections
+        self.changes = changes
         self.state = Mutex(State(catalog: catalog))
     }
 
@@ -111,10 +117,11 @@ final class FileState: Sendable {
                 txn.abort()
                 throw RealmErrors.notTrellis(path)
             }
+            let changes = try txn.database(named: "changes", create: !environment.isReadOnly, integerKeys: true)
             let catalog = try readCatalog(txn, meta: meta, path: path)
             if environment.isReadOnly { try txn.finishOpeningDatabases() } else { try txn.commit() }
             let state = FileState(environment: environment, meta: meta, backlinks: backlinks,
-                                  collections: collections, catalog: catalog)
+                                  collections: collections, changes: changes, catalog: catalog)
             return state
         } catch let error as StorageError {
             throw RealmErrors.opening(path, error)

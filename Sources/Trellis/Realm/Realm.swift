@@ -137,7 +137,8 @@ extension Realm {
 /// Opens `RealmCore`s, reusing the instance of the current thread for the same file.
 enum RealmOpener {
     struct InstanceKey: Hashable {
-        let thread: UInt
+        /// The thread, queue or actor the instance is confined to.
+        let place: UInt
         let path: String
     }
     /// An open core, not retained: the core removes its entry when it is deallocated. (A weak
@@ -147,16 +148,23 @@ enum RealmOpener {
     private struct OpenCore: @unchecked Sendable { let core: Unmanaged<RealmCore> }
     private static let instances = Mutex<[InstanceKey: OpenCore]>([:])
 
-    static func open(_ configuration: Realm.Configuration) throws -> RealmCore {
+    static func open(_ configuration: Realm.Configuration, confinement: Confinement = .thread) throws -> RealmCore {
         let path = configuration.path
-        let key = InstanceKey(thread: UInt(bitPattern: Int(bitPattern: pthread_self())), path: path)
+        let place: UInt
+        switch confinement {
+        case .thread, .frozen: place = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        case .queue(let queue): place = queue.trellisIdentity
+        case .actor(let actor): place = UInt(bitPattern: ObjectIdentifier(actor).hashValue)
+        }
+        let key = InstanceKey(place: place, path: path)
         // Taken on the core's own thread, which is the only one that can deallocate it.
         if let existing = instances.withLock({ $0[key]?.core.takeUnretainedValue() }), !existing.isClosed {
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
             return existing
         }
         try checkPath(configuration, path: path)
-        let core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded)
+        let core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded,
+                                confinement: confinement)
         core.instanceKey = key
         instances.withLock { $0[key] = OpenCore(core: Unmanaged.passUnretained(core)) }
         return core
@@ -170,18 +178,18 @@ enum RealmOpener {
         }
     }
 
-    private static func openCore(_ configuration: Realm.Configuration, path: String, allowDelete: Bool) throws
-        -> RealmCore
+    private static func openCore(_ configuration: Realm.Configuration, path: String, allowDelete: Bool,
+                                 confinement: Confinement) throws -> RealmCore
     {
         do {
             let file = try FileState.shared(path: path, configuration: configuration)
             try SchemaBinder.bind(configuration, file: file)
             file.environment.setSyncOnCommit(configuration.syncOnCommit && configuration.inMemoryIdentifier == nil)
-            return try RealmCore(configuration: configuration, file: file)
+            return try RealmCore(configuration: configuration, file: file, confinement: confinement)
         } catch let error as Realm.Error where error.code == .schemaMismatch && allowDelete {
             // The file state went out of scope with the `do` block; delete only if nothing else holds it.
             try deleteFiles(path)
-            return try openCore(configuration, path: path, allowDelete: false)
+            return try openCore(configuration, path: path, allowDelete: false, confinement: confinement)
         }
     }
 

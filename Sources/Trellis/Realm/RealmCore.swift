@@ -15,6 +15,8 @@ final class RealmCore {
     let file: FileState
     let environmentPath: String
     private let ownerThread: pthread_t
+    /// What the core is confined to; the thread that opened it unless said otherwise.
+    let confinement: Confinement
     /// The entry of this core in the per-thread instance registry, if it has one.
     var instanceKey: RealmOpener.InstanceKey?
 
@@ -42,14 +44,23 @@ final class RealmCore {
     private var keyCounters: [UInt32: ObjectKey] = [:]
     /// Whether reads have moved off a write transaction that ran out of space.
     private var noticedWriteFailure = false
+    /// What the current write transaction changed so far (see ``ChangeRecorder``).
+    var recordedChanges = ChangeRecorder()
+    /// The observers of this Realm and the version they were last told about.
+    let observers = ObserverList()
+    /// Whether notifications are being delivered (a block that writes asks for another round).
+    var isDeliveringNotifications = false
+    var needsAnotherDelivery = false
 
-    init(configuration: Realm.Configuration, file: FileState) throws {
+    init(configuration: Realm.Configuration, file: FileState, confinement: Confinement = .thread) throws {
         self.configuration = configuration
         self.file = file
         self.environmentPath = file.environment.path
         self.ownerThread = pthread_self()
+        self.confinement = confinement
         do {
             readTransaction = try file.environment.beginRead()
+            if confinement.isFrozen { readTransaction?.shareBetweenThreads() }
         } catch {
             throw RealmErrors.opening(file.environment.path, error)
         }
@@ -63,10 +74,28 @@ final class RealmCore {
 
     @inline(__always)
     func verifyThread() {
-        if pthread_equal(ownerThread, pthread_self()) == 0 {
+        if pthread_equal(ownerThread, pthread_self()) == 0 { verifyConfinement() }
+    }
+
+    /// The check for a core used off the thread that opened it: fine on its queue or actor,
+    /// and anywhere when frozen.
+    private func verifyConfinement() {
+        switch confinement {
+        case .thread:
             throwRealmException("Realm accessed from incorrect thread.")
+        case .queue(let queue):
+            if !queue.isCurrent {
+                throwRealmException("Realm accessed from incorrect thread: it is confined to the dispatch queue "
+                    + "'\(queue.label)'.")
+            }
+        case .actor(let actor):
+            actor.preconditionIsolated("Realm accessed from incorrect thread: it is confined to an actor.")
+        case .frozen:
+            return
         }
     }
+
+    var isFrozen: Bool { confinement.isFrozen }
 
     var isInWriteTransaction: Bool { writeTransaction != nil }
     var hasReadTransaction: Bool { readTransaction != nil }
@@ -95,7 +124,10 @@ final class RealmCore {
 
     func verifyInWrite(_ message: @autoclosure () -> String = Realm.writeRequiredMessage) {
         verifyThread()
-        if writeTransaction == nil { throwRealmException(message()) }
+        if writeTransaction == nil {
+            if isFrozen { throwRealmException("Cannot modify frozen object.") }
+            throwRealmException(message())
+        }
     }
 
     func noteChange() { changeStamp = nextChangeStamp() }
@@ -104,6 +136,7 @@ final class RealmCore {
 
     func beginWrite() {
         verifyThread()
+        if isFrozen { throwRealmException("Can't perform transactions on a frozen Realm") }
         if writeTransaction != nil { throwRealmException("The Realm is already in a write transaction") }
         if configuration.readOnly {
             throwRealmException("Can't perform transactions on a read-only Realm: '\(environmentPath)' was opened "
@@ -124,13 +157,17 @@ final class RealmCore {
         noteChange()
     }
 
-    func commitWrite() throws {
+    func commitWrite(withoutNotifying skipped: [NotificationToken] = []) throws {
         verifyThread()
+        for token in skipped where !observers.current.contains(where: { $0 === token.observer }) {
+            throwRealmException("Incorrect Realm: only notifications for the Realm being modified can be skipped.")
+        }
         guard let txn = writeTransaction else {
             throwRealmException("Can't commit a non-existing write transaction")
         }
         do {
             try persistKeyCounters(txn)
+            try persistChangeRecord(txn)
             try txn.commitUnlessFailed()
         } catch let error as StorageError {
             txn.abort()
@@ -145,6 +182,8 @@ final class RealmCore {
         }
         discardPending()
         advanceSnapshot()
+        deliverNotifications(skipping: skipped.map(\.observer))
+        file.observation.announceNewVersion(except: observationId)
     }
 
     func cancelWrite() {
@@ -191,6 +230,7 @@ final class RealmCore {
 
     private func discardPending() {
         noticedWriteFailure = false
+        recordedChanges.reset()
         pendingTables = [:]
         pendingCatalog = nil
         keyCounters = [:]
@@ -215,8 +255,13 @@ final class RealmCore {
 
     func refresh() -> Bool {
         verifyThread()
-        if writeTransaction != nil { return false }
-        return advanceSnapshot()
+        if writeTransaction != nil || isFrozen { return false }
+        let advanced = advanceSnapshot()
+        deliverNotifications()
+        // The new version may be another process's commit: the other Realms of this process
+        // learn of it too.
+        if advanced { file.observation.announceNewVersion(except: observationId) }
+        return advanced
     }
 
     /// Ends the snapshot (and any write); accessors read so far become invalidated.

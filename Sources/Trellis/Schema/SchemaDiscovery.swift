@@ -16,6 +16,8 @@ protocol PersistedFieldWitness: SendableMetatype {
     /// Stores `value` as the unmanaged value at `field`; returns false if it has the wrong type.
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any?
+    /// The value of a scalar or to-one column in `row` (a row of `core`'s file, or a copy).
+    static func storedValue(_ row: RowView, core: RealmCore, column: Int) -> Any?
     static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?)
     /// For a collection field of an object being added: stores its contents and keeps the
     /// managed collection in the field.
@@ -116,6 +118,10 @@ extension Persisted: PersistedFieldWitness {
     {
         guard let collection = value as? C else { return nil }
         return C._trellisAttach(collection, to: binding, session: session)
+    }
+
+    static func storedValue(_ row: RowView, core: RealmCore, column: Int) -> Any? {
+        flattened(Value._trellisRead(_RowReader(row: row, core: core), column))
     }
 
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any? {

@@ -128,6 +128,9 @@ final class Environment: Sendable {
         databases.withLock { $0[name] }
     }
 
+    /// Every named database opened so far.
+    var openDatabases: [MDB_dbi] { databases.withLock { Array($0.values) } }
+
     func remember(_ dbi: MDB_dbi, named name: String) {
         databases.withLock { $0[name] = dbi }
     }

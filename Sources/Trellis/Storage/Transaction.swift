@@ -142,6 +142,16 @@ final class Transaction {
         return dbi
     }
 
+    /// Prepares a read transaction to be read from several threads at once (a frozen Realm).
+    ///
+    /// LMDB refreshes a named database's root in the transaction on its first use, which is
+    /// the only write a read transaction makes: every open database is used once here, so
+    /// concurrent reads later only read. (`MDB_NOTLS` already frees it from its thread.)
+    func shareBetweenThreads() {
+        precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
+        for dbi in environment.openDatabases { _ = entryCount(dbi) }
+    }
+
     /// Commits a read-only transaction so the database handles it opened stay valid.
     func finishOpeningDatabases() throws {
         precondition(isReadOnly, "Trellis internal error: finishOpeningDatabases is for read transactions.")

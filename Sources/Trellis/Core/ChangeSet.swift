@@ -1,0 +1,189 @@
+/// What commits changed: per table, the objects inserted, deleted and modified (with the
+/// columns that changed). Notifications are computed from this, never by comparing whole
+/// snapshots.
+///
+/// A column is a stored column's index (`>= 0`) or a backlink column (`< 0`, see
+/// ``ChangeSet/backlinkColumn(originTable:originColumn:)``): a target object counts as modified
+/// in a backlink column when a link to it from that origin column was added or removed.
+struct ChangeSet: Equatable {
+    struct TableChanges: Equatable {
+        var insertions = Set<ObjectKey>()
+        var deletions = Set<ObjectKey>()
+        var modifications = [ObjectKey: Set<Int>]()
+
+        var isEmpty: Bool { insertions.isEmpty && deletions.isEmpty && modifications.isEmpty }
+    }
+
+    var tables = [UInt32: TableChanges]()
+    /// True when some commit's record was missing (written before change records existed, or
+    /// trimmed): every object may have changed.
+    var isComplete = true
+
+    var isEmpty: Bool { isComplete && tables.values.allSatisfy(\.isEmpty) }
+
+    static func backlinkColumn(originTable: UInt32, originColumn: Int) -> Int {
+        -1 - (Int(originTable) << 16 | originColumn)
+    }
+
+    func changes(in tableId: UInt32) -> TableChanges? { tables[tableId] }
+
+    /// Appends a later commit's changes.
+    mutating func append(_ later: ChangeSet) {
+        isComplete = isComplete && later.isComplete
+        for (tableId, next) in later.tables {
+            var current = tables[tableId] ?? TableChanges()
+            for key in next.deletions {
+                if current.insertions.remove(key) == nil { current.deletions.insert(key) }
+                current.modifications[key] = nil
+            }
+            for key in next.insertions { current.insertions.insert(key) }
+            for (key, columns) in next.modifications where !current.insertions.contains(key) {
+                current.modifications[key, default: []].formUnion(columns)
+            }
+            tables[tableId] = current
+        }
+    }
+}
+
+/// Records the changes of one write transaction as they are made: cheap for the bulk insert
+/// (keys a transaction allocates grow, so its new objects are ranges and are never looked up).
+struct ChangeRecorder {
+    struct TableRecord {
+        /// The first key this transaction allocated in the table: keys at or above it are new.
+        var firstNewKey = ObjectKey.max
+        var insertedRanges = [ClosedRange<ObjectKey>]()
+        /// New objects deleted again in the same transaction.
+        var deletedNew = Set<ObjectKey>()
+        var deletions = Set<ObjectKey>()
+        var modifications = [ObjectKey: Set<Int>]()
+    }
+
+    private(set) var records = [UInt32: TableRecord]()
+
+    var isEmpty: Bool { records.isEmpty }
+
+    mutating func reset() { records = [:] }
+
+    mutating func inserted(_ tableId: UInt32, _ key: ObjectKey) {
+        records[tableId, default: TableRecord()].insert(key)
+    }
+
+    mutating func deleted(_ tableId: UInt32, _ key: ObjectKey) {
+        records[tableId, default: TableRecord()].delete(key)
+    }
+
+    mutating func modified(_ tableId: UInt32, _ key: ObjectKey, column: Int) {
+        if let record = records[tableId], key >= record.firstNewKey { return }
+        records[tableId, default: TableRecord()].modifications[key, default: []].insert(column)
+    }
+
+    /// The recorded changes as a change set.
+    var changeSet: ChangeSet {
+        var set = ChangeSet()
+        for (tableId, record) in records {
+            var changes = ChangeSet.TableChanges()
+            for range in record.insertedRanges {
+                for key in range where !record.deletedNew.contains(key) { changes.insertions.insert(key) }
+            }
+            changes.deletions = record.deletions
+            changes.modifications = record.modifications.filter {
+                !record.deletions.contains($0.key) && !record.deletedNew.contains($0.key)
+            }
+            if !changes.isEmpty { set.tables[tableId] = changes }
+        }
+        return set
+    }
+}
+
+extension ChangeRecorder.TableRecord {
+    mutating func insert(_ key: ObjectKey) {
+        if key < firstNewKey { firstNewKey = key }
+        if let last = insertedRanges.last, last.upperBound &+ 1 == key {
+            insertedRanges[insertedRanges.count - 1] = last.lowerBound...key
+        } else {
+            insertedRanges.append(key...key)
+        }
+    }
+
+    mutating func delete(_ key: ObjectKey) {
+        modifications[key] = nil
+        if key >= firstNewKey { deletedNew.insert(key) } else { deletions.insert(key) }
+    }
+}
+
+// MARK: - Stored form
+
+/// A commit's change record as stored in the file (the `changes` database, keyed by the
+/// commit's version), so that every process can compute notifications for every commit.
+///
+/// Layout, little-endian: per table `tableId u32, rangeCount u32, (low u64, high u64)*,
+/// deletionCount u32, key u64*, modificationCount u32, (key u64, columnCount u16, column i32*)*`.
+enum ChangeRecordEncoding {
+    static func encode(_ recorder: ChangeRecorder) -> [UInt8] {
+        var out = [UInt8]()
+        func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { out += $0 } }
+        for (tableId, record) in recorder.records.sorted(by: { $0.key < $1.key }) {
+            put(tableId)
+            var ranges = [ClosedRange<ObjectKey>]()
+            for range in record.insertedRanges {
+                // Split around new objects deleted again.
+                var low = range.lowerBound
+                for key in range where record.deletedNew.contains(key) {
+                    if key > low { ranges.append(low...(key - 1)) }
+                    low = key &+ 1
+                }
+                if low <= range.upperBound, low != 0 { ranges.append(low...range.upperBound) }
+            }
+            put(UInt32(ranges.count))
+            for range in ranges {
+                put(range.lowerBound)
+                put(range.upperBound)
+            }
+            put(UInt32(record.deletions.count))
+            for key in record.deletions.sorted() { put(key) }
+            put(UInt32(record.modifications.count))
+            for (key, columns) in record.modifications.sorted(by: { $0.key < $1.key }) {
+                put(key)
+                put(UInt16(columns.count))
+                for column in columns.sorted() { put(Int32(column)) }
+            }
+        }
+        return out
+    }
+
+    /// The change set of a stored record; nil if the bytes are not a record.
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> ChangeSet? {
+        var offset = 0
+        func take<T: FixedWidthInteger>(_: T.Type) -> T? {
+            guard offset + MemoryLayout<T>.size <= bytes.count else { return nil }
+            defer { offset += MemoryLayout<T>.size }
+            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        var set = ChangeSet()
+        while offset < bytes.count {
+            guard let tableId = take(UInt32.self), let rangeCount = take(UInt32.self) else { return nil }
+            var changes = ChangeSet.TableChanges()
+            for _ in 0..<rangeCount {
+                guard let low = take(UInt64.self), let high = take(UInt64.self), low <= high else { return nil }
+                for key in low...high { changes.insertions.insert(key) }
+            }
+            guard let deletionCount = take(UInt32.self) else { return nil }
+            for _ in 0..<deletionCount {
+                guard let key = take(UInt64.self) else { return nil }
+                changes.deletions.insert(key)
+            }
+            guard let modificationCount = take(UInt32.self) else { return nil }
+            for _ in 0..<modificationCount {
+                guard let key = take(UInt64.self), let columnCount = take(UInt16.self) else { return nil }
+                var columns = Set<Int>()
+                for _ in 0..<columnCount {
+                    guard let column = take(Int32.self) else { return nil }
+                    columns.insert(Int(column))
+                }
+                changes.modifications[key] = columns
+            }
+            set.tables[tableId] = changes
+        }
+        return set
+    }
+}

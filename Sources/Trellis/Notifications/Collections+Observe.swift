@@ -1,0 +1,113 @@
+import Dispatch
+
+extension LinkingObjects {
+    /// Calls `block` with the initial origins, then after every commit that linked or unlinked
+    /// the object, or changed an origin (see `Results.observe`).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<LinkingObjects>) -> Void) -> NotificationToken
+    {
+        guard let results else {
+            throwRealmException("Change notifications are only supported on managed collections.")
+        }
+        results.core.verifyCanObserve()
+        let propertyName = self.propertyName
+        return results.core.observing(on: queue) { target in
+            let moved = Results<Element>(core: target, source: results.source, steps: results.steps)
+            return CollectionObserver(core: target, collection: LinkingObjects(propertyName: propertyName, results: moved),
+                                      source: moved.observationSource(keyPaths), block: block)
+        }
+    }
+}
+
+extension List {
+    /// Calls `block` with the initial list, then after every commit that changed it: elements
+    /// removed (old indices), inserted (new indices), replaced in place or (for objects)
+    /// whose properties changed (old indices). Deleting the owner removes every element.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<List>) -> Void) -> NotificationToken
+    {
+        guard let binding else {
+            throwRealmException("Change notifications are only supported on managed collections.")
+        }
+        binding.verifyReadable()
+        binding.core.verifyCanObserve()
+        return binding.core.observing(on: queue) { target in
+            let moved = CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
+                                          field: binding.location.field)
+            return CollectionObserver(core: target, collection: List(binding: moved),
+                                      source: .stored(moved, keyPaths: keyPaths, unique: false), block: block)
+        }
+    }
+}
+
+extension MutableSet {
+    /// Calls `block` with the initial set, then after every commit that changed it (indices
+    /// in the set's stored order).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<MutableSet>) -> Void) -> NotificationToken
+    {
+        guard let binding else {
+            throwRealmException("Change notifications are only supported on managed collections.")
+        }
+        binding.verifyReadable()
+        binding.core.verifyCanObserve()
+        return binding.core.observing(on: queue) { target in
+            let moved = CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
+                                          field: binding.location.field)
+            return CollectionObserver(core: target, collection: MutableSet(binding: moved),
+                                      source: .stored(moved, keyPaths: keyPaths, unique: true), block: block)
+        }
+    }
+}
+
+extension Map: RealmKeyedCollection where Key == String {
+    /// Calls `block` with the initial map, then after every commit that changed it, by key:
+    /// keys removed, added, and whose value changed (or whose object's properties changed).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmMapChange<Map>) -> Void) -> NotificationToken
+    {
+        guard let binding else {
+            throwRealmException("Change notifications are only supported on managed collections.")
+        }
+        binding.verifyReadable()
+        binding.core.verifyCanObserve()
+        return binding.core.observing(on: queue) { target in
+            let moved = CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
+                                          field: binding.location.field)
+            let paths = CollectionObserver<Map, [UInt8]>.Source.paths(keyPaths, moved)
+            return MapObserver(core: target, collection: Map(binding: moved), location: moved.location, paths: paths,
+                               block: block)
+        }
+    }
+}
+
+extension CollectionObserver.Source where Element == [UInt8] {
+    /// A stored list or set: its elements' bytes; for objects, modified when the object is.
+    static func stored(_ binding: CollectionBinding, keyPaths: [String]?, unique: Bool) -> Self {
+        let core = binding.core
+        let location = binding.location
+        let paths = Self.paths(keyPaths, binding)
+        let target = location.field.isLink ? core.linkedTable(location.field) : nil
+        let isSet = location.field.typeInfo.collection == .set
+        return Self(
+            elements: {
+                (isSet ? core.setElements(location) : core.listElements(location)).map { Array($0) }
+            },
+            mayChangeElements: { changes in
+                guard let owner = changes.tables[location.table.tableId] else { return false }
+                return owner.deletions.contains(location.key)
+                    || owner.modifications[location.key]?.contains(location.field.rowColumn) == true
+            },
+            isModified: { element, checker in
+                guard let target, let key = CollectionElement.linkKey(element) else { return false }
+                return checker.isModified(target, key, paths: paths)
+            },
+            elementsAreUnique: unique)
+    }
+
+    /// Key paths resolved from the collection's object class (nil for values or no paths).
+    static func paths(_ keyPaths: [String]?, _ binding: CollectionBinding) -> [ObservedKeyPath]? {
+        guard let keyPaths, let target = binding.core.linkedTable(binding.location.field) else { return nil }
+        return keyPaths.map { ObservedKeyPath.resolve($0, from: target.info, core: binding.core) }
+    }
+}

@@ -1,0 +1,94 @@
+import Dispatch
+import Synchronization
+
+/// Keeps a change observation alive; ``invalidate()`` (or releasing the token) stops it.
+///
+/// Any thread may invalidate a token; a notification already being delivered finishes, and no
+/// later one is delivered.
+public final class NotificationToken: Sendable {
+    let observer: ObserverHandle
+    private let list: ObserverList
+
+    init(observer: ObserverHandle, list: ObserverList) {
+        self.observer = observer
+        self.list = list
+    }
+
+    /// Stops the notifications. Calling it again does nothing.
+    public func invalidate() {
+        observer.invalidate()
+        list.remove(observer)
+    }
+
+    deinit { invalidate() }
+}
+
+/// The thread-safe part of an observer: whether it was invalidated, and the observer itself,
+/// which only the Realm it belongs to ever touches (on that Realm's thread, queue or actor).
+final class ObserverHandle: Sendable {
+    private let invalidated = Atomic<Bool>(false)
+    // @unchecked: the observer is created on its Realm's thread and only used there; other
+    // threads only compare handles by identity and flip `invalidated`.
+    private struct Confined: @unchecked Sendable { let observer: ChangeObserver }
+    private let confined: Confined
+
+    init(_ observer: ChangeObserver) { confined = Confined(observer: observer) }
+
+    var isInvalidated: Bool { invalidated.load(ordering: .acquiring) }
+    func invalidate() { invalidated.store(true, ordering: .releasing) }
+    /// The observer: to be used only on its Realm's thread.
+    var observer: ChangeObserver { confined.observer }
+}
+
+/// The observers of one Realm. Tokens remove themselves from any thread; while the list has
+/// observers, the file's ``ObservationHub`` keeps the Realm open so commits reach it.
+final class ObserverList: Sendable {
+    private let handles = Mutex<[ObserverHandle]>([])
+
+    var current: [ObserverHandle] { handles.withLock { $0 } }
+    var isEmpty: Bool { handles.withLock { $0.isEmpty } }
+
+    /// Adds an observer; returns whether it is the first one.
+    func add(_ handle: ObserverHandle) -> Bool {
+        handles.withLock { list in
+            list.append(handle)
+            return list.count == 1
+        }
+    }
+
+    func remove(_ handle: ObserverHandle) {
+        let emptied = handles.withLock { list -> Bool in
+            guard let index = list.firstIndex(where: { $0 === handle }) else { return false }
+            list.remove(at: index)
+            return list.isEmpty
+        }
+        if emptied { onEmptied.withLock { $0 }?() }
+    }
+
+    /// Called (on any thread) when the last observer left.
+    let onEmptied = Mutex<(@Sendable () -> Void)?>(nil)
+}
+
+/// Every Realm of one file in this process that has observers, so that a commit by any of
+/// them (or a refresh that found another process's commit) reaches all the others.
+final class ObservationHub: Sendable {
+    /// How to make a Realm deliver its notifications, on its own thread, queue or actor.
+    struct Listener: Sendable {
+        let poke: @Sendable () -> Void
+    }
+    private let listeners = Mutex<[UInt: Listener]>([:])
+
+    func register(_ id: UInt, _ listener: Listener) {
+        listeners.withLock { $0[id] = listener }
+    }
+
+    func unregister(_ id: UInt) {
+        listeners.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// Tells every registered Realm except `origin` that a newer version exists.
+    func announceNewVersion(except origin: UInt?) {
+        let targets = listeners.withLock { $0.filter { $0.key != origin }.map(\.value) }
+        for listener in targets { listener.poke() }
+    }
+}

@@ -1,0 +1,37 @@
+import Dispatch
+
+/// `observe` on objects, typed with the object's own class.
+public protocol _ObjectObservable: ObjectBase {}
+extension ObjectBase: _ObjectObservable {}
+
+extension _ObjectObservable {
+    /// Calls `block` after every commit that changed the object's properties (each with its
+    /// old and new value), and once with `.deleted` when it is deleted.
+    ///
+    /// `keyPaths` limits the properties observed; a key path through a link or backlink
+    /// (`"dog.name"`, `"owners.name"`) observes the linked objects' property too. Without
+    /// key paths, only the object's own properties count (a list property changes when its
+    /// elements are added, removed or replaced).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken
+    {
+        guard let managed = _managed else {
+            throwRealmException("Only objects which are managed by a Realm support change notifications")
+        }
+        managed.core.verifyCanObserve()
+        if !managed.core.objectExists(managed) { throwRealmException("Object has been deleted or invalidated.") }
+        let paths = keyPaths.map { $0.map { ObservedKeyPath.resolve($0, from: managed.info, core: managed.core) } }
+        return managed.core.observing(on: queue) { target in
+            let object = target.accessor(Self.self, table: managed.table, key: managed.key)
+            guard let targetManaged = object._managed else { return RealmObserver(core: target, block: { _, _ in }) }
+            return ObjectObserver(object: object, managed: targetManaged, paths: paths, block: block)
+        }
+    }
+
+    /// `observe` with typed key paths: `dog.observe(keyPaths: [\Dog.name])`.
+    public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken
+    {
+        observe(keyPaths: keyPaths.map(QueryKeyPathNames.name), on: queue, block)
+    }
+}

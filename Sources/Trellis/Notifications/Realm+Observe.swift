@@ -1,0 +1,45 @@
+extension Realm {
+    /// What a Realm notification reports.
+    public enum Notification: String, Sendable {
+        /// The Realm moved to a newer version (a commit here, or a refresh that found one).
+        case didChange = "RLMRealmDidChangeNotification"
+        /// Never sent by Trellis (it has no auto-refresh to turn off); kept for source
+        /// compatibility with Realm.
+        case refreshRequired = "RLMRealmRefreshRequiredNotification"
+    }
+
+    /// The block ``observe(_:)`` calls.
+    public typealias NotificationBlock = (_ notification: Notification, _ realm: Realm) -> Void
+
+    /// Calls `block` with `.didChange` whenever this Realm moves to a newer version: after its
+    /// own commits, after `refresh()` finds a newer one, and (on the main thread) after other
+    /// threads commit.
+    public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
+        core.verifyThread()
+        if core.isFrozen { throwRealmException("Frozen Realms do not change and do not have change notifications.") }
+        return core.addObserver(RealmObserver(core: core, block: block))
+    }
+
+    /// `write(_:)` whose commit does not notify the observers of `tokens` (their state still
+    /// moves on): for changes a UI already shows.
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws
+        -> Result
+    {
+        beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+        return result
+    }
+
+    /// `commitWrite()` whose commit does not notify the observers of `tokens`.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
+        try core.commitWrite(withoutNotifying: tokens)
+    }
+}

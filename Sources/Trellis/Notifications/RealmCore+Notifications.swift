@@ -1,0 +1,108 @@
+import Dispatch
+import Foundation
+
+/// Delivery of change notifications: observers are added on the Realm's thread and told
+/// of new versions on it, when the Realm commits, refreshes, or (on a queue, an actor or the
+/// main thread) when another Realm of the process commits.
+extension RealmCore {
+    /// This core's number in the file's ``ObservationHub``.
+    var observationId: UInt { UInt(bitPattern: ObjectIdentifier(self).hashValue) }
+
+    /// Adds an observer and returns its token. The `.initial` notification (for collections)
+    /// follows asynchronously on a queue, an actor or the main thread, and at the next
+    /// `refresh()` or commit on any other thread.
+    func addObserver(_ observer: ChangeObserver) -> NotificationToken {
+        let handle = ObserverHandle(observer)
+        if observers.add(handle) { registerForNotifications() }
+        if observer.initialPending { scheduleDelivery() }
+        return NotificationToken(observer: handle, list: observers)
+    }
+
+    /// The checks every `observe` makes first.
+    func verifyCanObserve() {
+        verifyThread()
+        if isFrozen {
+            throwRealmException("Frozen Realms do not change and do not have change notifications.")
+        }
+        if writeTransaction != nil {
+            throwRealmException("Cannot register notification blocks from within write transactions.")
+        }
+    }
+
+    /// While it has observers, the core stays registered with the file's hub, which keeps it
+    /// alive and pokes it when another Realm of the process commits.
+    private func registerForNotifications() {
+        let hub = file.observation
+        let id = observationId
+        observers.onEmptied.withLock { $0 = { hub.unregister(id) } }
+        hub.register(id, ObservationHub.Listener(poke: makePoke()))
+    }
+
+    private func scheduleDelivery() { makePoke()() }
+
+    /// How another thread makes this core deliver: on its queue, on its actor, on the main
+    /// queue for the main thread; a core on any other thread delivers when it next refreshes
+    /// or commits.
+    private func makePoke() -> @Sendable () -> Void {
+        let reference = ConfinedCore(core: self)
+        switch confinement {
+        case .queue(let queue):
+            return { queue.async { reference.core.deliverAfterRefreshing() } }
+        case .actor(let actor):
+            return { Task { await reference.deliver(on: actor) } }
+        case .thread where Thread.isMainThread:
+            return { DispatchQueue.main.async { reference.core.deliverAfterRefreshing() } }
+        case .thread, .frozen:
+            return {}
+        }
+    }
+
+    /// Moves to the newest version (unless a write is open) and delivers notifications.
+    func deliverAfterRefreshing() {
+        guard !isClosed, writeTransaction == nil else { return }
+        advanceSnapshot()
+        deliverNotifications()
+    }
+
+    /// Tells every observer what changed between the version it last reported and the
+    /// current snapshot (and delivers pending `.initial` notifications first).
+    func deliverNotifications(skipping skipped: [ObserverHandle] = []) {
+        if isDeliveringNotifications {
+            needsAnotherDelivery = true
+            return
+        }
+        isDeliveringNotifications = true
+        defer { isDeliveringNotifications = false }
+        repeat {
+            needsAnotherDelivery = false
+            guard writeTransaction == nil, hasReadTransaction else { return }
+            let txn = transaction
+            let version = txn.version
+            var changeSets = [Int: ChangeSet]()
+            for handle in observers.current where !handle.isInvalidated {
+                let observer = handle.observer
+                if observer.initialPending {
+                    observer.initialPending = false
+                    observer.deliverInitial()
+                }
+                guard observer.version < version, !handle.isInvalidated else { continue }
+                let changes = changeSets[observer.version] ?? changes(since: observer.version, in: txn)
+                changeSets[observer.version] = changes
+                observer.version = version
+                if changes.isEmpty { continue }
+                observer.advance(changes, notify: !skipped.contains { $0 === handle })
+            }
+        } while needsAnotherDelivery
+    }
+}
+
+/// A core handed to code that runs it on its own queue, actor or main thread.
+// @unchecked Sendable: the core is only dereferenced by the closures `makePoke` builds, each
+// of which runs on the queue, actor or main thread the core is confined to.
+private struct ConfinedCore: @unchecked Sendable {
+    let core: RealmCore
+
+    func deliver(on actor: isolated any Actor) {
+        core.deliverAfterRefreshing()
+    }
+}

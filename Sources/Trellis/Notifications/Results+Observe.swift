@@ -1,0 +1,102 @@
+import Dispatch
+
+extension Results {
+    /// Calls `block` with the results' initial contents, then after every commit that changed
+    /// them, with the indices deleted, inserted and modified.
+    ///
+    /// `keyPaths` limits which property changes count as modifications (`["dog.name"]`); by
+    /// default a change to any property of an object, or of an object it links to (up to four
+    /// links deep), does. With `queue`, `block` runs there, with results of a Realm confined
+    /// to that queue; without it, on this thread, when this Realm commits or refreshes (and on
+    /// the main thread also after other threads' commits).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results>) -> Void) -> NotificationToken
+    {
+        core.verifyCanObserve()
+        return core.observing(on: queue) { target in
+            let results = Results(core: target, source: self.source, steps: self.steps)
+            return CollectionObserver(core: target, collection: results,
+                                      source: results.observationSource(keyPaths), block: block)
+        }
+    }
+
+    /// `observe` with typed key paths: `observe(keyPaths: [\Dog.name])`.
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results>) -> Void) -> NotificationToken
+    {
+        observe(keyPaths: keyPaths.map(QueryKeyPathNames.name), on: queue, block)
+    }
+
+    /// What a ``CollectionObserver`` needs to follow these results.
+    func observationSource<C>(_ keyPaths: [String]?) -> CollectionObserver<C, ObjectKey>.Source {
+        let info = ClassInfo.unbound(for: Element.self)
+        let paths = keyPaths.map { $0.map { ObservedKeyPath.resolve($0, from: info, core: core) } }
+        let dependencies = ResultsDependencies(steps: steps, info: info)
+        return .init(elements: { self.keys() },
+                     mayChangeElements: { self.mayChangeElements($0, dependencies) },
+                     isModified: { self.isModified($0, $1, paths) },
+                     elementsAreUnique: elementsAreUnique)
+    }
+
+    private var elementsAreUnique: Bool {
+        switch source {
+        case .table: true
+        case .collection(let location): location.field.typeInfo.collection == .set
+        case .linkingObjects: false
+        }
+    }
+
+    private func isModified(_ key: ObjectKey, _ checker: ChangeChecker, _ paths: [ObservedKeyPath]?) -> Bool {
+        guard let table else { return false }
+        return checker.isModified(table, key, paths: paths)
+    }
+
+    private func mayChangeElements(_ changes: ChangeSet, _ dependencies: ResultsDependencies) -> Bool {
+        guard let table else { return false }
+        let stepsMayChange = !steps.isEmpty && dependencies.mayChange(changes, table: table)
+        switch source {
+        case .table:
+            return dependencies.mayChange(changes, table: table)
+        case .collection(let location):
+            return Self.ownerChanged(changes, location.table, location.key, column: location.field.rowColumn)
+                || stepsMayChange
+        case .linkingObjects(let target, let key, let property):
+            guard let field = table.info.field(named: property) else { return false }
+            let column = ChangeSet.backlinkColumn(originTable: table.tableId, originColumn: field.rowColumn)
+            return Self.ownerChanged(changes, target, key, column: column) || stepsMayChange
+        }
+    }
+
+    /// Whether the owner of a collection (or the target of backlinks) was deleted, or the
+    /// column changed.
+    static func ownerChanged(_ changes: ChangeSet, _ table: Table, _ key: ObjectKey, column: Int) -> Bool {
+        guard let owner = changes.tables[table.tableId] else { return false }
+        return owner.deletions.contains(key) || owner.modifications[key]?.contains(column) == true
+    }
+}
+
+extension RealmCore {
+    /// Registers the observer `make` builds: here, or (with `queue`) in a Realm of the same
+    /// file confined to `queue`, built on the queue.
+    func observing(on queue: DispatchQueue?, _ make: (RealmCore) -> ChangeObserver) -> NotificationToken {
+        guard let queue else { return addObserver(make(self)) }
+        let target: RealmCore
+        do {
+            target = try RealmOpener.open(configuration, confinement: .queue(queue))
+        } catch {
+            throwRealmException("Could not open '\(environmentPath)' on the queue '\(queue.label)': \(error)")
+        }
+        if queue.isCurrent { return target.addObserver(make(target)) }
+        return withoutActuallyEscaping(make) { make in
+            let work = QueueWork { target.addObserver(make(target)) }
+            return queue.sync { work.run() }
+        }
+    }
+}
+
+/// Work handed to a queue with `sync`: it runs there while the caller waits.
+// @unchecked Sendable: `queue.sync` runs it before returning, so the captured values are never
+// used by two threads at once.
+private struct QueueWork<T>: @unchecked Sendable {
+    let run: () -> T
+}

@@ -15,6 +15,11 @@ final class Table: @unchecked Sendable {
     /// Whether accessors of this class need `LinkingObjects(fromType:property:)` fields made
     /// live (see ``ClassInfo/legacyLinkingObjects``); a plain flag, read on every new accessor.
     let hasLegacyLinkingObjects: Bool
+    /// Whether the class is `Encodable`: its accessors mark their properties managed, so that
+    /// encoding one fails as in Realm instead of encoding stale values.
+    let isEncodable: Bool
+    /// Whether a new accessor needs more than its core and key (either of the above).
+    let needsAccessorSetup: Bool
 
     init(info: ClassInfo, tableId: UInt32, rows: DatabaseHandle, primaryKeys: DatabaseHandle?,
          indexes: [SecondaryIndex] = [])
@@ -25,6 +30,8 @@ final class Table: @unchecked Sendable {
         self.primaryKeys = primaryKeys
         self.indexes = indexes
         self.hasLegacyLinkingObjects = !info.legacyLinkingObjects.isEmpty
+        self.isEncodable = info.objectType is any Encodable.Type
+        self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable
     }
 
     /// Whether `other` reads and writes the same LMDB databases.

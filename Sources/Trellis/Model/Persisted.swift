@@ -36,6 +36,9 @@ public struct Persisted<Value: _Persistable> {
         case unmanaged(Value)
         /// Managed, for types whose accessor is kept (collections): the live instance.
         case managedCached(Value)
+        /// Managed (set only on objects of `Encodable` classes, so encoding can refuse it):
+        /// the value is in the database.
+        case managed
     }
 
     @usableFromInline var storage: Storage
@@ -128,7 +131,7 @@ public struct Persisted<Value: _Persistable> {
         switch storage {
         case .unmanaged(let value), .managedCached(let value):
             return value
-        case .unmanagedNoDefault:
+        case .unmanagedNoDefault, .managed:
             let value = Value._trellisDefaultValue()
             storage = .unmanaged(value)
             return value
@@ -172,4 +175,39 @@ extension Persisted where Value: _PrimaryKey {
 /// LinkingObjects), so that `obj.dogs === obj.dogs`.
 protocol _CachedAccessor {
     static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any
+}
+
+// MARK: - Codable
+
+extension Persisted: Decodable where Value: Decodable {
+    /// Decodes the property's value (an unmanaged object's property).
+    public init(from decoder: any Decoder) throws {
+        storage = .unmanaged(try Value(from: decoder))
+        declaration = PropertyDeclaration()
+    }
+}
+
+extension Persisted: Encodable where Value: Encodable {
+    /// Encodes the value of an unmanaged object's property. A managed object's property is an
+    /// `EncodingError.invalidValue`, as in Realm.
+    public func encode(to encoder: any Encoder) throws {
+        switch storage {
+        case .unmanaged(let value):
+            try value.encode(to: encoder)
+        case .unmanagedNoDefault:
+            try Value._trellisDefaultValue().encode(to: encoder)
+        case .managed, .managedCached:
+            throw EncodingError.invalidValue(self, EncodingError.Context(
+                codingPath: encoder.codingPath,
+                debugDescription: "Only unmanaged Realm objects can be encoded using automatic Codable synthesis. "
+                    + "You must explicitly define encode(to:) on your model class to support managed Realm objects."))
+        }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A property missing from the input keeps its default, as in Realm.
+    public func decode<T: _Persistable & Decodable>(_: Persisted<T>.Type, forKey key: Key) throws -> Persisted<T> {
+        try decodeIfPresent(Persisted<T>.self, forKey: key) ?? Persisted()
+    }
 }

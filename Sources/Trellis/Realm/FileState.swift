@@ -14,6 +14,8 @@ final class FileState: Sendable {
     let changes: DatabaseHandle?
     /// The Realms of this file in this process that have observers (see ``ObservationHub``).
     let observation = ObservationHub()
+    /// The turn-taking of `asyncWrite`s.
+    let asyncWriters = AsyncWriteGate()
 
     private struct State {
         var catalog: SchemaCatalog
@@ -44,6 +46,28 @@ final class FileState: Sendable {
     }
 
     var catalog: SchemaCatalog { state.withLock { $0.catalog } }
+
+    // MARK: - Frozen snapshots
+
+    /// Frozen Realms by version, shared by every freeze of that version in the process (each
+    /// holds one LMDB reader slot). Weak: a frozen Realm lives as long as its objects use it.
+    private struct WeakCore: @unchecked Sendable {
+        // @unchecked Sendable: only frozen cores are stored here, and frozen cores may be used
+        // from any thread.
+        weak var core: RealmCore?
+    }
+    private let frozenCores = Mutex<[Int: WeakCore]>([:])
+
+    /// The frozen core of `version`, made by `make` if there is none.
+    func frozenCore(version: Int, _ make: () -> RealmCore) -> RealmCore {
+        frozenCores.withLock { cores in
+            if let existing = cores[version]?.core { return existing }
+            let core = make()
+            cores = cores.filter { $0.value.core != nil }
+            cores[version] = WeakCore(core: core)
+            return core
+        }
+    }
 
     func table(for type: ObjectBase.Type) -> Table? {
         state.withLock { $0.tables[ObjectIdentifier(type)] }

@@ -52,6 +52,31 @@ final class RealmCore {
     var isDeliveringNotifications = false
     var needsAnotherDelivery = false
 
+    /// A frozen core reading the snapshot `transaction` (already begun, at the wanted version).
+    init(frozenFrom configuration: Realm.Configuration, file: FileState, transaction: Transaction) {
+        self.configuration = configuration
+        self.file = file
+        self.environmentPath = file.environment.path
+        self.ownerThread = pthread_self()
+        self.confinement = .frozen
+        transaction.shareBetweenThreads()
+        readTransaction = transaction
+    }
+
+    /// Hands over the pinned snapshot (to a frozen core).
+    func takeSnapshot() -> Transaction? {
+        guard let current = readTransaction, current.isActive else { return nil }
+        readTransaction = nil
+        noteChange()
+        return current
+    }
+
+    /// Pins `snapshot` (after ``takeSnapshot()``).
+    func replaceSnapshot(with snapshot: Transaction) {
+        readTransaction = snapshot
+        noteChange()
+    }
+
     init(configuration: Realm.Configuration, file: FileState, confinement: Confinement = .thread) throws {
         self.configuration = configuration
         self.file = file
@@ -125,7 +150,9 @@ final class RealmCore {
     func verifyInWrite(_ message: @autoclosure () -> String = Realm.writeRequiredMessage) {
         verifyThread()
         if writeTransaction == nil {
-            if isFrozen { throwRealmException("Cannot modify frozen object.") }
+            if isFrozen {
+                throwRealmException("Attempting to modify a frozen object - call thaw on the Object instance first.")
+            }
             throwRealmException(message())
         }
     }
@@ -267,6 +294,7 @@ final class RealmCore {
     /// Ends the snapshot (and any write); accessors read so far become invalidated.
     func invalidate() {
         verifyThread()
+        if isFrozen { return }
         if let writeTransaction {
             writeTransaction.abort()
             self.writeTransaction = nil
@@ -368,7 +396,9 @@ final class RealmCore {
         guard managed.epoch == epoch, let bytes = transaction.get(managed.table.rows, integerKey: managed.key) else {
             throwRealmException("Object has been deleted or invalidated.")
         }
-        object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
+        // A frozen object may be read by several threads at once: its cache is set only when
+        // its accessor is made (before it can be shared).
+        if !isFrozen { object._rowCache = RowCache(stamp: changeStamp, bytes: bytes) }
         return RowView(bytes: bytes)
     }
 
@@ -404,7 +434,7 @@ final class RealmCore {
         let object = type.init()
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
-        if table.hasLegacyLinkingObjects { installLegacyLinkingObjects(object, table.info) }
+        if table.needsAccessorSetup { setUpAccessor(object, table) }
         return object
     }
 
@@ -412,12 +442,21 @@ final class RealmCore {
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         object._rowCache = RowCache()
-        if table.hasLegacyLinkingObjects { installLegacyLinkingObjects(object, table.info) }
+        if table.needsAccessorSetup { setUpAccessor(object, table) }
     }
 
-    private func installLegacyLinkingObjects(_ object: ObjectBase, _ info: ClassInfo) {
+    /// Makes `LinkingObjects(fromType:property:)` fields live, and marks the properties of an
+    /// `Encodable` class managed.
+    private func setUpAccessor(_ object: ObjectBase, _ table: Table) {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for field in info.legacyLinkingObjects { field.type._trellisInstall(at: base + field.offset, object: object) }
+        for field in table.info.legacyLinkingObjects {
+            field.type._trellisInstall(at: base + field.offset, object: object)
+        }
+        if table.isEncodable {
+            for field in table.info.fields where field.typeInfo.collection == .none && !field.isLinkingObjects {
+                field.witness.markManaged(at: base + field.offset)
+            }
+        }
     }
 }
 

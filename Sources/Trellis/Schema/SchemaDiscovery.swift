@@ -16,6 +16,9 @@ protocol PersistedFieldWitness: SendableMetatype {
     /// Stores `value` as the unmanaged value at `field`; returns false if it has the wrong type.
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any?
+    /// Marks a scalar or to-one property of a new managed accessor as managed (only for
+    /// `Encodable` classes: encoding it must fail).
+    static func markManaged(at field: UnsafeMutableRawPointer)
     /// The value of a scalar or to-one column in `row` (a row of `core`'s file, or a copy).
     static func storedValue(_ row: RowView, core: RealmCore, column: Int) -> Any?
     static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?)
@@ -118,6 +121,12 @@ extension Persisted: PersistedFieldWitness {
     {
         guard let collection = value as? C else { return nil }
         return C._trellisAttach(collection, to: binding, session: session)
+    }
+
+    static func markManaged(at field: UnsafeMutableRawPointer) {
+        let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
+        if case .managedCached = storage.pointee.storage { return }
+        storage.pointee.storage = .managed
     }
 
     static func storedValue(_ row: RowView, core: RealmCore, column: Int) -> Any? {

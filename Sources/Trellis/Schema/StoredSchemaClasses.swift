@@ -98,6 +98,7 @@ private enum StoredFieldWitness: PersistedFieldWitness {
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool { misuse() }
     static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any? { misuse() }
     static func storedValue(_ row: RowView, core: RealmCore, column: Int) -> Any? { misuse() }
+    static func markManaged(at field: UnsafeMutableRawPointer) { misuse() }
     static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?) { misuse() }
     static func attachCollection(at field: UnsafeMutableRawPointer, binding: CollectionBinding, session: AddSession) {
         misuse()

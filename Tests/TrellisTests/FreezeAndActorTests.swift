@@ -171,6 +171,8 @@ import Testing
             let pet = Pet("rex")
             try await realm.asyncWrite { realm.add(pet) }
             let reference = ThreadSafeReference(to: pet)
+            // Observing starts when the iterator is made: before the writer runs.
+            var changes = pet.changes.makeAsyncIterator()
             let writer = Task.detached {
                 let other = try Realm(configuration: configuration)
                 guard let pet = other.resolve(reference) else { return }
@@ -178,7 +180,7 @@ import Testing
                 try other.write { other.delete(pet) }
             }
             var seen: [String] = []
-            for await change in pet.changes {
+            while let change = await changes.next(isolation: self) {
                 switch change {
                 case .change(let object, let properties):
                     seen.append("\(properties.map(\.name)) \(object.isFrozen)")

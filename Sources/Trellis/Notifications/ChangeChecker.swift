@@ -5,6 +5,14 @@ struct ChangeChecker {
     unowned let core: RealmCore
     let changes: ChangeSet
     static let defaultDepth = 4
+    /// `mayChange` answers by table and depth, asked once per commit rather than per element.
+    private let memo = Memo()
+    private final class Memo { var mayChange: [Int: Bool] = [:] }
+
+    init(core: RealmCore, changes: ChangeSet) {
+        self.core = core
+        self.changes = changes
+    }
 
     /// The columns of one object that changed (stored columns `>= 0`, backlink columns `< 0`).
     func changedColumns(_ table: Table, _ key: ObjectKey) -> Set<Int> {
@@ -53,11 +61,16 @@ struct ChangeChecker {
 
     /// Whether objects of `table`, or of tables it links to within `depth`, changed at all.
     private func mayChange(_ table: Table, depth: Int) -> Bool {
-        if changes.tables[table.tableId]?.modifications.isEmpty == false { return true }
-        guard depth > 1 else { return false }
-        return table.info.storedFields.contains { field in
-            field.isLink && (core.linkedTable(field).map { mayChange($0, depth: depth - 1) } ?? false)
+        let memoKey = Int(table.tableId) << 8 | depth
+        if let known = memo.mayChange[memoKey] { return known }
+        var result = changes.tables[table.tableId]?.modifications.isEmpty == false
+        if !result, depth > 1 {
+            result = table.info.storedFields.contains { field in
+                field.isLink && (core.linkedTable(field).map { mayChange($0, depth: depth - 1) } ?? false)
+            }
         }
+        memo.mayChange[memoKey] = result
+        return result
     }
 
     /// The objects a link, list, set or map of objects holds in the current snapshot.

@@ -30,12 +30,8 @@ struct ObservedKeyPath {
                 throwRealmException("Property '\(name)' not found in object of type '\(current.className)'")
             }
             fields.append(field)
-            if let target = field.typeInfo.objectType,
-               let table = core.table(for: target, create: false) ?? Optional(nil)
-            {
-                current = table.info
-            } else if let target = field.typeInfo.objectType {
-                current = ClassInfo.unbound(for: target)
+            if let target = field.typeInfo.objectType {
+                current = core.table(for: target, create: false)?.info ?? ClassInfo.unbound(for: target)
             }
         }
         return ObservedKeyPath(fields: fields)

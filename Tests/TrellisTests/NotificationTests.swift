@@ -344,6 +344,29 @@ import Testing
         #expect(log.entries == ["initial"])
     }
 
+    @Test func anObserverBehindTheTrimmedChangeLogStillGetsCorrectIndices() throws {
+        var configuration = folder.configuration([Owner.self, Pet.self])
+        configuration.syncOnCommit = false
+        let realm = try Realm(configuration: configuration)
+        _ = try addPets(realm, ["first"])
+        let log = CollectionLog<Results<Pet>>()
+        let token = realm.objects(Pet.self).observe { log.record($0) }
+        realm.refresh()
+        let commits = RealmCore.keptChangeRecords + RealmCore.trimBatch + 10
+        let fast = configuration
+        try onOtherThread {
+            let other = try Realm(configuration: fast)
+            for index in 0..<commits { try other.write { other.add(Pet("p\(index)")) } }
+        }
+        #expect(realm.core.file.changes.map { realm.core.transaction.entryCount($0) } ?? 0
+            <= RealmCore.keptChangeRecords + RealmCore.trimBatch)
+        realm.refresh()
+        // The log no longer reaches back to the observer's version: the results are compared
+        // whole, and the object that was there already is reported as (possibly) modified.
+        #expect(log.entries == ["initial", "d[] i\(Array(1...commits)) m[0]"])
+        token.invalidate()
+    }
+
     // MARK: - Other threads and processes
 
     @Test func aQueueObserverHearsACommitFromAnotherThread() throws {

@@ -4,17 +4,24 @@ extension RealmCore {
     /// How many commits' records the file keeps. A Realm that falls further behind than this
     /// gets a change set marked incomplete (every object may have changed).
     static let keptChangeRecords = 4096
+    static let trimBatch = 512
 
     /// Stores the current write transaction's changes under the version it will commit as.
     func persistChangeRecord(_ txn: Transaction) throws {
         guard let database = file.changes, !recordedChanges.isEmpty else { return }
         let bytes = ChangeRecordEncoding.encode(recordedChanges)
         try bytes.withUnsafeBytes { try txn.put(database, integerKey: UInt64(txn.version), value: $0) }
-        if txn.entryCount(database) > Self.keptChangeRecords, let cursor = try? txn.cursor(database),
-           let (oldest, _) = cursor.first()
-        {
-            _ = try txn.delete(database, integerKey: Cursor.integerKey(oldest))
+        // Trimmed in batches, so most commits touch only the newest page of the log.
+        guard txn.entryCount(database) > Self.keptChangeRecords + Self.trimBatch else { return }
+        var oldest = [UInt64]()
+        if let cursor = try? txn.cursor(database) {
+            var entry = cursor.first()
+            while let (key, _) = entry, oldest.count < Self.trimBatch {
+                oldest.append(Cursor.integerKey(key))
+                entry = cursor.next()
+            }
         }
+        for key in oldest { _ = try txn.delete(database, integerKey: key) }
     }
 
     /// What the commits after `version` up to the snapshot `txn` reads changed.

@@ -149,6 +149,25 @@ import Testing
 
     /// Consumes change sequences inside an actor, with a Realm opened for it.
     actor Watcher {
+        var realm: Realm?
+
+        func observePets(_ configuration: Realm.Configuration, into inbox: LockedBox<[String]>) async throws
+            -> NotificationToken
+        {
+            let realm = try await Realm.open(configuration: configuration)
+            self.realm = realm
+            return await realm.objects(Pet.self).observe(on: self) { watcher, change in
+                watcher.assertIsolated()
+                let entry: String
+                switch change {
+                case .initial(let pets): entry = "initial \(pets.count)"
+                case .update(let pets, _, let insertions, _): entry = "insert \(insertions) \(pets.first?.name ?? "")"
+                case .error: entry = "error"
+                }
+                inbox.mutate { $0.append(entry) }
+            }
+        }
+
         func firstTwoResultsChanges(_ configuration: Realm.Configuration, _ store: PetStore) async throws -> [String] {
             let realm = try await Realm.open(configuration: configuration)
             var seen: [String] = []
@@ -191,6 +210,19 @@ import Testing
             try await writer.value
             return seen
         }
+    }
+
+    @Test func observeOnAnActorDeliversInsideTheActorAfterAnotherThreadCommits() async throws {
+        let configuration = folder.configuration([Owner.self, Pet.self])
+        let store = try await PetStore(configuration)
+        let inbox = LockedBox<[String]>([])
+        let watcher = Watcher()
+        let token = try await watcher.observePets(configuration, into: inbox)
+        for _ in 0..<500 where inbox.get().isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try await store.add("rex")
+        for _ in 0..<500 where inbox.get().count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(inbox.get() == ["initial 0", "insert [0] rex"])
+        token.invalidate()
     }
 
     @Test func resultsChangesIsAnAsyncSequenceOfFrozenSnapshots() async throws {

@@ -12,6 +12,9 @@ class ChangeObserver {
     /// Delivers the `.initial` notification.
     func deliverInitial() {}
 
+    /// Reads the observed state again (just before `.initial`, which describes it).
+    func reloadState() {}
+
     /// Brings the state from `version` to the Realm's current snapshot, whose changes since
     /// are `changes`, and reports them unless `notify` is false (`write(withoutNotifying:)`).
     func advance(_ changes: ChangeSet, notify: Bool) {}

@@ -38,6 +38,8 @@ final class CollectionObserver<Collection, Element: Hashable>: ChangeObserver {
 
     override func deliverInitial() { block(.initial(collection)) }
 
+    override func reloadState() { elements = source.elements() }
+
     override func advance(_ changes: ChangeSet, notify: Bool) {
         let checker = ChangeChecker(core: core, changes: changes)
         var deletions = [Int](), insertions = [Int](), modifications = [Int]()
@@ -93,6 +95,8 @@ final class MapObserver<Collection: RealmKeyedCollection>: ChangeObserver where 
     }
 
     override func deliverInitial() { block(.initial(collection)) }
+
+    override func reloadState() { entries = Self.read(core, location) }
 
     override func advance(_ changes: ChangeSet, notify: Bool) {
         let checker = ChangeChecker(core: core, changes: changes)

@@ -82,8 +82,13 @@ extension RealmCore {
             for handle in observers.current where !handle.isInvalidated {
                 let observer = handle.observer
                 if observer.initialPending {
+                    // `.initial` describes the collection as it is now: later notifications
+                    // count from here.
                     observer.initialPending = false
+                    observer.reloadState()
+                    observer.version = version
                     observer.deliverInitial()
+                    continue
                 }
                 guard observer.version < version, !handle.isInvalidated else { continue }
                 let changes = changeSets[observer.version] ?? changes(since: observer.version, in: txn)

@@ -26,16 +26,9 @@ extension List {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<List>) -> Void) -> NotificationToken
     {
-        guard let binding else {
-            throwRealmException("Change notifications are only supported on managed collections.")
-        }
-        binding.verifyReadable()
-        binding.core.verifyCanObserve()
-        return binding.core.observing(on: queue) { target in
-            let moved = CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
-                                          field: binding.location.field)
-            return CollectionObserver(core: target, collection: List(binding: moved),
-                                      source: .stored(moved, keyPaths: keyPaths, unique: false), block: block)
+        CollectionBinding.observing(binding, on: queue) { moved in
+            CollectionObserver(core: moved.core, collection: List(binding: moved),
+                               source: .stored(moved, keyPaths: keyPaths, unique: false), block: block)
         }
     }
 }
@@ -46,16 +39,9 @@ extension MutableSet {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<MutableSet>) -> Void) -> NotificationToken
     {
-        guard let binding else {
-            throwRealmException("Change notifications are only supported on managed collections.")
-        }
-        binding.verifyReadable()
-        binding.core.verifyCanObserve()
-        return binding.core.observing(on: queue) { target in
-            let moved = CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
-                                          field: binding.location.field)
-            return CollectionObserver(core: target, collection: MutableSet(binding: moved),
-                                      source: .stored(moved, keyPaths: keyPaths, unique: true), block: block)
+        CollectionBinding.observing(binding, on: queue) { moved in
+            CollectionObserver(core: moved.core, collection: MutableSet(binding: moved),
+                               source: .stored(moved, keyPaths: keyPaths, unique: true), block: block)
         }
     }
 }
@@ -66,17 +52,27 @@ extension Map: RealmKeyedCollection where Key == String {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmMapChange<Map>) -> Void) -> NotificationToken
     {
+        CollectionBinding.observing(binding, on: queue) { moved in
+            MapObserver(core: moved.core, collection: Map(binding: moved), location: moved.location,
+                        paths: CollectionObserver<Map, [UInt8]>.Source.paths(keyPaths, moved), block: block)
+        }
+    }
+}
+
+extension CollectionBinding {
+    /// Registers the observer `make` builds for the stored collection of `binding`, bound to
+    /// the Realm that delivers (this one, or the one confined to `queue`).
+    static func observing(_ binding: CollectionBinding?, on queue: DispatchQueue?,
+                          _ make: (CollectionBinding) -> ChangeObserver) -> NotificationToken
+    {
         guard let binding else {
             throwRealmException("Change notifications are only supported on managed collections.")
         }
         binding.verifyReadable()
         binding.core.verifyCanObserve()
         return binding.core.observing(on: queue) { target in
-            let moved = CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
-                                          field: binding.location.field)
-            let paths = CollectionObserver<Map, [UInt8]>.Source.paths(keyPaths, moved)
-            return MapObserver(core: target, collection: Map(binding: moved), location: moved.location, paths: paths,
-                               block: block)
+            make(CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
+                                   field: binding.location.field))
         }
     }
 }

@@ -20,10 +20,15 @@ extension Realm {
         return core.addObserver(RealmObserver(core: core, block: block))
     }
 
-    /// `write(_:)` whose commit does not notify the observers of `tokens` (their state still
-    /// moves on): for changes a UI already shows.
+    /// Runs `block` in a write transaction and commits it, returning the block's value.
+    ///
+    /// If `block` throws, the transaction is cancelled and the error rethrown. Nesting writes
+    /// traps ("The Realm is already in a write transaction"). The commit does not notify the
+    /// observers of `tokens` (their state still moves on): for changes a UI already shows.
+    ///
+    /// - Throws: the block's error, or ``Realm/Error`` if the commit fails (disk full, size limit).
     @discardableResult
-    public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws
         -> Result
     {
         beginWrite()

@@ -73,26 +73,6 @@ public struct Realm {
     /// Whether a write transaction is open.
     public var isInWriteTransaction: Bool { core.isInWriteTransaction }
 
-    /// Runs `block` in a write transaction and commits it, returning the block's value.
-    ///
-    /// If `block` throws, the transaction is cancelled and the error rethrown. Nesting writes
-    /// traps ("The Realm is already in a write transaction").
-    ///
-    /// - Throws: the block's error, or ``Realm/Error`` if the commit fails (disk full, size limit).
-    @discardableResult
-    public func write<Result>(_ block: () throws -> Result) throws -> Result {
-        beginWrite()
-        let result: Result
-        do {
-            result = try block()
-        } catch {
-            if isInWriteTransaction { cancelWrite() }
-            throw error
-        }
-        if isInWriteTransaction { try commitWrite() }
-        return result
-    }
-
     /// Begins a write transaction, waiting for any other writer (thread or process) to finish.
     /// The Realm moves to the newest version first.
     public func beginWrite() { core.beginWrite() }

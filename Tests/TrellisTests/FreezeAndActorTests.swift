@@ -189,25 +189,37 @@ import Testing
             let realm = try await Realm.open(configuration: configuration)
             let pet = Pet("rex")
             try await realm.asyncWrite { realm.add(pet) }
-            let reference = ThreadSafeReference(to: pet)
+            // Two writes from another thread, the second only after the first was seen (two
+            // commits made before a delivery are reported together, as in Realm).
+            func write(_ change: @escaping @Sendable (Realm, Pet) -> Void) -> Task<Void, any Error> {
+                let reference = ThreadSafeReference(to: pet)
+                return Task.detached {
+                    let other = try Realm(configuration: configuration)
+                    guard let pet = other.resolve(reference) else { return }
+                    try other.write { change(other, pet) }
+                }
+            }
+            let deletion = ThreadSafeReference(to: pet)
             // Observing starts when the iterator is made: before the writer runs.
             var changes = pet.changes.makeAsyncIterator()
-            let writer = Task.detached {
-                let other = try Realm(configuration: configuration)
-                guard let pet = other.resolve(reference) else { return }
-                try other.write { pet.age = 3 }
-                try other.write { other.delete(pet) }
-            }
+            let writes = [write { _, pet in pet.age = 3 }]
+            var deleting: Task<Void, any Error>?
             var seen: [String] = []
             while let change = await changes.next(isolation: self) {
                 switch change {
                 case .change(let object, let properties):
                     seen.append("\(properties.map(\.name)) \(object.isFrozen)")
+                    deleting = Task.detached {
+                        let other = try Realm(configuration: configuration)
+                        guard let pet = other.resolve(deletion) else { return }
+                        try other.write { other.delete(pet) }
+                    }
                 case .deleted: seen.append("deleted")
                 case .error: break
                 }
             }
-            try await writer.value
+            for task in writes { try await task.value }
+            try await deleting?.value
             return seen
         }
     }

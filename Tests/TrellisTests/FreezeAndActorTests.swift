@@ -185,6 +185,17 @@ import Testing
             return seen
         }
 
+        /// Iterates the pets' changes until the task is cancelled; returns how many it saw.
+        func iterateForever(_ configuration: Realm.Configuration, started: LockedBox<Bool>) async throws -> Int {
+            let realm = try await Realm.open(configuration: configuration)
+            var count = 0
+            for await _ in realm.objects(Pet.self).changes {
+                count += 1
+                started.set(true)
+            }
+            return count
+        }
+
         func objectChanges(_ configuration: Realm.Configuration) async throws -> [String] {
             let realm = try await Realm.open(configuration: configuration)
             let pet = Pet("rex")
@@ -235,6 +246,23 @@ import Testing
         for _ in 0..<500 where inbox.get().count < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(inbox.get() == ["initial 0", "insert [0] rex"])
         token.invalidate()
+    }
+
+    @Test func cancellingTheTaskThatIteratesChangesEndsTheObservation() async throws {
+        let configuration = folder.configuration([Owner.self, Pet.self])
+        let store = try await PetStore(configuration)
+        let hub = try Realm(configuration: configuration).core.file.observation
+        let started = LockedBox(false)
+        let iterating = Task {
+            try await Watcher().iterateForever(configuration, started: started)
+        }
+        for _ in 0..<500 where !started.get() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(hub.registeredCount == 1)
+        iterating.cancel()
+        _ = try await iterating.value
+        try await store.add("after")  // the cancelled stream learns it is finished
+        for _ in 0..<500 where hub.registeredCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(hub.registeredCount == 0)
     }
 
     @Test func resultsChangesIsAnAsyncSequenceOfFrozenSnapshots() async throws {

@@ -105,12 +105,25 @@ extension LinkingObjects: ThreadConfined {
     }
 }
 
-extension List: ThreadConfined {
-    public func _trellisResolver() -> _ThreadSafeResolver {
+extension _CollectionProperty {
+    /// Finds the same stored collection (its owner's row and column) in another Realm.
+    func collectionResolver() -> _ThreadSafeResolver {
         guard let location = binding?.location else { return _ThreadSafeResolver { _ in nil } }
         return _ThreadSafeResolver { core in
             let moved = CollectionBinding(core: core, table: location.table, key: location.key, field: location.field)
-            return moved.isValid ? List(binding: moved) : nil
+            return moved.isValid ? Self(binding: moved) : nil
         }
     }
+}
+
+extension List: ThreadConfined {
+    public func _trellisResolver() -> _ThreadSafeResolver { collectionResolver() }
+}
+
+extension MutableSet: ThreadConfined {
+    public func _trellisResolver() -> _ThreadSafeResolver { collectionResolver() }
+}
+
+extension Map: ThreadConfined {
+    public func _trellisResolver() -> _ThreadSafeResolver { collectionResolver() }
 }

@@ -86,6 +86,9 @@ final class ObservationHub: Sendable {
         listeners.withLock { _ = $0.removeValue(forKey: id) }
     }
 
+    /// How many Realms of the file are registered (have observers).
+    var registeredCount: Int { listeners.withLock { $0.count } }
+
     /// Tells every registered Realm except `origin` that a newer version exists.
     func announceNewVersion(except origin: UInt?) {
         let targets = listeners.withLock { $0.filter { $0.key != origin }.map(\.value) }

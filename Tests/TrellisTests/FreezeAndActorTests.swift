@@ -185,6 +185,30 @@ import Testing
             return seen
         }
 
+        /// The first change of an owner whose dog is set by another thread.
+        func linkChange(_ configuration: Realm.Configuration) async throws -> [String] {
+            let realm = try await Realm.open(configuration: configuration)
+            let owner = Owner("tim")
+            try await realm.asyncWrite { realm.add(owner) }
+            let reference = ThreadSafeReference(to: owner)
+            var changes = owner.changes.makeAsyncIterator()
+            let writer = Task.detached {
+                let other = try Realm(configuration: configuration)
+                guard let owner = other.resolve(reference) else { return }
+                try other.write { owner.dog = Pet("rex") }
+            }
+            var seen: [String] = []
+            if case .change(_, let properties)? = await changes.next(isolation: self) {
+                for property in properties {
+                    let new = property.newValue as? Pet
+                    seen.append("\(property.name) \(property.oldValue.map { "\($0)" } ?? "nil") -> "
+                        + "\(new?.name ?? "?") \(new?.isFrozen == true ? "frozen" : "live")")
+                }
+            }
+            try await writer.value
+            return seen
+        }
+
         /// Iterates the pets' changes until the task is cancelled; returns how many it saw.
         func iterateForever(_ configuration: Realm.Configuration, started: LockedBox<Bool>) async throws -> Int {
             let realm = try await Realm.open(configuration: configuration)
@@ -270,6 +294,11 @@ import Testing
         let store = try await PetStore(configuration)
         let seen = try await Watcher().firstTwoResultsChanges(configuration, store)
         #expect(seen == ["initial 0", "insert [0] true rex"])
+    }
+
+    @Test func linkValuesInObjectChangesAreFrozen() async throws {
+        let seen = try await Watcher().linkChange(folder.configuration([Owner.self, Pet.self]))
+        #expect(seen == ["dog nil -> rex frozen"])
     }
 
     @Test func objectChangesEndWithDeletion() async throws {

@@ -68,13 +68,24 @@ extension _ObjectObservable {
     /// frozen at the new version. The sequence ends after `.deleted`.
     public var changes: RealmChanges<ObjectChange<Self>> { changes(keyPaths: nil) }
 
+    /// A property value fit for another thread: a linked object frozen at the same version
+    /// (nil if it no longer exists there), any other value as it is.
+    private static func frozenValue(_ value: Any?) -> Any? {
+        guard let object = value as? ObjectBase, let managed = object._managed else { return value }
+        return managed.core.frozenCore().linkedAccessor(Swift.type(of: object), key: managed.key)
+    }
+
     /// ``changes``, limited to `keyPaths`.
     public func changes(keyPaths: [String]?) -> RealmChanges<ObjectChange<Self>> {
         RealmChanges { continuation in
             self.observe(keyPaths: keyPaths, on: changesQueue) { change in
                 switch change {
                 case .change(let object, let properties):
-                    continuation.yield(.init(element: .change(object.freeze(), properties)))
+                    let frozen = properties.map {
+                        PropertyChange(name: $0.name, oldValue: Self.frozenValue($0.oldValue),
+                                       newValue: Self.frozenValue($0.newValue))
+                    }
+                    continuation.yield(.init(element: .change(object.freeze(), frozen)))
                 case .deleted:
                     continuation.yield(.init(element: .deleted))
                     continuation.finish()

@@ -19,32 +19,4 @@ extension Realm {
         if core.isFrozen { throwRealmException("Frozen Realms do not change and do not have change notifications.") }
         return core.addObserver(RealmObserver(core: core, block: block))
     }
-
-    /// Runs `block` in a write transaction and commits it, returning the block's value.
-    ///
-    /// If `block` throws, the transaction is cancelled and the error rethrown. Nesting writes
-    /// traps ("The Realm is already in a write transaction"). The commit does not notify the
-    /// observers of `tokens` (their state still moves on): for changes a UI already shows.
-    ///
-    /// - Throws: the block's error, or ``Realm/Error`` if the commit fails (disk full, size limit).
-    @discardableResult
-    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws
-        -> Result
-    {
-        beginWrite()
-        let result: Result
-        do {
-            result = try block()
-        } catch {
-            if isInWriteTransaction { cancelWrite() }
-            throw error
-        }
-        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
-        return result
-    }
-
-    /// `commitWrite()` whose commit does not notify the observers of `tokens`.
-    public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
-        try core.commitWrite(withoutNotifying: tokens)
-    }
 }

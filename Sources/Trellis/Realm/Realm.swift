@@ -73,15 +73,40 @@ public struct Realm {
     /// Whether a write transaction is open.
     public var isInWriteTransaction: Bool { core.isInWriteTransaction }
 
+    /// Runs `block` in a write transaction and commits it, returning the block's value.
+    ///
+    /// If `block` throws, the transaction is cancelled and the error rethrown. Nesting writes
+    /// traps ("The Realm is already in a write transaction"). The commit does not notify the
+    /// observers of `tokens` (their state still moves on): for changes a UI already shows.
+    ///
+    /// - Throws: the block's error, or ``Realm/Error`` if the commit fails (disk full, size limit).
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws
+        -> Result
+    {
+        beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+        return result
+    }
+
     /// Begins a write transaction, waiting for any other writer (thread or process) to finish.
     /// The Realm moves to the newest version first.
     public func beginWrite() { core.beginWrite() }
 
     /// Commits the write transaction; the data is on disk when this returns (unless
-    /// ``Configuration/syncOnCommit`` is off).
+    /// ``Configuration/syncOnCommit`` is off). The observers of `tokens` are not notified of it.
     ///
     /// - Throws: ``Realm/Error`` if the commit fails; the transaction is then rolled back.
-    public func commitWrite() throws { try core.commitWrite() }
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try core.commitWrite(withoutNotifying: tokens)
+    }
 
     /// Discards the write transaction's changes. Objects created in it become invalidated.
     public func cancelWrite() { core.cancelWrite() }

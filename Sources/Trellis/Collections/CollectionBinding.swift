@@ -38,6 +38,11 @@ struct CollectionBinding {
         self.epoch = core.epoch
     }
 
+    /// The same stored collection, read through `core` (another Realm of the file).
+    init(core: RealmCore, location: CollectionLocation) {
+        self.init(core: core, table: location.table, key: location.key, field: location.field)
+    }
+
     /// The binding for a collection property of a managed object.
     init(object: ObjectBase, field: FieldInfo) {
         guard let managed = object._managed else {

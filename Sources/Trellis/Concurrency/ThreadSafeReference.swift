@@ -110,7 +110,7 @@ extension _CollectionProperty {
     func collectionResolver() -> _ThreadSafeResolver {
         guard let location = binding?.location else { return _ThreadSafeResolver { _ in nil } }
         return _ThreadSafeResolver { core in
-            let moved = CollectionBinding(core: core, table: location.table, key: location.key, field: location.field)
+            let moved = CollectionBinding(core: core, location: location)
             return moved.isValid ? Self(binding: moved) : nil
         }
     }

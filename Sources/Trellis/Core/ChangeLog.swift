@@ -54,10 +54,6 @@ extension RealmCore {
 
     // MARK: - Recording
 
-    func recordModification(_ table: Table, _ key: ObjectKey, column: Int) {
-        recordedChanges.modified(table.tableId, key, column: column)
-    }
-
     /// A change to a collection entry: its owner's column was modified.
     func recordCollectionChange(_ entryKey: [UInt8]) {
         guard entryKey.count >= CollectionKey.ownerSize else { return }

@@ -25,8 +25,6 @@ struct ChangeSet: Equatable {
         -1 - (Int(originTable) << 16 | originColumn)
     }
 
-    func changes(in tableId: UInt32) -> TableChanges? { tables[tableId] }
-
     /// Appends a later commit's changes.
     mutating func append(_ later: ChangeSet) {
         isComplete = isComplete && later.isComplete
@@ -75,23 +73,6 @@ struct ChangeRecorder {
     mutating func modified(_ tableId: UInt32, _ key: ObjectKey, column: Int) {
         if let record = records[tableId], key >= record.firstNewKey { return }
         records[tableId, default: TableRecord()].modifications[key, default: []].insert(column)
-    }
-
-    /// The recorded changes as a change set.
-    var changeSet: ChangeSet {
-        var set = ChangeSet()
-        for (tableId, record) in records {
-            var changes = ChangeSet.TableChanges()
-            for range in record.insertedRanges {
-                for key in range where !record.deletedNew.contains(key) { changes.insertions.insert(key) }
-            }
-            changes.deletions = record.deletions
-            changes.modifications = record.modifications.filter {
-                !record.deletions.contains($0.key) && !record.deletedNew.contains($0.key)
-            }
-            if !changes.isEmpty { set.tables[tableId] = changes }
-        }
-        return set
     }
 }
 

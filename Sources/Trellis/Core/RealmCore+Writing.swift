@@ -27,7 +27,7 @@ extension RealmCore {
                 for field in table.info.storedFields where field.typeInfo.collection == .none
                     && !old.hasSameColumn(RowView(bytes: new), field.rowColumn, variableWidth: field.typeInfo.type.isVariableWidth)
                 {
-                    recordModification(table, key, column: field.rowColumn)
+                    recordedChanges.modified(table.tableId, key, column: field.rowColumn)
                 }
             }
         }
@@ -52,7 +52,7 @@ extension RealmCore {
             updateIndexes(table, key: key, old: row, new: values)
         }
         putRow(bytes, table, key: key, in: txn)
-        recordModification(table, key, column: field.rowColumn)
+        recordedChanges.modified(table.tableId, key, column: field.rowColumn)
         if field.isLink {
             var newLink: [LinkTarget] = []
             if case .link(let target) = value { newLink = [LinkTarget(field: field, key: target)] }

@@ -71,8 +71,7 @@ extension CollectionBinding {
         binding.verifyReadable()
         binding.core.verifyCanObserve()
         return binding.core.observing(on: queue) { target in
-            make(CollectionBinding(core: target, table: binding.location.table, key: binding.location.key,
-                                   field: binding.location.field))
+            make(CollectionBinding(core: target, location: binding.location))
         }
     }
 }

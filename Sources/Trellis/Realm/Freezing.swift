@@ -14,15 +14,16 @@ extension RealmCore {
         // A new snapshot reads the newest version; if this Realm pins an older one, the frozen
         // Realm takes this Realm's snapshot and this Realm pins the new one instead.
         var frozenSnapshot = snapshot
-        if writeTransaction == nil, snapshot.version != transaction.version, let mine = takeSnapshot() {
+        if writeTransaction == nil, snapshot.version != transaction.version,
+           let mine = exchangeSnapshot(for: snapshot)
+        {
             frozenSnapshot = mine
-            replaceSnapshot(with: snapshot)
         }
         let version = frozenSnapshot.version
         var used = false
         let core = file.frozenCore(version: version) {
             used = true
-            return RealmCore(frozenFrom: configuration, file: file, transaction: frozenSnapshot)
+            return RealmCore(frozenFrom: configuration, file: file, snapshot: frozenSnapshot)
         }
         if !used { frozenSnapshot.abort() }
         return core
@@ -125,8 +126,7 @@ extension _CollectionProperty {
     /// The same collection bound to `core`.
     func rebound(to core: RealmCore) -> Self? {
         guard let binding else { return nil }
-        let moved = CollectionBinding(core: core, table: binding.location.table, key: binding.location.key,
-                                      field: binding.location.field)
+        let moved = CollectionBinding(core: core, location: binding.location)
         return moved.isValid ? Self(binding: moved) : nil
     }
 

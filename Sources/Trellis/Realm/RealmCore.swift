@@ -52,43 +52,41 @@ final class RealmCore {
     var isDeliveringNotifications = false
     var needsAnotherDelivery = false
 
-    /// A frozen core reading the snapshot `transaction` (already begun, at the wanted version).
-    init(frozenFrom configuration: Realm.Configuration, file: FileState, transaction: Transaction) {
-        self.configuration = configuration
-        self.file = file
-        self.environmentPath = file.environment.path
-        self.ownerThread = pthread_self()
-        self.confinement = .frozen
-        transaction.shareBetweenThreads()
-        readTransaction = transaction
-    }
-
-    /// Hands over the pinned snapshot (to a frozen core).
-    func takeSnapshot() -> Transaction? {
-        guard let current = readTransaction, current.isActive else { return nil }
-        readTransaction = nil
-        noteChange()
-        return current
-    }
-
-    /// Pins `snapshot` (after ``takeSnapshot()``).
-    func replaceSnapshot(with snapshot: Transaction) {
-        readTransaction = snapshot
-        noteChange()
-    }
-
-    init(configuration: Realm.Configuration, file: FileState, confinement: Confinement = .thread) throws {
+    /// A core pinning `snapshot`, confined as said.
+    private init(configuration: Realm.Configuration, file: FileState, confinement: Confinement,
+                 snapshot: Transaction)
+    {
         self.configuration = configuration
         self.file = file
         self.environmentPath = file.environment.path
         self.ownerThread = pthread_self()
         self.confinement = confinement
+        readTransaction = snapshot
+    }
+
+    /// A live core at the newest version.
+    convenience init(configuration: Realm.Configuration, file: FileState, confinement: Confinement = .thread) throws {
+        let snapshot: Transaction
         do {
-            readTransaction = try file.environment.beginRead()
-            if confinement.isFrozen { readTransaction?.shareBetweenThreads() }
+            snapshot = try file.environment.beginRead()
         } catch {
             throw RealmErrors.opening(file.environment.path, error)
         }
+        self.init(configuration: configuration, file: file, confinement: confinement, snapshot: snapshot)
+    }
+
+    /// A frozen core reading `snapshot` (already begun, at the wanted version).
+    convenience init(frozenFrom configuration: Realm.Configuration, file: FileState, snapshot: Transaction) {
+        snapshot.shareBetweenThreads()
+        self.init(configuration: configuration, file: file, confinement: .frozen, snapshot: snapshot)
+    }
+
+    /// Pins `snapshot` and hands over the one pinned so far (to a frozen core), if any.
+    func exchangeSnapshot(for snapshot: Transaction) -> Transaction? {
+        guard let current = readTransaction, current.isActive else { return nil }
+        readTransaction = snapshot
+        noteChange()
+        return current
     }
 
     deinit {

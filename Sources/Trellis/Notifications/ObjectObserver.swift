@@ -36,11 +36,7 @@ final class ObjectObserver<T: ObjectBase>: ChangeObserver {
         for field in table.info.fields {
             if let paths {
                 let matching = paths.filter { $0.fields.first === field }
-                if !matching.isEmpty,
-                   matching.contains(where: { checker.isModified(table, key, along: $0.fields[...]) }) || !changes.isComplete
-                {
-                    changed.append(field)
-                }
+                if !matching.isEmpty, checker.isModified(table, key, paths: matching) { changed.append(field) }
             } else if !field.isLinkingObjects, isChanged(field, checker, newRow) {
                 changed.append(field)
             }

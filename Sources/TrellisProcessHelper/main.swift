@@ -5,6 +5,10 @@
 //   TrellisProcessHelper crash-write PATH SEED writes random transactions until killed
 //   TrellisProcessHelper crash-check PATH      checks a crash-test file, prints JSON
 //   TrellisProcessHelper read-damaged PATH     opens a damaged file read-only and reads it through
+//   TrellisProcessHelper count-untyped PATH    opens without objectTypes (as `try Realm()` does); prints
+//                                              "count isEmpty" of ProcessDog
+//   TrellisProcessHelper hold-write PATH FLAG  adds one ProcessDog in a write that stays open until the
+//                                              file FLAG exists (at most 60 s); prints "holding" first
 import Foundation
 import Trellis
 
@@ -42,6 +46,19 @@ do {
         try CrashWorkload.write(path: path, seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     case "crash-check":
         try CrashWorkload.check(path: path)
+    case "count-untyped":
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path)))
+        print(realm.objects(ProcessDog.self).count, realm.isEmpty)
+    case "hold-write":
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
+        let flag = arguments.count > 3 ? arguments[3] : path + ".release"
+        realm.beginWrite()
+        realm.add(ProcessDog(value: ["name": "held", "age": -1]))
+        FileHandle.standardOutput.write(Data("holding\n".utf8))  // unbuffered: the test waits for it
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: flag), Date() < deadline { usleep(10_000) }
+        try realm.commitWrite()
+        print("committed")
     case "read-damaged":
         DamagedFileReader.read(path: path)
     default:

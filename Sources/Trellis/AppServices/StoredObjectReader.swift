@@ -20,7 +20,7 @@ struct StoredObjectReader {
     }
 
     func keys(of className: String) -> [ObjectKey] {
-        guard let rows = rows(className), let cursor = try? core.transaction.cursor(rows) else { return [] }
+        guard let rows = rows(className), let cursor = core.transaction.existingCursor(rows) else { return [] }
         var keys = [ObjectKey]()
         var entry = cursor.first()
         while let (key, _) = entry {

@@ -110,7 +110,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
             } else if case .filter(let predicate)? = steps.first {
                 (keys, rows) = ResultsPipeline(core: core, table: table).scan(predicate)
                 return (keys, rows, 1)
-            } else if let cursor = try? core.transaction.cursor(table.rows) {
+            } else if let cursor = core.transaction.existingCursor(table.rows) {
                 // A hint only: a damaged file could claim any count (the structure check on
                 // open rejects those, unless it is turned off).
                 let count = Swift.min(core.transaction.entryCount(table.rows), 1 << 20)

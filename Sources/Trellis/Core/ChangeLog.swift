@@ -14,7 +14,7 @@ extension RealmCore {
         // Trimmed in batches, so most commits touch only the newest page of the log.
         guard txn.entryCount(database) > Self.keptChangeRecords + Self.trimBatch else { return }
         var oldest = [UInt64]()
-        if let cursor = try? txn.cursor(database) {
+        if let cursor = txn.existingCursor(database) {
             var entry = cursor.first()
             while let (key, _) = entry, oldest.count < Self.trimBatch {
                 oldest.append(Cursor.integerKey(key))
@@ -29,7 +29,7 @@ extension RealmCore {
         var set = ChangeSet()
         let newest = txn.version
         guard newest > version else { return set }
-        guard let database = file.changes, let cursor = try? txn.cursor(database) else {
+        guard let database = file.changes, let cursor = txn.existingCursor(database) else {
             set.isComplete = false
             return set
         }

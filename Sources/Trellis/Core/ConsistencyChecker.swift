@@ -5,7 +5,10 @@
 ///   number of forward links, and nothing else;
 /// - every embedded object has exactly one parent link;
 /// - every stored collection belongs to an existing row, and its header agrees with its contents;
-/// - every `indexed:` property's index holds exactly one entry per row, with the row's value.
+/// - every `indexed:` property's index holds exactly one entry per row, with the row's value;
+/// - every database of the file has a handle, each table reads its own databases through it,
+///   and a handle sees as many entries as LMDB records for the database (a handle the snapshot
+///   cannot use reads as an empty table, which no other check would notice).
 ///
 /// Used by the tests after relationship operations and by the crash tests after a reopen.
 struct ConsistencyChecker {
@@ -21,6 +24,7 @@ struct ConsistencyChecker {
 
     mutating func run() -> [String] {
         let tables = core.file.catalog.classes.compactMap { core.table(id: $0.tableId) }
+        checkDatabaseHandles(tables)
         for table in tables {
             checkRows(of: table)
             checkIndexes(of: table)
@@ -59,7 +63,7 @@ struct ConsistencyChecker {
                 expected.insert(index.entryKey(core.storedPayload(row, index.field), key))
             }
             var found = Set<[UInt8]>()
-            if let cursor = try? core.transaction.cursor(index.database) {
+            if let cursor = core.transaction.existingCursor(index.database) {
                 for entry in cursor.entries(withPrefix: []) { found.insert(Array(entry.key)) }
             }
             if found != expected {
@@ -148,12 +152,38 @@ struct ConsistencyChecker {
         return "\(origin)[\(id.originKey)] column \(id.originColumn) -> \(target)[\(id.targetKey)]"
     }
 
+    private mutating func checkDatabaseHandles(_ tables: [Table]) {
+        let txn = core.transaction
+        let handles = core.file.environment.handles
+        let names = (try? txn.databaseNames()) ?? []
+        for name in names where (try? txn.database(named: name, create: false)) ?? nil == nil {
+            problems.append("the database '\(name)' has no handle in this process")
+        }
+        for table in tables {
+            var expected = [(Table.rowsName(table.info.className), table.rows)]
+            if let primaryKeys = table.primaryKeys { expected.append((Table.primaryKeysName(table.info.className), primaryKeys)) }
+            expected += table.indexes.map { (SecondaryIndex.name(table.info.className, $0.field.name), $0.database) }
+            for (name, handle) in expected {
+                if let opened = handles.name(of: handle), opened != name {
+                    problems.append("\(table.info.className) reads '\(name)' through the handle of '\(opened)'")
+                    continue
+                }
+                let recorded = txn.recordedEntryCount(ofDatabaseNamed: name) ?? 0
+                let seen = txn.entryCount(handle)
+                if recorded != seen {
+                    problems.append("\(table.info.className): '\(name)' holds \(recorded) entries but its handle "
+                        + "sees \(seen)")
+                }
+            }
+        }
+    }
+
     private func rowKeys(_ table: Table) -> [ObjectKey] {
         entries(table.rows).map { Cursor.integerKey($0.key) }
     }
 
     private func entries(_ database: DatabaseHandle) -> [Cursor.Entry] {
-        (try? core.transaction.cursor(database).entries(withPrefix: [])) ?? []
+        core.transaction.existingCursor(database)?.entries(withPrefix: []) ?? []
     }
 }
 

@@ -59,7 +59,7 @@ enum MigrationStorage {
     static func entries(_ prefix: [UInt8], txn: Transaction, collections: DatabaseHandle)
         -> [(key: [UInt8], value: [UInt8])]
     {
-        guard let cursor = try? txn.cursor(collections) else { return [] }
+        guard let cursor = txn.existingCursor(collections) else { return [] }
         return cursor.entries(withPrefix: prefix).map { (Array($0.key), Array($0.value)) }
     }
 

@@ -117,7 +117,7 @@ final class Migrator {
         loadedOrder.append(className)
         guard let stored = oldCatalog.storedClass(named: className),
               let rows = try? txn.database(named: Table.rowsName(className), create: false),
-              let cursor = try? txn.cursor(rows)
+              let cursor = txn.existingCursor(rows)
         else { return }
         let properties = stored.properties.map(\.property)
         var loaded = [MigrationRecord]()
@@ -384,7 +384,8 @@ final class Migrator {
     }
 
     /// Removes a class's rows, indexes, owned collections and outgoing backlinks (and, for a
-    /// dropped class, its databases and incoming backlinks too).
+    /// dropped class, its incoming backlinks too). Its databases stay, empty: a database is
+    /// never deleted while the process may hold its handle (see ``DatabaseHandles``).
     private func clear(_ stored: SchemaCatalog.StoredClass, dropDatabases: Bool) throws {
         var names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)]
         names += stored.properties.map { SecondaryIndex.name(stored.name, $0.name) }
@@ -394,7 +395,7 @@ final class Migrator {
         for name in Set(names) {
             let isRows = name == Table.rowsName(stored.name)
             if let database = try txn.database(named: name, create: false, integerKeys: isRows) {
-                try txn.drop(database, deleteDatabase: dropDatabases)
+                try txn.empty(database)
             }
         }
         var owned = [UInt8]()

@@ -86,7 +86,7 @@ extension RealmCore {
 
     /// The keys of the objects whose indexed value equals `value`.
     func indexedKeys(_ index: SecondaryIndex, equalTo value: _StoredValue.Payload) -> [ObjectKey] {
-        guard let cursor = try? transaction.cursor(index.database) else { return [] }
+        guard let cursor = transaction.existingCursor(index.database) else { return [] }
         let wanted = IndexKeyEncoding.encode(value)
         var keys = [ObjectKey]()
         var entry = wanted.withUnsafeBytes { cursor.seek(atLeast: $0) }
@@ -121,7 +121,7 @@ extension RealmCore {
         _ database: DatabaseHandle, _ lower: _StoredValue.Payload?, _ upper: _StoredValue.Payload?,
         _ split: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> (value: UnsafeRawBufferPointer, key: ObjectKey)?
     ) -> [ObjectKey] {
-        guard let cursor = try? transaction.cursor(database) else { return [] }
+        guard let cursor = transaction.existingCursor(database) else { return [] }
         let low = lower.map(IndexKeyEncoding.encode) ?? [1]  // tag 1: after every nil (tag 0)
         let high = upper.map(IndexKeyEncoding.encode)
         var keys = [ObjectKey]()

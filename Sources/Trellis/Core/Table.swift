@@ -34,6 +34,9 @@ final class Table: @unchecked Sendable {
         self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable
     }
 
+    /// Every database of the table.
+    var databases: [DatabaseHandle] { [rows] + (primaryKeys.map { [$0] } ?? []) + indexes.map(\.database) }
+
     /// Whether `other` reads and writes the same LMDB databases.
     func hasSameDatabases(as other: Table) -> Bool {
         rows == other.rows && primaryKeys == other.primaryKeys

@@ -224,7 +224,7 @@ extension QueryCompiler {
         guard let targetTable = table(target) else { return rows.isMany ? .many { _, _ in false } : .single { _ in nil } }
         // One cursor per link step for the whole evaluation: consecutive rows usually link to
         // nearby targets, which LMDB then finds on the page the cursor is already on.
-        guard let cursor = try? core.transaction.cursor(targetTable.rows) else {
+        guard let cursor = core.transaction.existingCursor(targetTable.rows) else {
             return rows.isMany ? .many { _, _ in false } : .single { _ in nil }
         }
         let follow = { (row: QueryRow) -> QueryRow? in

@@ -40,7 +40,7 @@ struct ResultsPipeline {
         let compiled = compile(predicate)
         let scope = compiled.makeScope()
         var keys = [ObjectKey](), rows = [UnsafeRawBufferPointer]()
-        guard let cursor = try? core.transaction.cursor(table.rows) else { return (keys, rows) }
+        guard let cursor = core.transaction.existingCursor(table.rows) else { return (keys, rows) }
         var entry = cursor.first()
         while let (rawKey, bytes) = entry {
             let key = Cursor.integerKey(rawKey)

@@ -19,6 +19,8 @@ final class FileState: Sendable {
 
     private struct State {
         var catalog: SchemaCatalog
+        /// The version the catalog was last read at.
+        var catalogVersion = 0
         var tables: [ObjectIdentifier: Table] = [:]
         var tablesById: [UInt32: Table] = [:]
         /// Tables replaced by a later publish (after a migration). Kept for the file's lifetime:
@@ -46,6 +48,23 @@ final class FileState: Sendable {
     }
 
     var catalog: SchemaCatalog { state.withLock { $0.catalog } }
+
+    /// The catalog as of `txn` when it is newer than the one known (another process may have
+    /// added classes since the file was loaded); the known one otherwise.
+    func catalog(readingNewerFrom txn: Transaction) -> SchemaCatalog {
+        let version = txn.version
+        let known = state.withLock { $0.catalogVersion >= version ? $0.catalog : nil }
+        if let known { return known }
+        guard let stored = try? Self.readCatalog(txn, meta: meta, path: environment.path) else { return catalog }
+        return state.withLock { state in
+            // Only a newer catalog replaces the known one (another thread may have read one).
+            if version > state.catalogVersion {
+                state.catalog = stored
+                state.catalogVersion = version
+            }
+            return state.catalog
+        }
+    }
 
     // MARK: - Frozen snapshots
 
@@ -78,9 +97,10 @@ final class FileState: Sendable {
     }
 
     /// Records tables and the catalog after the transaction that created them committed.
-    func publish(_ tables: [Table], catalog: SchemaCatalog) {
+    func publish(_ tables: [Table], catalog: SchemaCatalog, version: Int? = nil) {
         state.withLock { state in
             state.catalog = catalog
+            if let version { state.catalogVersion = max(state.catalogVersion, version) }
             for table in tables {
                 let type = ObjectIdentifier(table.info.objectType)
                 if let current = state.tables[type] {
@@ -126,30 +146,66 @@ final class FileState: Sendable {
 
     private static func load(_ environment: Environment, path: String) throws -> FileState {
         do {
-            let txn = environment.isReadOnly ? try environment.beginRead() : try environment.beginWrite()
-            var meta = try txn.database(named: "meta", create: false)
-            if meta == nil {
-                if try txn.mainDatabaseEntryCount() > 0 || environment.isReadOnly {
-                    txn.abort()
-                    throw RealmErrors.notTrellis(path)
-                }
-                meta = try txn.database(named: "meta", create: true)
-            }
-            guard let meta, let backlinks = try txn.database(named: "backlinks", create: !environment.isReadOnly),
-                  let collections = try txn.database(named: "collections", create: !environment.isReadOnly)
-            else {
-                txn.abort()
-                throw RealmErrors.notTrellis(path)
-            }
-            let changes = try txn.database(named: "changes", create: !environment.isReadOnly, integerKeys: true)
-            let catalog = try readCatalog(txn, meta: meta, path: path)
-            if environment.isReadOnly { try txn.finishOpeningDatabases() } else { try txn.commit() }
-            let state = FileState(environment: environment, meta: meta, backlinks: backlinks,
-                                  collections: collections, changes: changes, catalog: catalog)
-            return state
+            // An initialised file is read in a read transaction, which never waits for another
+            // process's writer; only a new file (or one missing a database) needs the write lock.
+            if let state = try loadInitialized(environment, path: path) { return state }
+            if environment.isReadOnly { throw RealmErrors.notTrellis(path) }
+            return try initialize(environment, path: path)
         } catch let error as StorageError {
             throw RealmErrors.opening(path, error)
         }
+    }
+
+    /// The state of a file that has every database and a catalog; nil when it needs initialising.
+    private static func loadInitialized(_ environment: Environment, path: String) throws -> FileState? {
+        let txn = try environment.beginRead()
+        defer { txn.abort() }
+        guard let meta = try txn.database(named: "meta", create: false) else {
+            if txn.mainDatabaseEntryCount() > 0 { throw RealmErrors.notTrellis(path) }
+            return nil
+        }
+        guard let backlinks = try txn.database(named: "backlinks", create: false),
+              let collections = try txn.database(named: "collections", create: false)
+        else {
+            if environment.isReadOnly { throw RealmErrors.notTrellis(path) }
+            return nil
+        }
+        let changes = try txn.database(named: "changes", create: false)
+        if changes == nil && !environment.isReadOnly { return nil }
+        if magicKey.withUnsafeBytes({ txn.get(meta, key: $0) }) == nil && !environment.isReadOnly { return nil }
+        let catalog = try readCatalog(txn, meta: meta, path: path)
+        return FileState(environment: environment, meta: meta, backlinks: backlinks,
+                         collections: collections, changes: changes, catalog: catalog)
+    }
+
+    /// Creates the databases and the catalog of a new file (or the ones an older file lacks).
+    private static func initialize(_ environment: Environment, path: String) throws -> FileState {
+        let txn = try environment.beginWrite()
+        var meta = try txn.database(named: "meta", create: false)
+        if meta == nil {
+            if txn.mainDatabaseEntryCount() > 0 {
+                txn.abort()
+                throw RealmErrors.notTrellis(path)
+            }
+            meta = try txn.database(named: "meta", create: true)
+        }
+        guard let meta, let backlinks = try txn.database(named: "backlinks", create: true),
+              let collections = try txn.database(named: "collections", create: true),
+              let changes = try txn.database(named: "changes", create: true, integerKeys: true)
+        else {
+            txn.abort()
+            throw RealmErrors.notTrellis(path)
+        }
+        let catalog: SchemaCatalog
+        do {
+            catalog = try readCatalog(txn, meta: meta, path: path)
+        } catch {
+            txn.abort()
+            throw error
+        }
+        try txn.commit()
+        return FileState(environment: environment, meta: meta, backlinks: backlinks,
+                         collections: collections, changes: changes, catalog: catalog)
     }
 
     /// The catalog as stored in `txn`; a new file (in a write transaction) gets an empty one.

@@ -85,11 +85,11 @@ extension Realm {
             for stored in core.file.catalog.classes {
                 let indexNames = stored.properties.filter(\.indexed).map { SecondaryIndex.name(stored.name, $0.name) }
                 for name in [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)] + indexNames {
-                    if let dbi = core.file.environment.cachedDatabase(named: name) { try txn.drop(dbi, deleteDatabase: false) }
+                    if let dbi = core.file.environment.handles.handle(named: name) { try txn.empty(dbi) }
                 }
             }
-            try txn.drop(core.file.backlinks, deleteDatabase: false)
-            try txn.drop(core.file.collections, deleteDatabase: false)
+            try txn.empty(core.file.backlinks)
+            try txn.empty(core.file.collections)
         } catch {
             throwRealmException("Trellis could not delete the objects of '\(core.environmentPath)': \(error)")
         }

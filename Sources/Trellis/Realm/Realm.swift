@@ -62,7 +62,7 @@ public struct Realm {
         core.verifyThread()
         let txn = core.transaction
         for stored in core.file.catalog.classes where !stored.embedded {
-            if let dbi = core.file.environment.cachedDatabase(named: Table.rowsName(stored.name)),
+            if let dbi = core.file.environment.handles.handle(named: Table.rowsName(stored.name)),
                txn.entryCount(dbi) > 0 { return false }
         }
         return true

@@ -190,6 +190,7 @@ final class RealmCore {
         guard let txn = writeTransaction else {
             throwRealmException("Can't commit a non-existing write transaction")
         }
+        let version = txn.version
         do {
             try persistKeyCounters(txn)
             try persistChangeRecord(txn)
@@ -203,7 +204,7 @@ final class RealmCore {
         }
         writeTransaction = nil
         if let catalog = pendingCatalog {
-            file.publish(Array(pendingTables.values), catalog: catalog)
+            file.publish(Array(pendingTables.values), catalog: catalog, version: version)
         }
         discardPending()
         advanceSnapshot()
@@ -317,20 +318,24 @@ final class RealmCore {
     private func bindTable(for type: ObjectBase.Type, create: Bool) -> Table? {
         let info = ClassInfo.unbound(for: type)
         var catalog = pendingCatalog ?? file.catalog
+        if pendingCatalog == nil, catalog.storedClass(named: info.className) == nil {
+            // Another process may have added the class since this process read the catalog.
+            catalog = file.catalog(readingNewerFrom: transaction)
+        }
         do {
             if let stored = catalog.storedClass(named: info.className) {
                 let differences = SchemaCatalog.differences(stored: stored, model: info)
                 if !differences.isEmpty {
                     throwRealmException(SchemaBinder.mismatchMessage(differences, path: environmentPath))
                 }
-                // Database handles opened in a read transaction survive only if it commits.
-                let txn = try writeTransaction ?? file.environment.beginRead()
-                guard let table = try Table.open(info, tableId: stored.tableId, in: txn, create: false) else {
-                    if txn !== writeTransaction { txn.abort() }
+                // Every stored database already has a handle (see DatabaseHandles): binding
+                // only looks them up, and a table without databases yet has no objects.
+                guard let table = try Table.open(info, tableId: stored.tableId, in: transaction, create: false) else {
                     return nil
                 }
-                if txn !== writeTransaction { try txn.finishOpeningDatabases() }
-                if pendingCatalog == nil { file.publish([table], catalog: file.catalog) }
+                // Handles this write opened are private to it until it commits.
+                let opensOwnDatabases = writeTransaction?.hasOpened(anyOf: table.databases) ?? false
+                if pendingCatalog == nil, !opensOwnDatabases { file.publish([table], catalog: file.catalog) }
                 else { pendingTables[ObjectIdentifier(type)] = table }
                 return table
             }

@@ -95,14 +95,15 @@ enum SchemaBinder {
                     tables.append(table)
                 }
             }
+            let version = txn.version
             if needsWrite {
                 catalog.schemaVersion = configuration.schemaVersion
                 try FileState.writeCatalog(catalog, txn: txn, meta: file.meta)
                 try txn.commit()
             } else {
-                try txn.finishOpeningDatabases()
+                txn.abort()
             }
-            file.publish(tables, catalog: catalog)
+            file.publish(tables, catalog: catalog, version: needsWrite ? version : nil)
         } catch let error as StorageError {
             throw RealmErrors.opening(file.environment.path, error)
         }

@@ -15,8 +15,8 @@ final class Environment: Sendable {
     let isReadOnly: Bool
     /// The largest size the map may grow to (``Realm/Configuration/maximumFileSize``).
     let mapSizeLimit: Int
-    /// Named database handles opened so far, by name. Handles stay valid until the env closes.
-    private let databases = Mutex<[String: MDB_dbi]>([:])
+    /// The named databases' handles (see ``DatabaseHandles`` for LMDB's rules on them).
+    let handles = DatabaseHandles()
     /// How many transactions of this process are live or being begun, and the current map size.
     /// The map may only be resized when no transaction is live (LMDB's rule), so both live
     /// behind one lock that every transaction start and end takes.
@@ -124,19 +124,26 @@ final class Environment: Sendable {
 
     // MARK: - Named databases
 
-    func cachedDatabase(named name: String) -> MDB_dbi? {
-        databases.withLock { $0[name] }
-    }
-
-    /// Every named database opened so far.
-    var openDatabases: [MDB_dbi] { databases.withLock { Array($0.values) } }
-
-    func remember(_ dbi: MDB_dbi, named name: String) {
-        databases.withLock { $0[name] = dbi }
-    }
-
-    func forget(named names: [String]) {
-        databases.withLock { cache in for name in names { cache[name] = nil } }
+    /// Opens a handle for every database of the file that has none, in a short read
+    /// transaction, and publishes them. `holdingGate`: the caller (a write transaction about
+    /// to begin) already holds the handle gate.
+    func openMissingDatabases(holdingGate: Bool) throws {
+        if !holdingGate { handles.gate.acquire() }
+        defer { if !holdingGate { handles.gate.release() } }
+        let txn = try Transaction.begin(self, readOnly: true)
+        let opened: [String: MDB_dbi]
+        do {
+            opened = try handles.openMissing(in: txn)
+        } catch {
+            mdb_txn_abort(txn)
+            transactionEnded()
+            throw error
+        }
+        // A read transaction's handles outlive it only if it commits.
+        let code = mdb_txn_commit(txn)
+        transactionEnded()
+        try lmdbCheck(code, "keeping the database handles")
+        handles.publish(opened)
     }
 
     // MARK: - Transactions

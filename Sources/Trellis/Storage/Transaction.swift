@@ -13,8 +13,12 @@ final class Transaction {
     let environment: Environment
     let isReadOnly: Bool
     private(set) var handle: OpaquePointer?
-    /// Names of databases created in this write transaction; forgotten again if it aborts.
-    private var createdDatabases: [String] = []
+    /// How many database handles were published when the transaction began: it can use those
+    /// (see ``DatabaseHandles``); a later one names a database its snapshot does not have.
+    private var knownHandles = 0
+    /// Handles opened by this write transaction (databases it created); published when it
+    /// commits, closed by LMDB if it aborts.
+    private var openedHandles: [String: DatabaseHandle] = [:]
     /// The first change refused because the map or the disk is full. LMDB then refuses every
     /// further change and read of the transaction, so later changes are skipped (reported as
     /// done) and the owner rolls the transaction back instead of committing it.
@@ -27,13 +31,42 @@ final class Transaction {
         return true
     }
 
+    /// Begins a read snapshot, or the write transaction (waiting for any other writer).
     init(environment: Environment, readOnly: Bool) throws {
         self.environment = environment
         self.isReadOnly = readOnly
-        self.handle = try Self.begin(environment, readOnly: readOnly)
+        if readOnly {
+            (handle, knownHandles) = try Self.beginWithAllHandles(environment, readOnly: true)
+        } else {
+            // The write transaction holds the handle gate for its whole life (see DatabaseHandles).
+            environment.handles.gate.acquire()
+            do {
+                (handle, knownHandles) = try Self.beginWithAllHandles(environment, readOnly: false)
+            } catch {
+                environment.handles.gate.release()
+                throw error
+            }
+        }
     }
 
-    private static func begin(_ environment: Environment, readOnly: Bool) throws -> OpaquePointer {
+    /// Begins a transaction in which every database of its snapshot has a handle: when the file
+    /// holds databases this process has no handle for (another process created them), the
+    /// transaction ends, they are opened, and it begins again.
+    private static func beginWithAllHandles(_ environment: Environment, readOnly: Bool) throws
+        -> (OpaquePointer, Int)
+    {
+        while true {
+            let known = environment.handles.count
+            let txn = try begin(environment, readOnly: readOnly)
+            if DatabaseHandles.databaseCount(in: txn) <= known { return (txn, known) }
+            mdb_txn_abort(txn)
+            environment.transactionEnded()
+            try environment.openMissingDatabases(holdingGate: !readOnly)
+        }
+    }
+
+    /// Begins an LMDB transaction as it comes.
+    static func begin(_ environment: Environment, readOnly: Bool) throws -> OpaquePointer {
         environment.transactionStarting()
         var txn: OpaquePointer?
         var code = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
@@ -54,6 +87,7 @@ final class Transaction {
         if let handle {
             mdb_txn_abort(handle)
             environment.transactionEnded()
+            if !isReadOnly { environment.handles.gate.release() }
         }
     }
 
@@ -72,12 +106,10 @@ final class Transaction {
         handle = nil
         let code = mdb_txn_commit(txn)
         environment.transactionEnded()
-        if code != 0 {
-            environment.forget(named: createdDatabases)
-            createdDatabases = []
-            throw StorageError(code: code, operation: "committing the write transaction")
-        }
-        createdDatabases = []
+        if code == 0 { environment.handles.publish(openedHandles) }
+        openedHandles = [:]
+        if !isReadOnly { environment.handles.gate.release() }
+        if code != 0 { throw StorageError(code: code, operation: "committing the write transaction") }
     }
 
     /// Commits, or throws the resource failure that made the transaction unusable.
@@ -91,8 +123,8 @@ final class Transaction {
         mdb_txn_abort(handle)
         self.handle = nil
         environment.transactionEnded()
-        environment.forget(named: createdDatabases)
-        createdDatabases = []
+        openedHandles = [:]
+        if !isReadOnly { environment.handles.gate.release() }
     }
 
     /// Moves a read transaction to the newest committed version (cheap: reuses the reader slot).
@@ -100,16 +132,24 @@ final class Transaction {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
         let txn = self.txn
         mdb_txn_reset(txn)
-        var code = mdb_txn_renew(txn)
-        if code == MDB_MAP_RESIZED {
-            environment.adoptResizedMap()
-            code = mdb_txn_renew(txn)
-        }
-        if code != 0 {
-            mdb_txn_abort(txn)
-            handle = nil
-            environment.transactionEnded()
-            throw StorageError(code: code, operation: "refreshing the read transaction")
+        while true {
+            let known = environment.handles.count
+            var code = mdb_txn_renew(txn)
+            if code == MDB_MAP_RESIZED {
+                environment.adoptResizedMap()
+                code = mdb_txn_renew(txn)
+            }
+            if code != 0 {
+                mdb_txn_abort(txn)
+                handle = nil
+                environment.transactionEnded()
+                throw StorageError(code: code, operation: "refreshing the read transaction")
+            }
+            knownHandles = known
+            if DatabaseHandles.databaseCount(in: txn) <= known { return }
+            // Another process created databases: open them, then take the snapshot again.
+            mdb_txn_reset(txn)
+            try environment.openMissingDatabases(holdingGate: false)
         }
     }
 
@@ -118,28 +158,65 @@ final class Transaction {
 
     // MARK: - Named databases
 
-    /// Opens a named database, creating it in a write transaction when `create` is set.
-    /// Returns nil when it does not exist and may not be created.
+    /// The handle of a named database, creating the database in a write transaction when
+    /// `create` is set. Returns nil when it does not exist and may not be created.
+    ///
+    /// Every database that existed when the transaction began already has a handle (see
+    /// ``DatabaseHandles``); only a write transaction creating one calls `mdb_dbi_open`.
     func database(named name: String, create: Bool, integerKeys: Bool = false, sortedDuplicates: Bool = false)
         throws -> DatabaseHandle?
     {
-        if let dbi = environment.cachedDatabase(named: name) { return dbi }
-        var flags: UInt32 = 0
+        if let dbi = openedHandles[name] ?? environment.handles.handle(named: name) { return dbi }
+        guard create, !isReadOnly else { return nil }
+        var flags = UInt32(MDB_CREATE)
         if integerKeys { flags |= UInt32(MDB_INTEGERKEY) }
         if sortedDuplicates { flags |= UInt32(MDB_DUPSORT) }
-        if create && !isReadOnly { flags |= UInt32(MDB_CREATE) }
         var dbi = MDB_dbi()
-        let code = mdb_dbi_open(txn, name, flags, &dbi)
-        if code == MDB_NOTFOUND { return nil }
-        try lmdbCheck(code, "opening the database '\(name)'")
-        if isReadOnly {
-            // Handles opened in a read transaction survive only if it commits; the caller commits
-            // such a short-lived transaction (see ``Environment``), so remember it now.
-        } else {
-            createdDatabases.append(name)
-        }
-        environment.remember(dbi, named: name)
+        // Safe: this write transaction holds the handle gate, so no other handle is being opened.
+        try lmdbCheck(mdb_dbi_open(txn, name, flags, &dbi), "creating the database '\(name)'")
+        openedHandles[name] = dbi
         return dbi
+    }
+
+    /// The names of every named database in this snapshot.
+    func databaseNames() throws -> [String] { try DatabaseHandles.databaseNames(in: txn) }
+
+    /// The entry count LMDB records for `name` in this snapshot, read without a handle.
+    func recordedEntryCount(ofDatabaseNamed name: String) -> Int? {
+        DatabaseHandles.recordedEntryCount(named: name, in: txn)
+    }
+
+    /// Whether any of `databases` was opened by this transaction (and is not published yet).
+    func hasOpened(anyOf databases: [DatabaseHandle]) -> Bool {
+        !openedHandles.isEmpty && databases.contains { openedHandles.values.contains($0) }
+    }
+
+    /// Whether `dbi` names a database this transaction's snapshot does not have: it was created
+    /// (and its handle published) after the snapshot began. LMDB answers `EINVAL` for it,
+    /// which then rightly reads as empty; any other `EINVAL` is a fault, never an empty table.
+    private func isNewerThanSnapshot(_ dbi: DatabaseHandle) -> Bool {
+        openedHandles.values.contains(dbi) == false
+            && !environment.handles.isVisible(dbi, toTransactionThatKnew: knownHandles)
+    }
+
+    /// Whether a failed read means "nothing here" rather than a fault: the database is newer
+    /// than the snapshot, or this write ran out of space (LMDB then refuses every read, and
+    /// the owner rolls the transaction back), or the page is damaged (it reads as absent
+    /// rather than stopping the process; opening checks the file's structure first).
+    private func readsAsAbsent(_ code: Int32, _ dbi: DatabaseHandle) -> Bool {
+        switch code {
+        case MDB_NOTFOUND, MDB_CORRUPTED, MDB_PAGE_NOTFOUND: true
+        case MDB_BAD_TXN: resourceFailure != nil
+        case EINVAL: isNewerThanSnapshot(dbi)
+        default: false
+        }
+    }
+
+    /// Stops on an LMDB error that would otherwise read as missing data.
+    private func handleFault(_ code: Int32, _ dbi: DatabaseHandle, _ operation: String) -> Never {
+        preconditionFailure("Trellis internal error: LMDB refused database handle \(dbi) while \(operation) in "
+            + "'\(environment.path)' (\(StorageError(code: code, operation: operation).reason)); reading on would "
+            + "give wrong results.")
     }
 
     /// Prepares a read transaction to be read from several threads at once (a frozen Realm).
@@ -149,20 +226,14 @@ final class Transaction {
     /// concurrent reads later only read. (`MDB_NOTLS` already frees it from its thread.)
     func shareBetweenThreads() {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
-        for dbi in environment.openDatabases { _ = entryCount(dbi) }
+        for dbi in environment.handles.all { _ = entryCount(dbi) }
     }
 
-    /// Commits a read-only transaction so the database handles it opened stay valid.
-    func finishOpeningDatabases() throws {
-        precondition(isReadOnly, "Trellis internal error: finishOpeningDatabases is for read transactions.")
-        let txn = self.txn
-        handle = nil
-        try lmdbCheck(mdb_txn_commit(txn), "keeping the database handles")
-    }
-
-    func drop(_ dbi: DatabaseHandle, deleteDatabase: Bool) throws {
+    /// Removes every entry of a database. The database itself stays: deleting it would close
+    /// its handle while other transactions may use it (see ``DatabaseHandles``).
+    func empty(_ dbi: DatabaseHandle) throws {
         if resourceFailure != nil { return }
-        let code = mdb_drop(txn, dbi, deleteDatabase ? 1 : 0)
+        let code = mdb_drop(txn, dbi, 0)
         if recordResourceFailure(code, "dropping a database") { return }
         try lmdbCheck(code, "dropping a database")
     }
@@ -170,8 +241,10 @@ final class Transaction {
     /// Number of entries (for a table: objects) in a database, in O(1).
     func entryCount(_ dbi: DatabaseHandle) -> Int {
         var stat = MDB_stat()
-        guard mdb_stat(txn, dbi, &stat) == 0 else { return 0 }
-        return stat.ms_entries
+        let code = mdb_stat(txn, dbi, &stat)
+        if code == 0 { return stat.ms_entries }
+        if readsAsAbsent(code, dbi) { return 0 }
+        handleFault(code, dbi, "counting entries")
     }
 
     // MARK: - Values
@@ -186,10 +259,8 @@ final class Transaction {
             guard environment.isReadable(v.mv_data, count: v.mv_size) else { return nil } // damaged: past the end
             return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
         }
-        // EINVAL / BAD_DBI: the database was created after this snapshot began, so it is empty here.
-        // MDB_CORRUPTED / MDB_PAGE_NOTFOUND: a damaged file; the value reads as absent rather than
-        // stopping the process (opening checks what can be checked cheaply: header, catalog).
-        return nil
+        if readsAsAbsent(code, dbi) { return nil }
+        handleFault(code, dbi, "reading a value")
     }
 
     @inline(__always)
@@ -260,17 +331,31 @@ final class Transaction {
         return try keyBuffer.withUnsafeBytes { (k) in try delete(dbi, key: k) }
     }
 
+    /// A cursor over `dbi`. Throws for a database this snapshot does not have (created after
+    /// it began); see ``existingCursor(_:)`` for reads that treat that as empty.
     func cursor(_ dbi: DatabaseHandle) throws -> Cursor {
         try Cursor(transaction: self, txn: txn, database: dbi)
+    }
+
+    /// A cursor over `dbi`, or nil when this snapshot does not have the database (it was
+    /// created later, so it is empty here). Any other failure is a fault and stops the process
+    /// rather than reading as an empty database.
+    func existingCursor(_ dbi: DatabaseHandle) -> Cursor? {
+        do {
+            return try Cursor(transaction: self, txn: txn, database: dbi)
+        } catch let error as StorageError {
+            if readsAsAbsent(error.code, dbi) { return nil }
+            handleFault(error.code, dbi, "opening a cursor")
+        } catch {
+            handleFault(EINVAL, dbi, "opening a cursor")
+        }
     }
 }
 
 extension Transaction {
     /// Number of named databases and keys in the unnamed main database (used to tell an empty
     /// LMDB file from a foreign one).
-    func mainDatabaseEntryCount() throws -> Int {
-        var dbi = MDB_dbi()
-        try lmdbCheck(mdb_dbi_open(handle, nil, 0, &dbi), "opening the main database")
-        return entryCount(dbi)
+    func mainDatabaseEntryCount() -> Int {
+        DatabaseHandles.databaseCount(in: txn)
     }
 }

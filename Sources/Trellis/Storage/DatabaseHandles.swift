@@ -1,0 +1,181 @@
+import CLMDB
+import Foundation
+import Synchronization
+
+/// The named-database handles of one environment, kept by LMDB's rules for them.
+///
+/// LMDB's rules (`mdb_dbi_open`): a handle opened in a transaction is private to that
+/// transaction until it commits; a transaction can use only the handles that were published
+/// before it began; and `mdb_dbi_open` must not run in two transactions of a process at once.
+/// Breaking them does not fail loudly: LMDB answers `EINVAL` for a handle a transaction cannot
+/// see, which reads like an empty table. Trellis keeps them like this:
+/// - **Every database that exists has a handle before any transaction that may read it
+///   begins.** All are opened when the file is first loaded. A transaction that begins and
+///   finds more databases in the file than handles (another process created a class) ends,
+///   opens the missing ones (``openMissing(in:)``) and begins again.
+/// - **Handles are opened one at a time**, under ``gate``: either in a short read transaction
+///   that only opens existing databases and commits, or in the write transaction, which holds
+///   the gate for its whole life (writers are serialised by LMDB anyway).
+/// - **A write transaction's handles are published when it commits** and forgotten when it
+///   aborts (LMDB closes them then).
+/// - **Databases are never deleted**, only emptied, so a handle never closes or changes meaning
+///   while another transaction may hold it.
+final class DatabaseHandles: Sendable {
+    private struct State {
+        /// Published handles by database name.
+        var byName: [String: MDB_dbi] = [:]
+        /// The order in which each handle was published (0, 1, …).
+        var order: [MDB_dbi: Int] = [:]
+        /// Names in the file that are not databases LMDB can open (a damaged main database):
+        /// counted as known so that they do not make every transaction start over.
+        var unopenable: Set<String> = []
+    }
+    private let state = Mutex(State())
+    /// How many names of the file are known (handles plus unopenable names); read before a
+    /// transaction begins, without the lock.
+    private let knownCount = Atomic<Int>(0)
+    /// Serialises every `mdb_dbi_open` of the process (see the type's rules).
+    let gate = HandleGate()
+
+    /// The handle of the database named `name`, if it was published.
+    func handle(named name: String) -> MDB_dbi? {
+        state.withLock { $0.byName[name] }
+    }
+
+    /// The name of the database a published handle opens.
+    func name(of handle: MDB_dbi) -> String? {
+        state.withLock { state in state.byName.first { $0.value == handle }?.key }
+    }
+
+    /// Every published handle.
+    var all: [MDB_dbi] { state.withLock { Array($0.byName.values) } }
+
+    /// How many names are known; a transaction whose file holds more must open the rest first.
+    var count: Int { knownCount.load(ordering: .acquiring) }
+
+    /// Whether `handle` was published before the `published`-th handle, that is, whether a
+    /// transaction that began when `published` handles were known can use it.
+    func isVisible(_ handle: MDB_dbi, toTransactionThatKnew published: Int) -> Bool {
+        state.withLock { ($0.order[handle] ?? Int.max) < published }
+    }
+
+    /// Publishes handles opened in a transaction that committed.
+    func publish(_ opened: [String: MDB_dbi]) {
+        guard !opened.isEmpty else { return }
+        state.withLock { state in
+            for (name, handle) in opened.sorted(by: { $0.value < $1.value }) where state.byName[name] == nil {
+                state.order[handle] = state.byName.count
+                state.byName[name] = handle
+            }
+            knownCount.store(state.byName.count + state.unopenable.count, ordering: .releasing)
+        }
+    }
+
+    private func noteUnopenable(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        state.withLock { state in
+            state.unopenable.formUnion(names)
+            knownCount.store(state.byName.count + state.unopenable.count, ordering: .releasing)
+        }
+    }
+
+    /// Opens a handle for every database of the file that has none, in `txn`, which must have
+    /// begun while the caller held ``gate`` (so no handle was published since). Returns the
+    /// handles opened; the caller publishes them once `txn` commits.
+    func openMissing(in txn: OpaquePointer) throws -> [String: MDB_dbi] {
+        var opened = [String: MDB_dbi]()
+        var unopenable = [String]()
+        for name in try Self.databaseNames(in: txn) where handle(named: name) == nil {
+            if state.withLock({ $0.unopenable.contains(name) }) { continue }
+            var dbi = MDB_dbi()
+            let code = name.utf8.contains(0) ? MDB_INCOMPATIBLE : mdb_dbi_open(txn, name, 0, &dbi)
+            switch code {
+            case MDB_SUCCESS: opened[name] = dbi
+            case MDB_INCOMPATIBLE, MDB_NOTFOUND: unopenable.append(name)
+            case MDB_DBS_FULL:
+                throw StorageError(code: code, operation: "opening the database '\(name)'",
+                                   detail: "the file has more than \(Environment.maximumNamedDatabases) databases")
+            default: try lmdbCheck(code, "opening the database '\(name)'")
+            }
+        }
+        noteUnopenable(unopenable)
+        return opened
+    }
+
+    /// LMDB's main database, whose keys name the named databases. Its handle is fixed
+    /// (`MAIN_DBI` in LMDB's source); using it directly avoids `mdb_dbi_open`, which writes to
+    /// state shared by the process's read transactions.
+    static let mainDatabase: MDB_dbi = 1
+
+    /// The names of the named databases in `txn`'s snapshot (the keys of LMDB's main database).
+    static func databaseNames(in txn: OpaquePointer) throws -> [String] {
+        var cursor: OpaquePointer?
+        try lmdbCheck(mdb_cursor_open(txn, mainDatabase, &cursor), "listing the databases")
+        defer { mdb_cursor_close(cursor) }
+        var names = [String]()
+        var key = MDB_val()
+        var value = MDB_val()
+        var code = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while code == MDB_SUCCESS {
+            let bytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
+            names.append(String(decoding: bytes, as: UTF8.self))
+            code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if code != MDB_NOTFOUND { try lmdbCheck(code, "listing the databases") }
+        return names
+    }
+
+    /// The entry count LMDB records for the database named `name` in `txn`'s snapshot (from its
+    /// record in the main database, not through a handle), or nil if there is no such database.
+    static func recordedEntryCount(named name: String, in txn: OpaquePointer) -> Int? {
+        var key = MDB_val(mv_size: name.utf8.count, mv_data: nil)
+        var value = MDB_val()
+        let code = name.withCString { pointer in
+            key.mv_data = UnsafeMutableRawPointer(mutating: pointer)
+            return mdb_get(txn, mainDatabase, &key, &value)
+        }
+        // An MDB_db record: the entry count is the 64-bit word at offset 32.
+        guard code == MDB_SUCCESS, value.mv_size >= 40, let data = value.mv_data else { return nil }
+        return Int(data.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
+    }
+
+    /// How many named databases `txn`'s snapshot holds, in O(1).
+    static func databaseCount(in txn: OpaquePointer) -> Int {
+        var stat = MDB_stat()
+        guard mdb_stat(txn, mainDatabase, &stat) == 0 else { return 0 }
+        return stat.ms_entries
+    }
+}
+
+/// A lock that may be released on another thread than the one that took it (a write
+/// transaction of an actor-confined Realm may end on another thread), and that traps instead
+/// of deadlocking when the thread holding it asks again.
+final class HandleGate: Sendable {
+    private struct State {
+        var isHeld = false
+        var holder: pthread_t?
+    }
+    // @unchecked: guarded by `condition`.
+    private nonisolated(unsafe) var state = State()
+    private let condition = NSCondition()
+
+    func acquire() {
+        condition.lock()
+        defer { condition.unlock() }
+        if state.isHeld, let holder = state.holder, pthread_equal(holder, pthread_self()) != 0 {
+            preconditionFailure("Trellis internal error: a thread asked for the database-handle lock it already "
+                + "holds (a read transaction needing new handles began inside this thread's write transaction).")
+        }
+        while state.isHeld { condition.wait() }
+        state.isHeld = true
+        state.holder = pthread_self()
+    }
+
+    func release() {
+        condition.lock()
+        state.isHeld = false
+        state.holder = nil
+        condition.signal()
+        condition.unlock()
+    }
+}

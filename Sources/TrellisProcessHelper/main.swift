@@ -7,6 +7,8 @@
 //   TrellisProcessHelper read-damaged PATH     opens a damaged file read-only and reads it through
 //   TrellisProcessHelper count-untyped PATH    opens without objectTypes (as `try Realm()` does); prints
 //                                              "count isEmpty" of ProcessDog
+//   TrellisProcessHelper hold-readers PATH N   commits N tiny transactions, freezing the Realm after each (one
+//                                              reader slot per frozen version); prints "holding N"; waits to be killed
 //   TrellisProcessHelper hold-write PATH FLAG  adds one ProcessDog in a write that stays open until the
 //                                              file FLAG exists (at most 60 s); prints "holding" first
 import Foundation
@@ -49,6 +51,18 @@ do {
     case "count-untyped":
         let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path)))
         print(realm.objects(ProcessDog.self).count, realm.isEmpty)
+    case "hold-readers":
+        var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self])
+        configuration.syncOnCommit = false
+        let realm = try Realm(configuration: configuration)
+        let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
+        var frozen = [Realm]()
+        for i in 0..<count {
+            try realm.write { realm.add(ProcessDog(value: ["name": "reader \(i)", "age": i])) }
+            frozen.append(realm.freeze())
+        }
+        FileHandle.standardOutput.write(Data("holding \(frozen.count)\n".utf8))
+        while true { sleep(60) }
     case "hold-write":
         let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
         let flag = arguments.count > 3 ? arguments[3] : path + ".release"

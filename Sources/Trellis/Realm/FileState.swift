@@ -267,6 +267,16 @@ enum RealmErrors {
             + "Check the path, or move the file away to create a new database there.", fileURL: path)
     }
 
+    /// LMDB reports a write cut short by a full disk as EIO: a disk with (almost) no space left
+    /// explains it.
+    static func diskIsNearlyFull(_ path: String) -> Bool {
+        var stats = statvfs()
+        guard statvfs((path as NSString).deletingLastPathComponent, &stats) == 0 else { return false }
+        let available = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
+        let total = UInt64(stats.f_blocks) * UInt64(stats.f_frsize)
+        return available < 256 << 10 || available < total / 100
+    }
+
     static func opening(_ path: String, _ error: any Error) -> Realm.Error {
         if let realmError = error as? Realm.Error { return realmError }
         guard let storage = error as? StorageError else {
@@ -292,9 +302,14 @@ enum RealmErrors {
             return Realm.Error(.fileSizeLimitReached, "'\(path)' has reached its maximum size. Raise "
                 + "Realm.Configuration.maximumFileSize, or close the other Realms of this file so the map can grow.",
                                fileURL: path)
-        case .diskFull:
+        case .diskFull, .other where storage.code == EIO && diskIsNearlyFull(path):
             return Realm.Error(.diskFull, "The disk holding '\(path)' is full. Free space and try again.",
                                fileURL: path)
+        case .readersFull:
+            return Realm.Error(.tooManyReaders, "'\(path)' has no free reader slot: every slot of its lock file "
+                + "holds a live snapshot (each open Realm and each frozen version holds one; slots of processes that "
+                + "died are freed). Close Realms or frozen objects you no longer use, or end processes that keep "
+                + "the file open.", fileURL: path)
         default:
             return Realm.Error(.fileAccess, "Opening '\(path)' failed: \(storage.reason) (code \(storage.code)).",
                                fileURL: path)

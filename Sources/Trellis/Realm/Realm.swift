@@ -168,8 +168,17 @@ enum RealmOpener {
             return existing
         }
         try checkPath(configuration, path: path)
-        let core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded,
+        let existed = FileManager.default.fileExists(atPath: path)
+        let core: RealmCore
+        do {
+            core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded,
                                 confinement: confinement)
+        } catch let error as Realm.Error where error.code == .diskFull && !existed && !FileState.isOpen(path: path) {
+            // A new file the full disk cut short holds nothing committed: leave nothing half-made.
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path + "-lock")
+            throw error
+        }
         core.instanceKey = key
         instances.withLock { $0[key] = OpenCore(core: Unmanaged.passUnretained(core)) }
         return core

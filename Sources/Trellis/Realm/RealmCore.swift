@@ -229,22 +229,12 @@ final class RealmCore {
                 + "Realm.Configuration.maximumFileSize if it is set, write less per transaction, or close the "
                 + "other Realms of this file in this process so the map can grow.", fileURL: environmentPath)
         case .diskFull,
-             .other where error.code == EIO && Self.diskIsNearlyFull(environmentPath):
+             .other where error.code == EIO && RealmErrors.diskIsNearlyFull(environmentPath):
             Realm.Error(.diskFull, "The write transaction was rolled back: the disk holding '\(environmentPath)' is "
                 + "full. Free space and try again.", fileURL: environmentPath)
         default:
             Realm.Error(.fail, "The write transaction was rolled back: \(error).", fileURL: environmentPath)
         }
-    }
-
-    /// LMDB reports a write cut short by a full disk as EIO: a disk with (almost) no space left
-    /// explains it.
-    private static func diskIsNearlyFull(_ path: String) -> Bool {
-        var stats = statvfs()
-        guard statvfs((path as NSString).deletingLastPathComponent, &stats) == 0 else { return false }
-        let available = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
-        let total = UInt64(stats.f_blocks) * UInt64(stats.f_frsize)
-        return available < 256 << 10 || available < total / 100
     }
 
     /// Makes the tables a migration rewrote this core's tables for the rest of the write; they

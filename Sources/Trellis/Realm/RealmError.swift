@@ -37,7 +37,7 @@ extension Realm {
                 case fail, fileAccess, filePermissionDenied, fileExists, fileNotFound, fileLocked
                 case notATrellisFile, corruptFile, fileFormatUpgradeRequired, addressSpaceExhausted
                 case fileSizeLimitReached, diskFull, schemaMismatch, invalidSchema, primaryKeyExists
-                case invalidValue, readOnly, invalidQuery
+                case invalidValue, readOnly, invalidQuery, tooManyReaders
             }
             private let kind: Kind
             private init(_ kind: Kind) { self.kind = kind }
@@ -81,6 +81,9 @@ extension Realm {
             /// Query text that does not parse, or names a property or operation the class does
             /// not have (from ``Results/filter(validating:_:)``).
             public static let invalidQuery = Code(.invalidQuery)
+            /// Every reader slot of the file's lock file holds a live snapshot (open Realms and
+            /// frozen versions of all processes); slots of dead processes are freed.
+            public static let tooManyReaders = Code(.tooManyReaders)
 
             /// Lets `catch Realm.Error.Code.schemaMismatch` match a thrown ``Realm/Error``.
             public static func ~= (code: Code, error: any Swift.Error) -> Bool {

@@ -67,12 +67,16 @@ final class Transaction {
 
     /// Begins an LMDB transaction as it comes.
     static func begin(_ environment: Environment, readOnly: Bool) throws -> OpaquePointer {
+        if !readOnly { environment.clearDeadReaders() }
         environment.transactionStarting()
         var txn: OpaquePointer?
         var code = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
         if code == MDB_MAP_RESIZED {
             // Another process grew the map: adopt its size and retry once.
             environment.adoptResizedMap()
+            code = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+        }
+        if code == MDB_READERS_FULL, environment.clearDeadReaders() > 0 {
             code = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
         }
         guard code == 0, let txn else {

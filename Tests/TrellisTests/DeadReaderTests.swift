@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// Reader slots of killed processes are freed: they neither pin old snapshots (which would
+/// make the file grow without bound) nor fill the reader table.
+@Suite struct DeadReaderTests {
+    let folder = TemporaryFolder()
+
+    /// Starts `TrellisProcessHelper hold-readers PATH count`, waits until it holds its slots,
+    /// and kills it with SIGKILL.
+    func killReaderHolding(_ count: Int) throws {
+        let process = Process()
+        process.executableURL = processHelperURL()
+        process.arguments = ["hold-readers", folder.file().path, "\(count)"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableDataUntilNewline(), as: UTF8.self)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(line == "holding \(count)")
+        #expect(process.terminationReason == .uncaughtSignal)
+    }
+
+    func fileSize() throws -> Int {
+        try FileManager.default.attributesOfItem(atPath: folder.file().path)[.size] as? Int ?? 0
+    }
+
+    /// Deletes every dog and writes `count` new ones with 1 KiB names.
+    func rewrite(_ realm: Realm, count: Int = 1000) throws {
+        let name = String(repeating: "r", count: 1024)
+        try realm.write {
+            realm.delete(realm.objects(ProcessDog.self))
+            for index in 0..<count { realm.add(ProcessDog(value: ["name": "\(index) \(name)", "age": index])) }
+        }
+    }
+
+    @Test func aKilledReaderDoesNotMakeTheFileGrowWithEveryRewrite() throws {
+        let configuration = Realm.Configuration(fileURL: folder.file(), objectTypes: [ProcessDog.self])
+        let realm = try Realm(configuration: configuration)
+        try rewrite(realm)
+        try rewrite(realm)
+        let oneRound = try fileSize()
+        // A reader pins the current version, then dies without ending its snapshot.
+        try killReaderHolding(1)
+        for _ in 0..<20 { try rewrite(realm) }
+        let after = try fileSize()
+        // Pinned, every rewrite would need new pages: about 20 x 1 MiB more.
+        #expect(after < oneRound * 3, "file grew from \(oneRound) to \(after) bytes")
+        #expect(realm.objects(ProcessDog.self).count == 1000)
+    }
+
+    @Test func killedReadersNeverFillTheReaderTable() throws {
+        let slots = Int(Environment.defaultMaximumReaders)
+        // This process keeps the file open, so no helper is its only user (LMDB clears the
+        // reader table when a process opens a file nobody else has open).
+        let realm = try Realm(configuration: .init(fileURL: folder.file(), objectTypes: [ProcessDog.self]))
+        // Four processes take over a quarter of the table each and are killed: more slots
+        // than the table has, so the later ones only find room if the dead ones were freed.
+        for _ in 0..<4 { try killReaderHolding(slots / 4 + 100) }
+        realm.refresh()
+        #expect(realm.objects(ProcessDog.self).count == 4 * (slots / 4 + 100))
+        #expect(try runHelper(["count", folder.file().path]) == "\(4 * (slots / 4 + 100))")
+    }
+
+    @Test func aFullReaderTableIsATypedErrorThatSaysWhatToDo() throws {
+        var unsynced = Realm.Configuration(fileURL: folder.file(), objectTypes: [ProcessDog.self])
+        unsynced.syncOnCommit = false
+        let configuration = unsynced
+        let realm = try Realm(configuration: configuration)
+        var frozen = [Realm]()
+        // Each frozen version holds a slot; the live Realm holds one more.
+        for index in 0..<(Int(Environment.defaultMaximumReaders) - 1) {
+            try realm.write { realm.add(ProcessDog(value: ["name": "v\(index)"])) }
+            frozen.append(realm.freeze())
+        }
+        let error = try onOtherThread { () -> Realm.Error? in
+            do {
+                _ = try Realm(configuration: configuration)
+                return nil
+            } catch let error as Realm.Error {
+                return error
+            }
+        }
+        #expect(error?.code == .tooManyReaders)
+        #expect(error?.message.contains("no free reader slot") == true)
+        #expect(error?.message.contains("Close Realms or frozen objects you no longer use") == true)
+        frozen.removeAll()
+        let count = try onOtherThread { try Realm(configuration: configuration).objects(ProcessDog.self).count }
+        #expect(count == Int(Environment.defaultMaximumReaders) - 1)
+    }
+}

@@ -4,32 +4,45 @@
 ///
 /// `count` of a whole class is O(1). Positional access evaluates the matching keys once per
 /// snapshot change; iteration walks the keys evaluated when it began.
-public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     enum Source {
         /// Every object of a class.
-        case table(Element.Type)
+        case table(ObjectBase.Type)
         /// The objects linking to one object through one property (origin class = `Element`).
         case linkingObjects(target: Table, key: ObjectKey, originProperty: String)
         /// The objects of a List or MutableSet of objects, in its order.
         case collection(CollectionLocation)
+        /// The values of a List or MutableSet of values, or of a Map (``Results+Values``).
+        case values(CollectionLocation)
     }
 
     let core: RealmCore
     let source: Source
     /// Filters, sorts and distinct steps, applied in the order they were added.
     let steps: [ResultsStep]
+    /// The class of the objects; nil for results of values.
+    let objectType: ObjectBase.Type?
     private let cache = KeyCache()
+    let valueCache = ValueCache()
 
     init(core: RealmCore, source: Source, steps: [ResultsStep] = []) {
         self.core = core
         self.source = source
         self.steps = steps
+        switch source {
+        case .table(let type): objectType = type
+        case .values: objectType = nil
+        case .linkingObjects, .collection: objectType = Element.self as? ObjectBase.Type
+        }
     }
 
     /// The same source with one more step.
     func adding(_ step: ResultsStep) -> Results {
         Results(core: core, source: source, steps: steps + [step])
     }
+
+    /// Whether these are results of values (`list.filter("self > 3")` on a `List<Int>`).
+    var isValues: Bool { objectType == nil }
 
     /// Evaluated keys, kept until the Realm's change stamp moves, with the rows they were read
     /// from (valid under that same stamp), so an accessor made from them needs no lookup.
@@ -39,8 +52,20 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         var rows: [UnsafeRawBufferPointer] = []
     }
 
+    /// Evaluated values of results of values, kept until the Realm's change stamp moves.
+    final class ValueCache {
+        var stamp: UInt64 = 0
+        var values: [Element] = []
+    }
+
+    /// The class information of the objects (results of objects only).
+    var objectInfo: ClassInfo {
+        guard let objectType else { throwRealmException("Trellis internal error: results of values have no class.") }
+        return ClassInfo.unbound(for: objectType)
+    }
+
     /// The table the results' objects live in.
-    var table: Table? { core.table(for: Element.self, create: false) }
+    var table: Table? { objectType.flatMap { core.table(for: $0, create: false) } }
 
     /// For backlinks: the origin table and column, or nil when nothing can link yet.
     private func backlinkOrigin(_ originProperty: String) -> (table: Table, field: FieldInfo)? {
@@ -67,6 +92,12 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     private func evaluate() {
         core.verifyThread()
         if cache.stamp == core.changeStamp { return }
+        if isValues {
+            cache.keys = []
+            cache.rows = []
+            cache.stamp = core.changeStamp
+            return
+        }
         var (keys, rows, applied) = baseRows()
         if applied < steps.count, let table {
             (keys, rows) = ResultsPipeline(core: core, table: table).apply(steps[applied...], keys: keys, rows: rows)
@@ -100,6 +131,8 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
                 keys.append(key)
                 rows.append(row.bytes)
             }
+        case .values:
+            break
         case .table:
             if let candidates = ResultsPipeline(core: core, table: table).indexedCandidates(steps) {
                 for key in candidates {
@@ -136,9 +169,11 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     /// The number of objects, in O(1) for a whole class.
     public var count: Int {
         core.verifyThread()
+        if isValues { return evaluatedValues().count }
         guard let table else { return 0 }
         if !steps.isEmpty { return keys().count }
         switch source {
+        case .values: return evaluatedValues().count
         case .collection: return keys().count
         case .table: return core.transaction.entryCount(table.rows)
         case .linkingObjects(let target, let key, let originProperty):
@@ -154,6 +189,13 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
 
     /// The object at `position`; traps with Realm's message when out of bounds.
     public subscript(position: Int) -> Element {
+        if isValues {
+            let values = evaluatedValues()
+            guard position >= 0, position < values.count else {
+                throwRealmException("Index \(position) is out of bounds (must be less than \(values.count)).")
+            }
+            return values[position]
+        }
         evaluate()
         guard position >= 0, position < cache.keys.count else {
             throwRealmException("Index \(position) is out of bounds (must be less than \(cache.keys.count)).")
@@ -163,21 +205,18 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
 
     /// The accessor of the evaluated object at `position`, its row already at hand.
     private func object(at position: Int) -> Element {
-        guard let table else { throwRealmException("Object has been deleted or invalidated.") }
-        let object = core.accessor(Element.self, table: table, key: cache.keys[position])
+        guard let table, let objectType else { throwRealmException("Object has been deleted or invalidated.") }
+        let object = core.accessor(objectType, table: table, key: cache.keys[position])
         object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position])
-        return object
+        return unsafeBitCast(object, to: Element.self)
     }
 
-    private func object(for key: ObjectKey) -> Element {
-        guard let table else { throwRealmException("Object has been deleted or invalidated.") }
-        return core.accessor(Element.self, table: table, key: key)
-    }
-
-    /// Iterates the objects that matched when iteration began.
+    /// Iterates the objects (or values) that matched when iteration began.
     public func makeIterator() -> Iterator {
+        if isValues { return Iterator(values: evaluatedValues()) }
         evaluate()
-        return Iterator(core: core, table: table, keys: cache.keys, rows: cache.rows, stamp: cache.stamp)
+        return Iterator(core: core, table: table, objectType: objectType, keys: cache.keys, rows: cache.rows,
+                        stamp: cache.stamp)
     }
 
     /// An iterator over a snapshot of the matching keys.
@@ -185,30 +224,59 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     /// Holds the table and the evaluated rows itself, so each step makes the accessor directly
     /// (no table lookup per object) and hands it its row.
     public struct Iterator: IteratorProtocol {
-        let core: RealmCore
+        let core: RealmCore?
         let table: Table?
+        let objectType: ObjectBase.Type?
         let keys: [ObjectKey]
         let rows: [UnsafeRawBufferPointer]
         /// The change stamp the keys were evaluated under.
         let stamp: UInt64
+        /// The values of results of values.
+        let values: [Element]
         var position = 0
 
+        init(core: RealmCore, table: Table?, objectType: ObjectBase.Type?, keys: [ObjectKey],
+             rows: [UnsafeRawBufferPointer], stamp: UInt64)
+        {
+            self.core = core
+            self.table = table
+            self.objectType = objectType
+            self.keys = keys
+            self.rows = rows
+            self.stamp = stamp
+            self.values = []
+        }
+
+        init(values: [Element]) {
+            core = nil
+            table = nil
+            objectType = nil
+            keys = []
+            rows = []
+            stamp = 0
+            self.values = values
+        }
+
         public mutating func next() -> Element? {
-            guard let table else { return nil }
+            guard let core, let table, let objectType else {
+                guard position < values.count else { return nil }
+                position += 1
+                return values[position - 1]
+            }
             while position < keys.count {
                 let key = keys[position]
                 position += 1
-                let object: Element
+                let object: ObjectBase
                 if core.changeStamp == stamp {
                     // Nothing changed since evaluation: the evaluated row is still current.
-                    object = core.accessor(Element.self, table: table, key: key)
+                    object = core.accessor(objectType, table: table, key: key)
                     object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
                 } else if core.rowView(table, key) != nil {
-                    object = core.accessor(Element.self, table: table, key: key)
+                    object = core.accessor(objectType, table: table, key: key)
                 } else {
                     continue // An object deleted while iterating is skipped, as in Realm.
                 }
-                return object
+                return unsafeBitCast(object, to: Element.self)
             }
             return nil
         }
@@ -221,15 +289,17 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     /// Whether there are no objects.
     public var isEmpty: Bool { count == 0 }
 
-    /// The position of `object`, or nil.
+    /// The position of `object` (for objects: the same object of this Realm), or nil.
     public func index(of object: Element) -> Int? {
-        guard let managed = object._managed, managed.core === core else { return nil }
+        if isValues { return evaluatedValues().firstIndex(of: object) }
+        guard let managed = (object as? ObjectBase)?._managed, managed.core === core else { return nil }
         return keys().firstIndex(of: managed.key)
     }
 
-    /// `Results<Dog> <3 objects>`.
+    /// `Results<Dog> <3 objects>`, or for values `Results<Int> <3 values>`.
     public var description: String {
-        "Results<\(Element.className())> <\(count) objects>"
+        if let objectType { return "Results<\(objectType.className())> <\(count) objects>" }
+        return "Results<\(Element.self)> <\(count) values>"
     }
 }
 

@@ -20,16 +20,10 @@ extension Results {
         }
     }
 
-    /// `observe` with typed key paths: `observe(keyPaths: [\Dog.name])`.
-    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<Results>) -> Void) -> NotificationToken
-    {
-        observe(keyPaths: keyPaths.map(QueryKeyPathNames.name), on: queue, block)
-    }
-
     /// What a ``CollectionObserver`` needs to follow these results.
     func observationSource<C>(_ keyPaths: [String]?) -> CollectionObserver<C, ObjectKey>.Source {
-        let info = ClassInfo.unbound(for: Element.self)
+        if isValues { return valueObservationSource() }
+        let info = objectInfo
         let paths = keyPaths.map { $0.map { ObservedKeyPath.resolve($0, from: info, core: core) } }
         let dependencies = ResultsDependencies(steps: steps, info: info)
         return .init(elements: { self.keys() },
@@ -42,7 +36,7 @@ extension Results {
         switch source {
         case .table: true
         case .collection(let location): location.field.typeInfo.collection == .set
-        case .linkingObjects: false
+        case .linkingObjects, .values: false
         }
     }
 
@@ -55,6 +49,8 @@ extension Results {
         guard let table else { return false }
         let stepsMayChange = !steps.isEmpty && dependencies.mayChange(changes, table: table)
         switch source {
+        case .values(let location):
+            return Self.ownerChanged(changes, location.table, location.key, column: location.field.rowColumn)
         case .table:
             return dependencies.mayChange(changes, table: table)
         case .collection(let location):
@@ -72,6 +68,44 @@ extension Results {
     static func ownerChanged(_ changes: ChangeSet, _ table: Table, _ key: ObjectKey, column: Int) -> Bool {
         guard let owner = changes.tables[table.tableId] else { return false }
         return owner.deletions.contains(key) || owner.modifications[key]?.contains(column) == true
+    }
+}
+
+extension Results where Element: ObjectBase {
+    /// `observe` with typed key paths: `observe(keyPaths: [\Dog.name])`.
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results>) -> Void) -> NotificationToken
+    {
+        observe(keyPaths: keyPaths.map(QueryKeyPathNames.name), on: queue, block)
+    }
+}
+
+extension Results {
+    /// Results of values are followed by position: each value is identified by its index in
+    /// the evaluated values (a changed value is a deletion and an insertion), and the
+    /// collection's owner column tells when they may have changed.
+    private func valueObservationSource<C>() -> CollectionObserver<C, ObjectKey>.Source {
+        .init(elements: { self.valueIdentities() },
+              mayChangeElements: { changes in
+                  guard case .values(let location) = self.source else { return false }
+                  return Self.ownerChanged(changes, location.table, location.key, column: location.field.rowColumn)
+              },
+              isModified: { _, _ in false },
+              elementsAreUnique: false)
+    }
+
+    /// One identity per evaluated value: a hash of the value and its occurrence, so that equal
+    /// values keep their identity when others come and go.
+    private func valueIdentities() -> [ObjectKey] {
+        var seen = [Element: UInt64]()
+        return evaluatedValues().map { value in
+            let occurrence = seen[value, default: 0]
+            seen[value] = occurrence + 1
+            var hasher = Hasher()
+            hasher.combine(value)
+            hasher.combine(occurrence)
+            return ObjectKey(truncatingIfNeeded: hasher.finalize())
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 import Foundation
 
-/// A List, MutableSet or LinkingObjects of objects: filtering, sorting and aggregating it
-/// gives live ``Results`` scoped to the collection (`person.dogs.filter("age > 5")`).
+/// A List, MutableSet or LinkingObjects: filtering, sorting and aggregating it gives live
+/// ``Results`` scoped to the collection (`person.dogs.filter("age > 5")`,
+/// `scores.filter("self > 3")`).
 public protocol _ObjectCollectionQueries {
-    /// The object type.
-    associatedtype _ObjectElement: ObjectBase
-    /// The collection's objects as Results. Not API.
+    /// The element type.
+    associatedtype _ObjectElement: RealmCollectionValue
+    /// The collection's elements as Results. Not API.
     var _scopedResults: Results<_ObjectElement> { get }
 }
 
@@ -66,33 +67,38 @@ extension _ObjectCollectionQueries {
     }
 }
 
+/// Realm's message for a query on an unmanaged collection (`kind`: Realm's class name for it).
 private func unmanagedQueryTrap(_ kind: String) -> Never {
-    throwRealmException("This \(kind) is not managed by a Realm: queries run on managed collections. Add the object "
-        + "that owns it to a Realm first.")
+    throwRealmException("This method may only be called on \(kind) instances retrieved from an RLMRealm")
 }
 
-extension List: _ObjectCollectionQueries where Element: ObjectBase {
+/// Results over a managed collection: its objects, or its values.
+private func scopedResults<Element: RealmCollectionValue>(_ binding: CollectionBinding) -> Results<Element> {
+    binding.verifyReadable()
+    let isObjects = Element.self is ObjectBase.Type
+    return Results(core: binding.core, source: isObjects ? .collection(binding.location) : .values(binding.location))
+}
+
+extension List: _ObjectCollectionQueries {
     /// Not API.
     public var _scopedResults: Results<Element> {
-        guard let binding else { unmanagedQueryTrap("List") }
-        binding.verifyReadable()
-        return Results(core: binding.core, source: .collection(binding.location))
+        guard let binding else { unmanagedQueryTrap("RLMArray") }
+        return scopedResults(binding)
     }
 }
 
-extension MutableSet: _ObjectCollectionQueries where Element: ObjectBase {
+extension MutableSet: _ObjectCollectionQueries {
     /// Not API.
     public var _scopedResults: Results<Element> {
-        guard let binding else { unmanagedQueryTrap("MutableSet") }
-        binding.verifyReadable()
-        return Results(core: binding.core, source: .collection(binding.location))
+        guard let binding else { unmanagedQueryTrap("RLMSet") }
+        return scopedResults(binding)
     }
 }
 
 extension LinkingObjects: _ObjectCollectionQueries {
     /// Not API.
     public var _scopedResults: Results<Element> {
-        guard let results else { unmanagedQueryTrap("LinkingObjects") }
+        guard let results else { unmanagedQueryTrap("RLMLinkingObjects") }
         return results
     }
 }

@@ -40,8 +40,12 @@ extension Results {
     /// Adds a filter after checking it against the class (unknown properties, wrong types).
     func filter(checked predicate: QueryPredicate, text: String? = nil) throws(Realm.Error) -> Results {
         core.verifyThread()
+        if isValues {
+            try checkValuePredicate(predicate, text: text)
+            return adding(.filter(predicate))
+        }
         do {
-            _ = try QueryCompiler.compile(predicate, for: ClassInfo.unbound(for: Element.self), in: core)
+            _ = try QueryCompiler.compile(predicate, for: objectInfo, in: core)
         } catch {
             throw Realm.Error(.invalidQuery, "Invalid predicate '\(text ?? predicate.description)': \(error.message)")
         }
@@ -73,20 +77,38 @@ extension Results {
     }
 
     private func firstPosition(of matching: Results) -> Int? {
+        if isValues {
+            guard case .filter(let predicate)? = matching.steps.last else { return nil }
+            return evaluatedValues().firstIndex { ValuePredicate.matches(predicate, QueryArguments.value($0)) }
+        }
         guard let first = matching.keys().first else { return nil }
         return keys().firstIndex(of: first)
     }
 
+    /// The elements at `indexes`, in order; traps with Realm's message for an index out of bounds.
+    public func objects(at indexes: IndexSet) -> [Element] {
+        let count = self.count
+        if let last = indexes.last, last >= count {
+            throwRealmException("Indexes for collection are out of bounds.")
+        }
+        return indexes.map { self[$0] }
+    }
+
     // MARK: - Sorting and distinct
 
-    /// The objects sorted on a property or a key path through to-one links (`"dog.age"`).
+    /// The objects sorted on a property or a key path through to-one links (`"dog.age"`); for
+    /// values, `"self"`.
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
         sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
     }
 
-    /// The objects sorted on a property.
-    public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results {
-        sorted(by: [SortDescriptor(keyPath: QueryKeyPathNames.name(of: keyPath), ascending: ascending)])
+    /// The values sorted (results of values only; for objects name a key path).
+    public func sorted(ascending: Bool = true) -> Results {
+        guard isValues else {
+            throwRealmException("Cannot sort on key path 'self': sorting by the objects themselves is not "
+                + "supported; sort by one of their properties.")
+        }
+        return adding(.sort([SortDescriptor(keyPath: "self", ascending: ascending)]))
     }
 
     /// The objects sorted by several key paths, the first deciding first.
@@ -103,10 +125,21 @@ extension Results {
         return adding(.distinct(paths))
     }
 
+    /// The distinct values, in first-seen order (results of values only).
+    public func distinct() -> Results {
+        guard isValues else { return distinct(by: ["self"]) }
+        return adding(.distinct(["self"]))
+    }
+
     private func checkSingleValued(_ keyPath: String, _ what: String) {
         core.verifyThread()
+        if isValues {
+            if keyPath == "self" { return }
+            throwRealmException("Cannot \(what) on key path '\(keyPath)': a collection of values has no properties; "
+                + "use 'self'.")
+        }
         do {
-            _ = try ResultsPipeline.singleValueReader(keyPath, info: ClassInfo.unbound(for: Element.self), core: core)
+            _ = try ResultsPipeline.singleValueReader(keyPath, info: objectInfo, core: core)
         } catch {
             throwRealmException("Cannot \(what) on key path '\(keyPath)': \(error.message)")
         }
@@ -134,6 +167,14 @@ extension Results {
         aggregate(.avg, property)
     }
 
+}
+
+extension Results where Element: ObjectBase {
+    /// The objects sorted on a property.
+    public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results {
+        sorted(by: [SortDescriptor(keyPath: QueryKeyPathNames.name(of: keyPath), ascending: ascending)])
+    }
+
     /// The smallest value of the property a key path names, or nil when there are none.
     public func min<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T? {
         min(ofProperty: QueryKeyPathNames.name(of: keyPath))
@@ -154,8 +195,18 @@ extension Results {
         average(ofProperty: QueryKeyPathNames.name(of: keyPath))
     }
 
-    private func aggregate<T: _Persistable>(_ op: QueryCollectionOperation, _ property: String) -> T? {
-        let info = ClassInfo.unbound(for: Element.self)
+}
+
+extension Results {
+    func aggregate<T: _Persistable>(_ op: QueryCollectionOperation, _ property: String) -> T? {
+        if isValues {
+            guard property == "self" else {
+                throwRealmException("Invalid property name '\(property)': a collection of values has no properties; "
+                    + "use min(), max(), sum() and average().")
+            }
+            return aggregateValues(op)
+        }
+        let info = objectInfo
         guard let field = info.field(named: property) else {
             var message = "No property '\(property)' on '\(info.className)'."
             if let nearest = QueryCompiler.nearest(to: property, among: info.fields.map(\.name)) {

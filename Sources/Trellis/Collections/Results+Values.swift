@@ -1,0 +1,180 @@
+import Foundation
+
+/// Results of values: what `filter`, `sorted(ascending:)` and `distinct()` return for a
+/// `List`, `MutableSet` or `Map` of values (`scores.filter("self > 3")`). Like results of
+/// objects they are live: every read reflects the Realm's current snapshot.
+///
+/// The collection's values are read and the steps applied once per snapshot change; a
+/// predicate compares `self` (the value) as Realm's does.
+extension Results {
+    /// The values of the source collection after every step, in the current snapshot.
+    func evaluatedValues() -> [Element] {
+        core.verifyThread()
+        if valueCache.stamp == core.changeStamp { return valueCache.values }
+        var values = sourceValues()
+        for step in steps { values = Self.apply(step, to: values) }
+        valueCache.values = values
+        valueCache.stamp = core.changeStamp
+        return values
+    }
+
+    /// The collection's values in its order (a map's in key order); empty once its owner is gone.
+    private func sourceValues() -> [Element] {
+        guard case .values(let location) = source, core.rowView(location.table, location.key) != nil else { return [] }
+        let stored: [UnsafeRawBufferPointer]
+        switch location.field.typeInfo.collection {
+        case .set: stored = core.setElements(location)
+        case .map: stored = core.mapEntries(location).map(\.value)
+        default: stored = core.listElements(location)
+        }
+        let reader = { (bytes: UnsafeRawBufferPointer) in
+            Element._trellisRead(_RowReader(row: RowView(bytes: bytes), core: core), 0)
+        }
+        return stored.map(reader)
+    }
+
+    private static func apply(_ step: ResultsStep, to values: [Element]) -> [Element] {
+        switch step {
+        case .filter(let predicate):
+            return values.filter { ValuePredicate.matches(predicate, QueryArguments.value($0)) }
+        case .sort(let descriptors):
+            let ascending = descriptors.first?.ascending ?? true
+            let keyed = values.map { (value: $0, key: QueryArguments.value($0)) }
+            return keyed.sorted { lhs, rhs in
+                let order = ValuePredicate.order(lhs.key, rhs.key)
+                return ascending ? order < 0 : order > 0
+            }.map(\.value)
+        case .distinct:
+            var seen = Set<Element>()
+            return values.filter { seen.insert($0).inserted }
+        }
+    }
+
+    /// Checks a predicate for results of values: only `self` may be named.
+    func checkValuePredicate(_ predicate: QueryPredicate, text: String?) throws(Realm.Error) {
+        if let name = ValuePredicate.firstPropertyName(in: predicate) {
+            throw Realm.Error(.invalidQuery, "Invalid predicate '\(text ?? predicate.description)': a collection of "
+                + "values has no property '\(name)'; compare the values themselves with 'self'.")
+        }
+    }
+}
+
+/// Evaluates a predicate over one value, the `self` of a collection of values.
+enum ValuePredicate {
+    /// Whether `value` satisfies `predicate`. Iterative (an explicit stack of pending
+    /// `AND`/`OR`/`NOT`), so a chain of thousands of terms cannot overflow the stack.
+    static func matches(_ predicate: QueryPredicate, _ value: QueryValue) -> Bool {
+        enum Pending {
+            case and(QueryPredicate)
+            case or(QueryPredicate)
+            case not
+        }
+        var pending: [Pending] = []
+        var next: QueryPredicate? = predicate
+        var result = false
+        while let node = next {
+            next = nil
+            switch node {
+            case .and(let lhs, let rhs):
+                pending.append(.and(rhs))
+                next = lhs
+                continue
+            case .or(let lhs, let rhs):
+                pending.append(.or(rhs))
+                next = lhs
+                continue
+            case .not(let inner):
+                pending.append(.not)
+                next = inner
+                continue
+            case .constant(let constant):
+                result = constant
+            case .comparison(let comparison):
+                result = compare(comparison, value)
+            }
+            // Unwind until a right-hand side still has to be evaluated.
+            while next == nil, let step = pending.popLast() {
+                switch step {
+                case .not: result = !result
+                case .and(let rhs): if result { next = rhs }
+                case .or(let rhs): if !result { next = rhs }
+                }
+            }
+        }
+        return result
+    }
+
+    private static func compare(_ comparison: QueryComparison, _ value: QueryValue) -> Bool {
+        guard let lhs = operand(comparison.lhs, value), let rhs = operand(comparison.rhs, value) else { return false }
+        switch comparison.op {
+        case .in:
+            guard case .list(let candidates) = rhs else { return QueryValueComparison.equal(lhs, rhs, comparison.options) }
+            return candidates.contains { QueryValueComparison.equal(lhs, $0, comparison.options) }
+        case .between:
+            guard case .list(let bounds) = rhs, bounds.count == 2 else { return false }
+            return QueryValueComparison.matches(lhs, .greaterOrEqual, bounds[0], comparison.options)
+                && QueryValueComparison.matches(lhs, .lessOrEqual, bounds[1], comparison.options)
+        default:
+            return QueryValueComparison.matches(lhs, comparison.op, rhs, comparison.options)
+        }
+    }
+
+    /// The value of one side: `self` (or an empty key path) is the element.
+    private static func operand(_ expression: QueryExpression, _ value: QueryValue) -> QueryValue? {
+        switch expression {
+        case .keyPath: value
+        case .constant(let constant), .argument(let constant): constant
+        case .list(let items): .list(items.compactMap { operand($0, value) })
+        case .subqueryCount: nil
+        }
+    }
+
+    /// The first key path naming a property (anything but `self`), for the error message.
+    static func firstPropertyName(in predicate: QueryPredicate) -> String? {
+        switch predicate {
+        case .constant: return nil
+        case .not(let inner): return firstPropertyName(in: inner)
+        case .and(let lhs, let rhs), .or(let lhs, let rhs):
+            return firstPropertyName(in: lhs) ?? firstPropertyName(in: rhs)
+        case .comparison(let comparison):
+            for side in [comparison.lhs, comparison.rhs] {
+                if case .keyPath(let path) = side, let name = propertyName(path) { return name }
+                if case .subqueryCount = side { return "SUBQUERY" }
+            }
+            return nil
+        }
+    }
+
+    /// The property a key path names, nil for `self` (or no component).
+    private static func propertyName(_ path: QueryKeyPath) -> String? {
+        guard let first = path.components.first else { return nil }
+        if case .property(let name) = first, name == "self" || name == "SELF" { return path.components.count > 1 ? name : nil }
+        if case .property(let name) = first { return name }
+        return "\(first)"
+    }
+
+    /// Total order for sorting values: nil first, then by value.
+    static func order(_ lhs: QueryValue, _ rhs: QueryValue) -> Int {
+        switch (lhs.isNull, rhs.isNull) {
+        case (true, true): return 0
+        case (true, false): return -1
+        case (false, true): return 1
+        default: return QueryValueComparison.order(lhs, rhs) ?? 0
+        }
+    }
+}
+
+extension Results {
+    /// An aggregate over the values themselves, converted to `T`.
+    func aggregateValues<T: _Persistable>(_ op: QueryCollectionOperation) -> T? {
+        let type = Element._trellisTypeInfo.type
+        let allowed: [PropertyType] = op == .min || op == .max ? [.int, .float, .double, .decimal128, .date, .any]
+            : [.int, .float, .double, .decimal128, .any]
+        guard allowed.contains(type) else {
+            throwRealmException("Invalid property name 'self' for \(op.rawValue.dropFirst()): values of type '\(type)' "
+                + "cannot be aggregated.")
+        }
+        let values = evaluatedValues().map { QueryArguments.value($0) }
+        return QueryValueConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
+    }
+}

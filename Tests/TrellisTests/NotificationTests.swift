@@ -378,7 +378,7 @@ import Testing
             switch change {
             case .initial(let results): log.mutate { $0.append("initial \(results.count)") }
             case .update(let results, _, let insertions, _):
-                log.mutate { $0.append("i\(insertions) \(results.map(\.name))") }
+                log.mutate { $0.append("i\(insertions) \(Array(results).map(\.name))") }
             case .error: break
             }
             arrived.signal()

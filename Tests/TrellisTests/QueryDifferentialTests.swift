@@ -100,7 +100,7 @@ import Testing
         let realm = try Realm(configuration: folder.configuration([Owner.self, Pet.self], name: "diff\(seed).realm"))
         try populate(realm, &g)
         let owners = realm.objects(Owner.self)
-        let facts = owners.map { owner in
+        let facts = Array(owners).map { owner in
             OwnerFacts(name: owner.name, age: owner.age, dogAge: owner.dog?.age, dogAges: owner.dogs.map(\.age),
                        setAges: owner.dogSet.map(\.age), scores: Array(owner.scores), tags: Array(owner.tags),
                        parentAges: owner.parents.map(\.age))
@@ -108,7 +108,7 @@ import Testing
         var checked = 0
         for _ in 0..<1000 {
             let (text, test) = Self.predicate(&g, depth: 3)
-            let engine = owners.filter(text).map(\.name)
+            let engine = Array(owners.filter(text)).map(\.name)
             let swift = facts.filter(test).map(\.name)
             #expect(engine == swift, "\(text)")
             if engine != swift { break }

@@ -66,8 +66,8 @@ class Flagged: Object {
         let owners = realm.objects(Owner.self)
         let rex = realm.objects(Pet.self).filter("name == 'Rex'")[0]
         func same(_ typed: Results<Owner>, _ text: String, _ args: Any...) {
-            let expected = owners.filter(validatingForTest: text, args).map(\.name)
-            #expect(typed.map(\.name) == expected, "\(text)")
+            let expected = Array(owners.filter(validatingForTest: text, args)).map(\.name)
+            #expect(Array(typed).map(\.name) == expected, "\(text)")
         }
         same(owners.where { $0.age > 40 }, "age > 40")
         same(owners.where { $0.dog.age > 10 }, "dog.age > 10")

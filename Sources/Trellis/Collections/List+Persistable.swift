@@ -24,7 +24,7 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
             throwRealmException("Trellis internal error: '\(field.name)' is not a List<\(Element.self)>.")
         }
         if current === newList { return }
-        let elements = newList.elements
+        let elements = newList.allElements
         current.removeAll()
         current.append(objectsIn: elements)
     }
@@ -34,12 +34,12 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
         if session.policy == .modified, binding.location.field.isEmbeddedLink {
             // Realm mutates the existing embedded elements in place, appends the extra ones.
             let existing = binding.core.listElements(binding.location).compactMap(CollectionElement.linkKey)
-            for (element, key) in zip(value.elements, existing) {
+            for (element, key) in zip(value.allElements, existing) {
                 if let embedded = element as? EmbeddedObject { session.reuseEmbedded(embedded, key: key) }
             }
         }
         let ownerIsNew = session.ownerIsNew
-        let encoded = value.elements.map { binding.encode($0, session: session) }
+        let encoded = value.allElements.map { binding.encode($0, session: session) }
         if !(ownerIsNew && encoded.isEmpty) {
             // A new owner has nothing stored yet: an empty list needs no write at all.
             let stored = ownerIsNew ? 0 : binding.core.listCount(binding.location)
@@ -58,7 +58,7 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
         return list
     }
 
-    var _trellisElements: [Any] { elements.map { $0 as Any } }
+    var _trellisElements: [Any] { allElements.map { $0 as Any } }
 }
 
 /// Turning loosely typed values (arrays, other collections) into collection contents.

@@ -127,7 +127,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     }
 
     /// The elements as a Swift array.
-    var elements: [Element] {
+    var allElements: [Element] {
         switch storage {
         case .unmanaged(let elements): elements
         case .managed: Array(self)

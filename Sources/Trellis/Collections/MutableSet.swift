@@ -41,7 +41,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
     /// The member at `position`; the order is unspecified but stable until the set changes.
     public subscript(position: Int) -> Element {
-        let all = elements
+        let all = allElements
         CollectionIndex.check(position, count: all.count)
         return all[position]
     }
@@ -59,25 +59,25 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
     /// Whether every member is also in `possibleSuperset`.
     public func isSubset(of possibleSuperset: MutableSet<Element>) -> Bool {
-        elements.allSatisfy { possibleSuperset.contains($0) }
+        allElements.allSatisfy { possibleSuperset.contains($0) }
     }
 
     /// Whether the sets have a member in common.
     public func intersects(_ otherSet: MutableSet<Element>) -> Bool {
-        elements.contains { otherSet.contains($0) }
+        allElements.contains { otherSet.contains($0) }
     }
 
     /// Positions make no sense in a set.
-    @available(*, unavailable, message: "index(of:) is not available on MutableSet")
+    /// Not available: a set has no order. Traps with Realm's message.
     public func index(of object: Element) -> Int? {
         throwRealmException("index(of:) is not available on MutableSet")
     }
 
     /// Iterates the members the set held when iteration began.
-    public func makeIterator() -> IndexingIterator<[Element]> { elements.makeIterator() }
+    public func makeIterator() -> IndexingIterator<[Element]> { allElements.makeIterator() }
 
     /// The members as a Swift array (read once).
-    var elements: [Element] {
+    var allElements: [Element] {
         switch storage {
         case .unmanaged(let elements): return elements
         case .managed(let binding):
@@ -87,7 +87,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     }
 
     public var description: String {
-        "MutableSet<\(Element.self)> (\n\(elements.map { "\t\($0)" }.joined(separator: ",\n"))\n)"
+        "MutableSet<\(Element.self)> (\n\(allElements.map { "\t\($0)" }.joined(separator: ",\n"))\n)"
     }
 
     // MARK: - Mutating
@@ -128,19 +128,19 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     /// Keeps only the members that are also in `other`.
     public func formIntersection(_ other: MutableSet<Element>) {
         checkOperand(other)
-        for element in elements where !other.contains(element) { remove(element) }
+        for element in allElements where !other.contains(element) { remove(element) }
     }
 
     /// Removes the members that are in `other`.
     public func subtract(_ other: MutableSet<Element>) {
         checkOperand(other)
-        for element in other.elements { remove(element) }
+        for element in other.allElements { remove(element) }
     }
 
     /// Adds the members of `other`.
     public func formUnion(_ other: MutableSet<Element>) {
         checkOperand(other)
-        insert(objectsIn: other.elements)
+        insert(objectsIn: other.allElements)
     }
 
     /// A managed set combines only with a managed set (Realm's rule).
@@ -203,14 +203,14 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
         guard let newSet = value as? MutableSet, let current = field.witness.dynamicGet(object, field) as? MutableSet
         else { throwRealmException("Trellis internal error: '\(field.name)' is not a MutableSet<\(Element.self)>.") }
         if current === newSet { return }
-        let elements = newSet.elements
+        let elements = newSet.allElements
         current.removeAll()
         current.insert(objectsIn: elements)
     }
 
     static func _trellisAttach(_ value: MutableSet, to binding: CollectionBinding, session: AddSession) -> MutableSet {
         guard let target = attachTarget(value, binding) else { return value }
-        let elements = value.elements
+        let elements = value.allElements
         if !session.ownerIsNew { binding.core.setRemoveAll(binding.location) }
         for element in elements { binding.core.setInsert(binding.location, binding.encode(element, session: session)) }
         target.storage = .managed(binding)
@@ -226,5 +226,5 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
         return set
     }
 
-    var _trellisElements: [Any] { elements.map { $0 as Any } }
+    var _trellisElements: [Any] { allElements.map { $0 as Any } }
 }

@@ -166,7 +166,7 @@ enum ValuePredicate {
 
 extension Results {
     /// An aggregate over the values themselves, converted to `T`.
-    func aggregateValues<T: _Persistable>(_ op: QueryCollectionOperation) -> T? {
+    func aggregateValues<T>(_ op: QueryCollectionOperation) -> T? {
         let type = Element._trellisTypeInfo.type
         let allowed: [PropertyType] = op == .min || op == .max ? [.int, .float, .double, .decimal128, .date, .any]
             : [.int, .float, .double, .decimal128, .any]
@@ -175,6 +175,6 @@ extension Results {
                 + "cannot be aggregated.")
         }
         let values = evaluatedValues().map { QueryArguments.value($0) }
-        return QueryValueConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
+        return AggregateConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A type that a `@Persisted` property can hold. Conformances are provided by Trellis for every
 /// supported type; do not conform your own types.
-public protocol _Persistable {
+public protocol _Persistable: _HasPersistedType {
     /// What the schema records for this type.
     static var _trellisTypeInfo: _PropertyTypeInfo { get }
     /// The value of a `@Persisted var x: T` with no default (0, "", nil, a new ObjectId, …).

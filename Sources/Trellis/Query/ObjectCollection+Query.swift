@@ -55,16 +55,25 @@ extension _ObjectCollectionQueries {
         _scopedResults.distinct(by: keyPaths)
     }
 
-    /// The smallest value of a property among the objects, or nil.
-    public func min<V: _Persistable>(ofProperty property: String) -> V? { _scopedResults.min(ofProperty: property) }
-    /// The largest value of a property among the objects, or nil.
-    public func max<V: _Persistable>(ofProperty property: String) -> V? { _scopedResults.max(ofProperty: property) }
-    /// The sum of a numeric property over the objects.
-    public func sum<V: _Persistable>(ofProperty property: String) -> V { _scopedResults.sum(ofProperty: property) }
-    /// The average of a numeric property over the objects, or nil.
-    public func average<V: _Persistable>(ofProperty property: String) -> V? {
+    /// The smallest value of a property among the objects (`"self"` for values), or nil.
+    public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+        _scopedResults.min(ofProperty: property)
+    }
+    /// The largest value of a property among the objects (`"self"` for values), or nil.
+    public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+        _scopedResults.max(ofProperty: property)
+    }
+    /// The sum of a numeric property over the objects (`"self"` for values).
+    public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
+        _scopedResults.sum(ofProperty: property)
+    }
+    /// The average of a numeric property over the objects (`"self"` for values), or nil.
+    public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
         _scopedResults.average(ofProperty: property)
     }
+
+    /// The elements at `indexes`, in order.
+    public func objects(at indexes: IndexSet) -> [_ObjectElement] { _scopedResults.objects(at: indexes) }
 }
 
 /// Realm's message for a query on an unmanaged collection (`kind`: Realm's class name for it).
@@ -100,5 +109,65 @@ extension LinkingObjects: _ObjectCollectionQueries {
     public var _scopedResults: Results<Element> {
         guard let results else { unmanagedQueryTrap("RLMLinkingObjects") }
         return results
+    }
+}
+
+extension Map {
+    /// The map's values as live Results (in key order).
+    var valueResults: Results<Value> {
+        guard let binding else { unmanagedQueryTrap("RLMDictionary") }
+        binding.verifyReadable()
+        return Results(core: binding.core, source: .values(binding.location))
+    }
+
+    /// The values for which the typed query is true, as live Results: `map.where { $0 > 3 }`.
+    public func `where`(_ isIncluded: (Query<Value>) -> Query<Bool>) -> Results<Value> {
+        valueResults.where(isIncluded)
+    }
+
+    /// The values matching Realm's predicate text on `self`, as live Results.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Value> {
+        valueResults.filter(trapping: predicateFormat, arguments: args)
+    }
+
+    /// The values sorted.
+    public func sorted(ascending: Bool = true) -> Results<Value> { valueResults.sorted(ascending: ascending) }
+
+    /// The values sorted on a key path (`"self"` for values).
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Value> {
+        valueResults.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+
+    /// The smallest value of a property of the values (`"self"`), or nil.
+    public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+        valueResults.min(ofProperty: property)
+    }
+    /// The largest value of a property of the values (`"self"`), or nil.
+    public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+        valueResults.max(ofProperty: property)
+    }
+    /// The sum of a property of the values (`"self"`).
+    public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
+        valueResults.sum(ofProperty: property)
+    }
+    /// The average of a property of the values (`"self"`), or nil.
+    public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
+        valueResults.average(ofProperty: property)
+    }
+}
+
+extension Map where Value: MinMaxType, Value.PersistedType: MinMaxType {
+    /// The smallest value, or nil when empty.
+    public func min() -> Value? { min(ofProperty: "self") }
+    /// The largest value, or nil when empty.
+    public func max() -> Value? { max(ofProperty: "self") }
+}
+
+extension Map where Value: AddableType, Value.PersistedType: AddableType {
+    /// The sum of the values.
+    public func sum() -> Value { sum(ofProperty: "self") }
+    /// The average of the values, or nil when empty.
+    public func average<T: AddableType & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        average(ofProperty: "self")
     }
 }

@@ -148,25 +148,26 @@ extension Results {
     // MARK: - Aggregates
 
     /// The smallest value of a property among the objects, or nil when there are none.
-    public func min<T: _Persistable>(ofProperty property: String) -> T? {
+    public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         aggregate(.min, property)
     }
 
     /// The largest value of a property among the objects, or nil when there are none.
-    public func max<T: _Persistable>(ofProperty property: String) -> T? {
+    public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         aggregate(.max, property)
     }
 
     /// The sum of a numeric property over the objects (zero when there are none).
-    public func sum<T: _Persistable>(ofProperty property: String) -> T {
-        aggregate(.sum, property) ?? T._trellisDefaultValue()
+    public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
+        if let sum: T = aggregate(.sum, property) { return sum }
+        if let zero = AggregateConversion.convert(.int(0), to: T.self, core: core) { return zero }
+        throwRealmException("Cannot sum '\(property)' as \(T.self).")
     }
 
     /// The average of a numeric property over the objects, or nil when there are none.
-    public func average<T: _Persistable>(ofProperty property: String) -> T? {
+    public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
         aggregate(.avg, property)
     }
-
 }
 
 extension Results where Element: ObjectBase {
@@ -176,29 +177,31 @@ extension Results where Element: ObjectBase {
     }
 
     /// The smallest value of the property a key path names, or nil when there are none.
-    public func min<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T? {
+    public func min<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
         min(ofProperty: QueryKeyPathNames.name(of: keyPath))
     }
 
     /// The largest value of the property a key path names, or nil when there are none.
-    public func max<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T? {
+    public func max<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
         max(ofProperty: QueryKeyPathNames.name(of: keyPath))
     }
 
     /// The sum of the property a key path names.
-    public func sum<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T {
+    public func sum<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T where T.PersistedType: AddableType {
         sum(ofProperty: QueryKeyPathNames.name(of: keyPath))
     }
 
     /// The average of the property a key path names, or nil when there are none.
-    public func average<T: _Persistable>(of keyPath: KeyPath<Element, T>) -> T? {
+    public func average<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T?
+        where T.PersistedType: AddableType
+    {
         average(ofProperty: QueryKeyPathNames.name(of: keyPath))
     }
 
 }
 
 extension Results {
-    func aggregate<T: _Persistable>(_ op: QueryCollectionOperation, _ property: String) -> T? {
+    func aggregate<T>(_ op: QueryCollectionOperation, _ property: String) -> T? {
         if isValues {
             guard property == "self" else {
                 throwRealmException("Invalid property name '\(property)': a collection of values has no properties; "
@@ -226,7 +229,7 @@ extension Results {
         let values = keys.indices.map { index in
             QueryColumnReader.value(RowView(bytes: rows[index]), field.rowColumn, type, linkTable: table.tableId)
         }
-        return QueryValueConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
+        return AggregateConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
     }
 }
 

@@ -1,0 +1,115 @@
+import Foundation
+
+// Realm's key-value coding, done through Trellis's own dynamic property access (there is no
+// Objective-C runtime on Linux): `object.value(forKey: "age")`, `object.setValue(3, forKey:
+// "age")`, `dogs.value(forKey: "name")` (one value per element), `map.setValue(v, forKey: k)`.
+
+extension ObjectBase {
+    /// The value of the property named `key` (a collection property gives its collection).
+    /// An unknown name traps with Realm's message.
+    public func value(forKey key: String) -> Any? { self[key] }
+
+    /// Follows a dotted key path through to-one links (`"dog.name"`); nil once a link is nil.
+    /// Through a collection, gives one value per element (an array).
+    public func value(forKeyPath keyPath: String) -> Any? {
+        KeyValueCoding.value(of: self, path: keyPath.split(separator: ".").map(String.init))
+    }
+
+    /// Sets the property named `key` (inside a write transaction when the object is managed).
+    public func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+}
+
+enum KeyValueCoding {
+    /// The value at `path` from `root`: objects are followed by name, collections map over
+    /// their elements.
+    static func value(of root: Any?, path: [String]) -> Any? {
+        guard let first = path.first else { return root }
+        let rest = Array(path.dropFirst())
+        switch root {
+        case nil:
+            return nil
+        case let object as ObjectBase:
+            return value(of: object[first], path: rest)
+        case let collection as any _KeyValueCollection:
+            return collection._elementsForKeyValueCoding.map { value(of: $0, path: path) as Any }
+        default:
+            if first == "self" { return value(of: root, path: rest) }
+            throwRealmException("Invalid property name '\(first)': \(type(of: root as Any)) has no properties.")
+        }
+    }
+
+    /// Sets `key` on every object of a collection (Realm's `setValue(_:forKey:)` on a collection).
+    static func setValue(_ value: Any?, forKey key: String, on elements: [Any]) {
+        for element in elements {
+            guard let object = element as? ObjectBase else {
+                throwRealmException("setValue(_:forKey:) is only supported on collections of objects.")
+            }
+            object[key] = value
+        }
+    }
+}
+
+/// A collection whose elements key-value coding maps over. Not API.
+public protocol _KeyValueCollection {
+    /// The elements, each as `Any`. Not API.
+    var _elementsForKeyValueCoding: [Any] { get }
+}
+
+extension Results: _KeyValueCollection {
+    public var _elementsForKeyValueCoding: [Any] { map { $0 as Any } }
+}
+extension List: _KeyValueCollection {
+    public var _elementsForKeyValueCoding: [Any] { map { $0 as Any } }
+}
+extension MutableSet: _KeyValueCollection {
+    public var _elementsForKeyValueCoding: [Any] { map { $0 as Any } }
+}
+extension LinkingObjects: _KeyValueCollection {
+    public var _elementsForKeyValueCoding: [Any] { map { $0 as Any } }
+}
+
+extension _KeyValueCollection {
+    /// One value per element: `dogs.value(forKey: "name")` is `[Any]` of names
+    /// (`"self"` gives the elements).
+    public func value(forKey key: String) -> Any? {
+        _elementsForKeyValueCoding.map { KeyValueCoding.value(of: $0, path: [key]) as Any }
+    }
+
+    /// One value per element for a dotted key path.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        KeyValueCoding.value(of: self, path: keyPath.split(separator: ".").map(String.init))
+    }
+
+    /// Sets `key` on every object of the collection (inside a write transaction).
+    public func setValue(_ value: Any?, forKey key: String) {
+        KeyValueCoding.setValue(value, forKey: key, on: _elementsForKeyValueCoding)
+    }
+}
+
+extension Map {
+    /// The value stored under `key`, as `map[key]` (nil when absent).
+    public func value(forKey key: String) -> Any? {
+        let typedKey = Key(_trellisKeyString: key)
+        return self[typedKey].map { $0 as Any }
+    }
+
+    /// Follows a dotted key path from the value stored under its first component.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        let path = keyPath.split(separator: ".").map(String.init)
+        guard let first = path.first else { return nil }
+        return KeyValueCoding.value(of: value(forKey: first), path: Array(path.dropFirst()))
+    }
+
+    /// Stores `value` under `key` (nil removes the key), inside a write transaction when managed.
+    public func setValue(_ value: Any?, forKey key: String) {
+        let typedKey = Key(_trellisKeyString: key)
+        guard let value else {
+            self[typedKey] = nil
+            return
+        }
+        guard let typed = ValueConversion.convert(value, to: Value.self) else {
+            throwRealmException("Cannot store a value of type \(type(of: value)) in a Map of \(Value.self).")
+        }
+        self[typedKey] = typed
+    }
+}

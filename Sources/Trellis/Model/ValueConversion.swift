@@ -18,6 +18,9 @@ enum ValueConversion {
             return convertCollection(collectionType, value) as? Value
         }
         if let exact = value as? Value { return exact }
+        if let custom = customType(of: Value.self), let value = unwrapped(value) {
+            return convertCustom(custom, value) as? Value
+        }
         let info = Value._trellisTypeInfo
         if value == nil || value is NSNull {
             return info.isOptional || info.collection != .none ? Value._trellisDefaultValue() : nil
@@ -38,6 +41,24 @@ enum ValueConversion {
         if info.type == .double, let integer = value as? Int { return Double(integer) as? Value }
         if info.type == .float, let number = value as? Double { return Float(number) as? Value }
         return nil
+    }
+}
+
+extension ValueConversion {
+    /// The custom persistable type a property holds (`URL` for `URL` and `URL?`), if any.
+    static func customType(of type: Any.Type) -> (any _CustomPersistable.Type)? {
+        if let custom = type as? any _CustomPersistable.Type { return custom }
+        guard let optional = type as? any OptionalProtocol.Type else { return nil }
+        return wrappedType(optional) as? any _CustomPersistable.Type
+    }
+
+    private static func wrappedType<O: OptionalProtocol>(_: O.Type) -> Any.Type { O.Wrapped.self }
+
+    /// A custom type's value from itself or from a value of its persisted type.
+    private static func convertCustom<P: _CustomPersistable>(_: P.Type, _ value: Any) -> Any? {
+        if let exact = value as? P { return exact }
+        guard let persisted = convert(value, to: P.PersistedType.self) else { return nil }
+        return P._trellisMake(persisted)
     }
 }
 

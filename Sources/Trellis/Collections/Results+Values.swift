@@ -61,47 +61,16 @@ extension Results {
 
 /// Evaluates a predicate over one value, the `self` of a collection of values.
 enum ValuePredicate {
-    /// Whether `value` satisfies `predicate`. Iterative (an explicit stack of pending
-    /// `AND`/`OR`/`NOT`), so a chain of thousands of terms cannot overflow the stack.
+    /// Whether `value` satisfies `predicate` (`AND`/`OR` chains are flat, so this recurses
+    /// only as deep as the text nests, which the parser bounds).
     static func matches(_ predicate: QueryPredicate, _ value: QueryValue) -> Bool {
-        enum Pending {
-            case and(QueryPredicate)
-            case or(QueryPredicate)
-            case not
+        switch predicate {
+        case .constant(let result): result
+        case .comparison(let comparison): compare(comparison, value)
+        case .not(let inner): !matches(inner, value)
+        case .and(let operands): operands.allSatisfy { matches($0, value) }
+        case .or(let operands): operands.contains { matches($0, value) }
         }
-        var pending: [Pending] = []
-        var next: QueryPredicate? = predicate
-        var result = false
-        while let node = next {
-            next = nil
-            switch node {
-            case .and(let lhs, let rhs):
-                pending.append(.and(rhs))
-                next = lhs
-                continue
-            case .or(let lhs, let rhs):
-                pending.append(.or(rhs))
-                next = lhs
-                continue
-            case .not(let inner):
-                pending.append(.not)
-                next = inner
-                continue
-            case .constant(let constant):
-                result = constant
-            case .comparison(let comparison):
-                result = compare(comparison, value)
-            }
-            // Unwind until a right-hand side still has to be evaluated.
-            while next == nil, let step = pending.popLast() {
-                switch step {
-                case .not: result = !result
-                case .and(let rhs): if result { next = rhs }
-                case .or(let rhs): if !result { next = rhs }
-                }
-            }
-        }
-        return result
     }
 
     private static func compare(_ comparison: QueryComparison, _ value: QueryValue) -> Bool {
@@ -134,8 +103,8 @@ enum ValuePredicate {
         switch predicate {
         case .constant: return nil
         case .not(let inner): return firstPropertyName(in: inner)
-        case .and(let lhs, let rhs), .or(let lhs, let rhs):
-            return firstPropertyName(in: lhs) ?? firstPropertyName(in: rhs)
+        case .and(let operands), .or(let operands):
+            return operands.lazy.compactMap(firstPropertyName(in:)).first
         case .comparison(let comparison):
             for side in [comparison.lhs, comparison.rhs] {
                 if case .keyPath(let path) = side, let name = propertyName(path) { return name }

@@ -49,10 +49,44 @@ final class AddSession {
     /// no stored elements to clear). Set before each collection's attach.
     private(set) var ownerIsNew = false
 
-    /// Stores an unmanaged object (and, recursively, what it links to); returns its key.
+    /// Objects whose key is reserved and whose row is still to be written, stored in the
+    /// order they were reached (so of two objects with one primary key, the later one's values win).
+    private var pending: [PendingObject] = []
+    private var nextPending = 0
+    private var isStoring = false
+
+    private struct PendingObject {
+        let object: ObjectBase
+        let table: Table
+        let key: ObjectKey
+        let isNew: Bool
+    }
+
+    /// Stores an unmanaged object and every unmanaged object it reaches; returns its key.
+    ///
+    /// Iterative: linking to an unmanaged object only reserves its key and queues it, and the
+    /// outermost call stores the queue, so a chain of a million linked objects needs no deeper
+    /// stack than one (cycles are found by identity, as before).
     @discardableResult
     func add(_ object: ObjectBase, reusing reusedKey: ObjectKey? = nil) -> ObjectKey {
         if let key = added.key(of: ObjectIdentifier(object)) { return key }
+        let key = reserve(object, reusing: reusedKey)
+        if isStoring { return key }  // the outermost call stores it
+        isStoring = true
+        defer {
+            isStoring = false
+            pending.removeAll()
+            nextPending = 0
+        }
+        while nextPending < pending.count {
+            nextPending += 1
+            store(pending[nextPending - 1])
+        }
+        return key
+    }
+
+    /// Gives `object` its key (by primary key, reused, or new) and queues it to be stored.
+    private func reserve(_ object: ObjectBase, reusing reusedKey: ObjectKey?) -> ObjectKey {
         let type = Swift.type(of: object)
         guard let table = core.table(for: type, create: true) else {
             throwRealmException("Trellis could not create the table of '\(type.className())'.")
@@ -84,6 +118,15 @@ final class AddSession {
             key = core.allocateKey(in: table)
         }
         added.insert(ObjectIdentifier(object), key: key)
+        pending.append(PendingObject(object: object, table: table, key: key, isNew: isNew))
+        return key
+    }
+
+    /// Writes a reserved object's row and collections (queuing the unmanaged objects they reach).
+    private func store(_ entry: PendingObject) {
+        let object = entry.object, table = entry.table, key = entry.key, isNew = entry.isNew
+        let info = table.info
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         if !isNew, policy == .modified { planInPlaceUpdates(object, base: base, table: table, key: key) }
         // A collection's column holds nothing: its elements are stored when it is attached.
         let values = info.storedFields.map {
@@ -91,6 +134,11 @@ final class AddSession {
         }
         core.writeRow(table, key: key, values: values, isNew: isNew)
         core.makeManaged(object, table: table, key: key)
+        for field in info.storedFields where field.typeInfo.collection == .none && (field.isLink || field.typeInfo.type == .any) {
+            // Managed now: reads go to the row. Letting go of the unmanaged target keeps a long
+            // chain of objects from being released recursively (one stack frame per link).
+            field.witness.markManaged(at: base + field.offset)
+        }
         for field in info.storedFields where field.typeInfo.collection != .none {
             // Never touched while unmanaged and the owner is new: nothing to store; the managed
             // accessor is made on first use.
@@ -100,7 +148,6 @@ final class AddSession {
                                            binding: CollectionBinding(core: core, table: table, key: key, field: field),
                                            session: self)
         }
-        return key
     }
 
     /// Marks an unmanaged embedded object to be written into an existing embedded row (for

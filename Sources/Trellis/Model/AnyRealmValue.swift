@@ -126,7 +126,10 @@ extension AnyRealmValue: _PersistableInsideOptional {
         if let scalar = value.storedScalar { return _StoredValue(.mixed(scalar)) }
         guard case .object(let object) = value else { return _StoredValue(.null) }
         let key = context.session.linkTarget(object)
-        guard let table = object._managed?.table else { return _StoredValue(.null) }
+        // The target may only be queued (its row written later in the same add): its table is
+        // known from its class.
+        guard let table = object._managed?.table ?? context.core.table(for: type(of: object), create: true)
+        else { return _StoredValue(.null) }
         return _StoredValue(.mixed(.link(tableId: table.tableId, key: key)))
     }
 }

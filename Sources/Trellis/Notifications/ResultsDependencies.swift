@@ -32,7 +32,7 @@ struct ResultsDependencies {
         func note(_ predicate: QueryPredicate) {
             switch predicate {
             case .constant: break
-            case .and(let a, let b), .or(let a, let b): note(a); note(b)
+            case .and(let operands), .or(let operands): operands.forEach(note)
             case .not(let inner): note(inner)
             case .comparison(let comparison): note(comparison.lhs); note(comparison.rhs)
             }

@@ -225,18 +225,18 @@ extension Query where T == Bool {
     public static func && (lhs: Query, rhs: Query) -> Query {
         var parts: QuerySubqueryParts?
         if let a = lhs.subqueryParts, let b = rhs.subqueryParts, a.collection.description == b.collection.description {
-            parts = QuerySubqueryParts(collection: a.collection, element: .and(a.element, b.element))
+            parts = QuerySubqueryParts(collection: a.collection, element: .conjunction(a.element, b.element))
         }
-        return Query(.predicate(.and(lhs.predicate, rhs.predicate), subquery: parts))
+        return Query(.predicate(.conjunction(lhs.predicate, rhs.predicate), subquery: parts))
     }
 
     /// Either condition holds.
     public static func || (lhs: Query, rhs: Query) -> Query {
         var parts: QuerySubqueryParts?
         if let a = lhs.subqueryParts, let b = rhs.subqueryParts, a.collection.description == b.collection.description {
-            parts = QuerySubqueryParts(collection: a.collection, element: .or(a.element, b.element))
+            parts = QuerySubqueryParts(collection: a.collection, element: .disjunction(a.element, b.element))
         }
-        return Query(.predicate(.or(lhs.predicate, rhs.predicate), subquery: parts))
+        return Query(.predicate(.disjunction(lhs.predicate, rhs.predicate), subquery: parts))
     }
 
     /// The condition does not hold.

@@ -6,13 +6,32 @@ import Foundation
 indirect enum QueryPredicate {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
-    case and(QueryPredicate, QueryPredicate)
-    case or(QueryPredicate, QueryPredicate)
+    /// Every operand holds (two or more, flattened: a chain of thousands of `AND`s is one
+    /// node, so no pass over it recurses that deep).
+    case and([QueryPredicate])
+    /// Some operand holds (two or more, flattened like `and`).
+    case or([QueryPredicate])
     case not(QueryPredicate)
     case comparison(QueryComparison)
 }
 
 /// `[quantifier] lhs op[options] rhs`.
+extension QueryPredicate {
+    /// `lhs AND rhs`, appended to an existing chain rather than nested in it.
+    static func conjunction(_ lhs: QueryPredicate, _ rhs: QueryPredicate) -> QueryPredicate {
+        var operands: [QueryPredicate] = if case .and(let existing) = lhs { existing } else { [lhs] }
+        if case .and(let more) = rhs { operands += more } else { operands.append(rhs) }
+        return .and(operands)
+    }
+
+    /// `lhs OR rhs`, appended to an existing chain rather than nested in it.
+    static func disjunction(_ lhs: QueryPredicate, _ rhs: QueryPredicate) -> QueryPredicate {
+        var operands: [QueryPredicate] = if case .or(let existing) = lhs { existing } else { [lhs] }
+        if case .or(let more) = rhs { operands += more } else { operands.append(rhs) }
+        return .or(operands)
+    }
+}
+
 struct QueryComparison {
     var quantifier: QueryQuantifier
     var lhs: QueryExpression

@@ -41,12 +41,16 @@ final class QueryCompiler {
         switch predicate {
         case .constant(let value):
             return { _ in value }
-        case .and(let lhs, let rhs):
-            let a = try self.predicate(lhs), b = try self.predicate(rhs)
-            return { a($0) && b($0) }
-        case .or(let lhs, let rhs):
-            let a = try self.predicate(lhs), b = try self.predicate(rhs)
-            return { a($0) || b($0) }
+        case .and(let operands):
+            var tests: [(QueryScope) -> Bool] = []
+            tests.reserveCapacity(operands.count)
+            for operand in operands { tests.append(try self.predicate(operand)) }
+            return { scope in tests.allSatisfy { $0(scope) } }
+        case .or(let operands):
+            var tests: [(QueryScope) -> Bool] = []
+            tests.reserveCapacity(operands.count)
+            for operand in operands { tests.append(try self.predicate(operand)) }
+            return { scope in tests.contains { $0(scope) } }
         case .not(let inner):
             let a = try self.predicate(inner)
             return { !a($0) }

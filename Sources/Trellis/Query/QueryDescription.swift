@@ -6,12 +6,21 @@ extension QueryPredicate: CustomStringConvertible {
     var description: String {
         switch self {
         case .constant(let value): value ? "TRUEPREDICATE" : "FALSEPREDICATE"
-        case .and(let lhs, let rhs): "(\(lhs) && \(rhs))"
-        case .or(let lhs, let rhs): "(\(lhs) || \(rhs))"
+        case .and(let operands): Self.render(operands, "&&")
+        case .or(let operands): Self.render(operands, "||")
         case .not(let inner):
             if case .comparison(let comparison) = inner { "(NOT \(comparison.body))" } else { "(NOT \(inner))" }
         case .comparison(let comparison): "(\(comparison.body))"
         }
+    }
+}
+
+extension QueryPredicate {
+    /// A chain as nested pairs, `((a && b) && c)`, the way it was written; built in a loop.
+    fileprivate static func render(_ operands: [QueryPredicate], _ symbol: String) -> String {
+        guard var text = operands.first?.description else { return "" }
+        for operand in operands.dropFirst() { text = "(\(text) \(symbol) \(operand))" }
+        return text
     }
 }
 

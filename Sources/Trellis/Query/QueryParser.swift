@@ -91,7 +91,7 @@ struct QueryParser {
         var lhs = try andExpression()
         while isKeyword("OR") || isSymbol("||") {
             advance()
-            lhs = .or(lhs, try andExpression())
+            lhs = .disjunction(lhs, try andExpression())
         }
         return lhs
     }
@@ -100,7 +100,7 @@ struct QueryParser {
         var lhs = try notExpression()
         while isKeyword("AND") || isSymbol("&&") {
             advance()
-            lhs = .and(lhs, try notExpression())
+            lhs = .conjunction(lhs, try notExpression())
         }
         return lhs
     }

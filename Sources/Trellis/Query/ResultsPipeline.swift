@@ -154,16 +154,21 @@ struct ResultsPipeline {
 
     private func candidates(_ predicate: QueryPredicate) -> Set<ObjectKey>? {
         switch predicate {
-        case .and(let lhs, let rhs):
-            switch (candidates(lhs), candidates(rhs)) {
-            case (let a?, let b?): return a.intersection(b)
-            case (let a?, nil): return a
-            case (nil, let b?): return b
-            case (nil, nil): return nil
+        case .and(let operands):
+            // The intersection of the operands an index answers (the others filter afterwards).
+            var result: Set<ObjectKey>?
+            for operand in operands {
+                guard let keys = candidates(operand) else { continue }
+                result = result.map { $0.intersection(keys) } ?? keys
             }
-        case .or(let lhs, let rhs):
-            guard let a = candidates(lhs), let b = candidates(rhs) else { return nil }
-            return a.union(b)
+            return result
+        case .or(let operands):
+            var result = Set<ObjectKey>()
+            for operand in operands {
+                guard let keys = candidates(operand) else { return nil }
+                result.formUnion(keys)
+            }
+            return result
         case .comparison(let c):
             return candidates(c)
         default:

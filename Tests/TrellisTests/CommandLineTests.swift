@@ -164,6 +164,39 @@ import Trellis
         #expect(syntax.stdout.isEmpty && unknown.stdout.isEmpty && noClass.stdout.isEmpty)
     }
 
+    @Test func everyCommandWorksOnAFileThatWasMigratedAndLeavesItsVersion() throws {
+        let source = try atlasFile()
+        // Migrate to schema version 3 with a block that renames the person.
+        try onOtherThread {
+            let configuration = Realm.Configuration(fileURL: source, schemaVersion: 3, migrationBlock: { migration, _ in
+                migration.enumerateObjects(ofType: "Person") { _, new in new?["name"] = "Ada Lovelace" }
+            }, objectTypes: AtlasSeed.types)
+            _ = try Realm(configuration: configuration)
+        }
+        let inspect = try trellis(["inspect", source.path])
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        #expect(inspect.stdout.contains("Schema version: 3"))
+        let query = try trellis(["query", source.path, "Person", "name BEGINSWITH 'Ada'"])
+        #expect(query.status == 0, "\(query.stderr)")
+        #expect(query.stdout.contains("Ada Lovelace"))
+        let dump = folder.url.appendingPathComponent("dump3")
+        let export = try trellis(["export", source.path, "--ejson", "--out", dump.path])
+        #expect(export.status == 0, "\(export.stderr)")
+        let schema = try trellis(["schema", "export", source.path, "--app-services", "--out", folder.url.appendingPathComponent("schema3").path])
+        #expect(schema.status == 0, "\(schema.stderr)")
+        // Import into another migrated file, then check both keep version 3.
+        let target = folder.file("target3.realm")
+        try onOtherThread {
+            _ = try Realm(configuration: .init(fileURL: target, schemaVersion: 3, objectTypes: AtlasSeed.types))
+        }
+        let imported = try trellis(["import", target.path, dump.path, "--ejson"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        for url in [source, target] {
+            let again = try trellis(["inspect", url.path])
+            #expect(again.stdout.contains("Schema version: 3"), "\(url.lastPathComponent)")
+        }
+    }
+
     @Test func importWritesExportedDocumentsIntoAnotherFileWithoutModels() throws {
         let source = try atlasFile()
         let dump = folder.url.appendingPathComponent("dump")

@@ -10,7 +10,7 @@ extension ExtendedJSON {
     public static func documents(inFile url: URL, progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws
         -> [String: [Data]]
     {
-        let realm = try Realm(configuration: .init(fileURL: url, readOnly: true))
+        let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: true))
         let reader = StoredObjectReader(core: realm.core)
         let classes = realm.core.file.catalog.classes.filter { !$0.embedded }
         let keys = classes.map { reader.keys(of: $0.name) }

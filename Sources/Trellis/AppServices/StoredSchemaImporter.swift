@@ -21,7 +21,7 @@ extension ExtendedJSON {
     public static func importDocuments(_ documents: [String: [Data]], intoFile url: URL,
                                        progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> Int
     {
-        let realm = try Realm(configuration: .init(fileURL: url))
+        let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: false))
         let core = realm.core
         return try realm.write {
             guard let transaction = core.writeTransaction else { return 0 }

@@ -26,7 +26,7 @@ public enum StoredSchemaQuery {
                                  sortedBy keyPath: String? = nil, ascending: Bool = true,
                                  limit: Int? = nil) throws -> [Data]
     {
-        let realm = try Realm(configuration: .init(fileURL: url, readOnly: true))
+        let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: true))
         let core = realm.core
         let classes = StoredSchemaClasses(core: core)
         let info = try rootClass(className, in: classes, path: core.environmentPath)

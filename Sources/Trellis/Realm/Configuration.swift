@@ -71,6 +71,18 @@ extension Realm {
         /// The address space the map reserves at first; tests make it small to watch it grow.
         var initialMapSize: Int = 64 << 30
 
+        /// Opens the file at whatever schema version it has, never migrating: for tools that
+        /// read and write by the stored schema (no model classes), such as the `trellis` commands.
+        var opensAnySchemaVersion = false
+
+        /// The configuration of a tool that works by the file's stored schema: no model classes,
+        /// any schema version, nothing migrated.
+        static func storedSchema(fileURL: URL, readOnly: Bool) -> Configuration {
+            var configuration = Configuration(fileURL: fileURL, readOnly: readOnly)
+            configuration.opensAnySchemaVersion = true
+            return configuration
+        }
+
         /// Whether a commit returns only after the data is on disk (fsync). On by default; turn
         /// off for throughput when losing the last commits after a power loss is acceptable
         /// (an application crash still loses nothing).

@@ -34,7 +34,7 @@ public struct FileInspection: Sendable {
     ///
     /// - Throws: ``Realm/Error`` for a missing, damaged or non-Trellis file.
     public init(fileURL: URL) throws {
-        let realm = try Realm(configuration: .init(fileURL: fileURL, readOnly: true))
+        let realm = try Realm(configuration: .storedSchema(fileURL: fileURL, readOnly: true))
         let core = realm.core
         let catalog = core.file.catalog
         path = core.environmentPath

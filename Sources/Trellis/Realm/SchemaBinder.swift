@@ -30,7 +30,7 @@ enum SchemaBinder {
     static func bind(_ configuration: Realm.Configuration, file: FileState) throws {
         let path = file.environment.path
         guard let types = configuration.objectTypes else {
-            try checkVersion(configuration, file.catalog, path: path)
+            if !configuration.opensAnySchemaVersion { try checkVersion(configuration, file.catalog, path: path) }
             return
         }
         let classes = types.map(ClassInfo.unbound(for:))

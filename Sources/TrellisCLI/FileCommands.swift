@@ -13,6 +13,34 @@ func reportingErrors(_ body: () throws -> Void) throws {
         fail(error.message)
     } catch let error as CommandError {
         fail(error.message)
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        fail(FileProblem.describe(error))
+    }
+}
+
+/// One readable line for a file-system error (Foundation's own text is a dump of its error).
+enum FileProblem {
+    static func describe(_ error: any Error) -> String {
+        let nsError = error as NSError
+        let path = (nsError.userInfo[NSFilePathErrorKey] as? String)
+            ?? (nsError.userInfo[NSURLErrorKey] as? URL)?.path ?? "the output"
+        let reason: String
+        let advice: String
+        switch CocoaError.Code(rawValue: nsError.code) {
+        case .fileNoSuchFile, .fileReadNoSuchFile:
+            (reason, advice) = ("no such file or folder", "Check that the folder exists.")
+        case .fileWriteFileExists:
+            (reason, advice) = ("a file is in the way", "Choose another path, or remove it.")
+        case .fileWriteNoPermission, .fileReadNoPermission, .fileWriteVolumeReadOnly:
+            (reason, advice) = ("permission denied", "Choose a folder you can write to.")
+        case .fileWriteOutOfSpace:
+            (reason, advice) = ("the disk is full", "Free space on the disk and try again.")
+        default:
+            (reason, advice) = (nsError.localizedDescription, "Check the path.")
+        }
+        return "cannot use '\(path)': \(reason). \(advice)"
     }
 }
 

@@ -197,6 +197,22 @@ import Trellis
         }
     }
 
+    @Test func outputPathProblemsAreOneLineErrors() throws {
+        let source = try atlasFile()
+        let missing = try trellis(["export", source.path, "--ejson", "--out", "/proc/nope"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "trellis: cannot use '/proc/nope': no such file or folder. Check that the folder exists.\n")
+        let blocker = folder.file("blocker")
+        FileManager.default.createFile(atPath: blocker.path, contents: Data())
+        let inTheWay = try trellis(["export", source.path, "--ejson", "--out", blocker.path])
+        #expect(inTheWay.status == 1)
+        #expect(inTheWay.stderr.hasPrefix("trellis: cannot use '\(blocker.path)': a file is in the way."))
+        let schema = try trellis(["schema", "export", source.path, "--app-services", "--out", "/proc/x"])
+        #expect(schema.status == 1)
+        #expect(schema.stderr.split(separator: "\n").count == 1)
+        #expect(!schema.stderr.contains("NSCocoaErrorDomain"))
+    }
+
     @Test func importWritesExportedDocumentsIntoAnotherFileWithoutModels() throws {
         let source = try atlasFile()
         let dump = folder.url.appendingPathComponent("dump")

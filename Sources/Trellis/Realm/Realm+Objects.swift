@@ -67,9 +67,18 @@ extension Realm {
         core.deleteObject(managed.table, key: managed.key)
     }
 
-    /// Deletes every object of a sequence.
+    /// Deletes every object of a sequence (evaluated once, before deleting). An object that
+    /// appears more than once (a list holding it twice) is deleted once, as in Realm.
     public func delete<S: Sequence>(_ objects: S) where S.Iterator.Element: ObjectBase {
-        for object in Array(objects) { delete(object) }
+        var deleted = Set<DeletedRow>()
+        for object in Array(objects) {
+            if let managed = object._managed, managed.core === core,
+               !deleted.insert(DeletedRow(table: managed.table.tableId, key: managed.key)).inserted
+            {
+                continue
+            }
+            delete(object)
+        }
     }
 
     /// Deletes every object of `results` (evaluated once, before deleting).
@@ -136,4 +145,10 @@ extension Realm {
         if mirror.displayStyle == .optional { return mirror.children.first?.value }
         return value
     }
+}
+
+/// A row deleted by one `delete(_:)` of a sequence.
+private struct DeletedRow: Hashable {
+    let table: UInt32
+    let key: ObjectKey
 }

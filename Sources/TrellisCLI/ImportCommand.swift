@@ -24,6 +24,9 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "MongoDB Extended JSON (the only format).")
     var ejson = false
 
+    @Flag(help: "Drop document fields the class does not have (by default they stop the import).")
+    var ignoreUnknown = false
+
     func validate() throws {
         guard ejson else { throw ValidationError("Say which format: --ejson.") }
     }
@@ -36,7 +39,8 @@ struct ImportCommand: ParsableCommand {
                     + "stored schema says how to store the documents.")
             }
             var bar = ProgressBar("Importing")
-            let count = try ExtendedJSON.importDocuments(documents, intoFile: URL(fileURLWithPath: file)) {
+            let count = try ExtendedJSON.importDocuments(documents, intoFile: URL(fileURLWithPath: file),
+                                                         ignoringUnknownProperties: ignoreUnknown) {
                 bar.update($0, of: $1)
             }
             print("Imported \(count) documents of \(documents.count) classes into \(file)")

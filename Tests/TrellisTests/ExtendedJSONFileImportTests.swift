@@ -135,4 +135,21 @@ import Testing
         #expect(try ExtendedJSON.importDocuments(exported, intoFile: target) == 1)
         #expect(try ExtendedJSON.documents(inFile: target) == exported)
     }
+
+    @Test func unknownFieldsStopTheImportUnlessIgnored() throws {
+        let target = try emptyTarget()
+        let dog = #"{"_id":{"$oid":"5f1b00000000000000000009"},"name":"Rex","age":{"$numberLong":"3"},"colour":"brown"}"#
+        let documents = ["Dog": [Data(dog.utf8)]]
+        do {
+            _ = try ExtendedJSON.importDocuments(documents, intoFile: target)
+            Issue.record("an unknown field was dropped silently")
+        } catch let error as Realm.Error {
+            #expect(error.code == .invalidValue)
+            #expect(error.message.contains("document 1 of 'Dog' has fields 'Dog' does not have: 'colour'"))
+            #expect(error.message.contains("--ignore-unknown"))
+        }
+        #expect(try count(target, "Dog") == 0)
+        #expect(try ExtendedJSON.importDocuments(documents, intoFile: target, ignoringUnknownProperties: true) == 1)
+        #expect(try count(target, "Dog") == 1)
+    }
 }

@@ -13,12 +13,16 @@ extension ExtendedJSON {
     /// - Parameters:
     ///   - documents: class name → one document per object (the layout
     ///     ``documents(inFile:progress:)`` returns).
+    ///   - ignoringUnknownProperties: drop the fields of a document that its class does not
+    ///     have, instead of refusing the import.
     ///   - progress: called after each document is written with the number done and the total.
     /// - Returns: how many documents were imported.
     /// - Throws: ``Realm/Error`` (`.invalidValue`) for an unknown or embedded class, a document
-    ///   that does not fit its class, or a link to an object that is neither in the file nor in
-    ///   the import; the file errors of opening it.
+    ///   that does not fit its class (a field it does not have included, unless ignored), or a
+    ///   link to an object that is neither in the file nor in the import; the file errors of
+    ///   opening it.
     public static func importDocuments(_ documents: [String: [Data]], intoFile url: URL,
+                                       ignoringUnknownProperties: Bool = false,
                                        progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> Int
     {
         let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: false))
@@ -26,7 +30,8 @@ extension ExtendedJSON {
         return try realm.write {
             guard let transaction = core.writeTransaction else { return 0 }
             let importer = StoredSchemaImporter(core: core, classes: try StoredSchemaClasses(writingIn: core,
-                                                                                              transaction: transaction))
+                                                                                              transaction: transaction),
+                                                ignoresUnknownProperties: ignoringUnknownProperties)
             core.storedSchema = importer.classes
             defer { core.storedSchema = nil }
             return try importer.run(documents, progress: progress)
@@ -39,6 +44,8 @@ extension ExtendedJSON {
 struct StoredSchemaImporter {
     let core: RealmCore
     let classes: StoredSchemaClasses
+    /// Whether fields the class does not have are dropped (else they are an error).
+    var ignoresUnknownProperties = false
 
     /// One top-level document, with the object it is written to.
     private struct Pending {
@@ -54,10 +61,11 @@ struct StoredSchemaImporter {
         var pending = [Pending]()
         for className in documents.keys.sorted() {
             let table = try topLevelTable(className)
-            for data in documents[className] ?? [] {
+            for (index, data) in (documents[className] ?? []).enumerated() {
                 guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                     throw Realm.Error(.invalidValue, "An Extended JSON document of '\(className)' must be a JSON object.")
                 }
+                try checkFields(document, of: table, "document \(index + 1) of '\(className)'")
                 pending.append(try place(document, in: table))
             }
         }
@@ -77,6 +85,18 @@ struct StoredSchemaImporter {
             throw Realm.Error(.invalidValue, "'\(className)' is embedded: import its objects inside their parents' documents.")
         }
         return table
+    }
+
+    /// Refuses a document naming fields its class does not have (unless they are ignored):
+    /// dropping them silently would lose data.
+    private func checkFields(_ document: [String: Any], of table: Table, _ which: @autoclosure () -> String) throws {
+        guard !ignoresUnknownProperties else { return }
+        let known = Set(table.info.storedFields.map(\.name))
+        let unknown = document.keys.filter { !known.contains($0) }.sorted()
+        guard !unknown.isEmpty else { return }
+        throw Realm.Error(.invalidValue, "The \(which()) has fields '\(table.info.className)' does not have: "
+            + unknown.map { "'\($0)'" }.joined(separator: ", ") + ". Remove them, or import with --ignore-unknown "
+            + "(ignoringUnknownProperties: true) to drop them.")
     }
 
     /// The object a document is written to: the one with its primary key, or a new one.
@@ -163,6 +183,7 @@ struct StoredSchemaImporter {
         guard let target = core.linkedTable(field) else { throw mismatch(field, owner, raw) }
         if target.info.isEmbedded {
             guard let document = raw as? [String: Any] else { throw mismatch(field, owner, raw) }
+            try checkFields(document, of: target, "embedded document in '\(owner.info.className).\(field.name)'")
             let key = core.allocateKey(in: target)
             try write(document, table: target, key: key, isNew: true)
             return .link(key)

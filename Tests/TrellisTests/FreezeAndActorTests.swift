@@ -306,3 +306,58 @@ import Testing
         #expect(seen == ["[\"age\"] true", "deleted"])
     }
 }
+
+/// `asyncWrite` and task cancellation.
+@Suite struct AsyncWriteCancellationTests {
+    let folder = TemporaryFolder()
+
+    actor Writer {
+        let configuration: Realm.Configuration
+        init(_ configuration: Realm.Configuration) { self.configuration = configuration }
+
+        func add(_ name: String) async throws {
+            let realm = try await Realm.open(configuration: configuration)
+            try await realm.asyncWrite { realm.add(Dog(value: ["name": name])) }
+        }
+    }
+
+    @Test func aTaskCancelledBeforeItsWriteWritesNothing() async throws {
+        let configuration = folder.configuration([Dog.self])
+        let writer = Writer(configuration)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await writer.add("never")
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let count = try onOtherThread { try Realm(configuration: configuration).objects(Dog.self).count }
+        #expect(count == 0)
+    }
+
+    @Test func aTaskCancelledWhileAnotherThreadWritesStopsWaiting() async throws {
+        let configuration = folder.configuration([Dog.self])
+        _ = try onOtherThread { try Realm(configuration: configuration).objects(Dog.self).count }
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        // Another thread holds a write transaction until told to commit.
+        Thread {
+            let realm = try? Realm(configuration: configuration)
+            realm?.beginWrite()
+            realm?.add(Dog(value: ["name": "held"]))
+            holding.signal()
+            release.wait()
+            try? realm?.commitWrite()
+            finished.signal()
+        }.start()
+        holding.wait()
+        let writer = Writer(configuration)
+        let task = Task { try await writer.add("cancelled") }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        release.signal()
+        finished.wait()
+        let names = try onOtherThread { try Realm(configuration: configuration).objects(Dog.self).map(\.name) }
+        #expect(names == ["held"])
+    }
+}

@@ -22,52 +22,81 @@ extension Realm {
     }
 
     /// Runs `block` in a write transaction and commits it, first waiting, without blocking the
-    /// calling thread, for the other `asyncWrite`s of this file in this process.
+    /// calling thread, for the other writes of this file in this process (`asyncWrite`s and
+    /// synchronous writes on other threads).
     ///
-    /// A synchronous writer on another thread or in another process still makes the
-    /// transaction's start wait for it, as `write` does.
+    /// Honours cancellation: a task cancelled before its turn throws `CancellationError` and
+    /// writes nothing, also while it waits for another write. A writer in another process is
+    /// waited for inside LMDB, as `write` does, which cannot be interrupted.
     @discardableResult
     public func asyncWrite<Result>(_isolation actor: isolated (any Actor)? = #isolation,
                                    _ block: () throws -> Result) async throws -> Result
     {
         core.verifyThread()
+        try Task.checkCancellation()
         let gate = core.file.asyncWriters
-        await gate.enter()
+        try await gate.enter()
         defer { gate.leave() }
+        // Another thread of this process holding a write: wait for it by suspending, so that
+        // cancelling the task stops the wait (a writer in another process is waited for inside
+        // LMDB, which cannot be interrupted).
+        while core.file.environment.handles.gate.isHeld {
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+        try Task.checkCancellation()
         return try write(block)
     }
 }
 
 /// Lets `asyncWrite`s of one file take turns by suspending rather than blocking a thread.
 final class AsyncWriteGate: Sendable {
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Void, any Error>
+    }
     private struct State {
         var isTaken = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var nextId: UInt64 = 0
+        var waiting: [Waiter] = []
     }
     private let state = Mutex(State())
 
-    func enter() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let mayGo = state.withLock { state -> Bool in
-                if !state.isTaken {
-                    state.isTaken = true
-                    return true
+    /// Waits for the turn; throws `CancellationError` if the task is cancelled while waiting
+    /// (it then never takes the turn).
+    func enter() async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextId += 1
+            return state.nextId
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let mayGo = state.withLock { state -> Bool in
+                    if !state.isTaken {
+                        state.isTaken = true
+                        return true
+                    }
+                    state.waiting.append(Waiter(id: id, continuation: continuation))
+                    return false
                 }
-                state.waiting.append(continuation)
-                return false
+                if mayGo { continuation.resume() }
             }
-            if mayGo { continuation.resume() }
+        } onCancel: {
+            let cancelled = state.withLock { state -> Waiter? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiting.remove(at: index)
+            }
+            cancelled?.continuation.resume(throwing: CancellationError())
         }
     }
 
     func leave() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> Waiter? in
             if state.waiting.isEmpty {
                 state.isTaken = false
                 return nil
             }
             return state.waiting.removeFirst()
         }
-        next?.resume()
+        next?.continuation.resume()
     }
 }

@@ -171,6 +171,13 @@ final class HandleGate: Sendable {
         state.holder = pthread_self()
     }
 
+    /// Whether a transaction of this process holds the gate (a write, or an opening of handles).
+    var isHeld: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.isHeld
+    }
+
     func release() {
         condition.lock()
         state.isHeld = false

@@ -348,18 +348,21 @@ import Testing
         var configuration = folder.configuration([Owner.self, Pet.self])
         configuration.syncOnCommit = false
         let realm = try Realm(configuration: configuration)
+        // A small log, and a hard limit the observer's needs cannot hold back.
+        realm.core.file.changeLogLimits = ChangeLogLimits(byteBudget: 16 << 10, hardByteLimit: 32 << 10)
         _ = try addPets(realm, ["first"])
         let log = CollectionLog<Results<Pet>>()
         let token = realm.objects(Pet.self).observe { log.record($0) }
         realm.refresh()
-        let commits = RealmCore.keptChangeRecords + RealmCore.trimBatch + 10
+        let commits = 3000
         let fast = configuration
         try onOtherThread {
             let other = try Realm(configuration: fast)
             for index in 0..<commits { try other.write { other.add(Pet("p\(index)")) } }
         }
-        #expect(realm.core.file.changes.map { realm.core.transaction.entryCount($0) } ?? 0
-            <= RealmCore.keptChangeRecords + RealmCore.trimBatch)
+        let changesDatabase = try #require(realm.core.file.changes)
+        let header = try #require(ChangeLogHeader.read(realm.core.transaction, changesDatabase))
+        #expect(header.totalBytes <= 32 << 10)
         realm.refresh()
         // The log no longer reaches back to the observer's version: the results are compared
         // whole, and the object that was there already is reported as (possibly) modified.

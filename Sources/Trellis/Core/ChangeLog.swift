@@ -1,27 +1,72 @@
+import Foundation
+
+
 /// The file's change log: every commit stores what it changed under its version, so any Realm
 /// of any process can find out what changed between two versions it read.
+///
+/// The log is bounded by size and by age, not by a count of commits: it keeps at most
+/// ``ChangeLogLimits/byteBudget`` bytes of records and none older than
+/// ``ChangeLogLimits/maximumAge`` — except those an observer of this process still needs,
+/// up to ``ChangeLogLimits/hardByteLimit``. A Realm that falls behind what is kept (an observer
+/// in another process, whose needs this process cannot know, or one past the hard limit) gets
+/// a change set marked incomplete and compares its collections whole: correct, only slower.
+///
+/// Its size is kept in a header under key 0 (no commit has version 0), with a checkpoint of
+/// (version, time) about once a minute for the age bound, so trimming never scans the log to
+/// decide and runs in batches.
 extension RealmCore {
-    /// How many commits' records the file keeps. A Realm that falls further behind than this
-    /// gets a change set marked incomplete (every object may have changed).
-    static let keptChangeRecords = 4096
-    static let trimBatch = 512
-
-    /// Stores the current write transaction's changes under the version it will commit as.
+    /// Stores the current write transaction's changes under the version it will commit as,
+    /// and trims the log when it is over its bounds.
     func persistChangeRecord(_ txn: Transaction) throws {
         guard let database = file.changes, !recordedChanges.isEmpty else { return }
         let bytes = ChangeRecordEncoding.encode(recordedChanges)
-        try bytes.withUnsafeBytes { try txn.put(database, integerKey: UInt64(txn.version), value: $0) }
-        // Trimmed in batches, so most commits touch only the newest page of the log.
-        guard txn.entryCount(database) > Self.keptChangeRecords + Self.trimBatch else { return }
-        var oldest = [UInt64]()
-        if let cursor = txn.existingCursor(database) {
-            var entry = cursor.first()
-            while let (key, _) = entry, oldest.count < Self.trimBatch {
-                oldest.append(Cursor.integerKey(key))
-                entry = cursor.next()
-            }
+        let version = txn.version
+        var header = ChangeLogHeader.read(txn, database) ?? ChangeLogHeader.measuring(txn, database)
+        try bytes.withUnsafeBytes { try txn.put(database, integerKey: UInt64(version), value: $0) }
+        header.totalBytes += bytes.count
+        if header.oldestVersion == nil { header.oldestVersion = version }
+        let now = Date().timeIntervalSince1970
+        if header.checkpoints.last.map({ now - $0.time >= ChangeLogLimits.checkpointInterval }) ?? true {
+            header.checkpoints.append((version: version, time: now))
         }
-        for key in oldest { _ = try txn.delete(database, integerKey: key) }
+        try trim(&header, txn, database, now: now, newest: version)
+        try header.write(txn, database)
+    }
+
+    /// Deletes the oldest records while the log is over its size budget (down to three
+    /// quarters of it) or holds records older than the age bound, keeping what this process's
+    /// observers need unless the log is over the hard limit.
+    private func trim(_ header: inout ChangeLogHeader, _ txn: Transaction, _ database: DatabaseHandle,
+                      now: Double, newest: Int) throws
+    {
+        let limits = file.changeLogLimits
+        let expired = header.checkpoints.last { now - $0.time > limits.maximumAge }?.version ?? 0
+        let oversize = header.totalBytes > limits.byteBudget + limits.byteBudget / 4
+        guard oversize || expired > (header.oldestVersion ?? Int.max) else { return }
+        let needed = file.observation.oldestObservedVersion
+        var doomed = [UInt64]()
+        var freed = 0
+        guard let cursor = txn.existingCursor(database) else { return }
+        var entry = withUnsafeBytes(of: UInt64(1)) { cursor.seek(atLeast: $0) }
+        while let (rawKey, value) = entry {
+            let key = Int(Cursor.integerKey(rawKey))
+            if key >= newest { break }
+            let remaining = header.totalBytes - freed
+            let overBudget = remaining > limits.byteBudget * 3 / 4
+            let tooOld = key < expired
+            guard overBudget || tooOld else { break }
+            // Records after an observer's version are what it will ask for next.
+            if let needed, key > needed, remaining <= limits.hardByteLimit { break }
+            doomed.append(UInt64(key))
+            freed += value.count
+            entry = cursor.next()
+        }
+        for key in doomed { _ = try txn.delete(database, integerKey: key) }
+        header.totalBytes -= freed
+        if let last = doomed.last {
+            header.oldestVersion = Int(last) + 1
+            header.checkpoints.removeAll { $0.version <= Int(last) }
+        }
     }
 
     /// What the commits after `version` up to the snapshot `txn` reads changed.
@@ -34,7 +79,7 @@ extension RealmCore {
             return set
         }
         var expected = version + 1
-        var entry = withUnsafeBytes(of: UInt64(expected)) { cursor.seek(atLeast: $0) }
+        var entry = withUnsafeBytes(of: UInt64(max(expected, 1))) { cursor.seek(atLeast: $0) }
         while let (rawKey, bytes) = entry {
             let recorded = Int(Cursor.integerKey(rawKey))
             if recorded > newest { break }
@@ -63,5 +108,69 @@ extension RealmCore {
             let column = Int(BigEndian.read(bytes, at: 12, as: UInt16.self))
             recordedChanges.modified(tableId, key, column: column)
         }
+    }
+}
+
+/// The bounds of the change log.
+struct ChangeLogLimits: Sendable {
+    /// Bytes of records kept (trimmed to three quarters of it once a quarter over).
+    var byteBudget = 2 << 20
+    /// Bytes kept at most, even for an observer of this process that is behind.
+    var hardByteLimit = 32 << 20
+    /// Records older than this (seconds) are dropped.
+    var maximumAge: Double = 15 * 60
+
+    /// How often (seconds) the header notes a (version, time) checkpoint.
+    static let checkpointInterval: Double = 60
+}
+
+/// The change log's header, under key 0: the records' total size, the oldest version kept,
+/// and (version, time) checkpoints.
+struct ChangeLogHeader {
+    var totalBytes = 0
+    var oldestVersion: Int?
+    var checkpoints: [(version: Int, time: Double)] = []
+
+    static func read(_ txn: Transaction, _ database: DatabaseHandle) -> ChangeLogHeader? {
+        guard let bytes = txn.get(database, integerKey: 0), bytes.count >= 20 else { return nil }
+        func load<T>(_ offset: Int, _: T.Type) -> T { bytes.loadUnaligned(fromByteOffset: offset, as: T.self) }
+        var header = ChangeLogHeader()
+        header.totalBytes = Int(UInt64(littleEndian: load(0, UInt64.self)))
+        let oldest = Int(UInt64(littleEndian: load(8, UInt64.self)))
+        header.oldestVersion = oldest == 0 ? nil : oldest
+        let count = Int(UInt32(littleEndian: load(16, UInt32.self)))
+        guard bytes.count >= 20 + count * 16 else { return nil }
+        for index in 0..<count {
+            let base = 20 + index * 16
+            header.checkpoints.append((Int(UInt64(littleEndian: load(base, UInt64.self))),
+                                       Double(bitPattern: UInt64(littleEndian: load(base + 8, UInt64.self)))))
+        }
+        return header
+    }
+
+    /// A header for a log written before headers existed: its size measured once.
+    static func measuring(_ txn: Transaction, _ database: DatabaseHandle) -> ChangeLogHeader {
+        var header = ChangeLogHeader()
+        guard let cursor = txn.existingCursor(database) else { return header }
+        var entry = withUnsafeBytes(of: UInt64(1)) { cursor.seek(atLeast: $0) }
+        while let (key, value) = entry {
+            if header.oldestVersion == nil { header.oldestVersion = Int(Cursor.integerKey(key)) }
+            header.totalBytes += value.count
+            entry = cursor.next()
+        }
+        return header
+    }
+
+    func write(_ txn: Transaction, _ database: DatabaseHandle) throws {
+        var out = [UInt8]()
+        func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { out += $0 } }
+        put(UInt64(totalBytes))
+        put(UInt64(oldestVersion ?? 0))
+        put(UInt32(checkpoints.count))
+        for checkpoint in checkpoints {
+            put(UInt64(checkpoint.version))
+            put(checkpoint.time.bitPattern)
+        }
+        try out.withUnsafeBytes { try txn.put(database, integerKey: 0, value: $0) }
     }
 }

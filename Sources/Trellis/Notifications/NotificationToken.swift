@@ -84,7 +84,20 @@ final class ObservationHub: Sendable {
 
     func unregister(_ id: UInt) {
         listeners.withLock { _ = $0.removeValue(forKey: id) }
+        observedVersions.withLock { _ = $0.removeValue(forKey: id) }
     }
+
+    /// The oldest version each registered Realm's observers last saw.
+    private let observedVersions = Mutex<[UInt: Int]>([:])
+
+    /// Records the oldest version a Realm's observers last saw (nil: it has none).
+    func noteObserved(_ id: UInt, version: Int?) {
+        observedVersions.withLock { $0[id] = version }
+    }
+
+    /// The oldest version an observer of this process will still compute changes from: the
+    /// change log keeps the records after it (see ``RealmCore/persistChangeRecord(_:)``).
+    var oldestObservedVersion: Int? { observedVersions.withLock { $0.values.min() } }
 
     /// How many Realms of the file are registered (have observers).
     var registeredCount: Int { listeners.withLock { $0.count } }

@@ -97,6 +97,9 @@ extension RealmCore {
                 if changes.isEmpty { continue }
                 observer.advance(changes, notify: !skipped.contains { $0 === handle })
             }
+            // The change log keeps what this Realm's observers will still ask for.
+            let oldest = observers.current.filter { !$0.isInvalidated }.map(\.observer.version).min()
+            file.observation.noteObserved(observationId, version: oldest)
         } while needsAnotherDelivery
     }
 }

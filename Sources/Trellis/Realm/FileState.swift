@@ -16,6 +16,12 @@ final class FileState: Sendable {
     let observation = ObservationHub()
     /// The turn-taking of `asyncWrite`s.
     let asyncWriters = AsyncWriteGate()
+    /// The change log's bounds for this process's commits (tests make them small).
+    private let changeLogLimitsState = Mutex(ChangeLogLimits())
+    var changeLogLimits: ChangeLogLimits {
+        get { changeLogLimitsState.withLock { $0 } }
+        set { changeLogLimitsState.withLock { $0 = newValue } }
+    }
 
     private struct State {
         var catalog: SchemaCatalog

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// The change log is bounded by bytes and by age, and keeps what this process's observers need.
+@Suite struct ChangeLogTests {
+    let folder = TemporaryFolder()
+
+    func fastConfiguration() -> Realm.Configuration {
+        var configuration = folder.configuration([Dog.self])
+        configuration.syncOnCommit = false
+        return configuration
+    }
+
+    /// The records' total size as LMDB stores them (every entry but the header).
+    func storedRecordBytes(_ realm: Realm) throws -> (bytes: Int, records: Int) {
+        let database = try #require(realm.core.file.changes)
+        let cursor = try #require(realm.core.transaction.existingCursor(database))
+        var bytes = 0, records = 0
+        var entry = withUnsafeBytes(of: UInt64(1)) { cursor.seek(atLeast: $0) }
+        while let (_, value) = entry {
+            bytes += value.count
+            records += 1
+            entry = cursor.next()
+        }
+        return (bytes, records)
+    }
+
+    @Test func manyLargeCommitsKeepTheLogUnderItsByteBudget() throws {
+        let realm = try Realm(configuration: fastConfiguration())
+        realm.core.file.changeLogLimits = ChangeLogLimits(byteBudget: 64 << 10)
+        // Each commit modifies many objects: records of about 4 KiB.
+        try realm.write { for index in 0..<200 { realm.add(Dog(value: ["name": "d\(index)"])) } }
+        let dogs = realm.objects(Dog.self)
+        for round in 0..<300 {
+            try realm.write { for dog in dogs { dog.age = round } }
+        }
+        let stored = try storedRecordBytes(realm)
+        #expect(stored.bytes <= 64 << 10 + 16 << 10, "\(stored.bytes) bytes in \(stored.records) records")
+        let changesDatabase = try #require(realm.core.file.changes)
+        let header = try #require(ChangeLogHeader.read(realm.core.transaction, changesDatabase))
+        #expect(header.totalBytes == stored.bytes)
+    }
+
+    @Test func tinyCommitsOnAnEmptyFileLeaveItSmall() throws {
+        let realm = try Realm(configuration: fastConfiguration())
+        try realm.write { realm.add(Dog(value: ["name": "only"])) }
+        let dog = try #require(realm.objects(Dog.self).first)
+        for round in 0..<5000 { try realm.write { dog.age = round } }
+        let size = try FileManager.default.attributesOfItem(atPath: folder.file().path)[.size] as? Int ?? 0
+        // 5,000 records of ~30 bytes fit the default budget whole: well under a megabyte.
+        #expect(size < 1 << 20, "file is \(size) bytes")
+    }
+
+    @Test func recordsOlderThanTheAgeBoundAreDropped() throws {
+        let realm = try Realm(configuration: fastConfiguration())
+        realm.core.file.changeLogLimits = ChangeLogLimits(maximumAge: 0)
+        try realm.write { realm.add(Dog(value: ["name": "a"])) }
+        let dog = try #require(realm.objects(Dog.self).first)
+        for round in 0..<10 { try realm.write { dog.age = round } }
+        // Every commit notes a checkpoint only a minute after the last: with an age bound of 0,
+        // the checkpoint of the first commit makes everything before it old; force a second.
+        let database = try #require(realm.core.file.changes)
+        try realm.write {
+            var header = try #require(ChangeLogHeader.read(realm.core.transaction, database))
+            header.checkpoints = header.checkpoints.map { (version: $0.version, time: $0.time - 3600) }
+            header.checkpoints.append((version: realm.core.transaction.version - 1, time: Date().timeIntervalSince1970 - 1))
+            try header.write(realm.core.transaction, database)
+            dog.age = 100
+        }
+        let stored = try storedRecordBytes(realm)
+        #expect(stored.records <= 2, "\(stored.records) records kept")
+    }
+
+    @Test func anObserverOfThisProcessKeepsTheRecordsItNeedsAndGetsExactChanges() throws {
+        let realm = try Realm(configuration: fastConfiguration())
+        realm.core.file.changeLogLimits = ChangeLogLimits(byteBudget: 8 << 10, hardByteLimit: 8 << 20)
+        try realm.write { realm.add(Dog(value: ["name": "first"])) }
+        let log = LockedBox<[String]>([])
+        let token = realm.objects(Dog.self).observe { change in
+            if case .update(_, let deletions, let insertions, let modifications) = change {
+                log.mutate { $0.append("d\(deletions) i\(insertions.count) m\(modifications)") }
+            }
+        }
+        realm.refresh()
+        let configuration = realm.configuration
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            for index in 0..<2000 { try other.write { other.add(Dog(value: ["name": "d\(index)"])) } }
+        }
+        realm.refresh()
+        // Exact: 2,000 insertions and the first object untouched (no fallback marking it modified).
+        #expect(log.get() == ["d[] i2000 m[]"])
+        token.invalidate()
+    }
+}

@@ -48,6 +48,11 @@ do {
         try CrashWorkload.write(path: path, seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     case "crash-check":
         try CrashWorkload.check(path: path)
+    case "open-default":
+        // PATH is ignored: opens `try Realm()` (the default configuration) and adds one object.
+        let realm = try Realm()
+        try realm.write { realm.add(ProcessDog(value: ["name": "default"])) }
+        print(realm.configuration.fileURL?.path ?? "")
     case "count-untyped":
         let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path)))
         print(realm.objects(ProcessDog.self).count, realm.isEmpty)

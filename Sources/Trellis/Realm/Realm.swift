@@ -154,6 +154,9 @@ enum RealmOpener {
     private static let instances = Mutex<[InstanceKey: OpenCore]>([:])
 
     static func open(_ configuration: Realm.Configuration, confinement: Confinement = .thread) throws -> RealmCore {
+        if configuration.readOnly && configuration.deleteRealmIfMigrationNeeded {
+            throwRealmException("Cannot set `deleteRealmIfMigrationNeeded` when `readOnly` is set.")
+        }
         let path = configuration.path
         let place: UInt
         switch confinement {
@@ -254,6 +257,12 @@ enum RealmOpener {
         }
         if exists { try checkExistingFile(configuration, path: path) }
         let folder = (path as NSString).deletingLastPathComponent
+        if !exists, path == Realm.Configuration.defaultFileURL.standardizedFileURL.path,
+           !FileManager.default.fileExists(atPath: folder)
+        {
+            // Realm makes the default file's folder (on Linux `~/.local/share`, often missing).
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
         if !exists, !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
             throw Realm.Error(.fileNotFound, "The folder of '\(path)' does not exist. Create '\(folder)' first.",
                               fileURL: path)

@@ -306,6 +306,12 @@ final class RealmCore {
     }
 
     private func bindTable(for type: ObjectBase.Type, create: Bool) -> Table? {
+        if let types = configuration.objectTypes, !types.contains(where: { $0 == type }), storedSchema == nil {
+            let name = type.className()
+            throwRealmException("Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` "
+                + "/ `objectTypes` array in your configuration, add `\(name)` to the list of `objectClasses` / "
+                + "`objectTypes`.")
+        }
         let info = ClassInfo.unbound(for: type)
         var catalog = pendingCatalog ?? file.catalog
         if pendingCatalog == nil, catalog.storedClass(named: info.className) == nil {

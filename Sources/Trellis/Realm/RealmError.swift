@@ -1,3 +1,4 @@
+import Foundation
 extension Realm {
     /// Every recoverable Trellis failure: file access, bad or foreign files, schema problems,
     /// duplicate primary keys, bad values.
@@ -97,4 +98,10 @@ extension Realm {
 /// that says what went wrong and how to fix it. Recoverable problems throw ``Realm/Error``.
 func throwRealmException(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
     fatalError(message, file: file, line: line)
+}
+
+extension Realm.Error: LocalizedError {
+    /// The message, so `error.localizedDescription` (what Realm's documentation prints) says
+    /// what failed, where and what to do.
+    public var errorDescription: String? { message }
 }

@@ -28,8 +28,9 @@ public final class Decimal128: Sendable {
         case let i as Int: self.init(Decimal(i))
         case let d as Double: self.init(Decimal(d))
         case let n as NSNumber: self.init(n.decimalValue)
-        case let s as String: self.init(Decimal(string: s) ?? 0)
-        default: self.init()
+        case let s as String: self.init(Decimal(string: s) ?? .nan)
+        case is NSNull: self.init(Decimal.nan)
+        default: self.init(Decimal.nan)
         }
     }
 
@@ -62,7 +63,9 @@ public final class Decimal128: Sendable {
     /// The value as a `Double` (may round).
     public var doubleValue: Double { NSDecimalNumber(decimal: decimalValue).doubleValue }
     /// The canonical decimal string.
-    public var stringValue: String { decimalValue.isNaN ? "NaN" : decimalValue.description }
+    /// The value as Realm writes it: plain digits for ordinary values (`3.14`, `100`), and
+    /// `<digits>E<exponent>` when the exponent is large or very negative (`1.23456789E132`).
+    public var stringValue: String { Decimal128Text.string(decimalValue) }
     /// Whether this is not a number.
     public var isNaN: Bool { decimalValue.isNaN }
     /// Decimal128 has no signaling NaN here; always false.
@@ -109,6 +112,49 @@ extension Decimal128: Numeric {
     public static func -= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs - rhs }
     public static func *= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs * rhs }
     public static func /= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs / rhs }
+}
+
+extension Decimal128: SignedNumeric {
+    public static prefix func - (operand: Decimal128) -> Decimal128 { Decimal128(-operand.decimalValue) }
+}
+
+extension Decimal128: Strideable {
+    public typealias Stride = Decimal128
+    /// The distance from this value to `other` (`other - self`).
+    public func distance(to other: Decimal128) -> Decimal128 { other - self }
+    /// This value moved by `n`.
+    public func advanced(by n: Decimal128) -> Decimal128 { self + n }
+}
+
+/// Realm's text form of a decimal (IEEE 754-2008 "to-scientific-string", without a `+` sign).
+enum Decimal128Text {
+    static func string(_ value: Decimal) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isZero { return "0" }
+        let sign = value.sign == .minus ? "-" : ""
+        let digits = (value.significand.magnitude as NSDecimalNumber).stringValue
+        let exponent = value.exponent
+        let adjusted = exponent + digits.count - 1
+        if exponent > 0 {
+            // Integers within the type's 34 digits print whole; beyond, scientific.
+            if digits.count + exponent <= 34 { return sign + digits + String(repeating: "0", count: exponent) }
+            return sign + scientific(digits, adjusted)
+        }
+        if adjusted < -6 { return sign + scientific(digits, adjusted) }
+        if exponent == 0 { return sign + digits }
+        let point = digits.count + exponent
+        if point > 0 {
+            let split = digits.index(digits.startIndex, offsetBy: point)
+            return sign + digits[..<split] + "." + digits[split...]
+        }
+        return sign + "0." + String(repeating: "0", count: -point) + digits
+    }
+
+    private static func scientific(_ digits: String, _ adjusted: Int) -> String {
+        let head = String(digits.prefix(1))
+        let tail = digits.dropFirst()
+        return head + (tail.isEmpty ? "" : "." + tail) + "E\(adjusted)"
+    }
 }
 
 extension Decimal128: Codable {

@@ -55,3 +55,25 @@ import Testing
             + "`objectTypes` array in your configuration, add `Pet` to the list of `objectClasses` / `objectTypes`."))
     }
 }
+
+@Suite struct RealmNotificationTimingTests {
+    let folder = TemporaryFolder()
+
+    @Test func realmObserveRunsSynchronouslyAtTheEndOfEveryLocalWrite() throws {
+        let realm = try Realm(configuration: folder.configuration([Dog.self]))
+        var calls = 0
+        let token = realm.observe { notification, _ in
+            #expect(notification == .didChange)
+            calls += 1
+        }
+        try realm.write { realm.add(Dog()) }
+        #expect(calls == 1)
+        try realm.write {}
+        #expect(calls == 2)
+        realm.beginWrite()
+        realm.add(Dog())
+        try realm.commitWrite()
+        #expect(calls == 3)
+        token.invalidate()
+    }
+}

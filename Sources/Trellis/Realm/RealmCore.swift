@@ -207,8 +207,16 @@ final class RealmCore {
             file.publish(Array(pendingTables.values), catalog: catalog, version: version)
         }
         discardPending()
-        advanceSnapshot()
+        let advanced = advanceSnapshot()
         deliverNotifications(skipping: skipped.map(\.observer))
+        if !advanced {
+            // A write that changed nothing makes no new version, but Realm still tells the
+            // Realm's own observers that a write transaction ended.
+            for handle in observers.current where !handle.isInvalidated && handle.observer is RealmObserver
+                && !skipped.contains(where: { $0.observer === handle }) {
+                handle.observer.advance(ChangeSet(), notify: true)
+            }
+        }
         file.observation.announceNewVersion(except: observationId)
     }
 

@@ -77,3 +77,67 @@ import Testing
         token.invalidate()
     }
 }
+
+@Suite struct CreateFromManagedObjectTests {
+    let folder = TemporaryFolder()
+
+    func ownerWithPets(_ realm: Realm) throws -> Owner {
+        try realm.write {
+            let owner = realm.create(Owner.self, value: ["name": "Ann", "age": 40])
+            let rex = realm.create(Pet.self, value: ["name": "Rex", "age": 3])
+            owner.dog = rex
+            owner.dogs.append(objectsIn: [rex, realm.create(Pet.self, value: ["name": "Bo", "age": 5])])
+            owner.tags.append("x")
+            owner.nicknames["k"] = "v"
+            return owner
+        }
+    }
+
+    @Test func fromTheSameRealmLinksTheSameObjects() throws {
+        let realm = try Realm(configuration: folder.configuration([Owner.self, Pet.self]))
+        let ann = try ownerWithPets(realm)
+        let copy = try realm.write { realm.create(Owner.self, value: ann) }
+        #expect(realm.objects(Owner.self).count == 2)
+        #expect(realm.objects(Pet.self).count == 2)
+        #expect(copy.dog?.isSameObject(as: ann.dog) == true)
+        #expect(copy.dogs.map(\.name) == ["Rex", "Bo"])
+        #expect(Array(copy.tags) == ["x"])
+        #expect(copy.nicknames["k"] == "v")
+        #expect(realm._consistencyProblems().isEmpty)
+    }
+
+    @Test func fromAnotherRealmCopiesTheGraph() throws {
+        let source = try Realm(configuration: folder.configuration([Owner.self, Pet.self], name: "a.realm"))
+        let ann = try ownerWithPets(source)
+        let target = try Realm(configuration: folder.configuration([Owner.self, Pet.self], name: "b.realm"))
+        let copy = try target.write { target.create(Owner.self, value: ann) }
+        #expect(target.objects(Owner.self).count == 1)
+        #expect(target.objects(Pet.self).count == 2)  // Rex once, though linked twice
+        #expect(copy.dog?.name == "Rex")
+        #expect(copy.dogs.first?.isSameObject(as: copy.dog) == true)
+        #expect(copy.realm == target)
+        #expect(target._consistencyProblems().isEmpty)
+        #expect(source.objects(Pet.self).count == 2)
+    }
+
+    @Test func embeddedObjectsAreCopiedEvenInTheSameRealm() throws {
+        let realm = try Realm(configuration: folder.configuration([Holder.self, Child.self, Grandchild.self, Pet.self, Parent.self, Owner.self]))
+        let holder = try realm.write {
+            realm.create(Holder.self, value: ["child": ["value": 7, "grandchild": ["value": 8]],
+                                              "children": [["value": 1], ["value": 2]]])
+        }
+        let copy = try realm.write { realm.create(Holder.self, value: holder) }
+        #expect(copy.child?.value == 7)
+        #expect(copy.child?.grandchild?.value == 8)
+        #expect(copy.children.map(\.value) == [1, 2])
+        #expect(holder.child?.value == 7)
+        try realm.write { copy.child?.value = 70 }
+        #expect(holder.child?.value == 7)
+        #expect(realm._consistencyProblems().isEmpty)
+    }
+}
+
+class Holder: Object {
+    @Persisted var child: Child?
+    @Persisted var children: List<Child>
+}

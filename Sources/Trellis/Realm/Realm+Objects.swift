@@ -31,6 +31,12 @@ extension Realm {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         core.verifyInWrite(Realm.addRequiresWriteMessage)
+        if let source = value as? ObjectBase, source._managed != nil {
+            // A managed object: its values, with objects of another Realm and embedded objects
+            // copied (Realm's behaviour), then created like a dictionary.
+            var copier = ManagedGraphCopier(target: core)
+            return create(type, value: copier.dictionary(of: source), update: update)
+        }
         let info = ClassInfo.unbound(for: type)
         if update != .error, info.primaryKeyField == nil {
             throwRealmException("'\(info.className)' does not have a primary key and can not be updated")

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Turns a managed object's values into values `create(_:value:update:)` can store in a Realm:
+/// what Realm does when `create` is given a managed object.
+///
+/// Objects of the same Realm are linked as they are (a shallow copy); objects of another Realm
+/// are copied, and embedded objects always are (an embedded object has one parent). Copies are
+/// made from a work list, not by recursion, and each source object is copied once, so cycles
+/// and long chains are fine.
+struct ManagedGraphCopier {
+    let target: RealmCore
+    private var copies: [RowIdentity: ObjectBase] = [:]
+    private var work: [(source: ObjectBase, copy: ObjectBase)] = []
+
+    private struct RowIdentity: Hashable {
+        let path: String
+        let table: UInt32
+        let key: ObjectKey
+    }
+
+    init(target: RealmCore) { self.target = target }
+
+    /// The stored properties of `source`, by name, with links converted; copies are filled in too.
+    mutating func dictionary(of source: ObjectBase) -> [String: Any] {
+        var dictionary = [String: Any]()
+        for field in ClassInfo.unbound(for: type(of: source)).storedFields {
+            dictionary[field.name] = convert(source[field.name]) ?? NSNull()
+        }
+        while let (source, copy) = work.popLast() { fill(copy, from: source) }
+        return dictionary
+    }
+
+    private mutating func fill(_ copy: ObjectBase, from source: ObjectBase) {
+        for field in ClassInfo.unbound(for: type(of: source)).storedFields {
+            copy[field.name] = convert(source[field.name])
+        }
+    }
+
+    /// A value with every managed object it holds converted (see the type's rules).
+    private mutating func convert(_ value: Any?) -> Any? {
+        switch value {
+        case let object as ObjectBase:
+            return convert(object)
+        case let value as AnyRealmValue:
+            if case .object(let object) = value, let converted = convert(object) as? Object { return AnyRealmValue.object(converted) }
+            return value
+        case let collection as any _KeyValueCollection:
+            return collection._elementsForKeyValueCoding.map { convert($0) ?? NSNull() }
+        case let map as any _MapForCopying:
+            return map._entriesForCopying.mapValues { convert($0) ?? NSNull() }
+        default:
+            return value
+        }
+    }
+
+    private mutating func convert(_ object: ObjectBase) -> ObjectBase {
+        guard let managed = object._managed else { return object }
+        if !(object is EmbeddedObject), managed.core === target { return object }
+        let identity = RowIdentity(path: managed.core.environmentPath, table: managed.table.tableId, key: managed.key)
+        if let copy = copies[identity] { return copy }
+        let copy = type(of: object).init()
+        copies[identity] = copy
+        work.append((object, copy))
+        return copy
+    }
+}
+
+/// A Map whose entries can be read for copying. Not API.
+public protocol _MapForCopying {
+    /// The entries with their values as `Any`. Not API.
+    var _entriesForCopying: [String: Any] { get }
+}
+
+extension Map: _MapForCopying {
+    public var _entriesForCopying: [String: Any] {
+        var entries = [String: Any]()
+        for key in keys { entries[key._trellisKeyString] = self[key].map { $0 as Any } ?? NSNull() }
+        return entries
+    }
+}

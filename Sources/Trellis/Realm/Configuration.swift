@@ -95,12 +95,23 @@ extension Realm {
         /// docs/RELIABILITY.md for its cost); turn it off for very large files you trust.
         public var verifiesFileOnOpen: Bool = true
 
+        /// Decides, when the file is first opened by a process while no other process has it
+        /// open, whether to compact it: called with the file's size and the bytes its data uses;
+        /// return true to rewrite it without its free space. Realm's `shouldCompactOnLaunch`.
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+
+        /// A file copied to ``fileURL`` when no file is there yet (a bundled seed database).
+        public var seedFilePath: URL?
+
         /// A configuration with Realm's parameters; `inMemoryIdentifier` wins over `fileURL`.
         public init(fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
                     encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
-                    objectTypes: [ObjectBase.Type]? = nil)
+                    shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil,
+                    objectTypes: [ObjectBase.Type]? = nil, seedFilePath: URL? = nil)
         {
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.seedFilePath = seedFilePath
             self.migrationBlock = migrationBlock
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self.inMemoryIdentifier = inMemoryIdentifier

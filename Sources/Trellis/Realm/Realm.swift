@@ -170,7 +170,9 @@ enum RealmOpener {
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
             return existing
         }
+        try FilePreparation.copySeedIfNeeded(configuration, path: path)
         try checkPath(configuration, path: path)
+        try FilePreparation.compactIfAsked(configuration, path: path)
         let existed = FileManager.default.fileExists(atPath: path)
         let core: RealmCore
         do {

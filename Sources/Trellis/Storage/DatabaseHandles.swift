@@ -139,6 +139,28 @@ final class DatabaseHandles: Sendable {
         return Int(data.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
     }
 
+    /// The pages the data of `txn`'s snapshot occupies: every named database's pages (from its
+    /// record in the main database) plus the main database's own. Free pages are not counted.
+    static func usedPages(in txn: OpaquePointer) throws -> Int {
+        var stat = MDB_stat()
+        try lmdbCheck(mdb_stat(txn, mainDatabase, &stat), "measuring the main database")
+        var pages = stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages + 2  // + the meta pages
+        var cursor: OpaquePointer?
+        try lmdbCheck(mdb_cursor_open(txn, mainDatabase, &cursor), "listing the databases")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        var code = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while code == MDB_SUCCESS {
+            // An MDB_db record: branch, leaf and overflow page counts at offsets 8, 16 and 24.
+            if value.mv_size >= 48, let data = value.mv_data {
+                for offset in [8, 16, 24] { pages += Int(data.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+            }
+            code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        return pages
+    }
+
     /// How many named databases `txn`'s snapshot holds, in O(1).
     static func databaseCount(in txn: OpaquePointer) -> Int {
         var stat = MDB_stat()

@@ -223,6 +223,19 @@ final class Environment: Sendable {
         !isReadOnly && state.mapSize < mapSizeLimit && usedBytes() > state.mapSize / 2
     }
 
+    /// Bytes the newest version's data occupies (its pages, without the free ones): what a
+    /// compacted copy would hold.
+    func dataBytes() throws -> Int {
+        let txn = try Transaction.begin(self, readOnly: true)
+        defer {
+            mdb_txn_abort(txn)
+            transactionEnded()
+        }
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return try DatabaseHandles.usedPages(in: txn) * Int(stat.ms_psize)
+    }
+
     /// The current map size in bytes.
     var mapSize: Int { mapState.withLock { $0.mapSize } }
 
@@ -275,6 +288,13 @@ extension Environment {
 }
 
 extension Environment {
+    /// Writes a compacted copy of the newest committed version to a new file at `path` (free
+    /// pages left out). Consistent while other threads and processes write: it reads one
+    /// snapshot. Fails with `EEXIST` if `path` exists.
+    func copyCompacted(to path: String) throws {
+        try lmdbCheck(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "copying to '\(path)'")
+    }
+
     /// Whether commits fsync before returning (LMDB's default) or leave flushing to the OS.
     func setSyncOnCommit(_ sync: Bool) {
         mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), sync ? 0 : 1)

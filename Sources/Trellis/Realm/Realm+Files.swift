@@ -1,0 +1,138 @@
+import Foundation
+
+extension Realm {
+    // MARK: - Copies
+
+    /// Writes a compacted copy of the Realm's newest committed version to a new file (free
+    /// space left out). The copy is consistent even while other threads and processes write.
+    ///
+    /// - Throws: ``Realm/Error`` `.fileExists` if a file is at `fileURL`, `.fail` for an
+    ///   encryption key (Trellis does not encrypt), or the file error of writing it.
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        core.verifyThread()
+        if core.isInWriteTransaction {
+            throwRealmException("Cannot write a copy of the Realm while in a write transaction: commit or cancel it first.")
+        }
+        let path = fileURL.standardizedFileURL.path
+        if encryptionKey != nil {
+            throw Realm.Error(.fail, "Encryption is not supported by Trellis: write the copy to '\(path)' without an "
+                + "encryption key.", fileURL: path)
+        }
+        if FileManager.default.fileExists(atPath: path) {
+            throw Realm.Error(.fileExists, "'\(path)' already exists: writeCopy makes a new file. Choose another path, "
+                + "or delete the file first.", fileURL: path)
+        }
+        do {
+            try core.file.environment.copyCompacted(to: path)
+        } catch let error as StorageError {
+            try? FileManager.default.removeItem(atPath: path)
+            throw RealmErrors.opening(path, error)
+        }
+    }
+
+    /// Writes a compacted copy to the file of `configuration` (see ``writeCopy(toFile:encryptionKey:)``).
+    public func writeCopy(configuration: Realm.Configuration) throws {
+        guard let fileURL = configuration.fileURL else {
+            throw Realm.Error(.fail, "writeCopy(configuration:) needs a configuration with a fileURL.")
+        }
+        try writeCopy(toFile: fileURL, encryptionKey: configuration.encryptionKey)
+    }
+
+    // MARK: - Files
+
+    /// Whether a Realm file exists for `configuration`.
+    public static func fileExists(for configuration: Realm.Configuration) -> Bool {
+        FileManager.default.fileExists(atPath: configuration.path)
+    }
+
+    /// Deletes the file of `configuration` and its lock file. Returns whether a file existed.
+    ///
+    /// - Throws: ``Realm/Error`` `.fileLocked` while a Realm of this process has it open, or
+    ///   the file error of deleting it.
+    @discardableResult
+    public static func deleteFiles(for configuration: Realm.Configuration) throws -> Bool {
+        let path = configuration.path
+        if FileState.isOpen(path: path) {
+            throw Realm.Error(.fileLocked, "Cannot delete '\(path)': a Realm of this process still has it open. Release "
+                + "every Realm, object and collection of it first.", fileURL: path)
+        }
+        let existed = FileManager.default.fileExists(atPath: path)
+        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
+            do {
+                try FileManager.default.removeItem(atPath: file)
+            } catch {
+                throw Realm.Error(.fileAccess, "Could not delete '\(file)': \(error.localizedDescription)", fileURL: file)
+            }
+        }
+        return existed
+    }
+}
+
+/// The schema version stored in the file at `fileURL`, read without opening it with model
+/// classes (Realm's `schemaVersionAtURL`).
+///
+/// - Throws: ``Realm/Error`` for a missing, damaged or non-Trellis file.
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+    if encryptionKey != nil {
+        throw Realm.Error(.fail, "Encryption is not supported by Trellis.", fileURL: fileURL.path)
+    }
+    guard FileManager.default.fileExists(atPath: fileURL.standardizedFileURL.path) else {
+        throw Realm.Error(.fileNotFound, "'\(fileURL.path)' does not exist.", fileURL: fileURL.path)
+    }
+    let realm = try Realm(configuration: .storedSchema(fileURL: fileURL, readOnly: true))
+    return realm.core.file.catalog.schemaVersion
+}
+
+/// Opening work Realm does before a file is used: copying a seed file, compacting on launch.
+enum FilePreparation {
+    /// Copies the configuration's seed file into place when there is no file yet.
+    static func copySeedIfNeeded(_ configuration: Realm.Configuration, path: String) throws {
+        guard let seed = configuration.seedFilePath, !FileManager.default.fileExists(atPath: path) else { return }
+        do {
+            try FileManager.default.copyItem(atPath: seed.standardizedFileURL.path, toPath: path)
+        } catch {
+            throw Realm.Error(.fileAccess, "Could not copy the seed file '\(seed.path)' to '\(path)': "
+                + "\(error.localizedDescription)", fileURL: path)
+        }
+    }
+
+    /// Compacts the file when the configuration asks to and no process has it open: a
+    /// compacted copy is written beside it and renamed over it (atomic; a crash leaves the old
+    /// file whole).
+    static func compactIfAsked(_ configuration: Realm.Configuration, path: String) throws {
+        guard let shouldCompact = configuration.shouldCompactOnLaunch, !configuration.readOnly,
+              FileManager.default.fileExists(atPath: path), !FileState.isOpen(path: path),
+              let exclusive = ExclusiveFileUse(path: path)
+        else { return }
+        let compacted = path + ".compacting"
+        try? FileManager.default.removeItem(atPath: compacted)
+        do {
+            let wantsCompaction: Bool = try {
+                let environment = try Environment(path: path, readOnly: false, initialMapSize: configuration.initialMapSize,
+                                                  mapSizeLimit: configuration.maximumFileSize ?? Int.max)
+                let total = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+                guard shouldCompact(total, try environment.dataBytes()) else { return false }
+                try environment.copyCompacted(to: compacted)
+                return true
+            }()
+            withExtendedLifetime(exclusive) {}
+            // Closing the environment released this process's locks on the lock file (POSIX
+            // locks belong to the process): take the exclusive one again, and hold it while the
+            // file is replaced.
+            let again = wantsCompaction ? ExclusiveFileUse(path: path) : nil
+            defer { withExtendedLifetime(again) {} }
+            guard again != nil else {
+                try? FileManager.default.removeItem(atPath: compacted)
+                return
+            }
+            if rename(compacted, path) != 0 {
+                try? FileManager.default.removeItem(atPath: compacted)
+                throw Realm.Error(.fileAccess, "Could not replace '\(path)' with its compacted copy: "
+                    + String(cString: strerror(errno)), fileURL: path)
+            }
+        } catch let error as StorageError {
+            try? FileManager.default.removeItem(atPath: compacted)
+            throw RealmErrors.opening(path, error)
+        }
+    }
+}

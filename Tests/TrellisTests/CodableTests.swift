@@ -68,3 +68,41 @@ final class CodablePet: Object, Codable {
         #expect(String(decoding: try JSONEncoder().encode(read.tags), as: UTF8.self) == #"["x"]"#)
     }
 }
+
+final class Stamped: Object, Codable {
+    @Persisted var when = Date(timeIntervalSince1970: 0)
+    @Persisted var blob = Data()
+    @Persisted var whenList: List<Date>
+    @Persisted var maybe: Date?
+    @Persisted var firstName = ""
+}
+
+@Suite struct CodableStrategyTests {
+    @Test func datesAndDataFollowTheEncodersStrategies() throws {
+        let stamped = Stamped()
+        stamped.when = Date(timeIntervalSince1970: 86_400)
+        stamped.blob = Data([1, 2, 3])
+        stamped.whenList.append(Date(timeIntervalSince1970: 0))
+        stamped.maybe = nil
+        stamped.firstName = "Ann"
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.dataEncodingStrategy = .base64
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys]
+        let json = String(decoding: try encoder.encode(stamped), as: UTF8.self)
+        #expect(json.contains(#""when":"1970-01-02T00:00:00Z""#), "\(json)")
+        #expect(json.contains(#""blob":"AQID""#), "\(json)")
+        #expect(json.contains(#""when_list":["1970-01-01T00:00:00Z"]"#), "\(json)")
+        #expect(json.contains(#""first_name":"Ann""#), "\(json)")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        decoder.dataDecodingStrategy = .base64
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let back = try decoder.decode(Stamped.self, from: Data(json.utf8))
+        #expect(back.when == stamped.when)
+        #expect(back.blob == stamped.blob)
+        #expect(Array(back.whenList) == [Date(timeIntervalSince1970: 0)])
+        #expect(back.firstName == "Ann")
+    }
+}

@@ -182,7 +182,8 @@ protocol _CachedAccessor {
 extension Persisted: Decodable where Value: Decodable {
     /// Decodes the property's value (an unmanaged object's property).
     public init(from decoder: any Decoder) throws {
-        storage = .unmanaged(try Value(from: decoder))
+        // Through a container, so the decoder's strategies apply (dates, data, keys).
+        storage = .unmanaged(try decoder.singleValueContainer().decode(Value.self))
         declaration = PropertyDeclaration()
     }
 }
@@ -193,9 +194,12 @@ extension Persisted: Encodable where Value: Encodable {
     public func encode(to encoder: any Encoder) throws {
         switch storage {
         case .unmanaged(let value):
-            try value.encode(to: encoder)
+            // Through a container, so the encoder's strategies apply (dates, data, keys).
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
         case .unmanagedNoDefault:
-            try Value._trellisDefaultValue().encode(to: encoder)
+            var container = encoder.singleValueContainer()
+            try container.encode(Value._trellisDefaultValue())
         case .managed, .managedCached:
             throw EncodingError.invalidValue(self, EncodingError.Context(
                 codingPath: encoder.codingPath,

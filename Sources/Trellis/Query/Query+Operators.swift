@@ -126,6 +126,25 @@ extension Query where T: _QueryCollection {
     }
 }
 
+extension Query where T: _QueryCollection, T._QueryElement: _QueryComparable {
+    /// ANY element is greater than `element` (`$0.tasks.ratings > 3`).
+    public static func > (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+        lhs.compare(.greater, argument(rhs), quantifier: .any)
+    }
+    /// ANY element is greater than or equal to `element`.
+    public static func >= (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+        lhs.compare(.greaterOrEqual, argument(rhs), quantifier: .any)
+    }
+    /// ANY element is less than `element`.
+    public static func < (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+        lhs.compare(.less, argument(rhs), quantifier: .any)
+    }
+    /// ANY element is less than or equal to `element`.
+    public static func <= (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+        lhs.compare(.lessOrEqual, argument(rhs), quantifier: .any)
+    }
+}
+
 extension Query where T: _QueryCollection, T._QueryElement: _QueryNumeric & Comparable {
     /// Every element lies within the range (`@min >= low && @max <= high`).
     public func contains(_ range: ClosedRange<T._QueryElement>) -> Query<Bool> {

@@ -29,6 +29,7 @@ extension DispatchQueue {
 
     /// Whether the calling code runs on this queue (or on a queue targeting it).
     var isCurrent: Bool {
-        DispatchQueue.getSpecific(key: Self.identityKey) == trellisIdentity
+        let identity = trellisIdentity  // sets the queue's mark first, if it had none
+        return DispatchQueue.getSpecific(key: Self.identityKey) == identity
     }
 }

@@ -23,17 +23,26 @@ public struct Realm {
 
     // MARK: - Opening
 
-    /// Opens the Realm of ``Configuration/defaultConfiguration``.
-    public init() throws {
-        try self.init(configuration: .defaultConfiguration)
+    /// Opens the Realm of ``Configuration/defaultConfiguration`` (confined to `queue` if given).
+    public init(queue: DispatchQueue? = nil) throws {
+        try self.init(configuration: .defaultConfiguration, queue: queue)
     }
 
-    /// Opens the Realm described by `configuration`.
+    /// Opens the Realm described by `configuration`, confined to the calling thread, or to
+    /// `queue` (then it must be opened from code running on that queue, as in Realm).
     ///
     /// - Throws: ``Realm/Error`` when the file cannot be opened, is not a Trellis file, the models
     ///   break a schema rule (every problem is listed), or they differ from the file's schema.
-    public init(configuration: Configuration) throws {
-        core = try RealmOpener.open(configuration)
+    public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
+        guard let queue else {
+            core = try RealmOpener.open(configuration)
+            return
+        }
+        if !queue.isCurrent {
+            throwRealmException("Realm opened from incorrect dispatch queue: open it from code running on "
+                + "'\(queue.label)'.")
+        }
+        core = try RealmOpener.open(configuration, confinement: .queue(queue))
     }
 
     /// Opens the Realm at `fileURL` with the default configuration otherwise.

@@ -48,6 +48,17 @@ final class RealmCore {
     var recordedChanges = ChangeRecorder()
     /// The observers of this Realm and the version they were last told about.
     let observers = ObserverList()
+    /// The asynchronous writes of this Realm (``Realm/beginAsyncWrite(_:)``).
+    let asyncWrites = AsyncWriteQueue()
+
+    /// Whether the core was opened on the main thread.
+    private let openedOnMainThread = Thread.isMainThread
+
+    /// Whether the core belongs to the main thread (asynchronous writes then run on the main queue).
+    var confinementIsMainThread: Bool {
+        if case .thread = confinement { return openedOnMainThread }
+        return false
+    }
     /// Whether notifications are being delivered (a block that writes asks for another round).
     var isDeliveringNotifications = false
     var needsAnotherDelivery = false

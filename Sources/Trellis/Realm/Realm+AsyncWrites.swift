@@ -1,0 +1,180 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The identifier of an asynchronous write (``Realm/beginAsyncWrite(_:)``), for cancelling it.
+public typealias AsyncTransactionId = UInt32
+
+extension Realm {
+    // MARK: - Asynchronous writes (callback form)
+
+    /// Runs `block` in a write transaction and commits it, then calls `onComplete` with the
+    /// commit's error, if any. Returns an identifier for ``cancelAsyncWrite(_:)``.
+    ///
+    /// On a Realm confined to a dispatch queue (or the main queue) the write runs later on that
+    /// queue, as in Realm. On a thread without a run loop (most Linux threads) there is no later
+    /// turn to wait for: the write runs before this returns, and `onComplete` is called then.
+    @discardableResult
+    public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Swift.Error?) -> Void)? = nil)
+        -> AsyncTransactionId
+    {
+        beginAsyncWrite {
+            block()
+            self.commitAsyncWrite { error in onComplete?(error) }
+        }
+    }
+
+    /// Begins a write transaction asynchronously and calls `block` inside it; `block` ends it
+    /// with ``commitAsyncWrite(allowGrouping:_:)`` or ``cancelWrite()``. Returns an identifier
+    /// for ``cancelAsyncWrite(_:)`` (before `block` ran).
+    @discardableResult
+    public func beginAsyncWrite(_ block: @escaping () -> Void) -> AsyncTransactionId {
+        core.verifyThread()
+        if core.isFrozen { throwRealmException("Can't perform transactions on a frozen Realm") }
+        let queue = core.asyncWrites
+        let id = queue.nextId()
+        let run = { [core] in
+            guard queue.start(id) else { return }  // cancelled meanwhile
+            defer { queue.finish(id) }
+            Realm(core: core).beginWrite()
+            block()
+        }
+        let work = ConfinedWork(run: run)
+        if case .queue(let dispatchQueue) = core.confinement {
+            queue.schedule(id)
+            dispatchQueue.async { work.run() }
+        } else if core.confinementIsMainThread {
+            queue.schedule(id)
+            DispatchQueue.main.async { work.run() }
+        } else {
+            queue.schedule(id)
+            run()
+        }
+        return id
+    }
+
+    /// Commits the write transaction begun by ``beginAsyncWrite(_:)`` (or any write), then
+    /// calls `onComplete` with the commit's error, if any. `allowGrouping` is accepted for
+    /// Realm's signature: every commit is durable before `onComplete` runs.
+    @discardableResult
+    public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: ((Swift.Error?) -> Void)? = nil)
+        -> AsyncTransactionId
+    {
+        core.verifyThread()
+        let id = core.asyncWrites.nextId()
+        do {
+            try commitWrite()
+            onComplete?(nil)
+        } catch {
+            onComplete?(error)
+        }
+        return id
+    }
+
+    /// Cancels an asynchronous write that has not begun yet.
+    ///
+    /// - Throws: ``Realm/Error`` `.fail` if no such write is waiting (it already ran, or the
+    ///   identifier is unknown).
+    public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) throws {
+        core.verifyThread()
+        guard core.asyncWrites.cancel(asyncTransactionId) else {
+            throw Realm.Error(.fail, "Cannot cancel asynchronous write \(asyncTransactionId): it is not waiting to "
+                + "begin (it already ran, or no write has that identifier).")
+        }
+    }
+
+    /// Whether asynchronous writes are waiting to begin or running.
+    public var isPerformingAsynchronousWriteOperations: Bool { core.asyncWrites.isBusy }
+
+    // MARK: - Refreshing
+
+    /// Moves to the newest version without blocking; returns whether there was a newer one.
+    @discardableResult
+    public func asyncRefresh(_isolation actor: isolated (any Actor)? = #isolation) async -> Bool { refresh() }
+
+    /// Whether the Realm moves to the newest version by itself between run-loop turns. On Linux
+    /// threads there is no run loop, so a Realm moves at its own writes and at ``refresh()``;
+    /// Realms confined to a queue or an actor move whenever another Realm of the file commits
+    /// (that is when their observers are delivered). Kept for Realm's API; setting it changes
+    /// nothing.
+    public var autorefresh: Bool {
+        get { true }
+        nonmutating set { _ = newValue }
+    }
+
+    // MARK: - Opening asynchronously
+
+    /// Opens a Realm without blocking the caller, then calls `callback` on `callbackQueue` with
+    /// the Realm (confined to that queue) or the error.
+    @discardableResult
+    public static func asyncOpen(configuration: Realm.Configuration = .defaultConfiguration,
+                                 callbackQueue: DispatchQueue = .main,
+                                 callback: @escaping @Sendable (Result<Realm, Swift.Error>) -> Void) -> AsyncOpenTask
+    {
+        let task = AsyncOpenTask()
+        DispatchQueue.global().async {
+            // Open (and migrate) once off the caller's thread, then hand the file over.
+            let prepared = Result { () -> Bool in
+                _ = try RealmOpener.open(configuration, confinement: .thread)
+                return true
+            }
+            callbackQueue.async {
+                guard !task.isCancelled else { return }
+                switch prepared {
+                case .failure(let error): callback(.failure(error))
+                case .success:
+                    callback(Result { Realm(core: try RealmOpener.open(configuration, confinement: .queue(callbackQueue))) })
+                }
+            }
+        }
+        return task
+    }
+}
+
+/// The handle of a ``Realm/asyncOpen(configuration:callbackQueue:callback:)``: cancel it to
+/// have the callback not called.
+public final class AsyncOpenTask: Sendable {
+    private let cancelled = AsyncOpenFlag()
+
+    init() {}
+
+    /// Stops the opening: the callback will not be called.
+    public func cancel() { cancelled.set() }
+
+    var isCancelled: Bool { cancelled.isSet }
+}
+
+/// Work that runs on the queue its Realm is confined to.
+// @unchecked Sendable: it is only ever run on that queue (the Realm's own), never concurrently.
+private struct ConfinedWork: @unchecked Sendable {
+    let run: () -> Void
+}
+
+/// A flag set once, readable from any thread.
+final class AsyncOpenFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
+
+/// The asynchronous writes of one Realm: waiting, running, cancelled.
+final class AsyncWriteQueue {
+    private var next: AsyncTransactionId = 0
+    private var waiting: Set<AsyncTransactionId> = []
+    private var running: Set<AsyncTransactionId> = []
+
+    func nextId() -> AsyncTransactionId {
+        next &+= 1
+        return next
+    }
+    func schedule(_ id: AsyncTransactionId) { waiting.insert(id) }
+    /// Whether the write may start (it was not cancelled).
+    func start(_ id: AsyncTransactionId) -> Bool {
+        guard waiting.remove(id) != nil else { return false }
+        running.insert(id)
+        return true
+    }
+    func finish(_ id: AsyncTransactionId) { running.remove(id) }
+    func cancel(_ id: AsyncTransactionId) -> Bool { waiting.remove(id) != nil }
+    var isBusy: Bool { !waiting.isEmpty || !running.isEmpty }
+}

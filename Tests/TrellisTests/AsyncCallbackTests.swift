@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// Realm's callback-style asynchronous API: writeAsync, beginAsyncWrite/commitAsyncWrite,
+/// cancelAsyncWrite, asyncOpen, and Realms confined to a queue.
+@Suite struct AsyncCallbackTests {
+    let folder = TemporaryFolder()
+
+    @Test func writeAsyncOnAThreadRunsAndReportsCompletion() throws {
+        let realm = try Realm(configuration: folder.configuration([Dog.self]))
+        var completed: Swift.Error?? = .none
+        realm.writeAsync({ realm.add(Dog(value: ["name": "async"])) }, onComplete: { completed = .some($0) })
+        #expect(completed != nil)
+        #expect(completed! == nil)
+        #expect(realm.objects(Dog.self).count == 1)
+        #expect(!realm.isPerformingAsynchronousWriteOperations)
+    }
+
+    @Test func onAQueueTheWriteRunsLaterAndCanBeCancelledBeforeIt() throws {
+        let configuration = folder.configuration([Dog.self])
+        let queue = DispatchQueue(label: "writer")
+        let done = DispatchSemaphore(value: 0)
+        let outcome = LockedBox<[String]>([])
+        queue.async {
+            guard let realm = try? Realm(configuration: configuration, queue: queue) else { return }
+            let cancelled = realm.beginAsyncWrite {
+                realm.add(Dog(value: ["name": "cancelled"]))
+                realm.commitAsyncWrite()
+            }
+            realm.writeAsync({ realm.add(Dog(value: ["name": "kept"])) }, onComplete: { error in
+                outcome.mutate { $0.append("completed \(error == nil)") }
+                done.signal()
+            })
+            // Neither has run yet: they wait for the queue's next turn.
+            outcome.mutate { $0.append("busy \(realm.isPerformingAsynchronousWriteOperations)") }
+            do {
+                try realm.cancelAsyncWrite(cancelled)
+                outcome.mutate { $0.append("cancelled") }
+            } catch {
+                outcome.mutate { $0.append("not cancelled") }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(outcome.get() == ["busy true", "cancelled", "completed true"])
+        let names = try onOtherThread { try Realm(configuration: configuration).objects(Dog.self).map(\.name) }
+        #expect(names == ["kept"])
+    }
+
+    @Test func cancellingAnUnknownWriteIsATypedError() throws {
+        let realm = try Realm(configuration: folder.configuration([Dog.self]))
+        #expect(throws: Realm.Error.self) { try realm.cancelAsyncWrite(42) }
+    }
+
+    @Test func asyncOpenCallsBackOnItsQueueWithAQueueConfinedRealm() throws {
+        let configuration = folder.configuration([Dog.self])
+        let queue = DispatchQueue(label: "opener")
+        let done = DispatchSemaphore(value: 0)
+        let count = LockedBox<Int>(-1)
+        Realm.asyncOpen(configuration: configuration, callbackQueue: queue) { result in
+            if case .success(let realm) = result { count.set(realm.objects(Dog.self).count) }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(count.get() == 0)
+    }
+
+    actor Refresher {
+        func refresh(_ configuration: Realm.Configuration) async throws -> (moved: Bool, count: Int) {
+            let realm = try await Realm.open(configuration: configuration)
+            _ = realm.objects(Dog.self).count
+            try onOtherThread {
+                let other = try Realm(configuration: configuration)
+                try other.write { other.add(Dog()) }
+            }
+            let moved = await realm.asyncRefresh()
+            return (moved, realm.objects(Dog.self).count)
+        }
+    }
+
+    @Test func asyncRefreshMovesToTheNewestVersion() async throws {
+        let result = try await Refresher().refresh(folder.configuration([Dog.self]))
+        #expect(result.moved)
+        #expect(result.count == 1)
+    }
+}

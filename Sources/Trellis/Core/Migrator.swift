@@ -61,6 +61,8 @@ final class Migrator {
         guard let txn = core.writeTransaction else { return }
         do {
             let old = try FileState.readCatalog(txn, meta: file.meta, path: file.environment.path)
+            Logger.log(.info, Category.Storage.all, "Migrating '\(file.environment.path)' from schema version "
+                + "\(old.schemaVersion) to \(configuration.schemaVersion)")
             let migrator = try Migrator(core: core, txn: txn, oldCatalog: old, classes: classes,
                                         schemaVersion: configuration.schemaVersion)
             for info in classes {

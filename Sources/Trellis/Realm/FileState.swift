@@ -144,6 +144,7 @@ final class FileState: Sendable {
             } catch {
                 throw RealmErrors.opening(path, error)
             }
+            Logger.log(.detail, Category.Storage.all, "Opening '\(path)'")
             let state = try load(environment, path: path)
             registry[path] = WeakFileState(state: state)
             return state

@@ -125,11 +125,14 @@ enum FilePreparation {
                 try? FileManager.default.removeItem(atPath: compacted)
                 return
             }
+            let before = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
             if rename(compacted, path) != 0 {
                 try? FileManager.default.removeItem(atPath: compacted)
                 throw Realm.Error(.fileAccess, "Could not replace '\(path)' with its compacted copy: "
                     + String(cString: strerror(errno)), fileURL: path)
             }
+            let after = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+            Logger.log(.info, Category.Storage.all, "Compacted '\(path)' from \(before) to \(after) bytes")
         } catch let error as StorageError {
             try? FileManager.default.removeItem(atPath: compacted)
             throw RealmErrors.opening(path, error)

@@ -184,6 +184,7 @@ final class RealmCore {
             readTransaction.abort()
             self.readTransaction = nil
         }
+        Logger.log(.trace, Category.Storage.transaction, "Beginning a write transaction on '\(environmentPath)'")
         do {
             writeTransaction = try file.environment.beginWrite()
         } catch {
@@ -211,8 +212,11 @@ final class RealmCore {
             writeTransaction = nil
             discardPending()
             noteChange()
-            throw commitError(error)
+            let failure = commitError(error)
+            Logger.log(.error, Category.Storage.transaction, failure.message)
+            throw failure
         }
+        Logger.log(.debug, Category.Storage.transaction, "Committed version \(version) of '\(environmentPath)'")
         writeTransaction = nil
         if let catalog = pendingCatalog {
             file.publish(Array(pendingTables.values), catalog: catalog, version: version)

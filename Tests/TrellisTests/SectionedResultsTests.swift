@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+class Acquaintance: Object {
+    @Persisted var name = ""
+    @Persisted var group = ""
+    @Persisted var age = 0
+}
+
+@Suite struct SectionedResultsTests {
+    let folder = TemporaryFolder()
+
+    func contacts() throws -> Realm {
+        let realm = try Realm(configuration: folder.configuration([Acquaintance.self]))
+        try realm.write {
+            for (name, group, age) in [("Ann", "b", 30), ("Bob", "a", 20), ("Cid", "b", 10), ("Dee", "c", 40)] {
+                realm.add(Acquaintance(value: ["name": name, "group": group, "age": age]))
+            }
+        }
+        return realm
+    }
+
+    @Test func sectionsByAKeyPathInSortOrder() throws {
+        let realm = try contacts()
+        let sections = realm.objects(Acquaintance.self).sectioned(by: \.group, ascending: true)
+        #expect(sections.allKeys == ["a", "b", "c"])
+        #expect(sections.count == 3)
+        #expect(sections[1].key == "b")
+        #expect(sections[1].map(\.name).sorted() == ["Ann", "Cid"])
+        #expect(sections[IndexPath(item: 0, section: 0)].name == "Bob")
+        let descending = realm.objects(Acquaintance.self).sectioned(by: \.group, ascending: false)
+        #expect(descending.allKeys == ["c", "b", "a"])
+    }
+
+    @Test func sectionsByABlockFollowTheFirstAppearanceOfEachKey() throws {
+        let realm = try contacts()
+        let sections = realm.objects(Acquaintance.self).sectioned(sortDescriptors: [SortDescriptor(keyPath: "age")]) {
+            $0.age >= 25 ? "older" : "younger"
+        }
+        #expect(sections.allKeys == ["younger", "older"])
+        #expect(sections[0].map(\.name) == ["Cid", "Bob"])
+        #expect(sections[1].map(\.name) == ["Ann", "Dee"])
+    }
+
+    @Test func sectionsAreLiveAndFreeze() throws {
+        let realm = try contacts()
+        let sections = realm.objects(Acquaintance.self).sectioned(by: \.group)
+        let frozen = sections.freeze()
+        try realm.write { realm.add(Acquaintance(value: ["name": "Eve", "group": "d"])) }
+        #expect(sections.allKeys == ["a", "b", "c", "d"])
+        #expect(frozen.allKeys == ["a", "b", "c"])
+        #expect(frozen.isFrozen)
+    }
+
+    @Test func observingReportsSectionAndRowChangesAcrossThreads() throws {
+        let realm = try contacts()
+        let sections = realm.objects(Acquaintance.self).sectioned(by: \.group)
+        let log = LockedBox<[String]>([])
+        let token = sections.observe { change in
+            switch change {
+            case .initial(let sections): log.mutate { $0.append("initial \(sections.allKeys)") }
+            case .update(_, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete):
+                log.mutate { $0.append("d\(deletions.map { [$0.section, $0.item] }) i\(insertions.map { [$0.section, $0.item] }) "
+                    + "m\(modifications.map { [$0.section, $0.item] }) +\(Array(sectionsToInsert)) -\(Array(sectionsToDelete))") }
+            case .error: break
+            }
+        }
+        realm.refresh()
+        let configuration = realm.configuration
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            try other.write {
+                other.delete(other.objects(Acquaintance.self).filter("name == 'Dee'"))  // section c goes
+                other.add(Acquaintance(value: ["name": "Zed", "group": "z"]))       // section z comes
+                other.objects(Acquaintance.self).filter("name == 'Bob'").first?.age = 21
+            }
+        }
+        realm.refresh()
+        #expect(log.get() == ["initial [\"a\", \"b\", \"c\"]", "d[] i[] m[[0, 0]] +[2] -[2]"])
+        token.invalidate()
+    }
+}

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Runs the demo: the seeds' Person/Dog models written, reopened and printed.
+# Runs the demo: the seeds' Person/Dog models written, reopened and printed (in a new temporary
+# folder; pass --dir FOLDER to keep the files somewhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
-swift run -c release trellis demo "$@"
+if [[ " $* " == *" --dir "* ]]; then
+    swift run -c release trellis demo "$@"
+else
+    swift run -c release trellis demo --dir "$(mktemp -d)" "$@"
+fi

@@ -4,14 +4,17 @@ import Trellis
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write the seeds' Person/Dog models to a new database, reopen it and print what was read.")
+        abstract: "Write the seeds' Person/Dog models to demo.realm, reopen it and print what was read.",
+        discussion: """
+            Also writes app.realm (the seeds' Device Sync models, with primary keys) and other.realm (the \
+            same schema, empty), which the README's schema, export and import commands use.
+            """)
 
-    @Option(help: "Folder for the database (default: a new temporary folder).")
+    @Option(help: "Folder for the databases (default: the current folder).")
     var dir: String?
 
     func run() throws {
-        let folder = dir.map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("trellis-demo-\(UUID().uuidString)")
+        let folder = URL(fileURLWithPath: dir ?? FileManager.default.currentDirectoryPath)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("demo.realm")
         try? FileManager.default.removeItem(at: url)
@@ -24,6 +27,8 @@ struct Demo: ParsableCommand {
         thread.start()
         while !thread.isFinished { usleep(1000) }
         printAppServicesSchema()
+        try AppDemo.write(to: folder.appendingPathComponent("app.realm"), empty: folder.appendingPathComponent("other.realm"))
+        print("Wrote app.realm (the seeds' Device Sync models) and other.realm (empty) beside it.")
     }
 
     /// The App Services schema of the demo's models (the seed's Device Sync mapping).

@@ -13,6 +13,15 @@ let package = Package(
     name: "ConcurrencySample",
     dependencies: [.package(path: "../..")],
     targets: [
+        // Compile-only: Realm-app helper code generic over RealmCollection and AnyRealmCollection.
+        .target(
+            name: "RealmAppHelpers",
+            dependencies: [.product(name: "Trellis", package: rootPackage)],
+            swiftSettings: [
+                .swiftLanguageMode(.v6),
+                .unsafeFlags(["-warnings-as-errors"]),
+            ]
+        ),
         .executableTarget(
             name: "ConcurrencySample",
             dependencies: [.product(name: "Trellis", package: rootPackage)],

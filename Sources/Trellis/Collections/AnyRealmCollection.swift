@@ -87,7 +87,7 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
 
     public var isFrozen: Bool { base.isFrozen }
     public func freeze() -> AnyRealmCollection { AnyRealmCollection(erasing: base.freeze()) }
-    public func thaw() -> AnyRealmCollection? { base.thaw().map(AnyRealmCollection.init(erasing:)) }
+    public func thaw() -> AnyRealmCollection? { base.thaw().map { AnyRealmCollection(erasing: $0) } }
     public func _trellisResolver() -> _ThreadSafeResolver { base.resolver() }
 
     private init(erasing base: _AnyRealmCollectionBase<Element>) { self.base = base }

@@ -141,3 +141,17 @@ class Holder: Object {
     @Persisted var child: Child?
     @Persisted var children: List<Child>
 }
+
+@Suite struct MutableSetPositionTests {
+    @Test func indexMatchingOnAMutableSetTrapsWithRealmsMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("set-\(UUID()).realm")
+            guard let realm = try? Realm(configuration: .init(fileURL: url, objectTypes: [Owner.self, Pet.self]))
+            else { return }
+            try? realm.write { realm.add(Owner(value: ["name": "o"])) }
+            _ = realm.objects(Owner.self).first?.scores.index(matching: "self > 1")
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("index(matching:) is not available on MutableSet"))
+    }
+}

@@ -69,6 +69,16 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
     /// Positions make no sense in a set.
     /// Not available: a set has no order. Traps with Realm's message.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        throwRealmException("index(matching:) is not available on MutableSet")
+    }
+
+    /// Not available: a set has no order. Traps with Realm's message.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        throwRealmException("index(matching:) is not available on MutableSet")
+    }
+
+    /// Not available: a set has no order. Traps with Realm's message.
     public func index(of object: Element) -> Int? {
         throwRealmException("index(of:) is not available on MutableSet")
     }

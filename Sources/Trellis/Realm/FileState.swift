@@ -309,7 +309,8 @@ enum RealmErrors {
             return Realm.Error(.fileSizeLimitReached, "'\(path)' has reached its maximum size. Raise "
                 + "Realm.Configuration.maximumFileSize, or close the other Realms of this file so the map can grow.",
                                fileURL: path)
-        case .diskFull, .other where storage.code == EIO && diskIsNearlyFull(path):
+        case .diskFull,
+             .other where storage.code == EIO && diskIsNearlyFull(path):
             return Realm.Error(.diskFull, "The disk holding '\(path)' is full. Free space and try again.",
                                fileURL: path)
         case .readersFull:

@@ -55,10 +55,14 @@ final class Transaction {
     private static func beginWithAllHandles(_ environment: Environment, readOnly: Bool) throws
         -> (OpaquePointer, Int)
     {
+        var previous = -1
         while true {
             let known = environment.handles.count
             let txn = try begin(environment, readOnly: readOnly)
-            if DatabaseHandles.databaseCount(in: txn) <= known { return (txn, known) }
+            // Stop when nothing more could be opened: a damaged main database may claim more
+            // entries than it holds, and waiting for them would never end.
+            if DatabaseHandles.databaseCount(in: txn) <= known || known == previous { return (txn, known) }
+            previous = known
             mdb_txn_abort(txn)
             environment.transactionEnded()
             try environment.openMissingDatabases(holdingGate: !readOnly)
@@ -136,6 +140,7 @@ final class Transaction {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
         let txn = self.txn
         mdb_txn_reset(txn)
+        var previous = -1
         while true {
             let known = environment.handles.count
             var code = mdb_txn_renew(txn)
@@ -150,7 +155,8 @@ final class Transaction {
                 throw StorageError(code: code, operation: "refreshing the read transaction")
             }
             knownHandles = known
-            if DatabaseHandles.databaseCount(in: txn) <= known { return }
+            if DatabaseHandles.databaseCount(in: txn) <= known || known == previous { return }
+            previous = known
             // Another process created databases: open them, then take the snapshot again.
             mdb_txn_reset(txn)
             try environment.openMissingDatabases(holdingGate: false)

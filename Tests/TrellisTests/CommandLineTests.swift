@@ -173,6 +173,7 @@ import Trellis
             }, objectTypes: AtlasSeed.types)
             _ = try Realm(configuration: configuration)
         }
+        let migrated = try Data(contentsOf: source)
         let inspect = try trellis(["inspect", source.path])
         #expect(inspect.status == 0, "\(inspect.stderr)")
         #expect(inspect.stdout.contains("Schema version: 3"))
@@ -184,6 +185,9 @@ import Trellis
         #expect(export.status == 0, "\(export.stderr)")
         let schema = try trellis(["schema", "export", source.path, "--app-services", "--out", folder.url.appendingPathComponent("schema3").path])
         #expect(schema.status == 0, "\(schema.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("schema3/Person/schema.json").path))
+        // The reading commands opened it read-only: not a byte changed.
+        #expect(try Data(contentsOf: source) == migrated)
         // Import into another migrated file, then check both keep version 3.
         let target = folder.file("target3.realm")
         try onOtherThread {
@@ -191,10 +195,18 @@ import Trellis
         }
         let imported = try trellis(["import", target.path, dump.path, "--ejson"])
         #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Imported 2 documents"))
         for url in [source, target] {
             let again = try trellis(["inspect", url.path])
             #expect(again.stdout.contains("Schema version: 3"), "\(url.lastPathComponent)")
+            #expect(try schemaVersionAtURL(url) == 3, "\(url.lastPathComponent)")
         }
+        // The app still opens both at version 3, without a migration.
+        let names = try onOtherThread {
+            try Realm(configuration: .init(fileURL: target, schemaVersion: 3, objectTypes: AtlasSeed.types))
+                .objects(AtlasSeed.Person.self).map(\.name)
+        }
+        #expect(names == ["Ada Lovelace"])
     }
 
     @Test func outputPathProblemsAreOneLineErrors() throws {

@@ -14,8 +14,11 @@ struct Demo: ParsableCommand {
     var dir: String?
 
     func run() throws {
-        let folder = URL(fileURLWithPath: dir ?? FileManager.default.currentDirectoryPath)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try reportingErrors(demonstrate)
+    }
+
+    private func demonstrate() throws {
+        let folder = try CommandFiles.outputFolder(dir ?? FileManager.default.currentDirectoryPath, option: "--dir")
         let url = folder.appendingPathComponent("demo.realm")
         try? FileManager.default.removeItem(at: url)
         try? FileManager.default.removeItem(atPath: url.path + "-lock")
@@ -106,7 +109,7 @@ func reopenAndPrint(_ configuration: Realm.Configuration) {
         }
         printQueries(realm)
     } catch {
-        FileHandle.standardError.write(Data("trellis: \(error)\n".utf8))
+        FileHandle.standardError.write(Data("trellis: error: \(error)\n".utf8))
     }
 }
 

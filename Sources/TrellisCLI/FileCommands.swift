@@ -2,59 +2,6 @@ import ArgumentParser
 import Foundation
 import Trellis
 
-/// Runs a command's body; a Trellis error becomes one line on standard error and exit code 1.
-func reportingErrors(_ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch let error as Realm.Error where error.code == .invalidQuery {
-        // The first line says what is wrong and where; the rest only draws the position.
-        fail(String(error.message.split(separator: "\n").first ?? ""), exitCode: 2)
-    } catch let error as Realm.Error {
-        fail(error.message)
-    } catch let error as CommandError {
-        fail(error.message)
-    } catch let error as ExitCode {
-        throw error
-    } catch {
-        fail(FileProblem.describe(error))
-    }
-}
-
-/// One readable line for a file-system error (Foundation's own text is a dump of its error).
-enum FileProblem {
-    static func describe(_ error: any Error) -> String {
-        let nsError = error as NSError
-        let path = (nsError.userInfo[NSFilePathErrorKey] as? String)
-            ?? (nsError.userInfo[NSURLErrorKey] as? URL)?.path ?? "the output"
-        let reason: String
-        let advice: String
-        switch CocoaError.Code(rawValue: nsError.code) {
-        case .fileNoSuchFile, .fileReadNoSuchFile:
-            (reason, advice) = ("no such file or folder", "Check that the folder exists.")
-        case .fileWriteFileExists:
-            (reason, advice) = ("a file is in the way", "Choose another path, or remove it.")
-        case .fileWriteNoPermission, .fileReadNoPermission, .fileWriteVolumeReadOnly:
-            (reason, advice) = ("permission denied", "Choose a folder you can write to.")
-        case .fileWriteOutOfSpace:
-            (reason, advice) = ("the disk is full", "Free space on the disk and try again.")
-        default:
-            (reason, advice) = (nsError.localizedDescription, "Check the path.")
-        }
-        return "cannot use '\(path)': \(reason). \(advice)"
-    }
-}
-
-/// One line on standard error, then exit: 1 for a file problem, 2 for a bad predicate.
-private func fail(_ message: String, exitCode: Int32 = 1) -> Never {
-    FileHandle.standardError.write(Data("trellis: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
-    exit(exitCode)
-}
-
-/// A problem of the command itself (a missing input file), reported like a Trellis error.
-struct CommandError: Error {
-    let message: String
-}
-
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a database file's classes, object counts, properties, sizes and schema version.",
@@ -65,7 +12,7 @@ struct Inspect: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let inspection = try FileInspection(fileURL: URL(fileURLWithPath: file))
+            let inspection = try FileInspection(fileURL: try CommandFiles.databaseToRead(file))
             print("File: \(inspection.path)")
             print("Size: \(inspection.fileSize) bytes on disk, \(inspection.usedSize) bytes used")
             print("Schema version: \(inspection.schemaVersion)")
@@ -127,7 +74,8 @@ struct SchemaCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                let schema = AppServicesSchema(schema: try FileInspection(fileURL: URL(fileURLWithPath: file)).schema)
+                let input = try CommandFiles.databaseToRead(file)
+                let schema = AppServicesSchema(schema: try FileInspection(fileURL: input).schema)
                 // Everything is built before anything is written: an error leaves no partial output.
                 let documents = try schema.collectionClassNames.map { name in
                     (name, [
@@ -136,12 +84,20 @@ struct SchemaCommand: ParsableCommand {
                                                                         database: database)),
                     ])
                 }
+                let outFolder = try out.map { try CommandFiles.outputFolder($0, option: "--out") }
+                if let outFolder {
+                    for (name, files) in documents {
+                        let folder = outFolder.appendingPathComponent(name)
+                        try CommandFiles.checkCanWrite(folder, asFolder: true)
+                        for (fileName, _) in files { try CommandFiles.checkCanWrite(folder.appendingPathComponent(fileName)) }
+                    }
+                }
                 for (name, files) in documents {
                     for (fileName, data) in files {
-                        if let out {
-                            let folder = URL(fileURLWithPath: out).appendingPathComponent(name)
-                            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                            try data.write(to: folder.appendingPathComponent(fileName))
+                        if let outFolder {
+                            let folder = try CommandFiles.outputFolder(outFolder.appendingPathComponent(name).path,
+                                                                       option: "--out")
+                            try CommandFiles.write(data, to: folder.appendingPathComponent(fileName))
                         } else {
                             print("// \(name)/\(fileName)")
                             print(String(decoding: data, as: UTF8.self), terminator: "")
@@ -177,12 +133,14 @@ struct SchemaCommand: ParsableCommand {
                 var relationships = [String: Data]()
                 for path in paths {
                     for schemaFile in try Self.schemaFiles(path) {
-                        let data = try Self.read(schemaFile)
+                        let data = try CommandFiles.read(schemaFile)
+                        guard let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                            throw CommandError(message: "cannot read the schema '\(schemaFile.path)': it is not a JSON "
+                                + "object. Give a schema.json as `trellis schema export --app-services` writes it.")
+                        }
                         schemas.append(data)
                         let sibling = schemaFile.deletingLastPathComponent().appendingPathComponent("relationships.json")
-                        if let title = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["title"] as? String,
-                           let links = try? Data(contentsOf: sibling)
-                        {
+                        if let title = document["title"] as? String, let links = try? Data(contentsOf: sibling) {
                             relationships[title] = links
                         }
                     }
@@ -191,22 +149,21 @@ struct SchemaCommand: ParsableCommand {
             }
         }
 
+        /// The schema file a path names, or the `<Class>/schema.json` files of a folder.
         static func schemaFiles(_ path: String) throws -> [URL] {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw CommandError(message: "'\(path)' does not exist.")
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return [URL(fileURLWithPath: path).standardizedFileURL]
             }
-            let url = URL(fileURLWithPath: path)
-            guard isDirectory.boolValue else { return [url] }
-            let entries = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
-            return entries.map { url.appendingPathComponent($0).appendingPathComponent("schema.json") }
+            let folder = try CommandFiles.folderToRead(path, holding: "<Class>/schema.json files")
+            let files = try CommandFiles.contents(of: folder)
+                .map { folder.appendingPathComponent($0).appendingPathComponent("schema.json") }
                 .filter { FileManager.default.fileExists(atPath: $0.path) }
-        }
-
-        static func read(_ url: URL) throws -> Data {
-            do { return try Data(contentsOf: url) } catch {
-                throw CommandError(message: "Cannot read '\(url.path)': \(error.localizedDescription)")
+            guard !files.isEmpty else {
+                throw CommandError(message: "cannot read <Class>/schema.json files from '\(folder.path)': the folder "
+                    + "holds none. Give a schema.json file, or a folder as `trellis schema export --out` writes it.")
             }
+            return files
         }
     }
 }
@@ -234,13 +191,17 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var bar = ProgressBar("Exporting")
-            let documents = try ExtendedJSON.documents(inFile: URL(fileURLWithPath: file)) { bar.update($0, of: $1) }
+            let database = try CommandFiles.databaseToRead(file)
+            let documents = try ExtendedJSON.documents(inFile: database) { bar.update($0, of: $1) }
+            // Made once every document is read: a file that cannot be exported leaves no folder.
+            let folder = try out.map { try CommandFiles.outputFolder($0, option: "--out") }
+            for name in documents.keys {
+                try folder.map { try CommandFiles.checkCanWrite($0.appendingPathComponent("\(name).json")) }
+            }
             for name in documents.keys.sorted() {
                 let lines = (documents[name] ?? []).map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
-                if let out {
-                    let folder = URL(fileURLWithPath: out)
-                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                    try Data(lines.utf8).write(to: folder.appendingPathComponent("\(name).json"))
+                if let folder {
+                    try CommandFiles.write(Data(lines.utf8), to: folder.appendingPathComponent("\(name).json"))
                 } else {
                     print("// \(name)")
                     print(lines, terminator: "")

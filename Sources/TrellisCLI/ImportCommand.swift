@@ -9,10 +9,12 @@ struct ImportCommand: ParsableCommand {
         discussion: """
             Reads <Class>.json files (one canonical Extended JSON document per line, the layout \
             `trellis export --ejson --out` writes and mongoexport writes) from the folder and writes them \
-            into the file by the schema stored in it: no model classes needed. A document whose primary key \
+            into the file by the schema stored in it: no model classes needed, and the file keeps its schema \
+            version. A document whose primary key \
             is in the file updates that object; others add objects. Links are the target's primary key and \
             may point at objects of the same import. Everything is one write transaction: on any error the \
-            file is left as it was.
+            file is left as it was. A document property the class does not have is an error unless \
+            --ignore-unknown drops it.
             """)
 
     @Argument(help: "The database file (it must exist: its stored schema says how to store the documents).")
@@ -24,7 +26,10 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "MongoDB Extended JSON (the only format).")
     var ejson = false
 
-    @Flag(help: "Drop document fields the class does not have (by default they stop the import).")
+    @Flag(help: ArgumentHelp(
+        "Drop document properties the class does not have.",
+        discussion: "By default a property the file's class does not have stops the import with an error naming the "
+            + "file, line, class and property, and nothing is written: dropping it silently would lose data."))
     var ignoreUnknown = false
 
     func validate() throws {
@@ -34,12 +39,9 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let documents = try Self.documents(inFolder: folder)
-            guard FileManager.default.fileExists(atPath: file) else {
-                throw CommandError(message: "'\(file)' does not exist: import needs an existing Trellis file, whose "
-                    + "stored schema says how to store the documents.")
-            }
+            let database = try CommandFiles.databaseToWrite(file)
             var bar = ProgressBar("Importing")
-            let count = try ExtendedJSON.importDocuments(documents, intoFile: URL(fileURLWithPath: file),
+            let count = try ExtendedJSON.importDocuments(documents, intoFile: database,
                                                          ignoringUnknownProperties: ignoreUnknown) {
                 bar.update($0, of: $1)
             }
@@ -47,23 +49,21 @@ struct ImportCommand: ParsableCommand {
         }
     }
 
-    /// Class name → its documents, from the folder's `<Class>.json` files.
-    static func documents(inFolder folder: String) throws -> [String: [Data]] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandError(message: "'\(folder)' is not a folder of <Class>.json files.")
+    /// Class name → its documents, from the folder's `<Class>.json` files: every line, blank
+    /// ones too (the import skips them), so that a document's number in an error is its line.
+    static func documents(inFolder path: String) throws -> [String: [Data]] {
+        let folder = try CommandFiles.folderToRead(path, holding: "<Class>.json files")
+        let names = try CommandFiles.contents(of: folder).filter { $0.hasSuffix(".json") }
+        guard !names.isEmpty else {
+            throw CommandError(message: "cannot read <Class>.json files from '\(folder.path)': the folder holds none. "
+                + "Give a folder as `trellis export --ejson --out` writes it.")
         }
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
-        guard !names.isEmpty else { throw CommandError(message: "'\(folder)' holds no <Class>.json files.") }
         var documents = [String: [Data]]()
         for name in names {
-            let url = URL(fileURLWithPath: folder).appendingPathComponent(name)
-            let text: String
-            do { text = try String(contentsOf: url, encoding: .utf8) } catch {
-                throw CommandError(message: "Cannot read '\(url.path)': \(error.localizedDescription)")
-            }
-            documents[String(name.dropLast(".json".count))] = text.split(whereSeparator: \.isNewline)
-                .filter { !$0.allSatisfy(\.isWhitespace) }.map { Data($0.utf8) }
+            let url = folder.appendingPathComponent(name)
+            var lines = try CommandFiles.read(url).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            if lines.last?.isEmpty == true { lines.removeLast() }
+            documents[String(name.dropLast(".json".count))] = lines.map { Data($0) }
         }
         return documents
     }

@@ -45,7 +45,7 @@ struct QueryCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let documents = try StoredSchemaQuery.documents(
-                inFile: URL(fileURLWithPath: file), className: className, predicate: predicate,
+                inFile: try CommandFiles.databaseToRead(file), className: className, predicate: predicate,
                 sortedBy: sort, ascending: !descending, limit: limit)
             if json {
                 let objects = try documents.map { try JSONSerialization.jsonObject(with: $0) }

@@ -70,8 +70,8 @@ import Trellis
     @Test func missingOrForeignFilesAreOneLineErrorsWithExitCode1() throws {
         let missing = try trellis(["inspect", folder.file("missing.realm").path])
         #expect(missing.status == 1)
-        #expect(missing.stderr.hasPrefix("trellis: ") && missing.stderr.filter { $0 == "\n" }.count == 1)
-        #expect(missing.stderr.contains("does not exist"))
+        #expect(missing.stderr.hasPrefix("trellis: error: ") && missing.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(missing.stderr.contains("missing.realm': no such file."))
         let foreign = folder.file("foreign.realm")
         try Data(repeating: 7, count: 8192).write(to: foreign)
         let run = try trellis(["inspect", foreign.path])
@@ -153,7 +153,7 @@ import Trellis
         let url = try atlasFile()
         let syntax = try trellis(["query", url.path, "Dog", "age > > 3"])
         #expect(syntax.status == 2)
-        #expect(syntax.stderr == "trellis: Invalid predicate 'age > > 3' at offset 6: "
+        #expect(syntax.stderr == "trellis: error: Invalid predicate 'age > > 3' at offset 6: "
             + "expected a property name or a value but found '>'.\n")
         let unknown = try trellis(["query", url.path, "Dog", "agee > 3"])
         #expect(unknown.status == 2)
@@ -173,6 +173,7 @@ import Trellis
             }, objectTypes: AtlasSeed.types)
             _ = try Realm(configuration: configuration)
         }
+        let migrated = try Data(contentsOf: source)
         let inspect = try trellis(["inspect", source.path])
         #expect(inspect.status == 0, "\(inspect.stderr)")
         #expect(inspect.stdout.contains("Schema version: 3"))
@@ -184,6 +185,9 @@ import Trellis
         #expect(export.status == 0, "\(export.stderr)")
         let schema = try trellis(["schema", "export", source.path, "--app-services", "--out", folder.url.appendingPathComponent("schema3").path])
         #expect(schema.status == 0, "\(schema.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("schema3/Person/schema.json").path))
+        // The reading commands opened it read-only: not a byte changed.
+        #expect(try Data(contentsOf: source) == migrated)
         // Import into another migrated file, then check both keep version 3.
         let target = folder.file("target3.realm")
         try onOtherThread {
@@ -191,22 +195,33 @@ import Trellis
         }
         let imported = try trellis(["import", target.path, dump.path, "--ejson"])
         #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Imported 2 documents"))
         for url in [source, target] {
             let again = try trellis(["inspect", url.path])
             #expect(again.stdout.contains("Schema version: 3"), "\(url.lastPathComponent)")
+            #expect(try schemaVersionAtURL(url) == 3, "\(url.lastPathComponent)")
         }
+        // The app still opens both at version 3, without a migration.
+        let names = try onOtherThread {
+            try Realm(configuration: .init(fileURL: target, schemaVersion: 3, objectTypes: AtlasSeed.types))
+                .objects(AtlasSeed.Person.self).map(\.name)
+        }
+        #expect(names == ["Ada Lovelace"])
     }
 
     @Test func outputPathProblemsAreOneLineErrors() throws {
         let source = try atlasFile()
         let missing = try trellis(["export", source.path, "--ejson", "--out", "/proc/nope"])
         #expect(missing.status == 1)
-        #expect(missing.stderr == "trellis: cannot use '/proc/nope': no such file or folder. Check that the folder exists.\n")
+        // /proc is read-only (mode 555): said before trying, so also to root.
+        #expect(missing.stderr == "trellis: error: cannot create the --out folder '/proc/nope': '/proc' is read-only "
+            + "(mode 555). Choose a folder you can write to.\n")
         let blocker = folder.file("blocker")
-        FileManager.default.createFile(atPath: blocker.path, contents: Data())
+        try Data().write(to: blocker)
         let inTheWay = try trellis(["export", source.path, "--ejson", "--out", blocker.path])
         #expect(inTheWay.status == 1)
-        #expect(inTheWay.stderr.hasPrefix("trellis: cannot use '\(blocker.path)': a file is in the way."))
+        #expect(inTheWay.stderr.hasPrefix("trellis: error: cannot write into the --out folder '\(blocker.path)': it is a "
+            + "file, not a folder."))
         let schema = try trellis(["schema", "export", source.path, "--app-services", "--out", "/proc/x"])
         #expect(schema.status == 1)
         #expect(schema.stderr.split(separator: "\n").count == 1)
@@ -241,16 +256,18 @@ import Trellis
 
         let dangling = try trellis(["import", target.path, dump.path, "--ejson"])
         #expect(dangling.status == 1)
-        #expect(dangling.stderr.hasPrefix("trellis: 'Person.dog' links to the 'Dog' with primary key "))
+        #expect(dangling.stderr.hasPrefix("trellis: error: In document 1 of 'Person' (line 1 of Person.json): "
+            + "'Person.dog' links to the 'Dog' with primary key "))
         #expect(dangling.stderr.split(separator: "\n").count == 1)
         #expect(try Data(contentsOf: target) == before)
 
         let missing = try trellis(["import", folder.file("none.realm").path, dump.path, "--ejson"])
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("does not exist: import needs an existing Trellis file"))
+        #expect(missing.stderr.contains("none.realm': no such file. Import needs an existing Trellis file"))
         let notAFolder = try trellis(["import", target.path, folder.file("nothing").path, "--ejson"])
         #expect(notAFolder.status == 1)
-        #expect(notAFolder.stderr.contains("is not a folder of <Class>.json files"))
+        #expect(notAFolder.stderr.contains("cannot read <Class>.json files from '\(folder.file("nothing").path)': no "
+            + "such folder."))
     }
 
     @Test func longExportsAndImportsDrawAProgressBarOnStandardError() throws {

@@ -66,24 +66,3 @@ class CycleObject: Object {
         #expect(realm.objects(CycleObject.self).count == 2)
     }
 }
-
-@Suite struct DeletingSequencesTests {
-    let folder = TemporaryFolder()
-
-    @Test func deletingAListThatHoldsAnObjectTwiceDeletesItOnce() throws {
-        let realm = try Realm(configuration: folder.configuration([Owner.self, Pet.self]))
-        try realm.write {
-            let owner = realm.create(Owner.self, value: ["name": "o"])
-            let pet = realm.create(Pet.self, value: ["name": "p"])
-            owner.dogs.append(objectsIn: [pet, pet, realm.create(Pet.self, value: ["name": "q"])])
-        }
-        let owner = try #require(realm.objects(Owner.self).first)
-        try realm.write { realm.delete(owner.dogs) }
-        #expect(realm.objects(Pet.self).isEmpty)
-        #expect(owner.dogs.isEmpty)
-        let pets = try realm.write { [realm.create(Pet.self, value: ["name": "r"])] }
-        try realm.write { realm.delete(pets + pets) }
-        #expect(realm.objects(Pet.self).isEmpty)
-        #expect(realm._consistencyProblems().isEmpty)
-    }
-}

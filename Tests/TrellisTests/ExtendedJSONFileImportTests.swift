@@ -145,11 +145,49 @@ import Testing
             Issue.record("an unknown field was dropped silently")
         } catch let error as Realm.Error {
             #expect(error.code == .invalidValue)
-            #expect(error.message.contains("document 1 of 'Dog' has fields 'Dog' does not have: 'colour'"))
-            #expect(error.message.contains("--ignore-unknown"))
+            #expect(error.message.hasPrefix("In document 1 of 'Dog' (line 1 of Dog.json): 'Dog' has no property "
+                + "'colour'. Remove it from the document, or import with --ignore-unknown"))
         }
         #expect(try count(target, "Dog") == 0)
         #expect(try ExtendedJSON.importDocuments(documents, intoFile: target, ignoringUnknownProperties: true) == 1)
         #expect(try count(target, "Dog") == 1)
+    }
+
+    @Test func unknownPropertiesOfEmbeddedDocumentsNameTheirParentAndLine() throws {
+        let target = try emptyTarget()
+        let before = try Data(contentsOf: target)
+        let person = #"{"_id":{"$oid":"\#(Self.ada)"},"name":"Ada","address":{"city":"Oslo","zip":"0150","floor":2}}"#
+        // A blank line first: document numbers are line numbers.
+        let documents = ["Person": [Data(), Data("  ".utf8), Data(person.utf8)]]
+        #expect {
+            try ExtendedJSON.importDocuments(documents, intoFile: target)
+        } throws: { error in
+            (error as? Realm.Error)?.message.hasPrefix("In document 3 of 'Person' (line 3 of Person.json): the embedded "
+                + "'Address' in 'Person.address' has no properties 'floor', 'zip'. Remove them") == true
+        }
+        #expect(try Data(contentsOf: target) == before)
+        #expect(try ExtendedJSON.importDocuments(documents, intoFile: target, ignoringUnknownProperties: true) == 1)
+        let realm = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types))
+        #expect(realm.objects(AtlasSeed.Person.self).first?.address?.city == "Oslo")
+    }
+
+    @Test func everyDocumentErrorSaysWhichDocument() throws {
+        let target = try emptyTarget()
+        func message(_ lines: [String]) -> String? {
+            do {
+                _ = try ExtendedJSON.importDocuments(["Dog": lines.map { Data($0.utf8) }], intoFile: target)
+                return nil
+            } catch {
+                return (error as? Realm.Error)?.message
+            }
+        }
+        let good = #"{"_id":{"$oid":"5f1b00000000000000000009"},"name":"Rex"}"#
+        #expect(message([good, "[1]"])?.hasPrefix("In document 2 of 'Dog' (line 2 of Dog.json): an Extended JSON "
+            + "document must be a JSON object.") == true)
+        #expect(message([good, "", #"{"name":"Fido"}"#])?.hasPrefix("In document 3 of 'Dog' (line 3 of Dog.json): the "
+            + "document has no primary key '_id'.") == true)
+        #expect(message([#"{"_id":{"$oid":"5f1b0000000000000000000a"},"age":"old"}"#])?
+            .hasPrefix("In document 1 of 'Dog' (line 1 of Dog.json): ") == true)
+        #expect(try count(target, "Dog") == 0)
     }
 }

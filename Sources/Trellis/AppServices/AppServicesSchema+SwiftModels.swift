@@ -15,16 +15,17 @@ extension AppServicesSchema {
                                    namespace: String? = nil) throws -> String
     {
         var generator = SwiftModelGenerator()
-        for data in schemas {
-            guard let document = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw Realm.Error(.invalidValue, "An App Services schema must be a JSON object.")
+        for (index, data) in schemas.enumerated() {
+            guard let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                throw Realm.Error(.invalidValue, "An App Services schema must be a JSON object; schema \(index + 1) "
+                    + "of \(schemas.count) is not valid JSON or not an object. Pass the schema.json files App Services exports.")
             }
             guard let title = document["title"] as? String else {
                 throw Realm.Error(.invalidValue, "An App Services collection schema needs a \"title\" (the class name).")
             }
             var links = [String: (target: String, isList: Bool)]()
             if let data = relationships[title] {
-                guard let entries = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                guard let entries = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
                     throw Realm.Error(.invalidValue, "The relationships of '\(title)' must be a JSON object.")
                 }
                 for (path, value) in entries {

@@ -10,17 +10,23 @@ extension ExtendedJSON {
     /// order; embedded objects are sub-documents. Everything is written in one write
     /// transaction: on any error the file is left as it was.
     ///
+    /// Documents are numbered from 1 in errors, blank ones (whitespace only) included and
+    /// skipped: given the lines of a `<Class>.json` file, a document's number is its line.
+    /// The file's schema version is kept as it is, whatever it is: nothing is migrated.
+    ///
     /// - Parameters:
     ///   - documents: class name → one document per object (the layout
     ///     ``documents(inFile:progress:)`` returns).
-    ///   - ignoringUnknownProperties: drop the fields of a document that its class does not
-    ///     have, instead of refusing the import.
+    ///   - ignoringUnknownProperties: drop the properties of a document that its class does
+    ///     not have (`trellis import --ignore-unknown`). By default they stop the import with
+    ///     an error naming the document, the class and the properties: dropping them silently
+    ///     would lose data.
     ///   - progress: called after each document is written with the number done and the total.
     /// - Returns: how many documents were imported.
     /// - Throws: ``Realm/Error`` (`.invalidValue`) for an unknown or embedded class, a document
-    ///   that does not fit its class (a field it does not have included, unless ignored), or a
-    ///   link to an object that is neither in the file nor in the import; the file errors of
-    ///   opening it.
+    ///   that does not fit its class (a property the class does not have, unless ignored), or a
+    ///   link to an object that is neither in the file nor in the import, with the document's
+    ///   class and number; the file errors of opening it.
     public static func importDocuments(_ documents: [String: [Data]], intoFile url: URL,
                                        ignoringUnknownProperties: Bool = false,
                                        progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> Int
@@ -40,7 +46,7 @@ extension ExtendedJSON {
 }
 
 /// Writes Extended JSON documents through the stored schema's classes (see
-/// ``ExtendedJSON/importDocuments(_:intoFile:progress:)``).
+/// ``ExtendedJSON/importDocuments(_:intoFile:ignoringUnknownProperties:progress:)``).
 struct StoredSchemaImporter {
     let core: RealmCore
     let classes: StoredSchemaClasses
@@ -53,6 +59,7 @@ struct StoredSchemaImporter {
         let document: [String: Any]
         let key: ObjectKey
         let isNew: Bool
+        let position: DocumentPosition
     }
 
     func run(_ documents: [String: [Data]], progress: ((Int, Int) -> Void)?) throws -> Int {
@@ -61,16 +68,22 @@ struct StoredSchemaImporter {
         var pending = [Pending]()
         for className in documents.keys.sorted() {
             let table = try topLevelTable(className)
-            for (index, data) in (documents[className] ?? []).enumerated() {
-                guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                    throw Realm.Error(.invalidValue, "An Extended JSON document of '\(className)' must be a JSON object.")
+            for (index, data) in (documents[className] ?? []).enumerated() where !Self.isBlank(data) {
+                let position = DocumentPosition(className: className, number: index + 1)
+                try position.reporting {
+                    guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                        throw Realm.Error(.invalidValue, "an Extended JSON document must be a JSON object. Write one "
+                            + "document per line.")
+                    }
+                    try checkProperties(document, of: table, embeddedIn: nil)
+                    pending.append(try place(document, in: table, at: position))
                 }
-                try checkFields(document, of: table, "document \(index + 1) of '\(className)'")
-                pending.append(try place(document, in: table))
             }
         }
         for (index, object) in pending.enumerated() {
-            try write(object.document, table: object.table, key: object.key, isNew: object.isNew)
+            try object.position.reporting {
+                try write(object.document, table: object.table, key: object.key, isNew: object.isNew)
+            }
             progress?(index + 1, pending.count)
         }
         return pending.count
@@ -87,34 +100,42 @@ struct StoredSchemaImporter {
         return table
     }
 
-    /// Refuses a document naming fields its class does not have (unless they are ignored):
-    /// dropping them silently would lose data.
-    private func checkFields(_ document: [String: Any], of table: Table, _ which: @autoclosure () -> String) throws {
+    /// Whether a document is only white space (a blank line of a `<Class>.json` file).
+    private static func isBlank(_ data: Data) -> Bool {
+        data.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+    }
+
+    /// Refuses a document naming properties its class does not have (unless they are
+    /// ignored): dropping them silently would lose data.
+    private func checkProperties(_ document: [String: Any], of table: Table, embeddedIn holder: String?) throws {
         guard !ignoresUnknownProperties else { return }
         let known = Set(table.info.storedFields.map(\.name))
         let unknown = document.keys.filter { !known.contains($0) }.sorted()
         guard !unknown.isEmpty else { return }
-        throw Realm.Error(.invalidValue, "The \(which()) has fields '\(table.info.className)' does not have: "
-            + unknown.map { "'\($0)'" }.joined(separator: ", ") + ". Remove them, or import with --ignore-unknown "
-            + "(ignoringUnknownProperties: true) to drop them.")
+        let owner = holder.map { "the embedded '\(table.info.className)' in '\($0)'" } ?? "'\(table.info.className)'"
+        let names = unknown.map { "'\($0)'" }.joined(separator: ", ")
+        throw Realm.Error(.invalidValue, "\(owner) has no \(unknown.count == 1 ? "property" : "properties") \(names). "
+            + "Remove \(unknown.count == 1 ? "it" : "them") from the document, or import with --ignore-unknown "
+            + "(ignoringUnknownProperties: true) to drop properties the class does not have.")
     }
 
     /// The object a document is written to: the one with its primary key, or a new one.
-    private func place(_ document: [String: Any], in table: Table) throws -> Pending {
+    private func place(_ document: [String: Any], in table: Table, at position: DocumentPosition) throws -> Pending {
         guard let primaryKey = table.info.primaryKeyField else {
-            return Pending(table: table, document: document, key: core.allocateKey(in: table), isNew: true)
+            return Pending(table: table, document: document, key: core.allocateKey(in: table), isNew: true,
+                           position: position)
         }
         guard let raw = document[primaryKey.name] else {
-            throw Realm.Error(.invalidValue, "A '\(table.info.className)' document has no primary key "
-                + "'\(primaryKey.name)'.")
+            throw Realm.Error(.invalidValue, "the document has no primary key '\(primaryKey.name)'. Give every "
+                + "'\(table.info.className)' document its '\(primaryKey.name)'.")
         }
         let value = try payload(raw, primaryKey, owner: table)
         if let existing = core.lookUpPrimaryKey(table, value) {
-            return Pending(table: table, document: document, key: existing, isNew: false)
+            return Pending(table: table, document: document, key: existing, isNew: false, position: position)
         }
         let key = core.allocateKey(in: table)
         core.insertPrimaryKey(table, value, key: key)
-        return Pending(table: table, document: document, key: key, isNew: true)
+        return Pending(table: table, document: document, key: key, isNew: true, position: position)
     }
 
     /// Writes the row (over the existing values when updating), then the collections the
@@ -183,7 +204,7 @@ struct StoredSchemaImporter {
         guard let target = core.linkedTable(field) else { throw mismatch(field, owner, raw) }
         if target.info.isEmbedded {
             guard let document = raw as? [String: Any] else { throw mismatch(field, owner, raw) }
-            try checkFields(document, of: target, "embedded document in '\(owner.info.className).\(field.name)'")
+            try checkProperties(document, of: target, embeddedIn: "\(owner.info.className).\(field.name)")
             let key = core.allocateKey(in: target)
             try write(document, table: target, key: key, isNew: true)
             return .link(key)
@@ -221,5 +242,23 @@ struct StoredSchemaImporter {
 
     private func mismatch(_ field: FieldInfo, _ owner: Table, _ raw: Any) -> Realm.Error {
         ExtendedJSON.mismatch(field.property, owner.info.objectSchema, raw)
+    }
+}
+
+/// Where a document of an import is: its class and its number, from 1 (its line in a
+/// `<Class>.json` file).
+struct DocumentPosition: CustomStringConvertible {
+    let className: String
+    let number: Int
+
+    var description: String { "document \(number) of '\(className)' (line \(number) of \(className).json)" }
+
+    /// Runs `body`, saying in any ``Realm/Error`` it throws which document it was about.
+    func reporting<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as Realm.Error {
+            throw Realm.Error(error.code, "In \(self): \(error.message)", fileURL: error.fileURL)
+        }
     }
 }

@@ -73,16 +73,19 @@ extension Realm {
         core.deleteObject(managed.table, key: managed.key)
     }
 
-    /// Deletes every object of a sequence (evaluated once, before deleting). An object that
-    /// appears more than once (a list holding it twice) is deleted once, as in Realm.
+    /// Deletes every object of a sequence (evaluated once, before deleting).
+    ///
+    /// An object that an earlier element of the sequence already deleted is skipped, as in
+    /// Realm: one that appears twice (a list holding it twice, or two accessors of it), or an
+    /// embedded object whose parent came first. An object that was already deleted before the
+    /// call traps, as deleting it alone does.
     public func delete<S: Sequence>(_ objects: S) where S.Iterator.Element: ObjectBase {
-        var deleted = Set<DeletedRow>()
-        for object in Array(objects) {
-            if let managed = object._managed, managed.core === core,
-               !deleted.insert(DeletedRow(table: managed.table.tableId, key: managed.key)).inserted
-            {
-                continue
-            }
+        let objects = Array(objects)
+        let existed = objects.map { object in
+            object._managed.map { $0.core === core && core.objectExists($0) } ?? false
+        }
+        for (object, existedAtStart) in zip(objects, existed) {
+            if existedAtStart, let managed = object._managed, !core.objectExists(managed) { continue }
             delete(object)
         }
     }
@@ -151,10 +154,4 @@ extension Realm {
         if mirror.displayStyle == .optional { return mirror.children.first?.value }
         return value
     }
-}
-
-/// A row deleted by one `delete(_:)` of a sequence.
-private struct DeletedRow: Hashable {
-    let table: UInt32
-    let key: ObjectKey
 }

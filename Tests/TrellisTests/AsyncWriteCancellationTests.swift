@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// `asyncWrite` and task cancellation, as in Realm: a task cancelled before its write begins,
+/// or while it waits for another write of the file, throws `CancellationError` and writes
+/// nothing. Every wait of these tests is bounded: a regression fails them, it never hangs them.
+@Suite struct AsyncWriteCancellationTests {
+    let folder = TemporaryFolder()
+
+    /// How long a wait may take before the test gives up on it. Generous: the whole suite
+    /// shares a cooperative pool of one thread per core, and synchronous tests can keep these
+    /// tasks from running for many seconds (a write held for less could end by itself first).
+    static let patience: Double = 60
+
+    actor Writer {
+        let configuration: Realm.Configuration
+        init(_ configuration: Realm.Configuration) { self.configuration = configuration }
+
+        func add(_ name: String) async throws {
+            let realm = try await Realm.open(configuration: configuration)
+            try await realm.asyncWrite { realm.add(Dog(value: ["name": name])) }
+        }
+
+        /// Adds a dog in an `asyncWrite` that stays open until `release` is signalled.
+        func hold(_ name: String, holding: DispatchSemaphore, release: DispatchSemaphore) async throws {
+            let realm = try await Realm.open(configuration: configuration)
+            try await realm.asyncWrite {
+                realm.add(Dog(value: ["name": name]))
+                holding.signal()
+                // Bounded, so that a failing test cannot leave this actor blocked.
+                _ = release.wait(timeout: .now() + AsyncWriteCancellationTests.patience * 2)
+            }
+        }
+    }
+
+    /// Suspends (never blocks a thread) until `semaphore` is signalled; false after `seconds`.
+    func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = AsyncWriteCancellationTests.patience) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while semaphore.wait(timeout: .now()) == .timedOut {
+            guard Date() < deadline else { return false }
+            try? await Task.sleep(nanoseconds: 2_000_000)
+        }
+        return true
+    }
+
+    /// The task's result, or nil if it has not finished within `seconds`.
+    func result(of task: Task<Void, any Error>, within seconds: Double = AsyncWriteCancellationTests.patience) async -> Result<Void, any Error>? {
+        let outcome = LockedBox<Result<Void, any Error>?>(nil)
+        Task { outcome.set(await task.result) }
+        let deadline = Date().addingTimeInterval(seconds)
+        while outcome.get() == nil, Date() < deadline { try? await Task.sleep(nanoseconds: 2_000_000) }
+        return outcome.get()
+    }
+
+    func names(_ configuration: Realm.Configuration) throws -> [String] {
+        try onOtherThread { try Realm(configuration: configuration).objects(Dog.self).map(\.name).sorted() }
+    }
+
+    func expectCancelled(_ outcome: Result<Void, any Error>?, sourceLocation: SourceLocation = #_sourceLocation) {
+        switch outcome {
+        case nil:
+            Issue.record("the cancelled asyncWrite kept waiting for the write lock", sourceLocation: sourceLocation)
+        case .success:
+            Issue.record("the cancelled asyncWrite wrote", sourceLocation: sourceLocation)
+        case .failure(let error):
+            #expect(error is CancellationError, "\(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func aTaskCancelledBeforeItsWriteThrowsAndWritesNothing() async throws {
+        let configuration = folder.configuration([Dog.self])
+        let writer = Writer(configuration)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await writer.add("never")
+        }
+        expectCancelled(await result(of: task))
+        #expect(try names(configuration).isEmpty)
+    }
+
+    @Test func aTaskCancelledWhileAnotherThreadWritesStopsWaiting() async throws {
+        let configuration = folder.configuration([Dog.self])
+        _ = try names(configuration)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let failure = LockedBox<(any Error)?>(nil)
+        // Another thread holds a write transaction until told to commit.
+        Thread {
+            do {
+                let realm = try Realm(configuration: configuration)
+                realm.beginWrite()
+                realm.add(Dog(value: ["name": "held"]))
+                holding.signal()
+                _ = release.wait(timeout: .now() + Self.patience * 2)
+                try realm.commitWrite()
+            } catch {
+                failure.set(error)
+                holding.signal()
+            }
+            finished.signal()
+        }.start()
+        #expect(await signalled(holding))
+        try #require(failure.get() == nil, "\(String(describing: failure.get()))")
+
+        let task = Task { try await Writer(configuration).add("cancelled") }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        task.cancel()
+        let outcome = await result(of: task)
+        // Released whatever happened, so that an asyncWrite still waiting can end.
+        release.signal()
+        #expect(await signalled(finished))
+        expectCancelled(outcome)
+        _ = await task.result
+        #expect(try names(configuration) == ["held"])
+        #expect(failure.get() == nil, "\(String(describing: failure.get()))")
+    }
+
+    @Test func aTaskCancelledWhileAnotherActorWritesStopsWaiting() async throws {
+        let configuration = folder.configuration([Dog.self])
+        _ = try names(configuration)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        // Another actor's asyncWrite holds the file until told to finish.
+        let holder = Task { try await Writer(configuration).hold("held", holding: holding, release: release) }
+        #expect(await signalled(holding))
+
+        let task = Task { try await Writer(configuration).add("cancelled") }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        task.cancel()
+        let outcome = await result(of: task)
+        release.signal()
+        #expect(await result(of: holder) != nil)
+        expectCancelled(outcome)
+        _ = await task.result
+        #expect(try names(configuration) == ["held"])
+    }
+}

@@ -68,6 +68,7 @@ final class Migrator {
             for info in classes {
                 if let stored = old.storedClass(named: info.className),
                    !SchemaCatalog.differences(stored: stored, model: info).isEmpty
+                    || SchemaCatalog.isReordered(stored: stored, model: info)
                 {
                     migrator.load(info.className)
                 }

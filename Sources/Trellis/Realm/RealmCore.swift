@@ -343,7 +343,14 @@ final class RealmCore {
         }
         do {
             if let stored = catalog.storedClass(named: info.className) {
-                let differences = SchemaCatalog.differences(stored: stored, model: info)
+                var differences = SchemaCatalog.differences(stored: stored, model: info)
+                if differences.isEmpty, SchemaCatalog.isReordered(stored: stored, model: info) {
+                    // Reordering is handled when the file opens (SchemaBinder), where the class
+                    // is known; a class first met here cannot have its rows rewritten.
+                    differences.append("Properties of '\(info.className)' are declared in another order than "
+                        + "stored: open the Realm with objectTypes including '\(info.className)' (writable) once "
+                        + "to store them in the new order.")
+                }
                 if !differences.isEmpty {
                     throwRealmException(SchemaBinder.mismatchMessage(differences, path: environmentPath))
                 }

@@ -56,7 +56,32 @@ enum SchemaBinder {
             throw Realm.Error(.schemaMismatch, mismatchMessage(differences, path: path), fileURL: path)
         }
         try checkVersion(configuration, catalog, path: path)
+        let reordered = catalog.reorderedClasses(classes)
+        if !reordered.isEmpty {
+            try storeInDeclaredOrder(reordered, configuration, file: file, classes: classes)
+            return try bind(configuration, file: file)
+        }
         try openTables(classes, configuration: configuration, file: file)
+    }
+
+    /// Properties are matched by name, as in Realm: a class whose properties are declared in
+    /// another order than stored has its rows rewritten in the declared order, in one write
+    /// transaction, with no migration block and the schema version as configured.
+    private static func storeInDeclaredOrder(_ reordered: [String], _ configuration: Realm.Configuration,
+                                             file: FileState, classes: [ClassInfo]) throws
+    {
+        let path = file.environment.path
+        let names = reordered.map { "'\($0)'" }.joined(separator: ", ")
+        if configuration.readOnly {
+            throw Realm.Error(.schemaMismatch, "The properties of \(names) are declared in another order than they "
+                + "are stored in '\(path)', and a read-only Realm cannot store them in the new order. Open the file "
+                + "writable once (Trellis then rewrites those classes in the declared order, without a migration), "
+                + "or declare the properties in the stored order.", fileURL: path)
+        }
+        Logger.log(.info, Category.Storage.all, "Storing the properties of \(names) in their declared order in '\(path)'")
+        var rewrite = configuration
+        rewrite.migrationBlock = nil
+        try Migrator.migrate(rewrite, file: file, classes: classes)
     }
 
     private static func checkVersion(_ configuration: Realm.Configuration, _ catalog: SchemaCatalog, path: String) throws {

@@ -100,10 +100,21 @@ struct SchemaCatalog: Codable, Equatable {
                 lines.append("Property '\(cls).\(p.name)' has been made \(p.isIndexed ? "indexed" : "unindexed").")
             }
         }
-        if lines.isEmpty, storedNames != modelNames {
-            lines.append("Properties of '\(cls)' have been reordered.")
-        }
         return lines
+    }
+
+    /// Whether the model declares the stored class's properties in another order (and nothing
+    /// else differs): properties are matched by name, so opening rewrites the class's rows in
+    /// the new order instead of asking for a migration (see ``SchemaBinder``).
+    static func isReordered(stored: StoredClass, model: ClassInfo) -> Bool {
+        stored.properties.map(\.name) != model.objectSchema.properties.map(\.name)
+            && differences(stored: stored, model: model).isEmpty
+    }
+
+    /// The classes of `models` whose stored properties are only in another order.
+    func reorderedClasses(_ models: [ClassInfo]) -> [String] {
+        models.filter { info in storedClass(named: info.className).map { Self.isReordered(stored: $0, model: info) } ?? false }
+            .map(\.className)
     }
 
     func encoded() -> [UInt8] {

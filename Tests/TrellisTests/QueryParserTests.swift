@@ -95,7 +95,7 @@ import Testing
         ("age # 5", "unexpected character '#'", 4),
         ("age > %@", "the predicate uses argument 0 but only 0 arguments were given", 6),
         ("name BEGINSWITH[x] 'a'", "unknown string option 'x': use [c], [d] or [cd]", 16),
-        ("dogs.@foo > 1", "unsupported collection operation '@foo' (use @count, @size, @min, @max, @sum, @avg, @allKeys, @allValues or @links)", 5),
+        ("dogs.@foo > 1", "unsupported collection operation '@foo' (use @count, @size, @min, @max, @sum, @avg, @allKeys, @allValues, @keys, @values or @links)", 5),
         ("SUBQUERY(dogs, $d, $d.age > 1) > 1", "SUBQUERY is only supported when immediately followed by .@count", 0),
         ("_id == oid(xyz)", "'xyz' is not a valid ObjectId: expected 24 hexadecimal digits", 7),
         ("name MATCHES 'a'", "the operator 'MATCHES' is not supported (use LIKE with '*' and '?' wildcards)", 5),

@@ -365,9 +365,12 @@ struct QueryParser {
 
     private func component(_ name: String, _ token: QueryToken) throws(QueryError) -> QueryKeyPathComponent {
         guard name.hasPrefix("@") else { return .property(name) }
-        guard let op = QueryCollectionOperation(rawValue: name) else {
+        // `@keys` and `@values` are the Realm Query Language's names (realm-core, sync
+        // subscriptions) for what NSPredicate text calls `@allKeys` and `@allValues`.
+        let spelling = name == "@keys" ? "@allKeys" : name == "@values" ? "@allValues" : name
+        guard let op = QueryCollectionOperation(rawValue: spelling) else {
             throw error("unsupported collection operation '\(name)' (use @count, @size, @min, @max, @sum, @avg, "
-                + "@allKeys, @allValues or @links)", at: token)
+                + "@allKeys, @allValues, @keys, @values or @links)", at: token)
         }
         return .operation(op)
     }

@@ -62,13 +62,14 @@ struct CollectionBinding {
         if !isValid { throwRealmException("Object has been deleted or invalidated.") }
     }
 
-    /// Traps unless inside a write, with Realm's message for the kind of collection.
+    /// Traps unless the collection is still valid and inside a write, in Realm's order: a
+    /// deleted or invalidated collection is reported before a missing write transaction.
     func verifyWritable(_ kind: String) {
         core.verifyThread()
+        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
         if !core.isInWriteTransaction {
             throwRealmException("Cannot modify \(kind) outside of a write transaction.")
         }
-        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
     }
 
     func isSameCollection(as other: CollectionBinding) -> Bool {

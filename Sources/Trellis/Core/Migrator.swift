@@ -96,6 +96,7 @@ final class Migrator {
                 catalog.classes[index].properties = info.objectSchema.properties.map(SchemaCatalog.StoredProperty.init)
                 catalog.classes[index].computed =
                     info.objectSchema.computedProperties.map(SchemaCatalog.StoredProperty.init)
+                catalog.classes[index].swiftType = SchemaCatalog.swiftTypeName(of: info)
             } else {
                 _ = catalog.add(info)
             }

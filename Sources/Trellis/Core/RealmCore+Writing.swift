@@ -248,10 +248,12 @@ extension RealmCore {
                                           value: Value)
     {
         if field.isLinkingObjects { throwRealmException("LinkingObjects properties are read-only") }
-        verifyInWrite()
-        guard managed.epoch == epoch, rowView(managed.table, managed.key) != nil else {
+        // Realm's order: a deleted or invalidated object is reported before a missing write.
+        verifyThread()
+        guard managed.epoch == epoch, !isClosed, rowView(managed.table, managed.key) != nil else {
             throwRealmException("Object has been deleted or invalidated.")
         }
+        verifyInWrite()
         if field.isPrimaryKey {
             throwRealmException("Primary key can't be changed after an object is inserted.")
         }

@@ -66,10 +66,12 @@ extension Realm {
 
     /// Deletes an object. Links to it become nil; its embedded objects are deleted with it.
     public func delete(_ object: ObjectBase) {
-        core.verifyInWrite(Realm.addRequiresWriteMessage)
+        // Realm's order: an object of another Realm (or none, or deleted) before a missing write.
+        core.verifyThread()
         guard let managed = object._managed, managed.core === core, core.objectExists(managed) else {
             throwRealmException("Can only delete an object from the Realm it belongs to.")
         }
+        core.verifyInWrite(Realm.addRequiresWriteMessage)
         core.deleteObject(managed.table, key: managed.key)
     }
 
@@ -100,7 +102,9 @@ extension Realm {
         core.verifyInWrite(Realm.addRequiresWriteMessage)
         guard let txn = core.writeTransaction else { return }
         do {
-            for stored in core.file.catalog.classes {
+            // Every class of the file, including classes another process added since this one
+            // read the catalog, whether or not this program has their model classes.
+            for stored in (core.pendingCatalog ?? core.file.catalog(readingNewerFrom: txn)).classes {
                 let indexNames = stored.properties.filter(\.indexed).map { SecondaryIndex.name(stored.name, $0.name) }
                 for name in [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)] + indexNames {
                     if let dbi = core.file.environment.handles.handle(named: name) { try txn.empty(dbi) }

@@ -36,7 +36,7 @@ final class RealmCore {
 
     /// Tables created in the current write transaction, published when it commits.
     private var pendingTables: [ObjectIdentifier: Table] = [:]
-    private var pendingCatalog: SchemaCatalog?
+    private(set) var pendingCatalog: SchemaCatalog?
     /// The classes of the file's stored schema, while an import without model classes writes
     /// through them (links and backlinks then find their tables by class name).
     var storedSchema: StoredSchemaClasses?

@@ -29,13 +29,17 @@ enum SchemaBinder {
     /// Validates the configured classes, compares them with the file, creates missing tables.
     static func bind(_ configuration: Realm.Configuration, file: FileState) throws {
         let path = file.environment.path
-        guard let types = configuration.objectTypes else {
-            if !configuration.opensAnySchemaVersion { try checkVersion(configuration, file.catalog, path: path) }
-            return
+        if configuration.opensAnySchemaVersion { return }
+        let classes: [ClassInfo]
+        if let types = configuration.objectTypes {
+            classes = types.map(ClassInfo.unbound(for:))
+            let problems = SchemaValidator.validate(classes, explicitList: true)
+            if !problems.isEmpty { throw SchemaValidator.error(for: problems) }
+        } else {
+            classes = defaultSchema(file.catalog)
+            let problems = SchemaValidator.validate(classes, explicitList: false)
+            if !problems.isEmpty { throw SchemaValidator.error(for: problems) }
         }
-        let classes = types.map(ClassInfo.unbound(for:))
-        let problems = SchemaValidator.validate(classes, explicitList: true)
-        if !problems.isEmpty { throw SchemaValidator.error(for: problems) }
         let catalog = file.catalog
         var differences = [String]()
         for info in classes {
@@ -84,6 +88,15 @@ enum SchemaBinder {
         try Migrator.migrate(rewrite, file: file, classes: classes)
     }
 
+    /// The classes a Realm opened without `objectTypes` checks, migrates and binds when it
+    /// opens: the model class of every class stored in the file that this program has (found by
+    /// the Swift name the file records, see ``SchemaCatalog/modelClass(of:)``), with the classes
+    /// they link to. Realm lists every model class of the program instead; Linux cannot list a
+    /// program's classes, so other classes are registered when first used.
+    static func defaultSchema(_ catalog: SchemaCatalog) -> [ClassInfo] {
+        closure(of: catalog.classes.compactMap(SchemaCatalog.modelClass(of:)))
+    }
+
     private static func checkVersion(_ configuration: Realm.Configuration, _ catalog: SchemaCatalog, path: String) throws {
         if configuration.schemaVersion < catalog.schemaVersion {
             throw Realm.Error(.schemaMismatch, "Provided schema version \(configuration.schemaVersion) is less than "
@@ -96,6 +109,8 @@ enum SchemaBinder {
         var catalog = file.catalog
         let missing = classes.filter { catalog.storedClass(named: $0.className) == nil }
         let versionChanged = configuration.schemaVersion != catalog.schemaVersion
+        // The classes' Swift names are recorded only along a write that happens anyway: opening
+        // never waits for another process's writer just for them.
         let needsWrite = (!missing.isEmpty || versionChanged) && !configuration.readOnly
         do {
             let txn = needsWrite ? try file.environment.beginWrite() : try file.environment.beginRead()
@@ -123,6 +138,7 @@ enum SchemaBinder {
             let version = txn.version
             if needsWrite {
                 catalog.schemaVersion = configuration.schemaVersion
+                _ = catalog.recordSwiftTypes(of: classes)
                 try FileState.writeCatalog(catalog, txn: txn, meta: file.meta)
                 try txn.commit()
             } else {

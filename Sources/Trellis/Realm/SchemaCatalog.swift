@@ -42,6 +42,10 @@ struct SchemaCatalog: Codable, Equatable {
         var embedded: Bool
         var properties: [StoredProperty]
         var computed: [StoredProperty]
+        /// The mangled name of the Swift class that last stored this class's schema (absent in
+        /// files written before Trellis recorded it). Lets a Realm opened without `objectTypes`
+        /// find the model classes of the file, which Linux cannot list (``SchemaBinder``).
+        var swiftType: String?
 
         var objectSchema: ObjectSchema {
             ObjectSchema(className: name, properties: properties.map(\.property),
@@ -63,8 +67,39 @@ struct SchemaCatalog: Codable, Equatable {
         nextTableId += 1
         classes.append(StoredClass(name: info.className, tableId: id, embedded: info.isEmbedded,
                                    properties: info.objectSchema.properties.map(StoredProperty.init),
-                                   computed: info.objectSchema.computedProperties.map(StoredProperty.init)))
+                                   computed: info.objectSchema.computedProperties.map(StoredProperty.init),
+                                   swiftType: Self.swiftTypeName(of: info)))
         return id
+    }
+
+    /// The name ``modelClass(of:)`` finds `info`'s class by; nil for a class known only by a
+    /// file's stored schema.
+    static func swiftTypeName(of info: ClassInfo) -> String? {
+        guard info.objectType != ObjectBase.self, info.objectType.className() == info.className else { return nil }
+        return _mangledTypeName(info.objectType)
+    }
+
+    /// The model class that stored `stored`, if this program has it (same mangled name, same
+    /// Realm class name).
+    static func modelClass(of stored: StoredClass) -> ObjectBase.Type? {
+        guard let name = stored.swiftType, let type = _typeByName(name) as? ObjectBase.Type,
+              type.className() == stored.name
+        else { return nil }
+        return type
+    }
+
+    /// Records the model classes' Swift names; returns whether any changed.
+    mutating func recordSwiftTypes(of models: [ClassInfo]) -> Bool {
+        var changed = false
+        for info in models {
+            guard let name = Self.swiftTypeName(of: info),
+                  let index = classes.firstIndex(where: { $0.name == info.className }),
+                  classes[index].swiftType != name
+            else { continue }
+            classes[index].swiftType = name
+            changed = true
+        }
+        return changed
     }
 
     /// The differences between the stored class and a model, one line each (empty if equal).

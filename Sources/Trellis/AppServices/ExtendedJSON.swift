@@ -96,7 +96,15 @@ public enum ExtendedJSON {
         case let data as Data: return ["$binary": ["base64": data.base64EncodedString(), "subType": "00"]]
         case let uuid as UUID:
             return ["$binary": ["base64": withUnsafeBytes(of: uuid.uuid) { Data($0) }.base64EncodedString(), "subType": "04"]]
-        case let any as AnyRealmValue: return try encodeElement(any.swiftValue, property)
+        case let any as AnyRealmValue:
+            switch any {
+            case .list(let list): return try list.map { try encodeElement($0, property) }
+            case .dictionary(let map):
+                var document = [String: Any]()
+                for entry in map { document[entry.key] = try encodeElement(entry.value, property) }
+                return document
+            default: return try encodeElement(any.swiftValue, property)
+            }
         default:
             throw Realm.Error(.invalidValue, "'\(property.name)' holds \(type(of: value)), which has no Extended JSON form.")
         }
@@ -132,6 +140,7 @@ public enum ExtendedJSON {
     }
 
     private static func decodeElement(_ raw: Any, _ property: Property, _ owner: ObjectSchema, _ realm: Realm) throws -> Any {
+        if property.type == .any { return try mixedValue(raw, property, owner) }
         if raw is NSNull { return NSNull() }
         if property.type == .object {
             guard let targetName = property.objectClassName, let target = realm.schema[targetName] else {
@@ -190,6 +199,68 @@ public enum ExtendedJSON {
         }
         guard let value else { throw mismatch(property, owner, raw) }
         return value
+    }
+
+    /// The `AnyRealmValue` of an Extended JSON value: a wrapped scalar by its wrapper, a plain
+    /// string or boolean as itself, an array as a nested list and any other document as a
+    /// nested dictionary (to any depth). A link cannot be told from a document, so none is made.
+    static func mixedValue(_ raw: Any, _ property: Property, _ owner: ObjectSchema) throws -> AnyRealmValue {
+        switch raw {
+        case is NSNull: return .none
+        case let string as String: return .string(string)
+        case let array as [Any]: return .fromArray(try array.map { try mixedValue($0, property, owner) })
+        case let document as [String: Any]:
+            if document.count == 1, let wrapper = document.keys.first, wrapper.hasPrefix("$") {
+                return try mixedScalar(wrapper, raw, property, owner)
+            }
+            return .fromDictionary(try document.mapValues { try mixedValue($0, property, owner) })
+        default:
+            // JSON's own numbers and booleans (relaxed Extended JSON).
+            if let number = raw as? NSNumber {
+                if type(of: raw) == Bool.self || String(describing: type(of: number)).contains("Bool") {
+                    return .bool(number.boolValue)
+                }
+                if let int = raw as? Int { return .int(int) }
+                return .double(number.doubleValue)
+            }
+            if let bool = raw as? Bool { return .bool(bool) }
+            throw mismatch(property, owner, raw)
+        }
+    }
+
+    /// A wrapped scalar (`{"$numberLong": "5"}`, `{"$oid": …}`, …) as an `AnyRealmValue`.
+    private static func mixedScalar(_ wrapper: String, _ raw: Any, _ property: Property, _ owner: ObjectSchema) throws
+        -> AnyRealmValue
+    {
+        func scalar(_ type: PropertyType) throws -> Any {
+            try scalarValue(raw, Property(name: property.name, type: type, isOptional: false, collection: .none,
+                                          isIndexed: false, isPrimary: false, objectClassName: nil,
+                                          linkOriginPropertyName: nil), owner)
+        }
+        switch wrapper {
+        case "$numberLong", "$numberInt":
+            guard let value = try scalar(.int) as? Int else { throw mismatch(property, owner, raw) }
+            return .int(value)
+        case "$numberDouble":
+            guard let value = try scalar(.double) as? Double else { throw mismatch(property, owner, raw) }
+            return .double(value)
+        case "$numberDecimal":
+            guard let value = try scalar(.decimal128) as? Decimal128 else { throw mismatch(property, owner, raw) }
+            return .decimal128(value)
+        case "$oid":
+            guard let value = try scalar(.objectId) as? ObjectId else { throw mismatch(property, owner, raw) }
+            return .objectId(value)
+        case "$date":
+            guard let value = try scalar(.date) as? Date else { throw mismatch(property, owner, raw) }
+            return .date(value)
+        case "$binary":
+            let subType = ((raw as? [String: Any])?["$binary"] as? [String: Any])?["subType"] as? String
+            if subType == "04", let value = try scalar(.UUID) as? UUID { return .uuid(value) }
+            guard let value = try scalar(.data) as? Data else { throw mismatch(property, owner, raw) }
+            return .data(value)
+        default:
+            throw mismatch(property, owner, raw)
+        }
     }
 
     static func mismatch(_ property: Property, _ owner: ObjectSchema, _ raw: Any) -> Realm.Error {

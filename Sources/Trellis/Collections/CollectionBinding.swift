@@ -82,6 +82,21 @@ struct CollectionBinding {
         Element._trellisRead(_RowReader(row: RowView(bytes: bytes), core: core), 0)
     }
 
+    /// Decodes the element stored at `root` (a list element or a map value): an
+    /// `AnyRealmValue` holding a nested collection is bound there, so it stays live.
+    func decode<Element: _Persistable>(_ bytes: UnsafeRawBufferPointer, nestedAt root: @autoclosure () -> NestedRoot)
+        -> Element
+    {
+        if Element.self == AnyRealmValue.self, bytes.count > 0, let mixed = RowView(bytes: bytes).mixed(0),
+           mixed.isCollection,
+           let value = AnyRealmValue(stored: mixed, core: core,
+                                     nested: NestedCollectionBinding(core: core, root: root())) as? Element
+        {
+            return value
+        }
+        return decode(bytes)
+    }
+
     /// Encodes an element for storing; unmanaged objects it holds are added to the Realm.
     func encode<Element: _Persistable>(_ value: Element, session: AddSession) -> [UInt8] {
         RowWriter.encode([Element._trellisEncode(value, _EncodingContext(core: core, session: session)).payload])
@@ -110,6 +125,8 @@ struct CollectionBinding {
 enum CollectionStorage<Contents> {
     case unmanaged(Contents)
     case managed(CollectionBinding)
+    /// A list or dictionary inside an `AnyRealmValue` of a managed object.
+    case nested(NestedCollectionBinding)
 
     /// The binding of a managed collection, nil for an unmanaged one.
     var binding: CollectionBinding? {
@@ -154,10 +171,22 @@ extension _CollectionProperty {
     }
 
     /// The Realm of a managed collection (the public `realm` of List, MutableSet and Map).
-    var managingRealm: Realm? { binding.map { Realm(core: $0.core) } }
+    var managingRealm: Realm? {
+        switch storage {
+        case .unmanaged: nil
+        case .managed(let binding): Realm(core: binding.core)
+        case .nested(let nested): Realm(core: nested.core)
+        }
+    }
 
     /// Whether the owner of a managed collection is gone (the public `isInvalidated`).
-    var ownerIsGone: Bool { binding.map { !$0.isValid } ?? false }
+    var ownerIsGone: Bool {
+        switch storage {
+        case .unmanaged: false
+        case .managed(let binding): !binding.isValid
+        case .nested(let nested): !nested.isValid
+        }
+    }
 }
 
 extension RealmCore {

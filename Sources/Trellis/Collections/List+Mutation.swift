@@ -130,6 +130,9 @@ extension List {
         case .managed(let binding):
             binding.verifyWritable("List")
             return binding.core.listCount(binding.location)
+        case .nested(let nested):
+            nested.verifyWritable("List")
+            return nested.count
         }
     }
 
@@ -152,6 +155,9 @@ extension List {
             let session = binding.session("List")
             let encoded = newElements.map { binding.encode($0, session: session) }
             binding.core.listSplice(binding.location, range, with: encoded)
+        case .nested(let nested):
+            let encoded = nested.encode(newElements.compactMap { $0 as? AnyRealmValue }, kind: "List")
+            nested.modifyList { $0.replaceSubrange(range, with: encoded) }
         }
     }
 
@@ -170,6 +176,11 @@ extension List {
         case .managed(let binding):
             let stored = binding.core.listElements(binding.location)[range].map { Array($0) }
             binding.core.listSplice(binding.location, range, with: order.map { stored[$0] })
+        case .nested(let nested):
+            nested.modifyList { elements in
+                let moved = order.map { elements[range.lowerBound + $0] }
+                elements.replaceSubrange(range, with: moved)
+            }
         }
     }
 }

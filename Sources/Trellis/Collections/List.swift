@@ -24,6 +24,15 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     init(binding: CollectionBinding) { storage = .managed(binding) }
 
+    /// A list nested in an `AnyRealmValue` (`Element` is `AnyRealmValue`).
+    init(nested: NestedCollectionBinding) { storage = .nested(nested) }
+
+    /// The elements of a nested list, read now.
+    private func nestedElements(_ nested: NestedCollectionBinding) -> [Element] {
+        nested.verifyReadable()
+        return nested.listElements() as? [Element] ?? []
+    }
+
     // MARK: - State
 
     /// The Realm managing the list, or nil when it is unmanaged.
@@ -44,6 +53,9 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         case .managed(let binding):
             binding.verifyReadable()
             return binding.core.listCount(binding.location)
+        case .nested(let nested):
+            nested.verifyReadable()
+            return nested.count
         }
     }
 
@@ -62,7 +74,11 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
                 guard let bytes = binding.core.listElement(binding.location, at: position, header: header) else {
                     throwRealmException("Trellis could not read element \(position) of '\(binding.location.field.name)'.")
                 }
-                return binding.decode(bytes)
+                return binding.decode(bytes, nestedAt: .listElement(binding.location, index: position))
+            case .nested(let nested):
+                let elements = nestedElements(nested)
+                CollectionIndex.check(position, count: elements.count)
+                return elements[position]
             }
         }
         set {
@@ -79,6 +95,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             binding.verifyReadable()
             guard let wanted = binding.lookupKey(object) else { return nil }
             return binding.core.listElements(binding.location).firstIndex { $0.elementsEqual(wanted) }
+        case .nested(let nested):
+            return nestedElements(nested).firstIndex(of: object)
         }
     }
 
@@ -95,6 +113,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         case .managed(let binding):
             binding.verifyReadable()
             return Iterator(source: .snapshot(binding, ElementSnapshot(binding.core.listElements(binding.location))))
+        case .nested(let nested):
+            return Iterator(source: .array(nestedElements(nested)))
         }
     }
 
@@ -116,7 +136,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             case .snapshot(let binding, let snapshot):
                 guard position < snapshot.count else { return nil }
                 position += 1
-                return binding.decode(snapshot[position - 1])
+                return binding.decode(snapshot[position - 1], nestedAt: .listElement(binding.location, index: position - 1))
             }
         }
     }
@@ -131,6 +151,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         switch storage {
         case .unmanaged(let elements): elements
         case .managed: Array(self)
+        case .nested(let nested): nestedElements(nested)
         }
     }
 }
@@ -142,6 +163,7 @@ extension List: Equatable {
         switch (lhs.storage, rhs.storage) {
         case (.unmanaged(let a), .unmanaged(let b)): a == b
         case (.managed(let a), .managed(let b)): a.isSameCollection(as: b)
+        case (.nested(let a), .nested(let b)): a.isSame(as: b)
         default: false
         }
     }

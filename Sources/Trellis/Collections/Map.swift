@@ -39,6 +39,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
 
     init(binding: CollectionBinding) { storage = .managed(binding) }
 
+    /// A dictionary nested in an `AnyRealmValue` (`Value` is `AnyRealmValue`).
+    init(nested: NestedCollectionBinding) { storage = .nested(nested) }
+
     /// The Realm managing the map, or nil when it is unmanaged.
     public var realm: Realm? { managingRealm }
 
@@ -52,6 +55,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         case .managed(let binding):
             binding.verifyReadable()
             return binding.core.mapCount(binding.location)
+        case .nested(let nested):
+            nested.verifyReadable()
+            return nested.count
         }
     }
 
@@ -66,7 +72,14 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
             case .unmanaged(let entries): return entries[key]
             case .managed(let binding):
                 binding.verifyReadable()
-                return binding.core.mapValue(binding.location, key._trellisKeyString).map { binding.decode($0) }
+                let name = key._trellisKeyString
+                return binding.core.mapValue(binding.location, name).map {
+                    binding.decode($0, nestedAt: .mapValue(binding.location, key: name))
+                }
+            case .nested(let nested):
+                nested.verifyReadable()
+                let name = key._trellisKeyString
+                return nested.dictionaryEntries().first { $0.key == name }.flatMap { $0.value as? Value }
             }
         }
         set {
@@ -93,6 +106,17 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
             binding.verifyWritable("Dictionary")
             let encoded = binding.encode(value, session: binding.session("Dictionary"))
             binding.core.mapSet(binding.location, name, encoded)
+        case .nested(let nested):
+            nested.verifyWritable("Dictionary")
+            guard let any = value as? AnyRealmValue else { return }
+            let encoded = nested.encode([any], kind: "Dictionary")[0]
+            nested.modifyDictionary { entries in
+                if let position = entries.firstIndex(where: { $0.key == name }) {
+                    entries[position].value = encoded
+                } else {
+                    entries.append((name, encoded))
+                }
+            }
         }
     }
 
@@ -106,6 +130,10 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         case .managed(let binding):
             binding.verifyWritable("Dictionary")
             binding.core.mapRemove(binding.location, key._trellisKeyString)
+        case .nested(let nested):
+            nested.verifyWritable("Dictionary")
+            let name = key._trellisKeyString
+            nested.modifyDictionary { entries in entries.removeAll { $0.key == name } }
         }
     }
 
@@ -116,6 +144,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         case .managed(let binding):
             binding.verifyWritable("Dictionary")
             binding.core.mapRemoveAll(binding.location)
+        case .nested(let nested):
+            nested.verifyWritable("Dictionary")
+            nested.modifyDictionary { $0.removeAll() }
         }
     }
 
@@ -152,7 +183,13 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         case .managed(let binding):
             binding.verifyReadable()
             return binding.core.mapEntries(binding.location).map {
-                SingleMapEntry(key: Key(_trellisKeyString: $0.key), value: binding.decode($0.value))
+                SingleMapEntry(key: Key(_trellisKeyString: $0.key),
+                               value: binding.decode($0.value, nestedAt: .mapValue(binding.location, key: $0.key)))
+            }
+        case .nested(let nested):
+            nested.verifyReadable()
+            return nested.dictionaryEntries().compactMap { entry in
+                (entry.value as? Value).map { SingleMapEntry(key: Key(_trellisKeyString: entry.key), value: $0) }
             }
         }
     }
@@ -178,6 +215,7 @@ extension Map: Equatable {
         switch (lhs.storage, rhs.storage) {
         case (.unmanaged(let a), .unmanaged(let b)): a == b
         case (.managed(let a), .managed(let b)): a.isSameCollection(as: b)
+        case (.nested(let a), .nested(let b)): a.isSame(as: b)
         default: false
         }
     }

@@ -36,6 +36,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         case .managed(let binding):
             binding.verifyReadable()
             return binding.core.setCount(binding.location)
+        case .nested: Self.neverNested()
         }
     }
 
@@ -54,6 +55,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
             binding.verifyReadable()
             guard let key = binding.lookupKey(object) else { return false }
             return binding.core.setContains(binding.location, key)
+        case .nested: Self.neverNested()
         }
     }
 
@@ -93,6 +95,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         case .managed(let binding):
             binding.verifyReadable()
             return binding.core.setElements(binding.location).map { binding.decode($0) }
+        case .nested: Self.neverNested()
         }
     }
 
@@ -174,7 +177,13 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         case .managed(let binding):
             binding.verifyWritable("Set")
             managed(binding, binding.session("Set"))
+        case .nested: Self.neverNested()
         }
+    }
+
+    /// Realm has no sets inside `AnyRealmValue`, so a set never has nested storage.
+    private static func neverNested() -> Never {
+        throwRealmException("Trellis internal error: a MutableSet cannot be nested in an AnyRealmValue.")
     }
 }
 

@@ -20,6 +20,15 @@ extension Results {
 
     /// The collection's values in its order (a map's in key order); empty once its owner is gone.
     private func sourceValues() -> [Element] {
+        if case .nestedValues(let nested) = source {
+            let binding = NestedCollectionBinding(core: core, root: nested.root, path: nested.path)
+            guard binding.isValid else { return [] }
+            let values = binding.storedValue().map { value -> [AnyRealmValue] in
+                if case .dictionary = value { return binding.dictionaryEntries().map(\.value) }
+                return binding.listElements()
+            } ?? []
+            return values as? [Element] ?? []
+        }
         guard case .values(let location) = source, core.rowView(location.table, location.key) != nil else { return [] }
         let stored: [UnsafeRawBufferPointer]
         switch location.field.typeInfo.collection {

@@ -14,6 +14,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         case collection(CollectionLocation)
         /// The values of a List or MutableSet of values, or of a Map (``Results+Values``).
         case values(CollectionLocation)
+        /// The values of a list or dictionary nested in an `AnyRealmValue`.
+        case nestedValues(NestedCollectionBinding)
     }
 
     let core: RealmCore
@@ -31,7 +33,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         self.steps = steps
         switch source {
         case .table(let type): objectType = type
-        case .values: objectType = nil
+        case .values, .nestedValues: objectType = nil
         case .linkingObjects, .collection: objectType = Element.self as? ObjectBase.Type
         }
     }
@@ -131,7 +133,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 keys.append(key)
                 rows.append(row.bytes)
             }
-        case .values:
+        case .values, .nestedValues:
             break
         case .table:
             if let candidates = ResultsPipeline(core: core, table: table).indexedCandidates(steps) {
@@ -173,7 +175,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         guard let table else { return 0 }
         if !steps.isEmpty { return keys().count }
         switch source {
-        case .values: return evaluatedValues().count
+        case .values, .nestedValues: return evaluatedValues().count
         case .collection: return keys().count
         case .table: return core.transaction.entryCount(table.rows)
         case .linkingObjects(let target, let key, let originProperty):

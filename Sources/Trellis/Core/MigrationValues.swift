@@ -105,7 +105,7 @@ enum MigrationConversion {
         case .uuid(let value): value
         case .link(let key): key
         // A link inside an AnyRealmValue reads as `.none`: its class may be gone.
-        case .mixed(let value): AnyRealmValue(scalar: value) ?? .none
+        case .mixed(let value): AnyRealmValue(stored: value, core: nil, nested: nil)
         }
     }
 
@@ -171,7 +171,7 @@ enum MigrationConversion {
         case .object: payload = (value as? MigrationObject).flatMap(link).map { .link($0) }
         case .any:
             let any = value as? AnyRealmValue
-            payload = any == AnyRealmValue.none ? .null : any?.storedScalar.map { .mixed($0) }
+            payload = any == AnyRealmValue.none ? .null : any?.storedTree(nil).map { .mixed($0) }
         case .linkingObjects: payload = nil
         }
         return payload.map { .scalar($0) }

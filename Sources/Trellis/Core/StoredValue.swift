@@ -32,4 +32,16 @@ enum MixedValue {
     case int(Int64), bool(Bool), float(Float), double(Double), date(Date), string(String), data(Data)
     case objectId(ObjectId), decimal(Decimal128), uuid(UUID)
     case link(tableId: UInt32, key: ObjectKey)
+    /// A nested list (`AnyRealmValue.list`): its elements, nil for `.none`.
+    case list([MixedValue?])
+    /// A nested dictionary (`AnyRealmValue.dictionary`): its entries in key order (UTF-8 bytes).
+    case dictionary([(key: String, value: MixedValue?)])
+
+    /// Whether this is a nested list or dictionary.
+    var isCollection: Bool {
+        switch self {
+        case .list, .dictionary: true
+        default: false
+        }
+    }
 }

@@ -1,7 +1,16 @@
 import Foundation
 
-/// A property that may hold a value of any supported type, or a link to any object (Realm's
-/// "mixed"). `.none` is its nil; the property itself is never optional.
+/// A property that may hold a value of any supported type, a link to any object, or a list or
+/// dictionary of such values nested to any depth (Realm's "mixed"). `.none` is its nil; the
+/// property itself is never optional.
+///
+/// ```swift
+/// object.anyCol = .fromArray([.int(1), .fromDictionary(["name": .string("Rex")])])
+/// try realm.write { object.anyCol.listValue?[1].dictionaryValue?["age"] = .int(3) }
+/// ```
+///
+/// Equality follows Realm: scalars compare by value, objects as `Object` does, unmanaged
+/// nested collections by their contents, managed ones by identity (the same stored collection).
 public enum AnyRealmValue: Hashable {
     case none
     case int(Int)
@@ -15,8 +24,12 @@ public enum AnyRealmValue: Hashable {
     case objectId(ObjectId)
     case decimal128(Decimal128)
     case uuid(UUID)
+    /// A dictionary of values (Realm 10.51+).
+    case dictionary(Map<String, AnyRealmValue>)
+    /// A list of values (Realm 10.51+).
+    case list(List<AnyRealmValue>)
 
-    /// `.none`.
+    /// `.none` (also what `AddableType` requires).
     public init() { self = .none }
 
     /// The value if it is an integer, else nil.
@@ -45,6 +58,49 @@ public enum AnyRealmValue: Hashable {
         if case .object(let object) = self { return object as? T }
         return nil
     }
+
+    /// The nested dictionary, if the value is one, else nil. A managed one is live: changing it
+    /// (inside a write) changes the stored value.
+    public var dictionaryValue: Map<String, AnyRealmValue>? { if case .dictionary(let v) = self { v } else { nil } }
+
+    /// The nested list, if the value is one, else nil. A managed one is live: changing it
+    /// (inside a write) changes the stored value.
+    public var listValue: List<AnyRealmValue>? { if case .list(let v) = self { v } else { nil } }
+
+    /// A value holding a new, unmanaged dictionary with the entries of `dictionary`.
+    public static func fromDictionary(_ dictionary: Dictionary<String, AnyRealmValue>) -> AnyRealmValue {
+        let map = Map<String, AnyRealmValue>()
+        map.merge(dictionary, uniquingKeysWith: { $1 })
+        return .dictionary(map)
+    }
+
+    /// A value holding a new, unmanaged list with the elements of `array`.
+    public static func fromArray(_ array: Array<AnyRealmValue>) -> AnyRealmValue {
+        let list = List<AnyRealmValue>()
+        list.append(objectsIn: array)
+        return .list(list)
+    }
+
+    /// Hashes scalars and objects by value; every dictionary hashes alike, and every list
+    /// (their equality may be identity), as in Realm.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .int(let v): hasher.combine(v)
+        case .bool(let v): hasher.combine(v)
+        case .float(let v): hasher.combine(v)
+        case .double(let v): hasher.combine(v)
+        case .string(let v): hasher.combine(v)
+        case .data(let v): hasher.combine(v)
+        case .date(let v): hasher.combine(v)
+        case .objectId(let v): hasher.combine(v)
+        case .decimal128(let v): hasher.combine(v)
+        case .uuid(let v): hasher.combine(v)
+        case .object(let v): hasher.combine(v)
+        case .dictionary: hasher.combine(12)
+        case .list: hasher.combine(13)
+        case .none: hasher.combine(14)
+        }
+    }
 }
 
 // MARK: - Stored form of the values that are not objects
@@ -63,14 +119,77 @@ extension AnyRealmValue {
         case .objectId(let v): self = .objectId(v)
         case .decimal(let v): self = .decimal128(v)
         case .uuid(let v): self = .uuid(v)
-        case .link: return nil
+        case .link, .list, .dictionary: return nil
         }
     }
 
-    /// The stored form of a scalar; nil for `.none` and `.object` (a link needs the Realm).
+    /// The value of a stored mixed value: links resolved in `core` (`.none` when the target is
+    /// gone, or no core is given), nested collections bound to `nested` (live), or copied into
+    /// unmanaged collections when there is no binding (a value read without its owner).
+    init(stored mixed: MixedValue?, core: RealmCore?, nested: NestedCollectionBinding?) {
+        guard let mixed else {
+            self = .none
+            return
+        }
+        switch mixed {
+        case .link(let tableId, let key):
+            guard let core, let table = core.table(id: tableId), core.rowView(table, key) != nil,
+                  let object = core.accessor(table.info.objectType, table: table, key: key) as? Object
+            else {
+                self = .none
+                return
+            }
+            self = .object(object)
+        case .list(let elements):
+            if let nested {
+                self = .list(List(nested: nested))
+            } else {
+                let list = List<AnyRealmValue>()
+                list.storage = .unmanaged(elements.map { AnyRealmValue(stored: $0, core: core, nested: nil) })
+                self = .list(list)
+            }
+        case .dictionary(let entries):
+            if let nested {
+                self = .dictionary(Map(nested: nested))
+            } else {
+                var copy = [String: AnyRealmValue]()
+                for entry in entries { copy[entry.key] = AnyRealmValue(stored: entry.value, core: core, nested: nil) }
+                let map = Map<String, AnyRealmValue>()
+                map.storage = .unmanaged(copy)
+                self = .dictionary(map)
+            }
+        default:
+            self = AnyRealmValue(scalar: mixed) ?? .none
+        }
+    }
+
+    /// The stored form of the value, nested collections included; objects need `context` (the
+    /// Realm receiving them) and are left out (`.none`) without one.
+    func storedTree(_ context: _EncodingContext?) -> MixedValue? {
+        switch self {
+        case .object(let object):
+            guard let context else { return nil }
+            let key = context.session.linkTarget(object)
+            // The target may only be queued (its row written later in the same add): its table
+            // is known from its class.
+            guard let table = object._managed?.table ?? context.core.table(for: type(of: object), create: true)
+            else { return nil }
+            return .link(tableId: table.tableId, key: key)
+        case .list(let list):
+            return .list(list.allElements.map { $0.storedTree(context) })
+        case .dictionary(let map):
+            let entries = map.entries.map { (key: $0.key, value: $0.value.storedTree(context)) }
+            return .dictionary(entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+        default:
+            return storedScalar
+        }
+    }
+
+    /// The stored form of a scalar; nil for `.none`, `.object` (a link needs the Realm) and
+    /// nested collections (see ``storedTree(_:)``).
     var storedScalar: MixedValue? {
         switch self {
-        case .none, .object: nil
+        case .none, .object, .list, .dictionary: nil
         case .int(let v): .int(Int64(v))
         case .bool(let v): .bool(v)
         case .float(let v): .float(v)
@@ -99,6 +218,8 @@ extension AnyRealmValue {
         case .objectId(let v): v
         case .decimal128(let v): v
         case .uuid(let v): v
+        case .list(let v): v
+        case .dictionary(let v): v
         }
     }
 }
@@ -115,69 +236,21 @@ extension AnyRealmValue: _PersistableInsideOptional {
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> AnyRealmValue {
         guard let mixed = row.row.mixed(column) else { return .none }
         if let scalar = AnyRealmValue(scalar: mixed) { return scalar }
-        guard case .link(let tableId, let key) = mixed, let table = row.core.table(id: tableId),
-              row.core.rowView(table, key) != nil,
-              let object = row.core.accessor(table.info.objectType, table: table, key: key) as? Object
-        else { return .none }
-        return .object(object)
+        return AnyRealmValue(stored: mixed, core: row.core, nested: mixed.isCollection ? row.nestedRoot(column) : nil)
     }
 
     public static func _trellisEncode(_ value: AnyRealmValue, _ context: _EncodingContext) -> _StoredValue {
-        if let scalar = value.storedScalar { return _StoredValue(.mixed(scalar)) }
-        guard case .object(let object) = value else { return _StoredValue(.null) }
-        let key = context.session.linkTarget(object)
-        // The target may only be queued (its row written later in the same add): its table is
-        // known from its class.
-        guard let table = object._managed?.table ?? context.core.table(for: type(of: object), create: true)
-        else { return _StoredValue(.null) }
-        return _StoredValue(.mixed(.link(tableId: table.tableId, key: key)))
+        value.storedTree(context).map { _StoredValue(.mixed($0)) } ?? _StoredValue(.null)
     }
 }
 
-/// The byte form of a mixed value: a tag byte, then the payload.
-enum MixedCoding {
-    static func encode(_ value: MixedValue) -> [UInt8] {
-        func bytes<T>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v) { Array($0) } }
-        switch value {
-        case .int(let v): return [1] + bytes(v)
-        case .bool(let v): return [2, v ? 1 : 0]
-        case .float(let v): return [3] + bytes(v.bitPattern)
-        case .double(let v): return [4] + bytes(v.bitPattern)
-        case .string(let v): return [5] + Array(v.utf8)
-        case .data(let v): return [6] + [UInt8](v)
-        case .date(let v): return [7] + bytes(v.timeIntervalSinceReferenceDate.bitPattern)
-        case .objectId(let v): return [8] + v.byteArray
-        case .decimal(let v): return [9] + Array(v.stringValue.utf8)
-        case .uuid(let v): return [10] + bytes(v.uuid)
-        case .link(let tableId, let key): return [11] + bytes(tableId) + bytes(key)
-        }
-    }
-
-    static func decode(_ raw: UnsafeRawBufferPointer) -> MixedValue? {
-        guard let tag = raw.first else { return nil }
-        let body = UnsafeRawBufferPointer(rebasing: raw[1...])
-        func load<T: FixedWidthInteger>(_: T.Type, at offset: Int = 0) -> T? {
-            body.count >= offset + MemoryLayout<T>.size ? body.loadUnaligned(fromByteOffset: offset, as: T.self) : nil
-        }
-        switch tag {
-        case 1: return load(Int64.self).map { .int($0) }
-        case 2: return .bool(body.first == 1)
-        case 3: return load(UInt32.self).map { .float(Float(bitPattern: $0)) }
-        case 4: return load(UInt64.self).map { .double(Double(bitPattern: $0)) }
-        case 5: return .string(String(decoding: body, as: UTF8.self))
-        case 6: return .data(Data(body))
-        case 7: return load(UInt64.self).map { .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: $0))) }
-        case 8: return ObjectId(bytes: body).map { .objectId($0) }
-        case 9: return Decimal(string: String(decoding: body, as: UTF8.self)).map { .decimal(Decimal128($0)) }
-        case 10:
-            guard body.count == 16 else { return nil }
-            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: body) }
-            return .uuid(UUID(uuid: raw))
-        case 11:
-            guard let tableId = load(UInt32.self), let key = load(UInt64.self, at: 4) else { return nil }
-            return .link(tableId: tableId, key: key)
-        default: return nil
-        }
+extension _RowReader {
+    /// The binding of a nested collection stored in `column` of the owner's row; nil when the
+    /// reader has no owner (the value is then read as an unmanaged copy).
+    func nestedRoot(_ column: Int) -> NestedCollectionBinding? {
+        guard let managed = owner?._managed,
+              let field = managed.info.storedFields.first(where: { $0.rowColumn == column })
+        else { return nil }
+        return NestedCollectionBinding(core: core, root: .property(table: managed.table, key: managed.key, field: field))
     }
 }

@@ -126,7 +126,7 @@ extension ObjectBase {
         }
         if column < 0 { return nil }
         let row = Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef { $0.row(of: self, managed) }
-        return _ManagedColumn(reader: _RowReader(row: row, core: managed.core), column: column)
+        return _ManagedColumn(reader: _RowReader(row: row, core: managed.core, owner: self), column: column)
     }
 
     /// Whether a Realm manages the object. Not API: the `@Persisted` setter asks it.

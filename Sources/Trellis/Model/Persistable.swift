@@ -38,6 +38,15 @@ public struct _RowReader {
     let row: RowView
     /// Unowned: a reader lives only during one property read of an object that keeps the core.
     unowned(unsafe) let core: RealmCore
+    /// The object whose row this is, when known: a nested collection read from it is bound to
+    /// it (see ``AnyRealmValue``).
+    unowned(unsafe) var owner: ObjectBase?
+
+    init(row: RowView, core: RealmCore, owner: ObjectBase? = nil) {
+        self.row = row
+        self.core = core
+        self.owner = owner
+    }
 }
 
 /// Where encoded values go: the Realm that receives linked objects. Not API.

@@ -18,6 +18,7 @@ enum ValueConversion {
             return convertCollection(collectionType, value) as? Value
         }
         if let exact = value as? Value { return exact }
+        if Value.self == AnyRealmValue.self { return AnyRealmValue.converting(value) as? Value }
         if let custom = customType(of: Value.self), let value = unwrapped(value) {
             return convertCustom(custom, value) as? Value
         }

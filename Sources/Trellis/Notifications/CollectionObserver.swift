@@ -71,24 +71,29 @@ final class CollectionObserver<Collection, Element: Hashable>: ChangeObserver {
 final class MapObserver<Collection: RealmKeyedCollection>: ChangeObserver where Collection.Key == String {
     private unowned let core: RealmCore
     private let collection: Collection
-    private let location: CollectionLocation
+    /// The entries in the current snapshot, each value in its stored form.
+    private let read: () -> [String: [UInt8]]
+    /// The class of object values, if the values are links.
+    private let target: Table?
     private let paths: [ObservedKeyPath]?
     private let block: (RealmMapChange<Collection>) -> Void
     private var entries: [String: [UInt8]]
 
-    init(core: RealmCore, collection: Collection, location: CollectionLocation, paths: [ObservedKeyPath]?,
-         block: @escaping (RealmMapChange<Collection>) -> Void)
+    init(core: RealmCore, collection: Collection, read: @escaping () -> [String: [UInt8]], target: Table?,
+         paths: [ObservedKeyPath]?, block: @escaping (RealmMapChange<Collection>) -> Void)
     {
         self.core = core
         self.collection = collection
-        self.location = location
+        self.read = read
+        self.target = target
         self.paths = paths
         self.block = block
-        entries = Self.read(core, location)
+        entries = read()
         super.init(version: core.transaction.version)
     }
 
-    private static func read(_ core: RealmCore, _ location: CollectionLocation) -> [String: [UInt8]] {
+    /// A stored map's entries.
+    static func entries(_ core: RealmCore, _ location: CollectionLocation) -> [String: [UInt8]] {
         var out = [String: [UInt8]]()
         for entry in core.mapEntries(location) { out[entry.key] = Array(entry.value) }
         return out
@@ -96,15 +101,14 @@ final class MapObserver<Collection: RealmKeyedCollection>: ChangeObserver where 
 
     override func deliverInitial() { block(.initial(collection)) }
 
-    override func reloadState() { entries = Self.read(core, location) }
+    override func reloadState() { entries = read() }
 
     override func advance(_ changes: ChangeSet, notify: Bool) {
         let checker = ChangeChecker(core: core, changes: changes)
-        let current = Self.read(core, location)
+        let current = read()
         let deletions = entries.keys.filter { current[$0] == nil }.sorted()
         let insertions = current.keys.filter { entries[$0] == nil }.sorted()
         var modifications = [String]()
-        let target = location.field.isLink ? core.linkedTable(location.field) : nil
         for (key, value) in current {
             guard let old = entries[key] else { continue }
             if old != value {

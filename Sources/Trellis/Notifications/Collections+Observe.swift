@@ -26,7 +26,12 @@ extension List {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<List>) -> Void) -> NotificationToken
     {
-        CollectionBinding.observing(binding, on: queue) { moved in
+        if case .nested(let nested) = storage {
+            return nested.observing(on: queue) { moved in
+                CollectionObserver(core: moved.core, collection: List(nested: moved), source: .nested(moved), block: block)
+            }
+        }
+        return CollectionBinding.observing(binding, on: queue) { moved in
             CollectionObserver(core: moved.core, collection: List(binding: moved),
                                source: .stored(moved, keyPaths: keyPaths, unique: false), block: block)
         }
@@ -52,9 +57,21 @@ extension Map: RealmKeyedCollection where Key == String {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmMapChange<Map>) -> Void) -> NotificationToken
     {
-        CollectionBinding.observing(binding, on: queue) { moved in
-            MapObserver(core: moved.core, collection: Map(binding: moved), location: moved.location,
-                        paths: CollectionObserver<Map, [UInt8]>.Source.paths(keyPaths, moved), block: block)
+        if case .nested(let nested) = storage {
+            return nested.observing(on: queue) { moved in
+                MapObserver(core: moved.core, collection: Map(nested: moved), read: {
+                    var out = [String: [UInt8]]()
+                    for entry in moved.storedEntries() { out[entry.key] = entry.value }
+                    return out
+                }, target: nil, paths: nil, block: block)
+            }
+        }
+        return CollectionBinding.observing(binding, on: queue) { moved in
+            let location = moved.location
+            return MapObserver(core: moved.core, collection: Map(binding: moved),
+                               read: { MapObserver<Map>.entries(moved.core, location) },
+                               target: location.field.isLink ? moved.core.linkedTable(location.field) : nil,
+                               paths: CollectionObserver<Map, [UInt8]>.Source.paths(keyPaths, moved), block: block)
         }
     }
 }
@@ -76,7 +93,45 @@ extension CollectionBinding {
     }
 }
 
+extension NestedCollectionBinding {
+    /// Registers the observer `make` builds for this nested collection, bound to the Realm
+    /// that delivers (this one, or the one confined to `queue`).
+    func observing(on queue: DispatchQueue?, _ make: @escaping (NestedCollectionBinding) -> ChangeObserver)
+        -> NotificationToken
+    {
+        verifyReadable()
+        core.verifyCanObserve()
+        let root = self.root, path = self.path
+        return core.observing(on: queue) { target in make(NestedCollectionBinding(core: target, root: root, path: path)) }
+    }
+
+    /// The stored form of each element of a nested list (empty for `.none`).
+    func storedElements() -> [[UInt8]] {
+        guard case .list(let elements)? = storedValue() else { return [] }
+        return elements.map { $0.map(MixedCoding.encode) ?? [] }
+    }
+
+    /// The stored form of each entry of a nested dictionary.
+    func storedEntries() -> [(key: String, value: [UInt8])] {
+        guard case .dictionary(let entries)? = storedValue() else { return [] }
+        return entries.map { ($0.key, $0.value.map(MixedCoding.encode) ?? []) }
+    }
+}
+
 extension CollectionObserver.Source where Element == [UInt8] {
+    /// A list nested in an `AnyRealmValue`: its elements' stored bytes; it may change when
+    /// the column (or collection) holding it does.
+    static func nested(_ binding: NestedCollectionBinding) -> Self {
+        let owner = binding.root.ownerColumn
+        return Self(
+            elements: { binding.storedElements() },
+            mayChangeElements: { changes in
+                Results<Int>.ownerChanged(changes, owner.table, owner.key, column: owner.column)
+            },
+            isModified: { _, _ in false },
+            elementsAreUnique: false)
+    }
+
     /// A stored list or set: its elements' bytes; for objects, modified when the object is.
     static func stored(_ binding: CollectionBinding, keyPaths: [String]?, unique: Bool) -> Self {
         let core = binding.core

@@ -36,7 +36,7 @@ extension Results {
         switch source {
         case .table: true
         case .collection(let location): location.field.typeInfo.collection == .set
-        case .linkingObjects, .values: false
+        case .linkingObjects, .values, .nestedValues: false
         }
     }
 
@@ -51,6 +51,9 @@ extension Results {
         switch source {
         case .values(let location):
             return Self.ownerChanged(changes, location.table, location.key, column: location.field.rowColumn)
+        case .nestedValues(let nested):
+            let owner = nested.root.ownerColumn
+            return Self.ownerChanged(changes, owner.table, owner.key, column: owner.column)
         case .table:
             return dependencies.mayChange(changes, table: table)
         case .collection(let location):
@@ -87,8 +90,15 @@ extension Results {
     private func valueObservationSource<C>() -> CollectionObserver<C, ObjectKey>.Source {
         .init(elements: { self.valueIdentities() },
               mayChangeElements: { changes in
-                  guard case .values(let location) = self.source else { return false }
-                  return Self.ownerChanged(changes, location.table, location.key, column: location.field.rowColumn)
+                  switch self.source {
+                  case .values(let location):
+                      return Self.ownerChanged(changes, location.table, location.key, column: location.field.rowColumn)
+                  case .nestedValues(let nested):
+                      let owner = nested.root.ownerColumn
+                      return Self.ownerChanged(changes, owner.table, owner.key, column: owner.column)
+                  default:
+                      return false
+                  }
               },
               isModified: { _, _ in false },
               elementsAreUnique: false)

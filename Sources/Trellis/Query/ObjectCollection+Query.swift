@@ -91,9 +91,16 @@ private func scopedResults<Element: RealmCollectionValue>(_ binding: CollectionB
 extension List: _ObjectCollectionQueries {
     /// Not API.
     public var _scopedResults: Results<Element> {
+        if case .nested(let nested) = storage { return nestedResults(nested) }
         guard let binding else { unmanagedQueryTrap("RLMArray") }
         return scopedResults(binding)
     }
+}
+
+/// Results over the values of a collection nested in an `AnyRealmValue`.
+private func nestedResults<Element: RealmCollectionValue>(_ nested: NestedCollectionBinding) -> Results<Element> {
+    nested.verifyReadable()
+    return Results(core: nested.core, source: .nestedValues(nested))
 }
 
 extension MutableSet: _ObjectCollectionQueries {
@@ -115,6 +122,7 @@ extension LinkingObjects: _ObjectCollectionQueries {
 extension Map {
     /// The map's values as live Results (in key order).
     var valueResults: Results<Value> {
+        if case .nested(let nested) = storage { return nestedResults(nested) }
         guard let binding else { unmanagedQueryTrap("RLMDictionary") }
         binding.verifyReadable()
         return Results(core: binding.core, source: .values(binding.location))

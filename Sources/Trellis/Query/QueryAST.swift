@@ -131,6 +131,8 @@ enum QueryKeyPathComponent {
     case links(className: String, property: String)
     /// `@links.@count`: every incoming link, duplicates included.
     case linksCount
+    /// `[*]`: every element (or value) of a collection nested in an `AnyRealmValue`.
+    case allElements
 }
 
 enum QueryCollectionOperation: String {
@@ -164,6 +166,9 @@ enum QueryValue {
     case link(tableId: UInt32, key: ObjectKey)
     /// An array or set passed as an argument (`IN %@`, `BETWEEN %@`).
     case list([QueryValue])
+    /// A list or dictionary nested in an `AnyRealmValue`: not nil, equal to nothing and
+    /// ordered with nothing (its elements are reached with `[index]`, `['key']` or `[*]`).
+    case nestedCollection
 
     var isNull: Bool { if case .null = self { true } else { false } }
 }

@@ -57,6 +57,7 @@ enum QueryArguments {
         case .objectId(let o): .objectId(o)
         case .decimal128(let d): .decimal(d)
         case .uuid(let u): .uuid(u)
+        case .list, .dictionary: .nestedCollection
         }
     }
 }

@@ -78,6 +78,10 @@ final class QueryCompiler {
             return { _ in result }
         }
         let lhs = try operand(c.lhs)
+        if lhs.impliesAny, c.quantifier == .single {
+            // `anyCol[*] == 1` compares every element reached, as `ANY` does.
+            c = QueryComparison(quantifier: .any, lhs: c.lhs, op: c.op, options: c.options, rhs: c.rhs)
+        }
         if lhs.values.isMany, c.quantifier == .single {
             throw QueryError(message: "Key paths that include a collection property must use aggregate operations "
                 + "(ANY, ALL, NONE, @count, …): '\(c.lhs)'", offset: nil)

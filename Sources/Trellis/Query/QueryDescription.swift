@@ -55,6 +55,7 @@ extension QueryKeyPath: CustomStringConvertible {
             case .operation(let op): text += (text.isEmpty ? "" : ".") + op.rawValue
             case .links(let className, let property): text += (text.isEmpty ? "" : ".") + "@links.\(className).\(property)"
             case .linksCount: text += (text.isEmpty ? "" : ".") + "@links.@count"
+            case .allElements: text += "[*]"
             }
         }
         return text
@@ -78,7 +79,7 @@ extension QueryValue {
         case .objectId(let id): "oid(\(id.stringValue))"
         case .uuid(let uuid): "uuid(\(uuid.uuidString))"
         case .decimal(let d): d.stringValue
-        case .object, .link: "%@"
+        case .object, .link, .nestedCollection: "%@"
         case .list(let items): "{" + items.map(\.literal).joined(separator: ", ") + "}"
         }
     }

@@ -13,6 +13,9 @@ struct QueryOperand {
     /// Set when the values are one column of the row at a scope depth, with no hop: the
     /// compiler then tests the row bytes directly.
     var directColumn: (depth: Int, column: Int)? = nil
+    /// Set when the key path itself says "every element" (`anyCol[*]`): a comparison without
+    /// a quantifier then means `ANY`.
+    var impliesAny = false
 }
 
 /// Resolves key paths (`dog.age`, `ANY dogs.name`, `owners.@count`, `map['k']`,
@@ -96,8 +99,8 @@ extension QueryCompiler {
                 }, type: .int, className: info.className, propertyName: "@links.@count", objectClassName: nil)
             case .operation(let op):
                 throw invalid(path, "'\(op.rawValue)' must follow a collection property")
-            case .mapKey:
-                throw invalid(path, "a map subscript must follow a Map property")
+            case .mapKey, .allElements:
+                throw invalid(path, "a subscript must follow a Map or AnyRealmValue property")
             case .property(let name):
                 let field = try self.field(name, in: info, path)
                 var rest = Array(components[(index + 1)...])
@@ -137,6 +140,8 @@ extension QueryCompiler {
                     }
                     rows = linkRows(rows, field: field, target: target)
                     info = target
+                } else if field.typeInfo.type == .any, !isLast {
+                    return try nestedMixed(rows, field, info, Array(components[(index + 1)...]), path)
                 } else {
                     guard isLast else {
                         throw invalid(path, "Property '\(info.className).\(name)' is not a link or collection and can "

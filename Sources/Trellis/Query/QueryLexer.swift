@@ -120,7 +120,7 @@ struct QueryLexer {
             let normal = symbol == "=<" ? "<=" : symbol == "=>" ? ">=" : symbol
             return QueryToken(kind: .symbol(normal), offset: start)
         }
-        if "(){}[],.=<>!".utf8.contains(c) {
+        if "(){}[],.=<>!*".utf8.contains(c) {
             position += 1
             return QueryToken(kind: .symbol(String(UnicodeScalar(c))), offset: start)
         }

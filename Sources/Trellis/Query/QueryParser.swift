@@ -338,6 +338,13 @@ struct QueryParser {
         while true {
             if isSymbol("[") {
                 advance()
+                if isSymbol("*") {
+                    // `anyCol[*]`: every element of a collection nested in an AnyRealmValue.
+                    advance()
+                    try expect("]", "']' after '[*'")
+                    components.append(.allElements)
+                    continue
+                }
                 // A key may itself be a key path with subscripts: count the nesting.
                 try enterNesting()
                 let key = try expression()

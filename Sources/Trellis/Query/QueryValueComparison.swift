@@ -151,6 +151,7 @@ extension QueryValue: Hashable {
         case .object(let o): hasher.combine(ObjectIdentifier(o))
         case .link(let t, let k): hasher.combine(t); hasher.combine(k)
         case .list(let items): hasher.combine(items)
+        case .nestedCollection: hasher.combine(1)
         }
     }
 }

@@ -141,7 +141,7 @@ extension Persisted: PersistedFieldWitness {
             return managedAccessor(object, field, storage)
         }
         let row = managed.core.row(of: object, managed)
-        return flattened(Value._trellisRead(_RowReader(row: row, core: managed.core), field.rowColumn))
+        return flattened(Value._trellisRead(_RowReader(row: row, core: managed.core, owner: object), field.rowColumn))
     }
 
     /// The managed accessor of a collection (made once and kept) or LinkingObjects (made on

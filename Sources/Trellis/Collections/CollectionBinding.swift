@@ -2,7 +2,18 @@ import Foundation
 
 /// A type that can be an element of `List`, `MutableSet` or a value of `Map`: every
 /// persistable scalar and its optional, `AnyRealmValue`, `PersistableEnum`s and model classes.
-public protocol RealmCollectionValue: _Persistable, Hashable {}
+public protocol RealmCollectionValue: _Persistable, Hashable {
+    /// The element that results over objects of a class hold for `object`: the object itself,
+    /// or (for a ``Projection``) a projection of it. Not API.
+    static func _trellisElement(for object: ObjectBase) -> Self
+}
+
+extension RealmCollectionValue {
+    /// The object itself: results over a class hold its objects. Only ever called with an
+    /// object of the results' class, so the cast is free.
+    @inline(__always)
+    public static func _trellisElement(for object: ObjectBase) -> Self { unsafeBitCast(object, to: Self.self) }
+}
 
 extension Bool: RealmCollectionValue {}
 extension Int: RealmCollectionValue {}

@@ -210,7 +210,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         guard let table, let objectType else { throwRealmException("Object has been deleted or invalidated.") }
         let object = core.accessor(objectType, table: table, key: cache.keys[position])
         object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position])
-        return unsafeBitCast(object, to: Element.self)
+        return Element._trellisElement(for: object)
     }
 
     /// Iterates the objects (or values) that matched when iteration began.
@@ -278,7 +278,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 } else {
                     continue // An object deleted while iterating is skipped, as in Realm.
                 }
-                return unsafeBitCast(object, to: Element.self)
+                return Element._trellisElement(for: object)
             }
             return nil
         }
@@ -294,7 +294,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// The position of `object` (for objects: the same object of this Realm), or nil.
     public func index(of object: Element) -> Int? {
         if isValues { return evaluatedValues().firstIndex(of: object) }
-        guard let managed = (object as? ObjectBase)?._managed, managed.core === core else { return nil }
+        let root = object as? ObjectBase ?? (object as? any ProjectionObservable)?.rootObject
+        guard let managed = root?._managed, managed.core === core else { return nil }
         return keys().firstIndex(of: managed.key)
     }
 

@@ -86,8 +86,13 @@ extension Query {
     }
 
     func appending<Root: ObjectBase, V>(_ keyPath: KeyPath<Root, V>, crossing collection: Bool = false) -> Query<V> {
+        appending(propertyPath: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    /// The query of a dotted property path from here (`"address.city"`).
+    func appending<V>(propertyPath: String) -> Query<V> {
         var path = self.path
-        for name in QueryKeyPathNames.name(of: keyPath).split(separator: ".") {
+        for name in propertyPath.split(separator: ".") {
             path.components.append(.property(String(name)))
         }
         var prefix = collectionPrefix

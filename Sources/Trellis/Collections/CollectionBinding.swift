@@ -90,7 +90,23 @@ struct CollectionBinding {
 
     /// Decodes one stored element.
     func decode<Element: _Persistable>(_ bytes: UnsafeRawBufferPointer, as _: Element.Type = Element.self) -> Element {
-        Element._trellisRead(_RowReader(row: RowView(bytes: bytes), core: core), 0)
+        if Element.self == DynamicObject.self || Element.self == DynamicObject?.self {
+            return decodeDynamic(RowView(bytes: bytes))
+        }
+        return Element._trellisRead(_RowReader(row: RowView(bytes: bytes), core: core), 0)
+    }
+
+    /// A ``DynamicObject`` element: an accessor of the collection's target class (which a
+    /// DynamicObject's type does not tell), or nil for a null map value or a missing row.
+    private func decodeDynamic<Element: _Persistable>(_ row: RowView) -> Element {
+        var object: DynamicObject?
+        if !row.isNull(0), let target = location.field.typeInfo.objectClassName,
+           let table = core.dynamicTable(named: target, create: false), core.rowView(table, row.slot(0)) != nil
+        {
+            object = core.accessor(DynamicObject.self, table: table, key: row.slot(0))
+        }
+        if let element = object as? Element ?? Optional<DynamicObject>.none as? Element { return element }
+        throwRealmException("Object has been deleted or invalidated.")
     }
 
     /// Decodes the element stored at `root` (a list element or a map value): an
@@ -110,7 +126,8 @@ struct CollectionBinding {
 
     /// Encodes an element for storing; unmanaged objects it holds are added to the Realm.
     func encode<Element: _Persistable>(_ value: Element, session: AddSession) -> [UInt8] {
-        RowWriter.encode([Element._trellisEncode(value, _EncodingContext(core: core, session: session)).payload])
+        if Element.self == DynamicObject.self || Element.self == DynamicObject?.self { verifyDynamicElement(value) }
+        return RowWriter.encode([Element._trellisEncode(value, _EncodingContext(core: core, session: session)).payload])
     }
 
     /// A new add session for a mutation of this collection (`kind` names it in the message for
@@ -220,5 +237,16 @@ enum CollectionIndex {
             throwRealmException("It is not possible to remove more objects (\(number)) from a list than it already "
                 + "contains (\(count)).")
         }
+    }
+}
+
+extension CollectionBinding {
+    /// Traps with Realm's message when a ``DynamicObject`` of another class is put into a
+    /// collection of objects (its Swift type cannot tell).
+    fileprivate func verifyDynamicElement(_ value: Any) {
+        guard let managed = (value as? ObjectBase)?._managed, let target = location.field.typeInfo.objectClassName,
+              managed.info.className != target
+        else { return }
+        throwRealmException("Object of type '\(managed.info.className)' does not match List type '\(target)'.")
     }
 }

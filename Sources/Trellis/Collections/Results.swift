@@ -8,6 +8,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     enum Source {
         /// Every object of a class.
         case table(ObjectBase.Type)
+        /// Every object of a class, as ``DynamicObject``s (`realm.dynamicObjects("Dog")`).
+        case dynamicTable(String)
         /// The objects linking to one object through one property (origin class = `Element`).
         case linkingObjects(target: Table, key: ObjectKey, originProperty: String)
         /// The objects of a List or MutableSet of objects, in its order.
@@ -24,6 +26,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     let steps: [ResultsStep]
     /// The class of the objects; nil for results of values.
     let objectType: ObjectBase.Type?
+    /// The stored class of the objects when they are ``DynamicObject``s.
+    let dynamicClassName: String?
     private let cache = KeyCache()
     let valueCache = ValueCache()
 
@@ -33,8 +37,23 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         self.steps = steps
         switch source {
         case .table(let type): objectType = type
+        case .dynamicTable: objectType = DynamicObject.self
         case .values, .nestedValues: objectType = nil
         case .linkingObjects, .collection: objectType = Element.self as? ObjectBase.Type
+        }
+        dynamicClassName = objectType == DynamicObject.self ? Self.dynamicClassName(of: source) : nil
+    }
+
+    /// The class of a source's objects by name: the class itself, the target of the collection,
+    /// or the class of the LinkingObjects property.
+    private static func dynamicClassName(of source: Source) -> String? {
+        switch source {
+        case .dynamicTable(let name): name
+        case .collection(let location): location.field.typeInfo.objectClassName
+        case .linkingObjects(let target, _, let originProperty):
+            target.info.fields.first { $0.isLinkingObjects && $0.originProperty == originProperty }?
+                .typeInfo.objectClassName
+        case .table, .values, .nestedValues: nil
         }
     }
 
@@ -62,12 +81,16 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// The class information of the objects (results of objects only).
     var objectInfo: ClassInfo {
+        if let dynamicClassName { return core.requireDynamicClassInfo(named: dynamicClassName) }
         guard let objectType else { throwRealmException("Trellis internal error: results of values have no class.") }
         return ClassInfo.unbound(for: objectType)
     }
 
     /// The table the results' objects live in.
-    var table: Table? { objectType.flatMap { core.table(for: $0, create: false) } }
+    var table: Table? {
+        if let dynamicClassName { return core.dynamicTable(named: dynamicClassName, create: false) }
+        return objectType.flatMap { core.table(for: $0, create: false) }
+    }
 
     /// For backlinks: the origin table and column, or nil when nothing can link yet.
     private func backlinkOrigin(_ originProperty: String) -> (table: Table, field: FieldInfo)? {
@@ -135,7 +158,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             }
         case .values, .nestedValues:
             break
-        case .table:
+        case .table, .dynamicTable:
             if let candidates = ResultsPipeline(core: core, table: table).indexedCandidates(steps) {
                 for key in candidates {
                     guard let row = core.rowView(table, key) else { continue }
@@ -177,7 +200,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         switch source {
         case .values, .nestedValues: return evaluatedValues().count
         case .collection: return keys().count
-        case .table: return core.transaction.entryCount(table.rows)
+        case .table, .dynamicTable: return core.transaction.entryCount(table.rows)
         case .linkingObjects(let target, let key, let originProperty):
             // The sum of the backlink counts: no origin row is read.
             guard let origin = backlinkOrigin(originProperty) else { return 0 }
@@ -301,6 +324,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// `Results<Dog> <3 objects>`, or for values `Results<Int> <3 values>`.
     public var description: String {
+        if let dynamicClassName { return "Results<\(dynamicClassName)> <\(count) objects>" }
         if let objectType { return "Results<\(objectType.className())> <\(count) objects>" }
         return "Results<\(Element.self)> <\(count) values>"
     }

@@ -83,7 +83,8 @@ extension ObjectBase: ThreadConfined {
         guard let managed = _managed else { return _ThreadSafeResolver { _ in nil } }
         let key = managed.key
         let type = Swift.type(of: self)
-        return _ThreadSafeResolver { core in core.linkedAccessor(type, key: key) }
+        let dynamicClassName = managed.info.dynamicClassName
+        return _ThreadSafeResolver { core in core.sameObject(type, key: key, dynamicClassName: dynamicClassName) }
     }
 }
 

@@ -108,8 +108,11 @@ extension RealmCore {
 
     func linkedTable(_ field: FieldInfo) -> Table? {
         guard let type = field.typeInfo.objectType else {
-            // A class known only from the file's stored schema (an import without models).
-            return field.typeInfo.storedTargetName.flatMap { storedSchema?.table(named: $0) }
+            // A class known only from the file's stored schema (an import without models, or a
+            // DynamicObject's class).
+            return field.typeInfo.storedTargetName.flatMap {
+                storedSchema?.table(named: $0) ?? dynamicTable(named: $0, create: true)
+            }
         }
         return table(for: type, create: true)
     }

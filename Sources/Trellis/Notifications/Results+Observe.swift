@@ -34,7 +34,7 @@ extension Results {
 
     private var elementsAreUnique: Bool {
         switch source {
-        case .table: true
+        case .table, .dynamicTable: true
         case .collection(let location): location.field.typeInfo.collection == .set
         case .linkingObjects, .values, .nestedValues: false
         }
@@ -54,7 +54,7 @@ extension Results {
         case .nestedValues(let nested):
             let owner = nested.root.ownerColumn
             return Self.ownerChanged(changes, owner.table, owner.key, column: owner.column)
-        case .table:
+        case .table, .dynamicTable:
             return dependencies.mayChange(changes, table: table)
         case .collection(let location):
             return Self.ownerChanged(changes, location.table, location.key, column: location.field.rowColumn)

@@ -10,11 +10,18 @@ struct QueryClassResolver {
     /// A class's table in the current snapshot; nil when it has none yet.
     let table: (ClassInfo) -> Table?
 
-    /// Classes by model type, tables from `core`.
+    /// Classes by model type, tables from `core`; classes of ``DynamicObject``s (which have no
+    /// model type) by name.
     static func models(_ core: RealmCore) -> QueryClassResolver {
         QueryClassResolver(
-            targetClass: { field in field.typeInfo.objectType.map(ClassInfo.unbound(for:)) },
-            classNamed: ClassInfo.known(named:),
-            table: { [unowned core] info in core.table(for: info.objectType, create: false) })
+            targetClass: { [unowned core] field in
+                if let type = field.typeInfo.objectType { return ClassInfo.unbound(for: type) }
+                return field.typeInfo.storedTargetName.flatMap(core.dynamicClassInfo(named:))
+            },
+            classNamed: { [unowned core] name in ClassInfo.known(named: name) ?? core.dynamicClassInfo(named: name) },
+            table: { [unowned core] info in
+                if info.objectType == DynamicObject.self { return core.dynamicTable(named: info.className, create: false) }
+                return core.table(for: info.objectType, create: false)
+            })
     }
 }

@@ -72,7 +72,7 @@ extension _ObjectObservable {
         if managed.core.isFrozen { return self }
         if !managed.core.objectExists(managed) { throwRealmException("Object has been deleted or invalidated.") }
         let frozen = managed.core.frozenCore()
-        guard let object = frozen.linkedAccessor(Self.self, key: managed.key) else {
+        guard let object = frozen.sameObject(Self.self, as: managed) else {
             throwRealmException("Cannot freeze an object in the same write transaction as it was created in.")
         }
         return object
@@ -83,7 +83,7 @@ extension _ObjectObservable {
     public func thaw() -> Self? {
         guard let managed = _managed else { throwRealmException("Unmanaged objects cannot be thawed.") }
         if !managed.core.isFrozen { return self }
-        return managed.core.thawedCore().linkedAccessor(Self.self, key: managed.key)
+        return managed.core.thawedCore().sameObject(Self.self, as: managed)
     }
 }
 

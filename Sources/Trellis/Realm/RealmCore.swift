@@ -40,6 +40,8 @@ final class RealmCore {
     /// The classes of the file's stored schema, while an import without model classes writes
     /// through them (links and backlinks then find their tables by class name).
     var storedSchema: StoredSchemaClasses?
+    /// The classes as ``DynamicObject``s see them, made on first dynamic use (see `dynamicSchema`).
+    var dynamicClasses: DynamicSchema?
     /// Next object key per table, allocated during the current write transaction.
     private var keyCounters: [UInt32: ObjectKey] = [:]
     /// Whether reads have moved off a write transaction that ran out of space.
@@ -267,7 +269,13 @@ final class RealmCore {
         pendingCatalog = catalog
     }
 
+    /// The schema the current write transaction sees (with the classes it added), else the file's.
+    var currentCatalog: SchemaCatalog { pendingCatalog ?? file.catalog }
+    /// Whether the current write transaction added classes to the schema.
+    var hasPendingCatalog: Bool { pendingCatalog != nil }
+
     private func discardPending() {
+        dynamicClasses?.endWrite()
         noticedWriteFailure = false
         recordedChanges.reset()
         pendingTables = [:]
@@ -329,6 +337,10 @@ final class RealmCore {
     }
 
     private func bindTable(for type: ObjectBase.Type, create: Bool) -> Table? {
+        if type == DynamicObject.self {
+            throwRealmException("Object type '\(type.className())' is not managed by the Realm: read and write "
+                + "DynamicObjects with dynamicObjects(_:) and dynamicCreate(_:value:update:).")
+        }
         if let types = configuration.objectTypes, !types.contains(where: { $0 == type }), storedSchema == nil {
             let name = type.className()
             throwRealmException("Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` "
@@ -383,7 +395,7 @@ final class RealmCore {
 
     func table(id: UInt32) -> Table? {
         if let pending = pendingTables.values.first(where: { $0.tableId == id }) { return pending }
-        return file.table(id: id) ?? storedSchema?.table(id: id)
+        return file.table(id: id) ?? storedSchema?.table(id: id) ?? dynamicClasses?.table(id: id)
     }
 
     // MARK: - Object keys

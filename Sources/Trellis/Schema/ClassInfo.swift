@@ -78,9 +78,12 @@ final class ClassInfo: Sendable {
     }
 
     /// A class known only by the schema stored in a file (no model class): its `objectType` is
-    /// `ObjectBase` and no accessor is ever made for it (see ``StoredSchemaQuery``).
-    convenience init(storedClassNamed className: String, isEmbedded: Bool, fields: [FieldInfo]) {
-        self.init(objectType: ObjectBase.self, className: className, isEmbedded: isEmbedded, fields: fields,
+    /// `ObjectBase` and no accessor is ever made for it (see ``StoredSchemaQuery``), or
+    /// `DynamicObject` for ``DynamicObject`` accessors (see ``DynamicSchema``).
+    convenience init(storedClassNamed className: String, isEmbedded: Bool, fields: [FieldInfo],
+                     objectType: ObjectBase.Type = ObjectBase.self)
+    {
+        self.init(objectType: objectType, className: className, isEmbedded: isEmbedded, fields: fields,
                   legacyLinkingObjects: [])
     }
 

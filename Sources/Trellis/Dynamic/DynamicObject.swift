@@ -1,0 +1,69 @@
+/// An object read and written by property name, without its model class: what
+/// ``Realm/dynamicObjects(_:)``, ``Realm/dynamicObject(ofType:forPrimaryKey:)`` and
+/// ``Realm/dynamicCreate(_:value:update:)`` return, as in Realm.
+///
+/// ```swift
+/// let realm = try Realm(configuration: Realm.Configuration(fileURL: url))  // no objectTypes
+/// for dog in realm.dynamicObjects("Dog").filter("age > 2") {
+///     print(dog.name as? String ?? "", dog["age"] as? Int ?? 0)
+///     let owner = dog.owner as? DynamicObject        // a link is another DynamicObject
+/// }
+/// try realm.write { realm.dynamicCreate("Dog", value: ["name": "Rex", "age": 3]) }
+/// ```
+///
+/// Reading a property gives its value (`Int`, `String`, `Date`, … or nil), a `DynamicObject`
+/// for a link, `List<DynamicObject>`/`MutableSet<DynamicObject>`/`Map<String, DynamicObject?>`
+/// for collections of objects, `List<Int>`, `MutableSet<String>`, … for collections of values,
+/// and `LinkingObjects<DynamicObject>` for backlinks. Setting one (inside a write transaction)
+/// checks the value against the property's type. An unknown name traps with Realm's message.
+///
+/// The class is the one stored in the file, so a file written by another program can be read
+/// and written without its model classes.
+@dynamicMemberLookup
+public final class DynamicObject: Object {
+    /// `object.name`: the same as `object["name"]`.
+    public subscript(dynamicMember member: String) -> Any? {
+        get { self[member] }
+        set { self[member] = newValue }
+    }
+}
+
+extension Object {
+    /// The `List` of objects named `propertyName`, as a list of ``DynamicObject``s: the same
+    /// stored list, live, readable and writable without the target's model class.
+    ///
+    /// Traps when the object is unmanaged, or the property is not a list of objects.
+    public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
+        List(binding: dynamicCollectionBinding(propertyName, .list, "a List of objects"))
+    }
+
+    /// The `MutableSet` of objects named `propertyName`, as a set of ``DynamicObject``s.
+    ///
+    /// Traps when the object is unmanaged, or the property is not a set of objects.
+    public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
+        MutableSet(binding: dynamicCollectionBinding(propertyName, .set, "a MutableSet of objects"))
+    }
+
+    /// The `Map` of objects named `propertyName`, with ``DynamicObject`` values.
+    ///
+    /// Traps when the object is unmanaged, or the property is not a map of objects.
+    public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject?> {
+        Map(binding: dynamicCollectionBinding(propertyName, .map, "a Map of objects"))
+    }
+
+    private func dynamicCollectionBinding(_ propertyName: String, _ kind: CollectionKind, _ what: String)
+        -> CollectionBinding
+    {
+        guard let managed = _managed else {
+            throwRealmException("Dynamic collections are only available on managed objects: add "
+                + "'\(type(of: self).className())' to a Realm first.")
+        }
+        guard let field = managed.info.field(named: propertyName) else {
+            throwRealmException("Invalid property name '\(propertyName)' for class '\(managed.info.className)'.")
+        }
+        guard field.typeInfo.collection == kind, field.isLink else {
+            throwRealmException("Property '\(managed.info.className).\(propertyName)' is not \(what).")
+        }
+        return CollectionBinding(object: self, field: field)
+    }
+}

@@ -90,9 +90,7 @@ struct CollectionBinding {
 
     /// Decodes one stored element.
     func decode<Element: _Persistable>(_ bytes: UnsafeRawBufferPointer, as _: Element.Type = Element.self) -> Element {
-        if Element.self == DynamicObject.self || Element.self == DynamicObject?.self {
-            return decodeDynamic(RowView(bytes: bytes))
-        }
+        if Element._trellisIsDynamicObject { return decodeDynamic(RowView(bytes: bytes)) }
         return Element._trellisRead(_RowReader(row: RowView(bytes: bytes), core: core), 0)
     }
 
@@ -126,7 +124,7 @@ struct CollectionBinding {
 
     /// Encodes an element for storing; unmanaged objects it holds are added to the Realm.
     func encode<Element: _Persistable>(_ value: Element, session: AddSession) -> [UInt8] {
-        if Element.self == DynamicObject.self || Element.self == DynamicObject?.self { verifyDynamicElement(value) }
+        if Element._trellisIsDynamicObject { verifyDynamicElement(value) }
         return RowWriter.encode([Element._trellisEncode(value, _EncodingContext(core: core, session: session)).payload])
     }
 

@@ -63,7 +63,7 @@ enum DynamicFieldWitness<Value: RealmCollectionValue>: PersistedFieldWitness {
     /// A scalar's value (nil when null); a link's target is not known without its field, so an
     /// observed link's old and new values read as nil.
     static func storedValue(_ row: RowView, core: RealmCore, column: Int) -> Any? {
-        if Value.self == DynamicObject?.self || Value.self == DynamicObject.self { return nil }
+        if Value._trellisIsDynamicObject { return nil }
         return ValueConversion.unwrapped(Value._trellisRead(_RowReader(row: row, core: core), column))
     }
 

@@ -34,6 +34,10 @@ open class Object: ObjectBase, _PersistableInsideOptional {
     /// `@Persisted(primaryKey: true)`; this override point exists for source compatibility.
     open class func primaryKey() -> String? { nil }
 
+    /// False: a model class's links name their class by their type (``DynamicObject`` says
+    /// true). Not API.
+    public class var _trellisIsDynamicObject: Bool { false }
+
     // MARK: - _Persistable (to-one links)
 
     public static func _trellisEncode(_ value: Object, _ context: _EncodingContext) -> _StoredValue {

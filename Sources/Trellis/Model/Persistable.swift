@@ -11,6 +11,14 @@ public protocol _Persistable: _HasPersistedType {
     static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self
     /// Encodes a value for storing (adding linked unmanaged objects through `context`).
     static func _trellisEncode(_ value: Self, _ context: _EncodingContext) -> _StoredValue
+    /// Whether values are ``DynamicObject`` links (or optional ones), whose class their Swift
+    /// type does not name: collections then read and check them by the target class. Not API.
+    static var _trellisIsDynamicObject: Bool { get }
+}
+
+extension _Persistable {
+    /// Values of every type but ``DynamicObject`` name their class by their type. Not API.
+    public static var _trellisIsDynamicObject: Bool { false }
 }
 
 /// A type that may also be stored as an optional (`T?`).
@@ -58,6 +66,8 @@ public struct _EncodingContext {
 // MARK: - Optional
 
 extension Optional: _Persistable where Wrapped: _PersistableInsideOptional {
+    /// Whether the wrapped type is ``DynamicObject``. Not API.
+    public static var _trellisIsDynamicObject: Bool { Wrapped._trellisIsDynamicObject }
     public static var _trellisTypeInfo: _PropertyTypeInfo {
         var info = Wrapped._trellisTypeInfo
         info.isOptional = true

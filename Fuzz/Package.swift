@@ -17,5 +17,10 @@ let package = Package(
         .executableTarget(name: "FuzzQuery", dependencies: [.product(name: "Trellis", package: rootPackage)]),
         // Arbitrary bytes opened as a database file, then read through.
         .executableTarget(name: "FuzzFile", dependencies: [.product(name: "Trellis", package: rootPackage)]),
+        // Extended JSON documents imported through the model classes and through a file's stored
+        // schema (`trellis import`).
+        .executableTarget(name: "FuzzExtendedJSON", dependencies: [.product(name: "Trellis", package: rootPackage)]),
+        // App Services schema.json / relationships.json read into Swift models (`trellis schema import`).
+        .executableTarget(name: "FuzzSchema", dependencies: [.product(name: "Trellis", package: rootPackage)]),
     ]
 )

@@ -11,6 +11,9 @@
 //                                              reader slot per frozen version); prints "holding N"; waits to be killed
 //   TrellisProcessHelper hold-write PATH FLAG  adds one ProcessDog in a write that stays open until the
 //                                              file FLAG exists (at most 60 s); prints "holding" first
+//   TrellisProcessHelper soak PATH POOLS INSTANCE SECONDS SEED
+//                                              one soak-test thread per pool (POOLS: "0,1,2"), see SoakWorkload
+//   TrellisProcessHelper soak-check PATH       the soak file's consistency problems and ids, as JSON
 import Foundation
 import Trellis
 
@@ -78,6 +81,14 @@ do {
         while !FileManager.default.fileExists(atPath: flag), Date() < deadline { usleep(10_000) }
         try realm.commitWrite()
         print("committed")
+    case "soak":
+        guard arguments.count >= 7, let instance = Int(arguments[4]), let seconds = Double(arguments[5]),
+              let seed = UInt64(arguments[6])
+        else { throw CocoaError(.featureUnsupported) }
+        SoakWorkload.run(path: path, pools: arguments[3].split(separator: ",").compactMap { Int($0) },
+                         instance: instance, seconds: seconds, seed: seed)
+    case "soak-check":
+        try SoakWorkload.check(path: path)
     case "read-damaged":
         DamagedFileReader.read(path: path)
     default:

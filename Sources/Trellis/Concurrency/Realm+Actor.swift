@@ -33,18 +33,34 @@ extension Realm {
                                    _ block: () throws -> Result) async throws -> Result
     {
         core.verifyThread()
+        // Checked before waiting: the turn would never come while this Realm holds the write.
+        if isInWriteTransaction { throwRealmException("The Realm is already in a write transaction") }
         try Task.checkCancellation()
         let gate = core.file.asyncWriters
         try await gate.enter()
         defer { gate.leave() }
         // Another thread of this process holding a write: wait for it by suspending, so that
         // cancelling the task stops the wait (a writer in another process is waited for inside
-        // LMDB, which cannot be interrupted).
-        while core.file.environment.handles.gate.isHeld {
+        // LMDB, which cannot be interrupted). The gate is taken in the same step as it is found
+        // free, so no other thread can take it in between and leave this write blocked.
+        let handleGate = core.file.environment.handles.gate
+        while !handleGate.tryAcquire() {
             try await Task.sleep(nanoseconds: 1_000_000)
         }
-        try Task.checkCancellation()
-        return try write(block)
+        if Task.isCancelled {
+            handleGate.release()
+            throw CancellationError()
+        }
+        core.beginWrite(holdingGate: true)
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
     }
 }
 

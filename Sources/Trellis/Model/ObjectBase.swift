@@ -33,6 +33,9 @@ open class ObjectBase: CustomStringConvertible {
     final var _coreOwner: RealmCore?
     /// Set on the prototypes that turn a Swift key path into property names (queries, sorts).
     final var _keyPathRecorder: KeyPathRecorder?
+    /// Set when `Realm.delete` deleted the object through this accessor: as in Realm, the
+    /// accessor then has no Realm, and deleting it again traps.
+    final var _deletedThroughThisAccessor = false
 
     /// Creates an unmanaged object. Subclasses with their own designated initializers declare
     /// `required override init()` too, as in Realm.
@@ -49,7 +52,7 @@ open class ObjectBase: CustomStringConvertible {
     /// The Realm managing this object, or nil when it is unmanaged or was deleted through
     /// this accessor.
     public var realm: Realm? {
-        guard let managed = _managed, !managed.core.isClosed else { return nil }
+        guard let managed = _managed, !managed.core.isClosed, !_deletedThroughThisAccessor else { return nil }
         return Realm(core: managed.core)
     }
 

@@ -126,6 +126,11 @@ final class FileState: Sendable {
     private static let registry = Mutex<[String: WeakFileState]>([:])
 
     /// Whether some Realm of this process still has `path` open.
+    /// Waits until no thread of this process is opening (or creating) a file.
+    static func waitForOpenings() {
+        registry.withLock { _ in }
+    }
+
     static func isOpen(path: String) -> Bool {
         registry.withLock { $0[path]?.state != nil }
     }

@@ -65,14 +65,20 @@ extension Realm {
     // MARK: - Deleting
 
     /// Deletes an object. Links to it become nil; its embedded objects are deleted with it.
+    ///
+    /// As in Realm, an object of this Realm that is already gone (deleted through another
+    /// accessor, by another thread or process, or with its parent) is left alone; the accessor
+    /// used to delete then has no ``ObjectBase/realm``, and deleting through it again traps, as
+    /// do unmanaged objects and objects of another Realm.
     public func delete(_ object: ObjectBase) {
-        // Realm's order: an object of another Realm (or none, or deleted) before a missing write.
+        // Realm's order: an object of another Realm (or none) before a missing write.
         core.verifyThread()
-        guard let managed = object._managed, managed.core === core, core.objectExists(managed) else {
+        guard let managed = object._managed, managed.core === core, !object._deletedThroughThisAccessor else {
             throwRealmException("Can only delete an object from the Realm it belongs to.")
         }
         core.verifyInWrite(Realm.addRequiresWriteMessage)
-        core.deleteObject(managed.table, key: managed.key)
+        if core.objectExists(managed) { core.deleteObject(managed.table, key: managed.key) }
+        object._deletedThroughThisAccessor = true
     }
 
     /// Deletes every object of a sequence (evaluated once, before deleting).
@@ -80,7 +86,7 @@ extension Realm {
     /// An object that an earlier element of the sequence already deleted is skipped, as in
     /// Realm: one that appears twice (a list holding it twice, or two accessors of it), or an
     /// embedded object whose parent came first. An object that was already deleted before the
-    /// call traps, as deleting it alone does.
+    /// call is treated as deleting it alone treats it (see ``delete(_:)-(ObjectBase)``).
     public func delete<S: Sequence>(_ objects: S) where S.Iterator.Element: ObjectBase {
         let objects = Array(objects)
         let existed = objects.map { object in

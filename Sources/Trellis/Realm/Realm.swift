@@ -230,13 +230,40 @@ enum RealmOpener {
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }
 
-    /// Problems LMDB would not report, or report only by stopping the process.
-    private static func checkExistingFile(_ configuration: Realm.Configuration, path: String) throws {
-        // The header first, then the size: another process commits data pages before the header
-        // that points at them, so in this order a live file never looks truncated.
+    /// The file's header and attributes. The header first, then the size: another process
+    /// commits data pages before the header that points at them, so in this order a live file
+    /// never looks truncated.
+    private static func inspect(_ path: String) -> (FileHeader.Reading, [FileAttributeKey: Any], Int) {
         let reading = FileHeader.inspect(path: path)
         let attributes = (try? FileManager.default.attributesOfItem(atPath: path)) ?? [:]
-        let size = attributes[.size] as? Int ?? 0
+        return (reading, attributes, attributes[.size] as? Int ?? 0)
+    }
+
+    /// Whether a file may be one LMDB is creating right now: it makes the file, then writes the
+    /// first two pages (the meta pages), so another thread or process opening it at the same
+    /// moment sees it empty or shorter than its header needs.
+    private static func mayBeBeingCreated(_ reading: FileHeader.Reading, size: Int) -> Bool {
+        if size == 0 { return true }
+        if size >= 2 * Int(getpagesize()) { return false }
+        if case .header(let header) = reading, size >= header.requiredSize { return false }
+        return true
+    }
+
+    /// Problems LMDB would not report, or report only by stopping the process.
+    private static func checkExistingFile(_ configuration: Realm.Configuration, path: String) throws {
+        var (reading, attributes, size) = inspect(path)
+        if mayBeBeingCreated(reading, size: size), FileManager.default.fileExists(atPath: path + "-lock") {
+            // Opened by LMDB (it makes the lock file first): another thread or process may be
+            // creating it. A thread of this process does that holding the file registry; another
+            // process is given a second to write its first pages.
+            FileState.waitForOpenings()
+            (reading, attributes, size) = inspect(path)
+            let deadline = Date().addingTimeInterval(1)
+            while mayBeBeingCreated(reading, size: size), Date() < deadline {
+                usleep(1000)
+                (reading, attributes, size) = inspect(path)
+            }
+        }
         if size == 0 {
             throw Realm.Error(.notATrellisFile, "'\(path)' is an empty file, not a Trellis database. Delete it to "
                 + "create a new database there.", fileURL: path)

@@ -172,7 +172,9 @@ final class RealmCore {
 
     // MARK: - Transactions
 
-    func beginWrite() {
+    /// `holdingGate`: the caller already took the file's handle gate for this write (an
+    /// `asyncWrite` that waited for it by suspending); the transaction takes it over.
+    func beginWrite(holdingGate: Bool = false) {
         verifyThread()
         if isFrozen { throwRealmException("Can't perform transactions on a frozen Realm") }
         if writeTransaction != nil { throwRealmException("The Realm is already in a write transaction") }
@@ -188,7 +190,7 @@ final class RealmCore {
         }
         Logger.log(.trace, Category.Storage.transaction, "Beginning a write transaction on '\(environmentPath)'")
         do {
-            writeTransaction = try file.environment.beginWrite()
+            writeTransaction = try file.environment.beginWrite(holdingGate: holdingGate)
         } catch {
             throwRealmException("Could not begin a write transaction on '\(environmentPath)': \(error)")
         }

@@ -193,6 +193,18 @@ final class HandleGate: Sendable {
         state.holder = pthread_self()
     }
 
+    /// Takes the gate if no one holds it, without waiting; returns whether it was taken. The
+    /// asynchronous writes take it this way (a test-then-`acquire` could lose the gate to
+    /// another thread in between and then wait where cancelling cannot reach).
+    func tryAcquire() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if state.isHeld { return false }
+        state.isHeld = true
+        state.holder = pthread_self()
+        return true
+    }
+
     /// Whether a transaction of this process holds the gate (a write, or an opening of handles).
     var isHeld: Bool {
         condition.lock()

@@ -178,8 +178,9 @@ final class Environment: Sendable {
         try Transaction(environment: self, readOnly: true)
     }
 
-    func beginWrite() throws -> Transaction {
-        try Transaction(environment: self, readOnly: false)
+    /// Begins the write transaction; `holdingGate`: the caller took the handle gate for it.
+    func beginWrite(holdingGate: Bool = false) throws -> Transaction {
+        try Transaction(environment: self, readOnly: false, holdingGate: holdingGate)
     }
 
     /// Counts a transaction as live before LMDB begins it; when the map is more than half full

@@ -32,14 +32,16 @@ final class Transaction {
     }
 
     /// Begins a read snapshot, or the write transaction (waiting for any other writer).
-    init(environment: Environment, readOnly: Bool) throws {
+    /// `holdingGate`: the caller already took the handle gate for this write transaction, which
+    /// then owns it (releases it when it ends, or here if it cannot begin).
+    init(environment: Environment, readOnly: Bool, holdingGate: Bool = false) throws {
         self.environment = environment
         self.isReadOnly = readOnly
         if readOnly {
             (handle, knownHandles) = try Self.beginWithAllHandles(environment, readOnly: true)
         } else {
             // The write transaction holds the handle gate for its whole life (see DatabaseHandles).
-            environment.handles.gate.acquire()
+            if !holdingGate { environment.handles.gate.acquire() }
             do {
                 (handle, knownHandles) = try Self.beginWithAllHandles(environment, readOnly: false)
             } catch {

@@ -14,6 +14,16 @@
 //   TrellisProcessHelper soak PATH POOLS INSTANCE SECONDS SEED
 //                                              one soak-test thread per pool (POOLS: "0,1,2"), see SoakWorkload
 //   TrellisProcessHelper soak-check PATH       the soak file's consistency problems and ids, as JSON
+// The crash test's other victims and their checks (CrashScenarios; each victim runs until done or killed):
+//   crash-read PATH                    reads the crash-write file in a loop, freezing versions
+//   migrate-prepare PATH N             writes version 1 of the migration file, N objects
+//   crash-migrate PATH                 opens it at version 2, migrating
+//   migrate-check PATH N               JSON: the version found and problems
+//   crash-copy PATH DEST               writeCopy of the crash-write file
+//   copy-check PATH DEST               JSON: whether DEST is absent or whole, and problems
+//   import-prepare PATH FOLDER BLOCK N makes the import file and FOLDER/ImportItem.json of block BLOCK
+//   crash-import PATH FOLDER           imports FOLDER's documents through the stored schema
+//   import-check PATH N                JSON: objects per block and problems
 import Foundation
 import Trellis
 
@@ -89,6 +99,25 @@ do {
                          instance: instance, seconds: seconds, seed: seed)
     case "soak-check":
         try SoakWorkload.check(path: path)
+    case "crash-read":
+        try CrashScenarios.read(path: path)
+    case "migrate-prepare":
+        try CrashScenarios.prepareMigration(path: path, count: Int(arguments[3]) ?? 1000)
+    case "crash-migrate":
+        try CrashScenarios.migrate(path: path)
+    case "migrate-check":
+        try CrashScenarios.checkMigration(path: path, count: Int(arguments[3]) ?? 1000)
+    case "crash-copy":
+        try CrashScenarios.copy(path: path, to: arguments[3])
+    case "copy-check":
+        try CrashScenarios.checkCopy(path: path, destination: arguments[3])
+    case "import-prepare":
+        try CrashScenarios.prepareImport(path: path, folder: arguments[3], block: Int(arguments[4]) ?? 0,
+                                         count: Int(arguments[5]) ?? 1000)
+    case "crash-import":
+        try CrashScenarios.importDocuments(path: path, folder: arguments[3])
+    case "import-check":
+        try CrashScenarios.checkImport(path: path, count: Int(arguments[3]) ?? 1000)
     case "read-damaged":
         DamagedFileReader.read(path: path)
     default:

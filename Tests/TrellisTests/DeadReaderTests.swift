@@ -51,6 +51,28 @@ import Testing
         #expect(realm.objects(ProcessDog.self).count == 1000)
     }
 
+    /// The same at scale: a reader is killed before every rewrite, each holding a few
+    /// versions. `TRELLIS_CRASH_READER_KILLS` kills (default 10, as CI runs it;
+    /// `Scripts/crash-test.sh` runs more).
+    @Test func manyKilledReadersDoNotMakeTheFileGrow() throws {
+        let kills = Int(ProcessInfo.processInfo.environment["TRELLIS_CRASH_READER_KILLS"] ?? "") ?? 10
+        let configuration = Realm.Configuration(fileURL: folder.file(), objectTypes: [ProcessDog.self])
+        let realm = try Realm(configuration: configuration)
+        try rewrite(realm, count: 300)
+        try rewrite(realm, count: 300)
+        let oneRound = try fileSize()
+        var largest = oneRound
+        for kill in 0..<kills {
+            try killReaderHolding(1 + kill % 3)
+            try rewrite(realm, count: 300)
+            largest = max(largest, try fileSize())
+        }
+        #expect(largest < oneRound * 3, "file grew from \(oneRound) to \(largest) bytes")
+        #expect(realm.objects(ProcessDog.self).count == 300)
+        print("crash test: \(kills) readers killed holding snapshots, one rewrite after each; file \(oneRound) bytes "
+            + "after one round, at most \(largest)")
+    }
+
     @Test func killedReadersNeverFillTheReaderTable() throws {
         let slots = Int(Environment.defaultMaximumReaders)
         // This process keeps the file open, so no helper is its only user (LMDB clears the

@@ -22,12 +22,41 @@ extension Realm {
             throw Realm.Error(.fileExists, "'\(path)' already exists: writeCopy makes a new file. Choose another path, "
                 + "or delete the file first.", fileURL: path)
         }
+        // Written beside the destination under another name, flushed, then linked into place:
+        // a process killed while copying leaves no partial file at the destination (only the
+        // temporary one, `<name>.trellis-copy-<pid>`), and a file made there meanwhile is never
+        // overwritten.
+        let temporary = path + ".trellis-copy-\(getpid())"
+        try? FileManager.default.removeItem(atPath: temporary)
         do {
-            try core.file.environment.copyCompacted(to: path)
+            try core.file.environment.copyCompacted(to: temporary)
+            try Self.flush(temporary)
         } catch let error as StorageError {
-            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: temporary)
             throw RealmErrors.opening(path, error)
         }
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        if link(temporary, path) != 0 {
+            let code = errno
+            if code == EEXIST {
+                throw Realm.Error(.fileExists, "'\(path)' already exists: writeCopy makes a new file. Choose another "
+                    + "path, or delete the file first.", fileURL: path)
+            }
+            // A file system without hard links: move it (the existence check above stands).
+            guard code == EPERM || code == EOPNOTSUPP, rename(temporary, path) == 0 else {
+                throw Realm.Error(.fileAccess, "Could not write the copy to '\(path)': \(String(cString: strerror(code))).",
+                                  fileURL: path)
+            }
+        }
+    }
+
+    /// fsyncs a file, so that it is on disk before it is linked into place.
+    private static func flush(_ path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw StorageError(code: errno, operation: "opening the copy to flush it")
+        }
+        defer { try? handle.close() }
+        if fsync(handle.fileDescriptor) != 0 { throw StorageError(code: errno, operation: "flushing the copy") }
     }
 
     /// Writes a compacted copy to the file of `configuration` (see ``writeCopy(toFile:encryptionKey:)``).

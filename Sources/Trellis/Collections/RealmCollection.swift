@@ -141,6 +141,14 @@ extension RealmCollection where Element: ObjectBase {
         average(ofProperty: QueryKeyPathNames.name(of: keyPath))
     }
 
+    /// The objects made distinct on the properties typed key paths name:
+    /// `distinct(by: [\Dog.name, \Dog.age])`.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element>
+        where S.Iterator.Element == PartialKeyPath<Element>
+    {
+        distinct(by: keyPaths.map(QueryKeyPathNames.name))
+    }
+
     /// Observes with typed key paths: `observe(keyPaths: [\Dog.name])`.
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken

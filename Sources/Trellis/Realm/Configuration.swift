@@ -103,6 +103,18 @@ extension Realm {
         /// A file copied to ``fileURL`` when no file is there yet (a bundled seed database).
         public var seedFilePath: URL?
 
+        /// The most versions the file may keep alive when a write begins, or nil (or 0) for no
+        /// limit, as in Realm.
+        ///
+        /// A snapshot a Realm, frozen object or thread keeps open pins its version, and every
+        /// version committed since then keeps the pages it replaced: a long-lived frozen object
+        /// or a thread that never refreshes, while others keep writing, makes the file grow.
+        /// With a limit, beginning a write when more versions than that are alive (from the
+        /// oldest snapshot any process holds to the last commit) stops with Realm's message
+        /// "Number of active versions (N) in the Realm exceeded the limit of M"; use a low value
+        /// during development to find the place that holds an old version.
+        public var maximumNumberOfActiveVersions: UInt?
+
         /// A configuration with Realm's parameters; `inMemoryIdentifier` wins over `fileURL`.
         public init(fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
                     encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,

@@ -67,6 +67,23 @@ extension Realm {
         try writeCopy(toFile: fileURL, encryptionKey: configuration.encryptionKey)
     }
 
+    // MARK: - Migration
+
+    /// Migrates the file of `configuration` now (runs its migration block if its schema
+    /// version is higher than the file's) without keeping a Realm open, as Realm's
+    /// `performMigration(for:)`. Opening a Realm does this by itself; call it to choose when.
+    ///
+    /// Traps with Realm's message "Cannot migrate Realms that are already open." while a Realm
+    /// of this process has the file open.
+    ///
+    /// - Throws: what opening the Realm throws (``Realm/Error`` `.schemaMismatch`, file errors).
+    public static func performMigration(for configuration: Realm.Configuration = .defaultConfiguration) throws {
+        if FileState.isOpen(path: configuration.path) {
+            throwRealmException("Cannot migrate Realms that are already open.")
+        }
+        _ = try Realm(configuration: configuration)
+    }
+
     // MARK: - Files
 
     /// Whether a Realm file exists for `configuration`.

@@ -182,6 +182,12 @@ final class RealmCore {
             throwRealmException("Can't perform transactions on a read-only Realm: '\(environmentPath)' was opened "
                 + "with readOnly: true.")
         }
+        if let limit = configuration.maximumNumberOfActiveVersions, limit > 0 {
+            let active = file.environment.activeVersionCount()
+            if active > Int(clamping: limit) {
+                throwRealmException("Number of active versions (\(active)) in the Realm exceeded the limit of \(limit)")
+            }
+        }
         if file.environment.wantsToGrow, let readTransaction {
             // The map can only grow while the process has no transaction: let go of the
             // snapshot (the write reads the newest version anyway; a new one is taken after).

@@ -172,6 +172,18 @@ final class Environment: Sendable {
         return Int(dead)
     }
 
+    /// How many versions the file keeps alive: from the oldest snapshot a live reader of any
+    /// process holds to the last commit. LMDB reuses only pages freed before the oldest
+    /// reader's version, so every version in between keeps its pages (Realm's
+    /// `maximumNumberOfActiveVersions` counts these).
+    func activeVersionCount() -> Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let last = Int(info.me_last_txnid)
+        let oldest = ReaderTable(handle).oldestSnapshot ?? last
+        return max(1, last - min(oldest, last) + 1)
+    }
+
     // MARK: - Transactions
 
     func beginRead() throws -> Transaction {
@@ -300,4 +312,28 @@ extension Environment {
     func setSyncOnCommit(_ sync: Bool) {
         mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), sync ? 0 : 1)
     }
+}
+
+/// The snapshots held in an environment's reader table (all processes), read through
+/// `mdb_reader_list`, which prints one line per live slot: pid, thread and the snapshot's
+/// transaction id (`-` for a slot between transactions).
+private struct ReaderTable {
+    private(set) var snapshots: [Int] = []
+
+    init(_ handle: OpaquePointer) {
+        var collected: [Int] = []
+        withUnsafeMutablePointer(to: &collected) { pointer in
+            _ = mdb_reader_list(handle, { line, context in
+                guard let line, let context else { return 0 }
+                let fields = String(cString: line).split(separator: " ", omittingEmptySubsequences: true)
+                if fields.count >= 3, let txnid = Int(fields[2].trimmingCharacters(in: .whitespacesAndNewlines)) {
+                    context.assumingMemoryBound(to: [Int].self).pointee.append(txnid)
+                }
+                return 0
+            }, pointer)
+        }
+        snapshots = collected
+    }
+
+    var oldestSnapshot: Int? { snapshots.min() }
 }

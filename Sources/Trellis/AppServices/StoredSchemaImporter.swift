@@ -258,7 +258,7 @@ struct DocumentPosition: CustomStringConvertible {
         do {
             return try body()
         } catch let error as Realm.Error {
-            throw Realm.Error(error.code, "In \(self): \(error.message)", fileURL: error.fileURL)
+            throw Realm.Error(error.code, "In \(self): \(error.message)", fileURL: error.filePath)
         }
     }
 }

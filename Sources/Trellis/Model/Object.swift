@@ -38,6 +38,11 @@ open class Object: ObjectBase, _PersistableInsideOptional {
     /// true). Not API.
     public class var _trellisIsDynamicObject: Bool { false }
 
+    /// Names of properties Realm indexes in `@objc dynamic` models. Like Realm, Trellis does
+    /// not consult it for `@Persisted` models (the only kind on Linux): declare
+    /// `@Persisted(indexed: true)` instead. Kept so overriding code compiles.
+    open class func indexedProperties() -> [String] { [] }
+
     // MARK: - _Persistable (to-one links)
 
     public static func _trellisEncode(_ value: Object, _ context: _EncodingContext) -> _StoredValue {

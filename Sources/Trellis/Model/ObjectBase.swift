@@ -41,6 +41,11 @@ open class ObjectBase: CustomStringConvertible {
     /// `required override init()` too, as in Realm.
     public required init() {}
 
+    /// Names of properties Realm leaves out of `@objc dynamic` models. Like Realm, Trellis does
+    /// not consult it for `@Persisted` models: a property without `@Persisted` is never stored.
+    /// Kept so overriding code compiles.
+    open class func ignoredProperties() -> [String] { [] }
+
     /// The name of the class in the schema: the Swift type name.
     open class func className() -> String {
         String(describing: self)

@@ -19,13 +19,16 @@ extension Realm {
         public let code: Code
         /// A sentence that says what failed and how to fix it.
         public let message: String
-        /// The file concerned, when there is one.
-        public let fileURL: String?
+        /// The path of the file concerned, when there is one.
+        public let filePath: String?
+
+        /// The file concerned, when there is one (Realm's `Realm.Error.fileURL`).
+        public var fileURL: URL? { filePath.map { URL(fileURLWithPath: $0) } }
 
         init(_ code: Code, _ message: String, fileURL: String? = nil) {
             self.code = code
             self.message = message
-            self.fileURL = fileURL
+            self.filePath = fileURL
         }
 
         public var description: String { message }
@@ -44,6 +47,38 @@ extension Realm {
             private init(_ kind: Kind) { self.kind = kind }
 
             public var description: String { kind.rawValue }
+
+            /// The code's number: Realm's `RLMError` number where Realm has the same kind of
+            /// error (`fail` 1 … `schemaMismatch` 10, `invalidValue` 13 as Realm's
+            /// `invalidInput`, `diskFull` 14 as `outOfDiskSpace`, `notATrellisFile` and
+            /// `corruptFile` 20 as `invalidDatabase`), 100 and up for Trellis's own.
+            public var rawValue: Int {
+                switch kind {
+                case .fail: 1
+                case .fileAccess: 2
+                case .filePermissionDenied: 3
+                case .fileExists: 4
+                case .fileNotFound: 5
+                case .fileFormatUpgradeRequired: 6
+                case .addressSpaceExhausted: 9
+                case .schemaMismatch: 10
+                case .invalidValue: 13
+                case .diskFull: 14
+                case .notATrellisFile, .corruptFile: 20
+                case .fileLocked: 101
+                case .fileSizeLimitReached: 102
+                case .invalidSchema: 103
+                case .primaryKeyExists: 104
+                case .readOnly: 105
+                case .invalidQuery: 106
+                case .tooManyReaders: 107
+                }
+            }
+
+            /// Realm's name for ``invalidValue``.
+            public static let invalidInput = invalidValue
+            /// Realm's name for ``diskFull``.
+            public static let outOfDiskSpace = diskFull
 
             /// An unexpected failure of the storage engine.
             public static let fail = Code(.fail)
@@ -104,4 +139,42 @@ extension Realm.Error: LocalizedError {
     /// The message, so `error.localizedDescription` (what Realm's documentation prints) says
     /// what failed, where and what to do.
     public var errorDescription: String? { message }
+}
+
+extension Realm.Error: CustomNSError {
+    /// Realm's error domain (`RLMErrorDomain`), so `(error as NSError).domain` reads as in Realm.
+    public static var errorDomain: String { "io.realm" }
+    /// ``Code/rawValue``.
+    public var errorCode: Int { code.rawValue }
+    /// The message under `NSLocalizedDescriptionKey` and the path under `NSFilePathErrorKey`,
+    /// as Realm's errors carry them.
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: message]
+        if let filePath { info[NSFilePathErrorKey] = filePath }
+        return info
+    }
+}
+
+extension Realm.Error {
+    // Realm's shorthands (`catch Realm.Error.schemaMismatch`), one per code.
+    /// ``Code/fail``.
+    public static let fail = Code.fail
+    /// ``Code/fileAccess``.
+    public static let fileAccess = Code.fileAccess
+    /// ``Code/filePermissionDenied``.
+    public static let filePermissionDenied = Code.filePermissionDenied
+    /// ``Code/fileExists``.
+    public static let fileExists = Code.fileExists
+    /// ``Code/fileNotFound``.
+    public static let fileNotFound = Code.fileNotFound
+    /// ``Code/fileFormatUpgradeRequired``.
+    public static let fileFormatUpgradeRequired = Code.fileFormatUpgradeRequired
+    /// ``Code/addressSpaceExhausted``.
+    public static let addressSpaceExhausted = Code.addressSpaceExhausted
+    /// ``Code/schemaMismatch``.
+    public static let schemaMismatch = Code.schemaMismatch
+    /// ``Code/invalidInput``.
+    public static let invalidInput = Code.invalidValue
+    /// ``Code/outOfDiskSpace``.
+    public static let outOfDiskSpace = Code.diskFull
 }

@@ -70,7 +70,7 @@ final class CapturingHandler: LogHandler, @unchecked Sendable {
     /// file, committing) arrive through swift-log. In a child process, so the global logger
     /// and levels of the other tests stay as they are.
     @Test func trellisOwnMessagesArriveThroughSwiftLog() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]) {
             let handler = CapturingHandler()
             Trellis.Logger.shared = Trellis.Logger(level: .debug,
                                                    swiftLog: Logging.Logger(label: "server") { _ in handler })
@@ -90,7 +90,7 @@ final class CapturingHandler: LogHandler, @unchecked Sendable {
             }
         }
         let lines = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self).split(separator: "\n")
-        #expect(lines.contains { $0.hasPrefix("debug Realm.Storage Trellis Opening '") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("debug Realm.Storage Trellis Opening '") }, "\(lines) \(String(decoding: result?.standardErrorContent ?? [], as: UTF8.self))")
         #expect(lines.contains { $0.hasPrefix("debug Realm.Storage.Transaction Trellis Committed version") }, "\(lines)")
         #expect(!lines.contains { $0.hasPrefix("trace") })
     }

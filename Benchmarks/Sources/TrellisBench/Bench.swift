@@ -24,8 +24,14 @@ struct Bench: ParsableCommand {
     var json = false
     @Flag(help: "Small counts and one repetition: checks that every workload still runs.")
     var smoke = false
+    @Flag(help: "Instructions per operation (valgrind's callgrind) of issue 18's seven operations, against realm-core.")
+    var instructions = false
+    @Option(help: "With --instructions: keep the callgrind profiles in this folder (for callgrind_annotate).")
+    var profiles: String?
     @Option(help: .hidden)
     var child: String?
+    @Option(help: .hidden)
+    var measureInstructions: String?
     @Argument(help: .hidden)
     var childArguments: [String] = []
 
@@ -35,8 +41,12 @@ struct Bench: ParsableCommand {
             return
         }
         var sizes = Sizes()
+        if instructions || measureInstructions != nil {
+            sizes = Sizes(objects: 10_000, listOwners: 1_000, listLength: 10, commits: 0, lookups: 10_000, repetitions: 1)
+        }
         if smoke {
             sizes = Sizes(objects: 2_000, listOwners: 200, listLength: 10, commits: 50, lookups: 500, repetitions: 1)
+            if instructions { (sizes.objects, sizes.listOwners) = (300, 30) }
         }
         if let objects { sizes.objects = objects }
         if let listOwners { sizes.listOwners = listOwners }
@@ -44,6 +54,17 @@ struct Bench: ParsableCommand {
         if let repetitions { sizes.repetitions = repetitions }
         sizes.lookups = Swift.min(sizes.lookups, sizes.objects)
         let selected = Set(workloads.uppercased().split(separator: ",").map(String.init))
+        if let measureInstructions {
+            try InstructionChild.run(measureInstructions, sizes: sizes)
+            return
+        }
+        if instructions {
+            let counter = InstructionCounter(sizes: sizes, selected: selected,
+                                             profiles: profiles.map { URL(fileURLWithPath: $0) })
+            let results = try counter.run(log: !json)
+            print(json ? try InstructionCounter.json(results) : InstructionCounter.table(results, sizes: sizes))
+            return
+        }
         let rows = try Runner(sizes: sizes, selected: selected, log: !json).run()
         if json {
             let encoder = JSONEncoder()

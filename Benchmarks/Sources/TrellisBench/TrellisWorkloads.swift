@@ -68,11 +68,14 @@ struct TrellisWorkloads {
     }
 
     func w2ToOne(_ realm: Realm) -> Double {
-        median(sizes.repetitions) {
-            var sum = 0
-            for person in realm.objects(BenchPerson.self) { sum &+= person.dog?.age ?? 0 }
-            sums.record("W2", sum)
-        }
+        median(sizes.repetitions) { sums.record("W2", w2Pass(realm)) }
+    }
+
+    /// One pass of W2: every person's dog's age (one link hop per person).
+    func w2Pass(_ realm: Realm) -> Int {
+        var sum = 0
+        for person in realm.objects(BenchPerson.self) { sum &+= person.dog?.age ?? 0 }
+        return sum
     }
 
     func w3Build() throws -> Double {
@@ -89,21 +92,27 @@ struct TrellisWorkloads {
     }
 
     func w3Iterate(_ realm: Realm) -> Double {
-        median(sizes.repetitions) {
-            var sum = 0
-            for person in realm.objects(BenchPerson.self) {
-                for dog in person.dogs { sum &+= dog.age }
-            }
-            sums.record("W3", sum)
+        median(sizes.repetitions) { sums.record("W3", w3IteratePass(realm)) }
+    }
+
+    /// One pass of W3's iteration: the age of every dog of every person's list.
+    func w3IteratePass(_ realm: Realm) -> Int {
+        var sum = 0
+        for person in realm.objects(BenchPerson.self) {
+            for dog in person.dogs { sum &+= dog.age }
         }
+        return sum
     }
 
     func w4Backlinks(_ realm: Realm) -> Double {
-        median(sizes.repetitions) {
-            var sum = 0
-            for dog in realm.objects(BenchDog.self) { sum &+= dog.listOwners.count }
-            sums.record("W4", sum)
-        }
+        median(sizes.repetitions) { sums.record("W4", w4Pass(realm)) }
+    }
+
+    /// One pass of W4: every dog's number of owners.
+    func w4Pass(_ realm: Realm) -> Int {
+        var sum = 0
+        for dog in realm.objects(BenchDog.self) { sum &+= dog.listOwners.count }
+        return sum
     }
 
     func w5Scan(_ realm: Realm) -> Double {
@@ -117,15 +126,18 @@ struct TrellisWorkloads {
     }
 
     func w5Lookup(_ realm: Realm) -> Double {
-        median(sizes.repetitions) {
-            var sum = 0
-            var key = 7
-            for _ in 0..<sizes.lookups {
-                key = (key &* 31 &+ 17) % sizes.objects
-                sum &+= realm.object(ofType: BenchDog.self, forPrimaryKey: key)?.age ?? 0
-            }
-            sums.record("W5 lookup", sum)
+        median(sizes.repetitions) { sums.record("W5 lookup", w5LookupPass(realm)) }
+    }
+
+    /// One pass of W5's lookups: `sizes.lookups` dogs found by primary key, reading their age.
+    func w5LookupPass(_ realm: Realm) -> Int {
+        var sum = 0
+        var key = 7
+        for _ in 0..<sizes.lookups {
+            key = (key &* 31 &+ 17) % sizes.objects
+            sum &+= realm.object(ofType: BenchDog.self, forPrimaryKey: key)?.age ?? 0
         }
+        return sum
     }
 
     func w6Commits(sync: Bool) throws -> Double {
@@ -143,10 +155,13 @@ struct TrellisWorkloads {
     }
 
     func w7Enumerate(_ realm: Realm) -> Double {
-        median(sizes.repetitions) {
-            var sum = 0
-            for dog in realm.objects(BenchDog.self) { sum &+= dog.age &+ dog.name.utf8.count }
-            sums.record("W7", sum)
-        }
+        median(sizes.repetitions) { sums.record("W7", w7Pass(realm)) }
+    }
+
+    /// One pass of W7: every dog's age and the length of its name.
+    func w7Pass(_ realm: Realm) -> Int {
+        var sum = 0
+        for dog in realm.objects(BenchDog.self) { sum &+= dog.age &+ dog.name.utf8.count }
+        return sum
     }
 }

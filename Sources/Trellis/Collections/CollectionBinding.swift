@@ -192,8 +192,8 @@ extension _CollectionProperty {
     }
 
     /// The managed accessor of a collection property (kept by `@Persisted`).
-    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
-        Self(binding: CollectionBinding(object: object, field: field))
+    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo, into slot: UnsafeMutableRawPointer) {
+        slot.initializeMemory(as: Self.self, to: Self(binding: CollectionBinding(object: object, field: field)))
     }
 
     /// The Realm of a managed collection (the public `realm` of List, MutableSet and Map).

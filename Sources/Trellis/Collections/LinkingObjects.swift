@@ -89,11 +89,15 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
         _StoredValue(.none)
     }
 
-    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any {
-        guard let managed = object._managed else { return _trellisDefaultValue() }
+    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo, into slot: UnsafeMutableRawPointer) {
+        guard let managed = object._managed else {
+            slot.initializeMemory(as: Self.self, to: _trellisDefaultValue())
+            return
+        }
         let origin = field.originProperty ?? ""
-        return Self(propertyName: origin, results: Results(core: managed.core, source: .linkingObjects(
-            target: managed.table, key: managed.key, originProperty: origin)))
+        slot.initializeMemory(as: Self.self, to: Self(propertyName: origin, results: Results(
+            core: managed.core, source: .linkingObjects(target: managed.table, key: managed.key, originProperty: origin),
+            objectType: Element.self)))
     }
 }
 

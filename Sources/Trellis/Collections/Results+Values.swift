@@ -10,11 +10,11 @@ extension Results {
     /// The values of the source collection after every step, in the current snapshot.
     func evaluatedValues() -> [Element] {
         core.verifyThread()
-        if valueCache.stamp == core.changeStamp { return valueCache.values }
+        if let valueCache, valueCache.stamp == core.changeStamp { return valueCache.values }
         var values = sourceValues()
         for step in steps { values = Self.apply(step, to: values) }
-        valueCache.values = values
-        valueCache.stamp = core.changeStamp
+        valueCache?.values = values
+        valueCache?.stamp = core.changeStamp
         return values
     }
 

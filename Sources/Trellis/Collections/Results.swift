@@ -28,19 +28,27 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     let objectType: ObjectBase.Type?
     /// The stored class of the objects when they are ``DynamicObject``s.
     let dynamicClassName: String?
-    private let cache = KeyCache()
-    let valueCache = ValueCache()
+    private let cache = ResultsKeyCache()
+    /// Only for results of values (``Results+Values``).
+    let valueCache: ValueCache?
 
     init(core: RealmCore, source: Source, steps: [ResultsStep] = []) {
+        let objectType: ObjectBase.Type? = switch source {
+        case .table(let type): type
+        case .dynamicTable: DynamicObject.self
+        case .values, .nestedValues: nil
+        case .linkingObjects, .collection: Element.self as? ObjectBase.Type
+        }
+        self.init(core: core, source: source, steps: steps, objectType: objectType)
+    }
+
+    /// Results whose class the caller knows (no cast to find it).
+    init(core: RealmCore, source: Source, steps: [ResultsStep] = [], objectType: ObjectBase.Type?) {
         self.core = core
         self.source = source
         self.steps = steps
-        switch source {
-        case .table(let type): objectType = type
-        case .dynamicTable: objectType = DynamicObject.self
-        case .values, .nestedValues: objectType = nil
-        case .linkingObjects, .collection: objectType = Element.self as? ObjectBase.Type
-        }
+        self.objectType = objectType
+        valueCache = objectType == nil ? ValueCache() : nil
         dynamicClassName = objectType == DynamicObject.self ? Self.dynamicClassName(of: source) : nil
     }
 
@@ -59,19 +67,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// The same source with one more step.
     func adding(_ step: ResultsStep) -> Results {
-        Results(core: core, source: source, steps: steps + [step])
+        Results(core: core, source: source, steps: steps + [step], objectType: objectType)
     }
 
     /// Whether these are results of values (`list.filter("self > 3")` on a `List<Int>`).
     var isValues: Bool { objectType == nil }
-
-    /// Evaluated keys, kept until the Realm's change stamp moves, with the rows they were read
-    /// from (valid under that same stamp), so an accessor made from them needs no lookup.
-    private final class KeyCache {
-        var stamp: UInt64 = 0
-        var keys: [ObjectKey] = []
-        var rows: [UnsafeRawBufferPointer] = []
-    }
 
     /// Evaluated values of results of values, kept until the Realm's change stamp moves.
     final class ValueCache {
@@ -202,10 +202,10 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         case .collection: return keys().count
         case .table, .dynamicTable: return core.transaction.entryCount(table.rows)
         case .linkingObjects(let target, let key, let originProperty):
-            // The sum of the backlink counts: no origin row is read.
+            // The sum of the backlink counts, read in place: no origin row is read, nothing is
+            // allocated.
             guard let origin = backlinkOrigin(originProperty) else { return 0 }
-            return core.backlinks(to: target, key: key, from: origin.table, column: origin.field)
-                .reduce(0) { $0 + $1.count }
+            return core.backlinkCount(to: target, key: key, from: origin.table, column: origin.field.rowColumn)
         }
     }
 
@@ -333,4 +333,13 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 extension Results: Equatable {
     /// Equal when they are the same results value (Realm compares the underlying collection).
     public static func == (lhs: Results, rhs: Results) -> Bool { lhs.cache === rhs.cache }
+}
+
+/// Evaluated keys of a `Results`, kept until the Realm's change stamp moves, with the rows they
+/// were read from (valid under that same stamp), so an accessor made from them needs no lookup.
+/// Not nested in the generic `Results`: allocating it then needs no generic metadata lookup.
+final class ResultsKeyCache {
+    var stamp: UInt64 = 0
+    var keys: [ObjectKey] = []
+    var rows: [UnsafeRawBufferPointer] = []
 }

@@ -152,6 +152,20 @@ extension RealmCore {
         }
     }
 
+    /// The number of links to a target from one origin table and column: the sum of the counts
+    /// of its backlink entries, read in place with a reused cursor (no entry is copied).
+    func backlinkCount(to table: Table, key: ObjectKey, from origin: Table, column: Int) -> Int {
+        withUnsafeTemporaryAllocation(byteCount: 18, alignment: 8) { prefix in
+            BigEndian.store(table.tableId, into: prefix, at: 0)
+            BigEndian.store(key, into: prefix, at: 4)
+            BigEndian.store(origin.tableId, into: prefix, at: 12)
+            BigEndian.store(UInt16(truncatingIfNeeded: column), into: prefix, at: 16)
+            return transaction.withReusableCursor(file.backlinks) { cursor in
+                cursor?.sumOfCounts(withPrefix: UnsafeRawBufferPointer(prefix)) ?? 0
+            }
+        }
+    }
+
     /// Every backlink entry of a target (optionally from one origin table and column).
     func backlinks(to table: Table, key: ObjectKey, from origin: Table? = nil, column: FieldInfo? = nil)
         -> [(key: BacklinkKey, count: Int)]

@@ -48,6 +48,8 @@ enum DynamicFieldWitness<Value: RealmCollectionValue>: PersistedFieldWitness {
     }
 
     static var valueTypeInfo: _PropertyTypeInfo { Value._trellisTypeInfo }
+    /// Dynamic properties are read by name (`dynamicGet`), never through `Persisted`.
+    static var cachedAccessorType: (any _CachedAccessor.Type)? { nil }
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration { noUnmanagedStorage() }
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
         noUnmanagedStorage()

@@ -174,7 +174,9 @@ extension Persisted where Value: _PrimaryKey {
 /// Types whose managed accessor is created once per object and kept (collections,
 /// LinkingObjects), so that `obj.dogs === obj.dogs`.
 protocol _CachedAccessor {
-    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Any
+    /// Initializes `slot` (uninitialized memory for one `Self`) with the managed accessor of
+    /// `field` of `object`. Through a pointer rather than `Any`, so the caller casts nothing.
+    static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo, into slot: UnsafeMutableRawPointer)
 }
 
 // MARK: - Codable

@@ -134,7 +134,17 @@ extension Realm {
 
     /// The object of `type` whose primary key is `key`, or nil. Pass nil for a nil primary key.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
-        object(ofType: type, forPrimaryKeyValue: key)
+        core.verifyThread()
+        // The common keys (integers, strings) are encoded straight from their type: no
+        // reflection and no probe object. Everything else (optionals, conversions, wrong types
+        // and their messages) takes the general path.
+        if let table = core.table(for: type, create: false), let pkField = table.info.primaryKeyField,
+           let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField.typeInfo)
+        {
+            guard let objectKey = core.lookUpPrimaryKey(table, payload) else { return nil }
+            return core.linkedAccessor(type, table: table, key: objectKey)
+        }
+        return object(ofType: type, forPrimaryKeyValue: key)
     }
 
     func object<Element: Object>(ofType type: Element.Type, forPrimaryKeyValue key: Any?) -> Element? {

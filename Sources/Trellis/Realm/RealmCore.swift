@@ -273,6 +273,7 @@ final class RealmCore {
     /// Makes the tables a migration rewrote this core's tables for the rest of the write; they
     /// are published with the catalog when it commits.
     func adoptMigratedTables(_ tables: [Table], catalog: SchemaCatalog) {
+        cachedTables = (nil, nil)
         for table in tables { pendingTables[ObjectIdentifier(table.info.objectType)] = table }
         pendingCatalog = catalog
     }
@@ -284,6 +285,7 @@ final class RealmCore {
 
     private func discardPending() {
         dynamicClasses?.endWrite()
+        cachedTables = (nil, nil)
         noticedWriteFailure = false
         recordedChanges.reset()
         pendingTables = [:]
@@ -339,10 +341,30 @@ final class RealmCore {
     /// The table of `type` in this Realm: bound, created in the current write if `create`, or
     /// nil when the class has no table yet.
     func table(for type: ObjectBase.Type, create: Bool) -> Table? {
-        if let pending = pendingTables[ObjectIdentifier(type)] { return pending }
-        if let table = file.table(for: type) { return table }
+        let id = ObjectIdentifier(type)
+        // Link hops and backlink counts look the same one or two classes up on every read.
+        if let cached = cachedTables.0, cached.type == id, cached.stamp == changeStamp { return cached.table }
+        if let cached = cachedTables.1, cached.type == id, cached.stamp == changeStamp { return cached.table }
+        let found = pendingTables[id] ?? file.table(for: type)
+        if let found {
+            // Not in a write, whose every change moves the stamp, nor for a frozen core, which
+            // other threads read at the same time.
+            if writeTransaction == nil, !isFrozen {
+                cachedTables = (CachedTable(type: id, table: found, stamp: changeStamp), cachedTables.0)
+            }
+            return found
+        }
         return bindTable(for: type, create: create)
     }
+
+    /// A table found by ``table(for:create:)``, valid while the change stamp is the same: tables
+    /// change only with writes, migrations and new snapshots, which all move the stamp.
+    private struct CachedTable {
+        let type: ObjectIdentifier
+        let table: Table
+        let stamp: UInt64
+    }
+    @exclusivity(unchecked) private var cachedTables: (CachedTable?, CachedTable?) = (nil, nil)
 
     private func bindTable(for type: ObjectBase.Type, create: Bool) -> Table? {
         if type == DynamicObject.self {
@@ -471,9 +493,13 @@ final class RealmCore {
 
     /// The accessor of a link target with its row cached, or nil if the row is missing.
     func linkedAccessor<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T? {
-        guard let table = table(for: type, create: false),
-              let bytes = transaction.get(table.rows, integerKey: key)
-        else { return nil }
+        guard let table = table(for: type, create: false) else { return nil }
+        return linkedAccessor(type, table: table, key: key)
+    }
+
+    /// The accessor of an object of `table` with its row cached, or nil if the row is missing.
+    func linkedAccessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey) -> T? {
+        guard let bytes = transaction.get(table.rows, integerKey: key) else { return nil }
         let object = accessor(type, table: table, key: key)
         object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
         return object

@@ -16,6 +16,9 @@ final class FieldInfo: Sendable {
     let isPrimaryKey: Bool
     let isIndexed: Bool
     let originProperty: String?
+    /// For collections and LinkingObjects: the value type, which makes the managed accessor
+    /// (looked up once here, so a read makes no dynamic cast).
+    let accessorMaker: (any _CachedAccessor.Type)?
 
     init(name: String, index: Int, rowColumn: Int, offset: Int, witness: any PersistedFieldWitness.Type,
          typeInfo: _PropertyTypeInfo, declaration: PropertyDeclaration)
@@ -29,6 +32,7 @@ final class FieldInfo: Sendable {
         self.isPrimaryKey = declaration.isPrimaryKey
         self.isIndexed = declaration.isIndexed
         self.originProperty = declaration.originProperty
+        self.accessorMaker = witness.cachedAccessorType
     }
 
     var isLinkingObjects: Bool { typeInfo.type == .linkingObjects }

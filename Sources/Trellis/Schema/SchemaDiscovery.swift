@@ -5,6 +5,9 @@ import Foundation
 /// `Persisted` is the only conformer.
 protocol PersistedFieldWitness: SendableMetatype {
     static var valueTypeInfo: _PropertyTypeInfo { get }
+    /// The value type when its managed accessor is made once and kept (collections,
+    /// LinkingObjects), else nil.
+    static var cachedAccessorType: (any _CachedAccessor.Type)? { get }
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration
     /// Encodes the unmanaged value held at `field` (computing its default if needed).
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue
@@ -65,6 +68,9 @@ enum SchemaDiscovery {
 
 extension Persisted: PersistedFieldWitness {
     static var valueTypeInfo: _PropertyTypeInfo { Value._trellisTypeInfo }
+
+    static var cachedAccessorType: (any _CachedAccessor.Type)? { Value.self as? any _CachedAccessor.Type }
+
 
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee.declaration
@@ -149,10 +155,18 @@ extension Persisted: PersistedFieldWitness {
     static func managedAccessor(_ object: ObjectBase, _ field: FieldInfo,
                                 _ storage: UnsafeMutablePointer<Persisted<Value>>) -> Value
     {
-        if case .managedCached(let value) = storage.pointee.storage { return value }
-        guard let maker = Value.self as? any _CachedAccessor.Type,
-              let value = maker._trellisMakeAccessor(object, field) as? Value
-        else { throwRealmException("Trellis internal error: no accessor for '\(field.name)'.") }
+        if !field.isLinkingObjects, case .managedCached(let value) = storage.pointee.storage { return value }
+        guard let maker = field.accessorMaker else {
+            throwRealmException("Trellis internal error: no accessor for '\(field.name)'.")
+        }
+        // `maker` is `Value` itself (see FieldInfo.accessorMaker): it initializes the slot.
+        let value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+            guard let slot = buffer.baseAddress else {
+                throwRealmException("Trellis internal error: no memory for the accessor of '\(field.name)'.")
+            }
+            maker._trellisMakeAccessor(object, field, into: UnsafeMutableRawPointer(slot))
+            return slot.move()
+        }
         if !field.isLinkingObjects { storage.pointee.storage = .managedCached(value) }
         return value
     }

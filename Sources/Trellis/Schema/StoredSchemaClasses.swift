@@ -89,6 +89,7 @@ private enum StoredFieldWitness: PersistedFieldWitness {
     }
 
     static var valueTypeInfo: _PropertyTypeInfo { misuse() }
+    static var cachedAccessorType: (any _CachedAccessor.Type)? { nil }
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration { misuse() }
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
         misuse()

@@ -4,19 +4,25 @@ import CLMDB
 /// A position in a named database, for ordered scans and range lookups.
 final class Cursor {
     private let handle: OpaquePointer
-    // Keeps the transaction alive while the cursor exists.
-    private let transaction: Transaction
+    /// The database the cursor walks.
+    let database: DatabaseHandle
+    // Keeps the transaction alive while the cursor exists; nil for the cursor a transaction
+    // keeps for reuse (``Transaction/withReusableCursor(_:_:)``), which it closes itself.
+    private let transaction: Transaction?
     /// The transaction's environment, read on every step without retaining it: the
     /// transaction keeps it alive, and a retain would cost two atomic operations per step,
     /// slow ones, since the environment registry's weak reference gives it a side table.
     private let environment: Unmanaged<Environment>
 
-    init(transaction: Transaction, txn: OpaquePointer, database: DatabaseHandle) throws {
+    init(transaction: Transaction, txn: OpaquePointer, database: DatabaseHandle, ownedByTransaction: Bool = false)
+        throws
+    {
         var cursor: OpaquePointer?
         try lmdbCheck(mdb_cursor_open(txn, database, &cursor), "opening a cursor")
         guard let cursor else { throw StorageError(code: EINVAL, operation: "opening a cursor") }
         self.handle = cursor
-        self.transaction = transaction
+        self.database = database
+        self.transaction = ownedByTransaction ? nil : transaction
         self.environment = Unmanaged.passUnretained(transaction.environment)
     }
 
@@ -89,6 +95,18 @@ final class Cursor {
     func seek(atLeast key: UnsafeRawBufferPointer) -> Entry? {
         lastIntegerKey = nil
         return move(MDB_SET_RANGE, key: key)
+    }
+
+    /// The sum of the native `UInt32` values of the entries whose key starts with `prefix`,
+    /// read in place (backlink counts: nothing is copied or allocated).
+    func sumOfCounts(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
+        var sum = 0
+        var entry = seek(atLeast: prefix)
+        while let current = entry, current.key.starts(with: prefix) {
+            sum += Int(current.value.load(orZeroAt: 0, as: UInt32.self))
+            entry = next()
+        }
+        return sum
     }
 
     /// Every entry whose key starts with `prefix` (every entry for an empty prefix), in key

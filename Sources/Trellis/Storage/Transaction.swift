@@ -23,6 +23,12 @@ final class Transaction {
     /// further change and read of the transaction, so later changes are skipped (reported as
     /// done) and the owner rolls the transaction back instead of committing it.
     private(set) var resourceFailure: StorageError?
+    /// A cursor kept for short walks (``withReusableCursor(_:_:)``): opening one allocates, and a
+    /// backlink count is a walk of one or two entries. Closed before the transaction ends.
+    private var reusableCursor: Cursor?
+    /// Set when the transaction is read from several threads at once (a frozen Realm): then no
+    /// cursor is shared.
+    private var isShared = false
 
     /// Whether `code` is a full map or disk, which is remembered instead of thrown.
     private func recordResourceFailure(_ code: Int32, _ operation: String) -> Bool {
@@ -94,6 +100,7 @@ final class Transaction {
     }
 
     deinit {
+        reusableCursor = nil
         if let handle {
             mdb_txn_abort(handle)
             environment.transactionEnded()
@@ -112,6 +119,7 @@ final class Transaction {
     // MARK: - Ending
 
     func commit() throws {
+        reusableCursor = nil
         let txn = self.txn
         handle = nil
         let code = mdb_txn_commit(txn)
@@ -129,6 +137,7 @@ final class Transaction {
     }
 
     func abort() {
+        reusableCursor = nil
         guard let handle else { return }
         mdb_txn_abort(handle)
         self.handle = nil
@@ -140,6 +149,7 @@ final class Transaction {
     /// Moves a read transaction to the newest committed version (cheap: reuses the reader slot).
     func renew() throws {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
+        reusableCursor = nil
         let txn = self.txn
         mdb_txn_reset(txn)
         var previous = -1
@@ -238,6 +248,8 @@ final class Transaction {
     /// concurrent reads later only read. (`MDB_NOTLS` already frees it from its thread.)
     func shareBetweenThreads() {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
+        isShared = true
+        reusableCursor = nil
         for dbi in environment.handles.all { _ = entryCount(dbi) }
     }
 
@@ -349,12 +361,27 @@ final class Transaction {
         try Cursor(transaction: self, txn: txn, database: dbi)
     }
 
+    /// Calls `body` with a cursor over `dbi` that the transaction keeps for the next call (a
+    /// new one when the transaction is shared between threads); nil when this snapshot does not
+    /// have the database. `body` must not keep the cursor.
+    func withReusableCursor<R>(_ dbi: DatabaseHandle, _ body: (Cursor?) throws -> R) rethrows -> R {
+        if isShared { return try body(existingCursor(dbi)) }
+        if let cursor = reusableCursor, cursor.database == dbi { return try body(cursor) }
+        reusableCursor = nil
+        reusableCursor = openCursor(dbi, ownedByTransaction: true)
+        return try body(reusableCursor)
+    }
+
     /// A cursor over `dbi`, or nil when this snapshot does not have the database (it was
     /// created later, so it is empty here). Any other failure is a fault and stops the process
     /// rather than reading as an empty database.
     func existingCursor(_ dbi: DatabaseHandle) -> Cursor? {
+        openCursor(dbi, ownedByTransaction: false)
+    }
+
+    private func openCursor(_ dbi: DatabaseHandle, ownedByTransaction: Bool) -> Cursor? {
         do {
-            return try Cursor(transaction: self, txn: txn, database: dbi)
+            return try Cursor(transaction: self, txn: txn, database: dbi, ownedByTransaction: ownedByTransaction)
         } catch let error as StorageError {
             if readsAsAbsent(error.code, dbi) { return nil }
             handleFault(error.code, dbi, "opening a cursor")

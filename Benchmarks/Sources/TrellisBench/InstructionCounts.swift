@@ -1,0 +1,226 @@
+import ArgumentParser
+import Foundation
+import Trellis
+
+/// The operations of issue 18 measured in instructions (valgrind's callgrind), with the
+/// figure realm-core, Realm's C++ engine, needs for the same work on this machine kind.
+///
+/// Instruction counts do not move with the machine's load, so they compare runs that wall-clock
+/// figures cannot (the machine is shared).
+enum InstructionWorkload: String, CaseIterable {
+    case w1 = "W1", w2 = "W2", w3Build = "W3build", w3Iterate = "W3iterate", w4 = "W4", w5Lookup = "W5lookup",
+         w7 = "W7"
+
+    var operation: String {
+        switch self {
+        case .w1: "insert, per object (Dogs and Persons linking them, commit included)"
+        case .w2: "`person.dog?.age`, per hop"
+        case .w3Build: "build Lists, per list element"
+        case .w3Iterate: "iterate a List, per element (`dog.age`)"
+        case .w4: "`dog.owners.count`, per dog"
+        case .w5Lookup: "`object(ofType:forPrimaryKey:)`, per lookup"
+        case .w7: "enumerate, read `name` and `age`, per object"
+        }
+    }
+
+    /// realm-core's instructions for one operation (issue 18, measured side by side).
+    var realmCore: Int {
+        switch self {
+        case .w1: 9_219
+        case .w2: 1_101
+        case .w3Build: 10_854
+        case .w3Iterate: 1_040
+        case .w4: 507
+        case .w5Lookup: 1_758
+        case .w7: 513
+        }
+    }
+
+    /// Issue 18's target for Trellis.
+    var target: Int {
+        switch self {
+        case .w1: 9_000
+        case .w2: 1_000
+        case .w3Build: 10_000
+        case .w3Iterate: 1_000
+        case .w4: 500
+        case .w5Lookup: 1_500
+        case .w7: 600
+        }
+    }
+}
+
+/// The workload ``trellisMeasuredRegion()`` runs. A global, not a parameter: given a closure
+/// argument, the optimiser makes copies of the function with the closure merged in, under names
+/// callgrind cannot attribute.
+nonisolated(unsafe) private var measuredBody: () throws -> Void = {}
+
+/// The only function whose instructions callgrind collects (`--toggle-collect`): it runs the
+/// workload and nothing else.
+@inline(never) @_optimize(none)
+func trellisMeasuredRegion() throws {
+    try measuredBody()
+}
+
+/// Runs `body` inside ``trellisMeasuredRegion()``.
+func measured(_ body: @escaping () throws -> Void) throws {
+    measuredBody = body
+    defer { measuredBody = {} }
+    try trellisMeasuredRegion()
+}
+
+/// Runs each operation in its own process under callgrind and reports instructions per op.
+struct InstructionCounter {
+    let sizes: Sizes
+    let selected: Set<String>
+    /// Where to keep the callgrind profiles (for `callgrind_annotate`); nil to discard them.
+    let profiles: URL?
+
+    struct Result {
+        var workload: InstructionWorkload
+        var instructions: Int
+        var operations: Int
+        var perOperation: Double { Double(instructions) / Double(Swift.max(operations, 1)) }
+    }
+
+    var workloads: [InstructionWorkload] {
+        InstructionWorkload.allCases.filter { workload in
+            selected.contains { workload.rawValue.uppercased().hasPrefix($0) }
+        }
+    }
+
+    func run(log: Bool) throws -> [Result] {
+        let folder = profiles ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("trellis-instructions-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { if profiles == nil { try? FileManager.default.removeItem(at: folder) } }
+        var results = [Result]()
+        for workload in workloads {
+            if log { FileHandle.standardError.write(Data("… \(workload.rawValue) under callgrind\n".utf8)) }
+            results.append(try measure(workload, in: folder))
+        }
+        return results
+    }
+
+    private func measure(_ workload: InstructionWorkload, in folder: URL) throws -> Result {
+        let profile = folder.appendingPathComponent("callgrind.\(workload.rawValue).out")
+        let valgrindLog = folder.appendingPathComponent("valgrind.\(workload.rawValue).log")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "valgrind", "--tool=callgrind", "--toggle-collect=*trellisMeasuredRegion*",
+            "--callgrind-out-file=\(profile.path)", "--log-file=\(valgrindLog.path)",
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            "--measure-instructions", workload.rawValue,
+            "--objects", String(sizes.objects), "--list-owners", String(sizes.listOwners),
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+              let operations = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)),
+              let instructions = Self.totalInstructions(profile)
+        else {
+            let tail = (try? String(contentsOf: valgrindLog, encoding: .utf8))?.suffix(2_000) ?? ""
+            throw ValidationError("\(workload.rawValue) under callgrind failed (status \(process.terminationStatus), "
+                + "output '\(output)'); valgrind's log ends with:\n\(tail)")
+        }
+        return Result(workload: workload, instructions: instructions, operations: operations)
+    }
+
+    /// The instructions a callgrind profile collected (its `totals:` line, else `summary:`).
+    static func totalInstructions(_ profile: URL) -> Int? {
+        guard let text = try? String(contentsOf: profile, encoding: .utf8) else { return nil }
+        var summary: Int?
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("totals:") { return Int(line.dropFirst(7).split(separator: " ").first ?? "") }
+            if line.hasPrefix("summary:") { summary = Int(line.dropFirst(8).split(separator: " ").first ?? "") }
+        }
+        return summary
+    }
+
+    static func table(_ results: [Result], sizes: Sizes) -> String {
+        var lines = [
+            "Instructions per operation (callgrind, collection on the workload only; \(sizes.objects) objects, "
+                + "\(sizes.listOwners) owners x \(sizes.listLength) dogs, \(sizes.lookups) lookups)",
+            "",
+            "| workload | operation | Trellis | realm-core | Trellis / realm-core | target | met |",
+            "|---|---|---:|---:|---:|---:|---|",
+        ]
+        for result in results {
+            let workload = result.workload
+            let perOperation = result.perOperation
+            lines.append("| \(workload.rawValue) | \(workload.operation) | \(grouped(Int(perOperation.rounded()))) | "
+                + "\(grouped(workload.realmCore)) | " + String(format: "%.2fx", perOperation / Double(workload.realmCore))
+                + " | ≤ \(grouped(workload.target)) | \(perOperation <= Double(workload.target) ? "yes" : "no") |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ results: [Result]) throws -> String {
+        var object = [String: Int]()
+        for result in results { object[result.workload.rawValue] = Int(result.perOperation.rounded()) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(object), as: UTF8.self)
+    }
+
+    private static func grouped(_ value: Int) -> String {
+        let digits = String(value)
+        var out = ""
+        for (index, character) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+            out.append(character)
+        }
+        return out
+    }
+}
+
+/// What one callgrind child does: builds the data (not collected), runs the operation once
+/// untimed so one-time costs (type metadata, caches) stay out, then runs it inside
+/// ``trellisMeasuredRegion()`` and prints how many operations that was.
+enum InstructionChild {
+    static func run(_ name: String, sizes: Sizes) throws {
+        guard let workload = InstructionWorkload(rawValue: name) else {
+            throw ValidationError("unknown workload '\(name)' (one of \(InstructionWorkload.allCases.map(\.rawValue)))")
+        }
+        let scratch = Scratch(), sums = Checksums()
+        let trellis = TrellisWorkloads(sizes: sizes, scratch: scratch, sums: sums)
+        var warmUpSizes = sizes
+        warmUpSizes.objects = Swift.min(sizes.objects, 50)
+        warmUpSizes.listOwners = Swift.min(sizes.listOwners, 5)
+        let warmUp = TrellisWorkloads(sizes: warmUpSizes, scratch: scratch, sums: sums)
+        let operations: Int
+        switch workload {
+        case .w1:
+            try warmUp.insertPeopleWithDogs(warmUp.open(scratch.file("warm-up.realm")))
+            let realm = try trellis.open(scratch.file("w1.realm"))
+            try measured { try trellis.insertPeopleWithDogs(realm) }
+            operations = 2 * sizes.objects // a Dog and a Person each
+        case .w3Build:
+            try warmUp.insertListOwners(warmUp.open(scratch.file("warm-up.realm")))
+            let realm = try trellis.open(scratch.file("w3.realm"))
+            try measured { try trellis.insertListOwners(realm) }
+            operations = sizes.listOwners * sizes.listLength
+        case .w2, .w5Lookup, .w7:
+            let realm = try trellis.w1File()
+            let pass: (Realm) -> Int = switch workload {
+            case .w2: trellis.w2Pass
+            case .w5Lookup: trellis.w5LookupPass
+            default: trellis.w7Pass
+            }
+            sums.record(name, pass(realm))
+            try measured { sums.record(name, pass(realm)) }
+            operations = workload == .w5Lookup ? sizes.lookups : sizes.objects
+        case .w3Iterate, .w4:
+            let realm = try trellis.w3File()
+            let pass = workload == .w4 ? trellis.w4Pass : trellis.w3IteratePass
+            sums.record(name, pass(realm))
+            try measured { sums.record(name, pass(realm)) }
+            operations = sizes.listOwners * sizes.listLength
+        }
+        print(operations)
+    }
+}

@@ -292,6 +292,58 @@ final class BrokenView: Projection<ProjectedPerson> {
         #expect(name == "Ann")
     }
 
+    @Test func resultsOfProjectionsAreSectionedByProjectedKeyPaths() throws {
+        let realm = try people()
+        try realm.write { realm.create(ProjectedPerson.self, value: ["id": 4, "firstName": "Dee", "age": 30]) }
+        let sections = realm.objects(PersonView.self).sectioned(by: \.age, ascending: false)
+        #expect(sections.allKeys == [40, 30, 20])
+        #expect(sections[1].map(\.name).sorted() == ["Ann", "Dee"])
+        let byInitial = realm.objects(PersonView.self).sectioned(by: { String($0.name.prefix(1)) },
+                                                                 sortDescriptors: [SortDescriptor(keyPath: "firstName")])
+        #expect(byInitial.allKeys == ["A", "B", "C", "D"])
+        let described = realm.objects(PersonView.self).sectioned(by: \.name,
+                                                                 sortDescriptors: [SortDescriptor(keyPath: "firstName")])
+        #expect(described.count == 4)
+    }
+
+    @Test func observingAProjectionOnAQueueDeliversThere() throws {
+        let realm = try people()
+        let view = PersonView(projecting: ann(realm))
+        let queue = DispatchQueue(label: "projection-observer")
+        let log = LockedBox<[String]>([])
+        let token = view.observe(keyPaths: ["name"], on: queue) { change in
+            if case .change(let projection, let properties) = change {
+                log.mutate { $0.append("\(properties.map(\.name)) \(projection.name) \(projection.realm != nil)") }
+            }
+        }
+        try realm.write { ann(realm).firstName = "Anna" }
+        for _ in 0..<500 where log.get().isEmpty { usleep(10_000) }
+        queue.sync {}
+        token.invalidate()
+        #expect(log.get() == ["[\"name\"] Anna true"])
+    }
+
+    @Test func observingAProjectionOnAnActorDeliversInsideTheActor() async throws {
+        let realm = try people()
+        let view = PersonView(projecting: ann(realm))
+        let inbox = LockedBox<[String]>([])
+        let watcher = ProjectionWatcher()
+        let token = await view.observe(keyPaths: [\PersonView.homeCity], on: watcher) { watcher, change in
+            watcher.assertIsolated()
+            if case .change(let projection, let properties) = change {
+                inbox.mutate { $0.append("\(properties.map { "\($0.name)=\($0.newValue ?? "nil")" }) \(projection.name)") }
+            }
+        }
+        let configuration = realm.configuration
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            try other.write { other.object(ofType: ProjectedPerson.self, forPrimaryKey: 1)?.address?.city = "Tromsø" }
+        }
+        for _ in 0..<500 where inbox.get().isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        token.invalidate()
+        #expect(inbox.get() == ["[\"homeCity=Tromsø\"] Ann"])
+    }
+
     @Test func aProjectionOfADerivedValueTrapsWithRealmsMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = BrokenView(projecting: ProjectedPerson())
@@ -353,3 +405,6 @@ extension ProjectionObservable {
         self[keyPath: keyPath] = value
     }
 }
+
+/// An actor that receives projection notifications.
+actor ProjectionWatcher {}

@@ -17,20 +17,7 @@ extension ProjectionObservable {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken
     {
-        let schema = ProjectionSchema.of(self)
-        var observed = schema.properties
-        if let keyPaths, !keyPaths.isEmpty {
-            for keyPath in keyPaths where !schema.properties.contains(where: { $0.matches(keyPath) }) {
-                throwRealmException("Property '\(keyPath)' is not a projected property of '\(Self.self)': observe "
-                    + "the key path a @Projected property reads (\(schema.properties.map(\.originKeyPath))) or "
-                    + "its name.")
-            }
-            observed = schema.properties.filter { property in keyPaths.contains(where: property.matches) }
-        }
-        var origins = [String]()
-        for property in observed where !origins.contains(property.originKeyPath) {
-            origins.append(property.originKeyPath)
-        }
+        let (observed, origins) = observedProperties(keyPaths)
         var projection: Self? = queue == nil ? self : nil
         return rootObject.observe(keyPaths: origins, on: queue) { (change: ObjectChange<Root>) in
             switch change {
@@ -47,6 +34,59 @@ extension ProjectionObservable {
         }
     }
 
+    /// Like ``observe(keyPaths:on:_:)``, but `block` runs isolated to `actor`, with a projection
+    /// of the object read from the actor's Realm.
+    public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void)
+        async -> NotificationToken
+    {
+        let (observed, origins) = observedProperties(keyPaths)
+        let project = ProjectionMaker<Self>()
+        return await rootObject.observe(keyPaths: origins, on: actor) { actor, change in
+            switch change {
+            case .deleted:
+                block(actor, .deleted)
+            case .error(let error):
+                block(actor, .error(error))
+            case .change(let object, let changes):
+                let projected = project.changes(changes, of: object, observed: observed)
+                if !projected.isEmpty { block(actor, .change(project.projection(of: object), projected)) }
+            }
+        }
+    }
+
+    /// Like ``observe(keyPaths:on:_:)`` with the projection's key paths, but `block` runs
+    /// isolated to `actor`.
+    public func observe<A: Actor>(keyPaths: [PartialKeyPath<Self>], on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void)
+        async -> NotificationToken
+    {
+        await observe(keyPaths: keyPaths.isEmpty ? nil : keyPaths.map(ProjectionSchema.originKeyPath(of:)), on: actor,
+                      block)
+    }
+
+    /// The projected properties `keyPaths` names (all without key paths), and the root key
+    /// paths they read; traps for a key path that names none.
+    private func observedProperties(_ keyPaths: [String]?) -> ([ProjectionSchema.Property], [String]) {
+        let schema = ProjectionSchema.of(self)
+        var observed = schema.properties
+        if let keyPaths, !keyPaths.isEmpty {
+            for keyPath in keyPaths where !schema.properties.contains(where: { $0.matches(keyPath) }) {
+                throwRealmException("Property '\(keyPath)' is not a projected property of '\(Self.self)': observe "
+                    + "the key path a @Projected property reads (\(schema.properties.map(\.originKeyPath))) or "
+                    + "its name.")
+            }
+            observed = schema.properties.filter { property in keyPaths.contains(where: property.matches) }
+        }
+        var origins = [String]()
+        for property in observed where !origins.contains(property.originKeyPath) {
+            origins.append(property.originKeyPath)
+        }
+        return (observed, origins)
+    }
+
     /// `observe` with key paths of the projection: `observe(keyPaths: [\PersonProjection.homeCity])`.
     public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken
@@ -58,7 +98,7 @@ extension ProjectionObservable {
     /// The root's changed properties as changes of the projected properties that read them:
     /// old values are read through the projected key path from an unmanaged copy holding the
     /// old values, new values from the object.
-    private static func projectedChanges(_ changes: [PropertyChange], of object: Root,
+    fileprivate static func projectedChanges(_ changes: [PropertyChange], of object: Root,
                                          observed: [ProjectionSchema.Property]) -> [PropertyChange]
     {
         let old = Root()
@@ -94,4 +134,29 @@ extension ProjectionSchema.Property {
 
     /// The root property the key path starts with: the one a change of the root names.
     var rootPropertyName: Substring { originKeyPath.split(separator: ".").first ?? Substring(originKeyPath) }
+}
+
+/// Makes projections of one class inside an actor's notification block (a `Sendable` stand-in
+/// for the projection's metatype).
+private struct ProjectionMaker<P: ProjectionObservable>: Sendable {
+    func projection(of object: P.Root) -> P { P(projecting: object) }
+
+    func changes(_ changes: [PropertyChange], of object: P.Root, observed: [ProjectionSchema.Property])
+        -> [PropertyChange]
+    {
+        P.projectedChanges(changes, of: object, observed: observed)
+    }
+}
+
+/// One changed projected property, as Realm declares it. Projection notifications report
+/// ``PropertyChange``s (named as the projection names its properties), as Realm's do; this type
+/// exists for source compatibility.
+@frozen
+public struct ProjectedPropertyChange {
+    /// The projected property's name.
+    public let name: String
+    /// The value before the change; nil for collections.
+    public let oldValue: Any?
+    /// The value after the change; nil for collections.
+    public let newValue: Any?
 }

@@ -54,3 +54,38 @@ extension Results where Element: ProjectionObservable {
         observe(keyPaths: keyPaths.map(ProjectionSchema.originKeyPath(of:)), on: queue, block)
     }
 }
+
+extension RealmCollection where Element: ProjectionObservable {
+    /// The projections sorted on a projected property and grouped by its value.
+    public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true)
+        -> SectionedResults<Key, Element>
+    {
+        let name = ProjectionSchema.originKeyPath(of: keyPath)
+        return SectionedResults(results: sorted(by: [SortDescriptor(keyPath: name, ascending: ascending)])) {
+            $0[keyPath: keyPath]
+        }
+    }
+
+    /// The projections sorted by `sortDescriptors`, whose first must name the root key path
+    /// `keyPath` reads (Realm's message otherwise), and grouped by `keyPath`'s value.
+    public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>,
+                                                        sortDescriptors: [SortDescriptor])
+        -> SectionedResults<Key, Element>
+    {
+        guard let first = sortDescriptors.first else {
+            throwRealmException("Can not section Results with empty sortDescriptor parameter.")
+        }
+        if ProjectionSchema.originKeyPath(of: keyPath) != first.keyPath {
+            throwRealmException("The section key path must match the primary sort descriptor.")
+        }
+        return SectionedResults(results: sorted(by: sortDescriptors)) { $0[keyPath: keyPath] }
+    }
+
+    /// The projections sorted by `sortDescriptors` and grouped by the key `block` gives each.
+    public func sectioned<Key: _Persistable & Hashable>(by block: @escaping ((Element) -> Key),
+                                                        sortDescriptors: [SortDescriptor])
+        -> SectionedResults<Key, Element>
+    {
+        sectioned(sortDescriptors: sortDescriptors, block)
+    }
+}

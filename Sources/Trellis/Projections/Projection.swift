@@ -3,7 +3,7 @@ import Synchronization
 
 /// A projection of an object, as a type: what ``Projection`` is, without its generic class.
 /// Code generic over projections (`observe`, `freeze`) is written against it, as in Realm.
-public protocol ProjectionObservable: AnyObject, ThreadConfined {
+public protocol ProjectionObservable: AnyObject, ThreadConfined, SendableMetatype {
     /// The projected class: an ``Object`` or ``EmbeddedObject`` subclass.
     associatedtype Root: ObjectBase
     /// The object being projected.

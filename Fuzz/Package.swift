@@ -20,7 +20,7 @@ let package = Package(
         // Extended JSON documents imported through the model classes and through a file's stored
         // schema (`trellis import`).
         .executableTarget(name: "FuzzExtendedJSON", dependencies: [.product(name: "Trellis", package: rootPackage)]),
-        // App Services schema.json / relationships.json read into Swift models (`trellis schema import`).
+        // App Services schema.json / relationships.json read into Swift models (`trellis schema codegen`).
         .executableTarget(name: "FuzzSchema", dependencies: [.product(name: "Trellis", package: rootPackage)]),
     ]
 )

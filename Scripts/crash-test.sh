@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# The full crash test: a writer process killed with SIGKILL 250 times (CI runs 40).
-#   bash Scripts/crash-test.sh [KILLS] [SEED]
+# The crash test at scale (CI runs a small count of each):
+#   ROUNDS writer rounds, each killing a writer and a reader with SIGKILL (default 400: 800 kills),
+#   SCENARIO kills each during a migration, a writeCopy and an Extended JSON import (default 60),
+#   READERS readers killed holding snapshots while the data is rewritten (default 100).
+#   bash Scripts/crash-test.sh [ROUNDS] [SEED] [SCENARIO] [READERS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/install-deps.sh
-export TRELLIS_CRASH_KILLS="${1:-250}"
+export TRELLIS_CRASH_KILLS="${1:-400}"
 [ -n "${2:-}" ] && export TRELLIS_CRASH_SEED="$2"
+export TRELLIS_CRASH_SCENARIO_KILLS="${3:-60}"
+export TRELLIS_CRASH_READER_KILLS="${4:-100}"
 swift build --build-tests
-swift test --skip-build --filter CrashTests 2>&1 | grep -E "crash test:|passed|failed|error|Expectation" 
+swift test --skip-build --filter "CrashTests|CrashScenarioTests|DeadReaderTests" 2>&1 \
+    | grep -E "crash test:|passed|failed|error|Expectation"

@@ -15,11 +15,13 @@ enum CrashWorkload {
         return try Realm(configuration: configuration)
     }
 
-    /// Writes transactions forever (until killed): `committed <t>` or `committed <t> deleted <g>`.
+    /// Writes transactions forever (until killed): `ready` once the file is open, then
+    /// `committed <t>` or `committed <t> deleted <g>` per transaction.
     static func write(path: String, seed: UInt64) throws {
         let realm = try open(path, verifying: false)
         var random = SplitMix64(seed: seed)
         var transaction = (realm.object(ofType: CrashLedger.self, forPrimaryKey: 0)?.lastTransaction ?? 0) + 1
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
         while true {
             var deleted: Int?
             try realm.write {

@@ -1,7 +1,7 @@
 import Foundation
 import Trellis
 
-/// The input is App Services JSON, as `trellis schema import --swift` reads it: chunks split by
+/// The input is App Services JSON, as `trellis schema codegen --swift` reads it: chunks split by
 /// a NUL byte, the first and every later odd-numbered one a collection `schema.json`, the others
 /// `relationships.json` documents given to the schema before them (under its title). The reader
 /// must give Swift source or a `Realm.Error`; a crash or a sanitizer report is a bug.

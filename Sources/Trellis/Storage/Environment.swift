@@ -21,6 +21,8 @@ final class Environment: Sendable {
     /// The map may only be resized when no transaction is live (LMDB's rule), so both live
     /// behind one lock that every transaction start and end takes.
     private let mapState: Mutex<MapState>
+    /// The sync-on-commit setting last given to LMDB (nil: none yet).
+    private let syncOnCommit = Mutex<Bool?>(nil)
 
     struct MapState {
         var liveTransactions = 0
@@ -309,8 +311,14 @@ extension Environment {
     }
 
     /// Whether commits fsync before returning (LMDB's default) or leave flushing to the OS.
+    /// Every open sets it, so it is written only when it changes: LMDB changes its flags without
+    /// a lock, while another thread's commit may be reading them.
     func setSyncOnCommit(_ sync: Bool) {
-        mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), sync ? 0 : 1)
+        syncOnCommit.withLock { current in
+            guard current != sync else { return }
+            mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), sync ? 0 : 1)
+            current = sync
+        }
     }
 }
 

@@ -10,12 +10,21 @@ let package = Package(
         // Trellis's log messages to swift-log, for servers (its own product: the core library
         // keeps no dependency).
         .library(name: "TrellisLogging", targets: ["TrellisLogging"]),
+        // Sync (issue 21): the client library and the server. See docs/SYNC.md.
+        .library(name: "TrellisSync", targets: ["TrellisSync"]),
+        .executable(name: "trellis-sync", targets: ["TrellisSyncServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // `swift package generate-documentation --target Trellis` (DocC).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // Sync only (TrellisSync client, trellis-sync server); the core Trellis target uses none.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // LMDB from the system (Debian: liblmdb-dev). Only Sources/Trellis/Storage imports it.
@@ -46,6 +55,43 @@ let package = Package(
         .executableTarget(
             name: "TrellisProcessHelper",
             dependencies: ["Trellis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Sync (issue 21): wire messages shared by client and server (Codable, no networking).
+        .target(
+            name: "TrellisSyncProtocol",
+            dependencies: ["Trellis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "TrellisSync",
+            dependencies: [
+                "Trellis", "TrellisSyncProtocol",
+                .product(name: "WSClient", package: "swift-websocket"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "TrellisSyncServer",
+            dependencies: [
+                "Trellis", "TrellisSyncProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Scripts/sync-demo.sh: two clients of the seeds' Person/Dog models converge.
+        .executableTarget(
+            name: "TrellisSyncDemo",
+            dependencies: ["Trellis", "TrellisSync"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Integration tests of sync: a real PostgreSQL (Scripts/postgres.sh) and real servers.
+        .testTarget(
+            name: "TrellisSyncTests",
+            dependencies: ["Trellis", "TrellisSync", "TrellisSyncProtocol", "TrellisSyncServer"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -120,7 +120,18 @@ public enum ExtendedJSON {
 
     // MARK: - Import
 
-    private static func swiftValues(_ document: [String: Any], schema: ObjectSchema, realm: Realm) throws -> [String: Any] {
+    /// The values of `realm.create(_:value:update:)` for a document (TrellisSync's downloads):
+    /// a link to an object not in the Realm (outside the subscriptions, or not downloaded
+    /// yet) is left out instead of failing.
+    package static func syncValues(_ document: [String: Any], schema: ObjectSchema, realm: Realm) throws
+        -> [String: Any]
+    {
+        try swiftValues(document, schema: schema, realm: realm, skipMissingLinks: true)
+    }
+
+    private static func swiftValues(_ document: [String: Any], schema: ObjectSchema, realm: Realm,
+                                    skipMissingLinks: Bool = false) throws -> [String: Any]
+    {
         var values = [String: Any]()
         for property in schema.properties where property.type != .linkingObjects {
             guard let raw = document[property.name] else { continue }
@@ -128,18 +139,25 @@ public enum ExtendedJSON {
                 values[property.name] = NSNull()
             } else if property.isArray || property.isSet {
                 guard let items = raw as? [Any] else { throw mismatch(property, schema, raw) }
-                values[property.name] = try items.map { try decodeElement($0, property, schema, realm) }
+                values[property.name] = try items.compactMap {
+                    try decodeElement($0, property, schema, realm, skipMissingLinks: skipMissingLinks)
+                }
             } else if property.isMap {
                 guard let entries = raw as? [String: Any] else { throw mismatch(property, schema, raw) }
-                values[property.name] = try entries.mapValues { try decodeElement($0, property, schema, realm) }
+                values[property.name] = try entries.compactMapValues {
+                    try decodeElement($0, property, schema, realm, skipMissingLinks: skipMissingLinks)
+                }
             } else {
-                values[property.name] = try decodeElement(raw, property, schema, realm)
+                values[property.name] = try decodeElement(raw, property, schema, realm,
+                                                          skipMissingLinks: skipMissingLinks) ?? NSNull()
             }
         }
         return values
     }
 
-    private static func decodeElement(_ raw: Any, _ property: Property, _ owner: ObjectSchema, _ realm: Realm) throws -> Any {
+    private static func decodeElement(_ raw: Any, _ property: Property, _ owner: ObjectSchema, _ realm: Realm,
+                                      skipMissingLinks: Bool = false) throws -> Any?
+    {
         if property.type == .any { return try mixedValue(raw, property, owner) }
         if raw is NSNull { return NSNull() }
         if property.type == .object {
@@ -148,13 +166,14 @@ public enum ExtendedJSON {
             }
             if target.isEmbedded {
                 guard let document = raw as? [String: Any] else { throw mismatch(property, owner, raw) }
-                return try swiftValues(document, schema: target, realm: realm)
+                return try swiftValues(document, schema: target, realm: realm, skipMissingLinks: skipMissingLinks)
             }
             guard let key = target.primaryKeyProperty, let type = realm.core.configuration.objectTypes?
                 .first(where: { $0.className() == targetName }) as? Object.Type
             else { throw mismatch(property, owner, raw) }
-            let keyValue = try decodeElement(raw, key, target, realm)
+            let keyValue = try scalarValue(raw, key, target)
             guard let linked = realm.object(ofType: type, forPrimaryKeyValue: keyValue) else {
+                if skipMissingLinks { return nil }
                 throw Realm.Error(.invalidValue, "'\(owner.className).\(property.name)' links to the '\(targetName)' with "
                     + "primary key \(keyValue), which is not in the Realm. Import '\(targetName)' documents first.")
             }

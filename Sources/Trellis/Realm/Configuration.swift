@@ -115,6 +115,10 @@ extension Realm {
         /// during development to find the place that holds an old version.
         public var maximumNumberOfActiveVersions: UInt?
 
+        /// The TrellisSync client of a synced Realm (set by `User.flexibleSyncConfiguration`);
+        /// nil for a local Realm. See ``SyncCommitHook``.
+        package var syncHook: (any SyncCommitHook)?
+
         /// A configuration with Realm's parameters; `inMemoryIdentifier` wins over `fileURL`.
         public init(fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
                     encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,

@@ -34,6 +34,7 @@ public struct Realm {
     /// - Throws: ``Realm/Error`` when the file cannot be opened, is not a Trellis file, the models
     ///   break a schema rule (every problem is listed), or they differ from the file's schema.
     public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
+        defer { configuration.syncHook?.realmDidOpen(configuration) }
         guard let queue else {
             core = try RealmOpener.open(configuration)
             return

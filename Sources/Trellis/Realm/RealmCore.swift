@@ -48,6 +48,10 @@ final class RealmCore {
     private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).
     var recordedChanges = ChangeRecorder()
+    /// Set while TrellisSync applies downloaded changes: the commit is not queued for upload.
+    var isApplyingSyncDownload = false
+    /// The last commit queued changes for upload (the sync hook is told after it commits).
+    var committedSyncChanges = false
     /// The observers of this Realm and the version they were last told about.
     let observers = ObserverList()
     /// The asynchronous writes of this Realm (``Realm/beginAsyncWrite(_:)``).
@@ -214,6 +218,7 @@ final class RealmCore {
         }
         let version = txn.version
         do {
+            try recordSyncChanges()
             try persistKeyCounters(txn)
             try persistChangeRecord(txn)
             try txn.commitUnlessFailed()
@@ -222,12 +227,22 @@ final class RealmCore {
             writeTransaction = nil
             discardPending()
             noteChange()
+            committedSyncChanges = false
             let failure = commitError(error)
             Logger.log(.error, Category.Storage.transaction, failure.message)
             throw failure
+        } catch {
+            committedSyncChanges = false
+            // The sync outbox could not be written: nothing of the transaction is kept.
+            txn.abort()
+            writeTransaction = nil
+            discardPending()
+            noteChange()
+            throw error
         }
         Logger.log(.debug, Category.Storage.transaction, "Committed version \(version) of '\(environmentPath)'")
         writeTransaction = nil
+        announceSyncCommit()
         if let catalog = pendingCatalog {
             file.publish(Array(pendingTables.values), catalog: catalog, version: version)
         }

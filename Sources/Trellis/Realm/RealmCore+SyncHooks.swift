@@ -1,0 +1,146 @@
+import Foundation
+
+// Hooks for the TrellisSync client, at `package` level: the core keeps no networking, but a
+// synced Realm must queue each local change in the same LMDB write transaction as the change
+// (so it survives a crash), and apply downloaded changes as ordinary write transactions.
+
+/// What a synced Realm calls inside every local write transaction, just before it commits.
+package protocol SyncCommitHook: AnyObject, Sendable {
+    /// Queues `changes` for upload (through ``Realm/syncStorePut(_:_:)``, in the same
+    /// transaction). Throwing rolls the whole write transaction back.
+    func realmWillCommit(_ realm: Realm, changes: [SyncChangedObject]) throws
+    /// A local write transaction with changes committed (time to upload).
+    func realmDidCommit(_ configuration: Realm.Configuration)
+    /// A Realm of the synced file was opened (time to start the session).
+    func realmDidOpen(_ configuration: Realm.Configuration)
+}
+
+/// A top-level object a write transaction inserted, changed or deleted (a change to an embedded
+/// object is reported as a change of the object that owns it).
+package struct SyncChangedObject: Hashable, Sendable {
+    package let className: String
+    package let objectKey: UInt64
+    /// The row is gone at the end of the transaction.
+    package let isDeleted: Bool
+}
+
+extension RealmCore {
+    /// Calls the configuration's sync hook with what this write transaction changed, unless
+    /// the transaction applies downloaded changes.
+    func recordSyncChanges() throws {
+        guard let hook = configuration.syncHook, !isApplyingSyncDownload, !recordedChanges.isEmpty else { return }
+        let changes = syncChangedObjects()
+        if changes.isEmpty { return }
+        try hook.realmWillCommit(Realm(core: self), changes: changes)
+        committedSyncChanges = true
+    }
+
+    /// Tells the sync hook that changes it queued are committed.
+    func announceSyncCommit() {
+        guard committedSyncChanges else { return }
+        committedSyncChanges = false
+        configuration.syncHook?.realmDidCommit(configuration)
+    }
+
+    /// The top-level objects behind the recorded changes, in a stable order.
+    private func syncChangedObjects() -> [SyncChangedObject] {
+        var seen = Set<SyncChangedObject>()
+        var out = [SyncChangedObject]()
+        func note(_ table: Table, _ key: ObjectKey, deleted: Bool) {
+            guard let top = topLevelOwner(table, key, deleted: deleted) else { return }
+            let change = SyncChangedObject(className: top.table.info.className, objectKey: top.key,
+                                           isDeleted: top.deleted)
+            if seen.insert(change).inserted { out.append(change) }
+        }
+        for (tableId, record) in recordedChanges.records.sorted(by: { $0.key < $1.key }) {
+            guard let table = table(id: tableId) else { continue }
+            for range in record.insertedRanges {
+                for key in range where !record.deletedNew.contains(key) { note(table, key, deleted: false) }
+            }
+            for key in record.modifications.keys.sorted() { note(table, key, deleted: false) }
+            for key in record.deletions.sorted() { note(table, key, deleted: true) }
+        }
+        return out
+    }
+
+    /// The top-level object owning `key` (itself when `table` is not embedded): embedded
+    /// objects are followed up their parent links. Nil for an embedded object already deleted
+    /// (its parent's change is recorded on its own).
+    private func topLevelOwner(_ table: Table, _ key: ObjectKey, deleted: Bool)
+        -> (table: Table, key: ObjectKey, deleted: Bool)?
+    {
+        var current = (table: table, key: key)
+        if !current.table.info.isEmbedded {
+            return (table, key, rowView(table, key) == nil)
+        }
+        if deleted { return nil }
+        for _ in 0..<64 {
+            guard rowView(current.table, current.key) != nil,
+                  let parent = backlinks(to: current.table, key: current.key).first,
+                  let origin = self.table(id: parent.key.originTable)
+            else { return nil }
+            current = (origin, parent.key.originKey)
+            if !origin.info.isEmbedded { return (origin, current.key, rowView(origin, current.key) == nil) }
+        }
+        return nil
+    }
+}
+
+extension Realm {
+    /// The name of the LMDB database holding TrellisSync's state (outbox, mirror, metadata).
+    private static let syncStoreName = "sync"
+
+    private func syncStore(create: Bool) -> DatabaseHandle? {
+        (try? core.transaction.database(named: Realm.syncStoreName, create: create && core.writeTransaction != nil))
+            ?? nil
+    }
+
+    /// The value stored under `key` in the sync store, as of this Realm's snapshot or write.
+    package func syncStoreGet(_ key: [UInt8]) -> [UInt8]? {
+        core.verifyThread()
+        guard let store = syncStore(create: false) else { return nil }
+        return key.withUnsafeBytes { core.transaction.get(store, key: $0).map { Array($0) } }
+    }
+
+    /// Stores `value` under `key` in the current write transaction.
+    package func syncStorePut(_ key: [UInt8], _ value: [UInt8]) throws {
+        core.verifyInWrite()
+        guard let store = syncStore(create: true), let txn = core.writeTransaction else { return }
+        _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try txn.put(store, key: k, value: v) } }
+    }
+
+    /// Removes `key` in the current write transaction.
+    package func syncStoreDelete(_ key: [UInt8]) throws {
+        core.verifyInWrite()
+        guard let store = syncStore(create: false), let txn = core.writeTransaction else { return }
+        _ = try key.withUnsafeBytes { try txn.delete(store, key: $0) }
+    }
+
+    /// Every entry whose key starts with `prefix`, in key order.
+    package func syncStoreEntries(prefix: [UInt8]) -> [(key: [UInt8], value: [UInt8])] {
+        core.verifyThread()
+        guard let store = syncStore(create: false), let cursor = try? core.transaction.cursor(store) else { return [] }
+        return cursor.entries(withPrefix: prefix).map { (Array($0.key), Array($0.value)) }
+    }
+
+    /// Whether the current write applies downloaded changes (then it is not queued for upload).
+    package var isApplyingSyncDownload: Bool {
+        get { core.isApplyingSyncDownload }
+        nonmutating set { core.isApplyingSyncDownload = newValue }
+    }
+
+    /// The object of class `className` stored under `objectKey`, if it exists.
+    package func syncObject(className: String, objectKey: UInt64) -> Object? {
+        core.verifyThread()
+        guard let type = schemaTypes.first(where: { $0.className() == className }),
+              let table = core.table(for: type, create: false), core.rowView(table, objectKey) != nil
+        else { return nil }
+        return core.accessor(type, table: table, key: objectKey) as? Object
+    }
+
+    /// The storage key of a managed object of this Realm.
+    package func syncObjectKey(_ object: ObjectBase) -> UInt64? { object._managed?.key }
+
+    /// The model classes of the configuration (a synced Realm lists them).
+    package var schemaTypes: [ObjectBase.Type] { configuration.objectTypes ?? [] }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Trellis
+import TrellisSyncProtocol
+
+/// Downloads: applied in ordinary write transactions (so notifications, LinkingObjects and
+/// embedded objects behave as for local writes), not queued for upload.
+extension SyncEngine {
+    /// Applies one download frame; objects with local changes not yet acknowledged are left
+    /// alone (the server sends them again once it merged those changes).
+    func apply(_ download: SyncMessage.Download) throws {
+        let realm = try engineRealm()
+        realm.refresh()
+        let pending = pendingObjects(realm)
+        realm.beginWrite()
+        realm.isApplyingSyncDownload = true
+        defer { realm.isApplyingSyncDownload = false }
+        do {
+            var second = [(Object.Type, ObjectSchema, [String: Any])]()
+            for change in download.changes {
+                if pending.contains(change.className + "\u{0}" + change.primaryKey.jsonText) { continue }
+                guard let type = objectType(change.className), let schema = realm.schema[change.className] else { continue }
+                if let document = change.document?.foundationObject as? [String: Any] {
+                    let values = try ExtendedJSON.syncValues(document, schema: schema, realm: realm)
+                    let object = Self.upsert(realm, type, values)
+                    if let key = realm.syncObjectKey(object), let documentValue = change.document?.objectValue {
+                        try SyncStoreLayout.putJSON(realm, SyncStoreLayout.mirror(change.className, key),
+                                                    MirrorEntry(primaryKey: change.primaryKey, document: documentValue))
+                    }
+                    if schema.properties.contains(where: { $0.type == .object }) { second.append((type, schema, document)) }
+                } else if let object = find(realm, type, schema, change.primaryKey) {
+                    try remove(realm, object)
+                }
+            }
+            // Links to objects created later in the same frame.
+            for (type, schema, document) in second {
+                _ = Self.upsert(realm, type, try ExtendedJSON.syncValues(document, schema: schema, realm: realm))
+            }
+            if download.serverVersion > 0 {
+                try SyncStoreLayout.putText(realm, SyncStoreLayout.lastServerVersion, String(download.serverVersion))
+            }
+            if let completed = download.completesSubscriptionVersion {
+                try SyncStoreLayout.putText(realm, SyncStoreLayout.completedSubscriptions, String(completed))
+                try removeUnsubscribed(realm, pending: pending)
+            }
+            try realm.commitWrite()
+        } catch {
+            if realm.isInWriteTransaction { realm.cancelWrite() }
+            throw error
+        }
+    }
+
+    private static func upsert<T: Object>(_ realm: Realm, _ type: T.Type, _ values: [String: Any]) -> T {
+        realm.create(type, value: values, update: .modified)
+    }
+
+    func objectType(_ className: String) -> Object.Type? {
+        configuration.objectTypes?.first { $0.className() == className } as? Object.Type
+    }
+
+    private func find(_ realm: Realm, _ type: Object.Type, _ schema: ObjectSchema, _ key: JSONValue) -> Object? {
+        guard let property = schema.primaryKeyProperty,
+              let document = JSONValue.object([property.name: key]).foundationObject as? [String: Any],
+              let value = try? ExtendedJSON.syncValues(document, schema: schema, realm: realm)[property.name]
+        else { return nil }
+        return Self.lookUp(realm, type, value)
+    }
+
+    private static func lookUp<T: Object>(_ realm: Realm, _ type: T.Type, _ key: Any) -> T? {
+        realm.object(ofType: type, forPrimaryKey: key)
+    }
+
+    /// Removes an object locally (a delete from the server, or it left the subscriptions).
+    private func remove(_ realm: Realm, _ object: Object) throws {
+        if let key = realm.syncObjectKey(object) {
+            try realm.syncStoreDelete(SyncStoreLayout.mirror(object.objectSchema.className, key))
+        }
+        realm.delete(object)
+    }
+
+    /// After a subscription set is complete: objects no subscription selects are removed.
+    private func removeUnsubscribed(_ realm: Realm, pending: Set<String>) throws {
+        let subscriptions = storedSubscriptions(realm).subscriptions
+        for type in configuration.objectTypes ?? [] {
+            guard let type = type as? Object.Type, let schema = realm.schema[type.className()], !schema.isEmbedded,
+                  let keyProperty = schema.primaryKeyProperty else { continue }
+            let queries = subscriptions.filter { $0.className == type.className() }.map(\.query)
+            let doomed = try Self.outside(realm, type, queries: queries)
+            for object in doomed {
+                let key = JSONValue(foundationObject: (try? ExtendedJSON.document(for: object))
+                    .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }?[keyProperty.name] ?? NSNull())
+                if pending.contains(type.className() + "\u{0}" + key.jsonText) { continue }
+                try remove(realm, object)
+            }
+        }
+    }
+
+    private static func outside<T: Object>(_ realm: Realm, _ type: T.Type, queries: [String]) throws -> [T] {
+        let all = realm.objects(type)
+        if queries.isEmpty { return Array(all) }
+        let kept = all.filter(queries.map { "(\($0))" }.joined(separator: " || "))
+        var keep = Set<UInt64>()
+        for object in kept { if let key = realm.syncObjectKey(object) { keep.insert(key) } }
+        return all.filter { realm.syncObjectKey($0).map { !keep.contains($0) } ?? false }
+    }
+
+    /// The subscription set stored in the file.
+    func storedSubscriptions(_ realm: Realm) -> SubscriptionSet {
+        SyncStoreLayout.json(realm, SyncStoreLayout.subscriptions, as: SubscriptionSet.self)
+            ?? SubscriptionSet(version: 0, subscriptions: [])
+    }
+}

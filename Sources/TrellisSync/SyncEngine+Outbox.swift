@@ -1,0 +1,149 @@
+import Foundation
+import Trellis
+import TrellisSyncProtocol
+
+/// Local changes: queued in the commit that makes them (the core calls ``record(_:changes:)``
+/// inside the write transaction), uploaded in order, dropped when acknowledged.
+extension SyncEngine {
+    /// Queues one commit's changes: per changed object, its difference from the mirror.
+    func record(_ realm: Realm, changes: [SyncChangedObject]) throws {
+        let clientId = try ensureClientId(realm)
+        var clock = HybridLogicalClock(clientId: clientId,
+                                       last: SyncStoreLayout.text(realm, SyncStoreLayout.clock).flatMap(HybridTimestamp.init))
+        let stamp = clock.tick().description
+        var sequence = SyncStoreLayout.text(realm, SyncStoreLayout.nextSequence).flatMap(UInt64.init) ?? 1
+        for change in changes {
+            let mirrorKey = SyncStoreLayout.mirror(change.className, change.objectKey)
+            let mirror = SyncStoreLayout.json(realm, mirrorKey, as: MirrorEntry.self)
+            let outgoing: SyncObjectChange
+            if change.isDeleted {
+                guard let mirror else { continue }
+                outgoing = SyncObjectChange(className: change.className, primaryKey: mirror.primaryKey, kind: .delete,
+                                        timestamp: stamp, fields: [])
+                try realm.syncStoreDelete(mirrorKey)
+            } else {
+                guard let object = realm.syncObject(className: change.className, objectKey: change.objectKey),
+                      let keyProperty = object.objectSchema.primaryKeyProperty else { continue }
+                let document = try Self.document(of: object)
+                let primaryKey = document[keyProperty.name] ?? .null
+                if let mirror {
+                    let fields = Self.differences(from: mirror.document, to: document, schema: object.objectSchema)
+                    if fields.isEmpty { continue }
+                    outgoing = SyncObjectChange(className: change.className, primaryKey: primaryKey, kind: .update,
+                                            timestamp: stamp, fields: fields)
+                } else {
+                    let fields = document.sorted { $0.key < $1.key }.map { FieldChange.set(name: $0.key, value: $0.value) }
+                    outgoing = SyncObjectChange(className: change.className, primaryKey: primaryKey, kind: .insert,
+                                            timestamp: stamp, fields: fields)
+                }
+                try SyncStoreLayout.putJSON(realm, mirrorKey, MirrorEntry(primaryKey: primaryKey, document: document))
+            }
+            try SyncStoreLayout.putJSON(realm, SyncStoreLayout.outbox(sequence), outgoing)
+            sequence += 1
+        }
+        try SyncStoreLayout.putText(realm, SyncStoreLayout.nextSequence, String(sequence))
+        try SyncStoreLayout.putText(realm, SyncStoreLayout.clock, clock.last.description)
+    }
+
+    /// The client id of the file, made in this transaction when it has none.
+    func ensureClientId(_ realm: Realm) throws -> String {
+        if let id = SyncStoreLayout.text(realm, SyncStoreLayout.clientId) { return id }
+        let id = UUID().uuidString.lowercased()
+        try SyncStoreLayout.putText(realm, SyncStoreLayout.clientId, id)
+        return id
+    }
+
+    /// An object's canonical Extended JSON document.
+    static func document(of object: ObjectBase) throws -> [String: JSONValue] {
+        let data = try ExtendedJSON.document(for: object)
+        return try JSONValue(jsonText: String(decoding: data, as: UTF8.self)).objectValue ?? [:]
+    }
+
+    /// The property changes from `old` to `new`: lists as (base, value), sets as additions and
+    /// removals, maps per key, everything else as a new value.
+    static func differences(from old: [String: JSONValue], to new: [String: JSONValue], schema: ObjectSchema)
+        -> [FieldChange]
+    {
+        var fields = [FieldChange]()
+        for property in schema.properties where property.type != .linkingObjects {
+            let name = property.name
+            let before = old[name] ?? .null
+            let after = new[name] ?? .null
+            if before == after { continue }
+            if property.isArray {
+                fields.append(.list(name: name, base: before.arrayValue ?? [], value: after.arrayValue ?? []))
+            } else if property.isSet {
+                let oldItems = before.arrayValue ?? [], newItems = after.arrayValue ?? []
+                fields.append(.setDiff(name: name, added: newItems.filter { !oldItems.contains($0) },
+                                       removed: oldItems.filter { !newItems.contains($0) }))
+            } else if property.isMap {
+                let oldEntries = before.objectValue ?? [:], newEntries = after.objectValue ?? [:]
+                var values = [String: JSONValue?]()
+                for (key, value) in newEntries where oldEntries[key] != value { values[key] = .some(value) }
+                for key in oldEntries.keys where newEntries[key] == nil { values[key] = .some(nil) }
+                fields.append(.map(name: name, values: values))
+            } else {
+                fields.append(.set(name: name, value: after))
+            }
+        }
+        return fields
+    }
+
+    /// The next upload: the oldest outbox entries (nil when the outbox is empty).
+    func nextUpload(limit: Int = 500) throws -> SyncMessage.Upload? {
+        let realm = try engineRealm()
+        realm.refresh()
+        var changes = [SyncObjectChange]()
+        var last: UInt64 = 0
+        for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
+            guard let change = try? JSONDecoder().decode(SyncObjectChange.self, from: Data(entry.value)) else { continue }
+            changes.append(change)
+            last = SyncStoreLayout.sequence(ofOutbox: entry.key)
+            if changes.count >= limit { break }
+        }
+        return changes.isEmpty ? nil : SyncMessage.Upload(uploadId: Int64(last), changes: changes)
+    }
+
+    /// The newest outbox entry's number (0 when empty).
+    func newestQueuedSequence() throws -> Int64 {
+        let realm = try engineRealm()
+        realm.refresh()
+        return realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix).last
+            .map { Int64(SyncStoreLayout.sequence(ofOutbox: $0.key)) } ?? 0
+    }
+
+    /// Drops acknowledged entries. Returns how many remain.
+    func dropAcknowledged(upTo uploadId: Int64) throws -> Int {
+        let realm = try engineRealm()
+        realm.refresh()
+        realm.beginWrite()
+        realm.isApplyingSyncDownload = true
+        defer { realm.isApplyingSyncDownload = false }
+        var remaining = 0
+        do {
+            for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
+                if Int64(SyncStoreLayout.sequence(ofOutbox: entry.key)) <= uploadId {
+                    try realm.syncStoreDelete(entry.key)
+                } else {
+                    remaining += 1
+                }
+            }
+            try realm.commitWrite()
+        } catch {
+            realm.cancelWrite()
+            throw error
+        }
+        return remaining
+    }
+
+    /// The objects with changes still in the outbox (`class\0primary key`): downloads leave
+    /// them alone until the server has merged those changes and sends the result back.
+    func pendingObjects(_ realm: Realm) -> Set<String> {
+        var pending = Set<String>()
+        for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
+            guard let change = try? JSONDecoder().decode(SyncObjectChange.self, from: Data(entry.value)) else { continue }
+            pending.insert(change.className + "\u{0}" + change.primaryKey.jsonText)
+        }
+        return pending
+    }
+}

@@ -1,0 +1,388 @@
+import Foundation
+import Logging
+import Synchronization
+import Trellis
+import TrellisSyncProtocol
+import WSClient
+
+/// What a configuration made by `flexibleSyncConfiguration` carries: it finds the file's
+/// engine and forwards the core's hooks to it.
+final class SyncEngineHandle: SyncCommitHook {
+    let user: User
+    let initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?
+    let rerunOnOpen: Bool
+
+    init(user: User, initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?, rerunOnOpen: Bool) {
+        self.user = user
+        self.initialSubscriptions = initialSubscriptions
+        self.rerunOnOpen = rerunOnOpen
+    }
+
+    func engine(_ configuration: Realm.Configuration) -> SyncEngine { user.engine(for: configuration, handle: self) }
+
+    func realmWillCommit(_ realm: Realm, changes: [SyncChangedObject]) throws {
+        try engine(realm.configuration).record(realm, changes: changes)
+    }
+
+    func realmDidCommit(_ configuration: Realm.Configuration) { engine(configuration).post(.uploadNeeded) }
+
+    func realmDidOpen(_ configuration: Realm.Configuration) { engine(configuration).start() }
+}
+
+/// What the session loop reacts to, in order.
+enum EngineEvent: Sendable {
+    case frame(String)
+    case uploadNeeded
+    case subscriptionsChanged
+    case mark(Int64)
+    case disconnect
+}
+
+/// The sync client of one file: its own Realm on a private queue for the outbox and the
+/// downloads, and one WebSocket session to the server, reopened after failures.
+final class SyncEngine: @unchecked Sendable {
+    // @unchecked Sendable: `realm` is touched only on `queue`; the rest is behind `state`.
+    let user: User
+    let configuration: Realm.Configuration
+    let handle: SyncEngineHandle
+    let queue: DispatchQueue
+    private var realm: Realm?
+    let logger: Logging.Logger
+
+    struct State {
+        var started = false
+        var stopped = false
+        var suspended = false
+        var connection: SyncSession.ConnectionState = .disconnected
+        var events: AsyncStream<EngineEvent>.Continuation?
+        var uploadWaiters: [(target: Int64, continuation: CheckedContinuation<Void, Error>)] = []
+        var downloadWaiters: [Int64: CheckedContinuation<Void, Error>] = [:]
+        var subscriptionWaiters: [(version: Int64, continuation: CheckedContinuation<Void, Error>)] = []
+        var nextMark: Int64 = 1
+        var acknowledged: Int64 = 0
+        var fatalError: SyncError?
+        var progress: [UUID: (SyncSession.ProgressDirection, @Sendable (SyncSession.Progress) -> Void)] = [:]
+        var task: Task<Void, Never>?
+        var reranInitial = false
+    }
+    let state = Mutex(State())
+    private(set) lazy var session = SyncSession(engine: self)
+
+    init(user: User, configuration: Realm.Configuration, handle: SyncEngineHandle) {
+        self.user = user
+        self.configuration = configuration
+        self.handle = handle
+        queue = DispatchQueue(label: "trellis-sync \(configuration.fileURL?.lastPathComponent ?? "")")
+        var logger = Logging.Logger(label: "trellis-sync-client")
+        logger.logLevel = .critical
+        self.logger = logger
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+    }
+
+    /// Marks the engine's queue (so code already on it does not dispatch to it again).
+    static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// The engine's own Realm (on `queue` only).
+    func engineRealm() throws -> Realm {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if let realm { return realm }
+        let opened = try Realm(configuration: configuration, queue: queue)
+        realm = opened
+        return opened
+    }
+
+    /// Runs `body` on the engine's queue.
+    func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Starts the session (once; the first Realm opened of the file does it).
+    func start() {
+        let first = state.withLock { state -> Bool in
+            if state.started || state.stopped { return false }
+            state.started = true
+            return true
+        }
+        guard first else { return }
+        let task = Task.detached { [self] in await self.run() }
+        state.withLock { $0.task = task }
+    }
+
+    /// Stops for good (log out).
+    func stop() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.stopped = true
+            state.events?.yield(.disconnect)
+            return state.task
+        }
+        task?.cancel()
+        failWaiters(SyncError(code: .clientUserError, message: "The user logged out; the session stopped.", isFatal: true))
+    }
+
+    func post(_ event: EngineEvent) { _ = state.withLock { $0.events?.yield(event) } }
+
+    func setSuspended(_ suspended: Bool) {
+        state.withLock { state in
+            state.suspended = suspended
+            if suspended { state.events?.yield(.disconnect) }
+        }
+    }
+
+    private func run() async {
+        var delay = 0.05
+        while !Task.isCancelled {
+            let (stopped, suspended, fatal) = state.withLock { ($0.stopped, $0.suspended, $0.fatalError) }
+            if stopped || fatal != nil { break }
+            if suspended {
+                try? await Task.sleep(for: .milliseconds(20))
+                continue
+            }
+            setConnection(.connecting)
+            do {
+                try await connectOnce()
+                delay = 0.05
+            } catch {
+                logger.debug("sync connection failed: \(error)")
+            }
+            setConnection(.disconnected)
+            if state.withLock({ $0.fatalError != nil || $0.stopped }) { break }
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            delay = min(delay * 2, 1)
+        }
+        setConnection(.disconnected)
+    }
+
+    func setConnection(_ connection: SyncSession.ConnectionState) {
+        state.withLock { $0.connection = connection }
+    }
+
+    private var syncURL: String {
+        var base = user.app.baseURL
+        if base.hasPrefix("https://") { base = "wss://" + base.dropFirst(8) }
+        else if base.hasPrefix("http://") { base = "ws://" + base.dropFirst(7) }
+        return "\(base)/api/client/v2.0/app/\(user.app.appId)/realm-sync"
+    }
+
+    /// One WebSocket session: hello, then events until it ends.
+    private func connectOnce() async throws {
+        let hello = try await onQueue { [self] in try makeHello() }
+        let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
+        try await WebSocketClient.connect(url: syncURL, configuration: .init(maxFrameSize: 1 << 28), logger: logger) {
+            inbound, outbound, _ in
+            let marks = self.state.withLock { state -> [Int64] in
+                state.events = continuation
+                return Array(state.downloadWaiters.keys)
+            }
+            defer { self.state.withLock { $0.events = nil } }
+            try await outbound.write(.text(SyncCoding.encode(.hello(hello))))
+            self.setConnection(.connected)
+            continuation.yield(.uploadNeeded)
+            for mark in marks.sorted() { continuation.yield(.mark(mark)) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 28) {
+                        if case .text(let text) = message { continuation.yield(.frame(text)) }
+                    }
+                    continuation.yield(.disconnect)
+                }
+                var inFlight: Int64?
+                loop: for await event in events {
+                    switch event {
+                    case .disconnect:
+                        break loop
+                    case .uploadNeeded:
+                        guard inFlight == nil, let upload = try await self.onQueue({ [self] in try nextUpload() }) else {
+                            continue
+                        }
+                        inFlight = upload.uploadId
+                        try await outbound.write(.text(SyncCoding.encode(.upload(upload))))
+                    case .subscriptionsChanged:
+                        let set = try await self.onQueue { [self] in storedSubscriptions(try engineRealm()) }
+                        try await outbound.write(.text(SyncCoding.encode(.subscribe(.init(subscriptions: set)))))
+                    case .mark(let id):
+                        try await outbound.write(.text(SyncCoding.encode(.mark(.init(id: id)))))
+                    case .frame(let text):
+                        guard let message = try? SyncCoding.decode(text) else { continue }
+                        if try await !self.receive(message, inFlight: &inFlight, continuation: continuation) { break loop }
+                    }
+                }
+                group.cancelAll()
+            }
+            try? await outbound.close(.normalClosure, reason: nil)
+        }
+    }
+
+    /// Handles a server frame; false when the session must end.
+    private func receive(_ message: SyncMessage, inFlight: inout Int64?,
+                         continuation: AsyncStream<EngineEvent>.Continuation) async throws -> Bool {
+        switch message {
+        case .download(let download):
+            try await onQueue { [self] in try apply(download) }
+            report(.download, transferred: Int64(download.changes.count), pending: download.hasMore ? 1 : 0)
+            if let version = download.completesSubscriptionVersion { completeSubscriptions(version) }
+        case .ack(let ack):
+            let remaining = try await onQueue { [self] in try dropAcknowledged(upTo: ack.uploadId) }
+            inFlight = nil
+            state.withLock { $0.acknowledged = max($0.acknowledged, ack.uploadId) }
+            completeUploads(upTo: ack.uploadId)
+            report(.upload, transferred: ack.uploadId, pending: Int64(remaining))
+            if remaining > 0 { continuation.yield(.uploadNeeded) }
+        case .mark(let mark):
+            let waiter = state.withLock { $0.downloadWaiters.removeValue(forKey: mark.id) }
+            waiter?.resume()
+        case .error(let frame):
+            let error = SyncError(frame)
+            user.app.syncManager.errorHandler?(error, session)
+            if frame.isFatal {
+                state.withLock { $0.fatalError = error }
+                failWaiters(error)
+                return false
+            }
+            if error.code == .invalidFlexibleSyncSubscriptions { failSubscriptionWaiters(error) }
+        case .welcome:
+            break
+        default:
+            break
+        }
+        return true
+    }
+
+    // MARK: - Waiting
+
+    func waitForUpload() async throws {
+        let target = try await onQueue { [self] in try newestQueuedSequence() }
+        if target == 0 { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let ready = state.withLock { state -> Result<Void, Error>? in
+                if let error = state.fatalError { return .failure(error) }
+                if state.acknowledged >= target { return .success(()) }
+                state.uploadWaiters.append((target, continuation))
+                return nil
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+
+    func waitForDownload() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let failure = state.withLock { state -> SyncError? in
+                if let error = state.fatalError { return error }
+                let id = state.nextMark
+                state.nextMark += 1
+                state.downloadWaiters[id] = continuation
+                state.events?.yield(.mark(id))
+                return nil
+            }
+            if let failure { continuation.resume(throwing: failure) }
+        }
+    }
+
+    func waitForSubscriptions(version: Int64) async throws {
+        let completed = try await onQueue { [self] in
+            SyncStoreLayout.text(try engineRealm(), SyncStoreLayout.completedSubscriptions).flatMap(Int64.init) ?? 0
+        }
+        if completed >= version { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let failure = state.withLock { state -> SyncError? in
+                if let error = state.fatalError { return error }
+                state.subscriptionWaiters.append((version, continuation))
+                return nil
+            }
+            if let failure { continuation.resume(throwing: failure) }
+        }
+    }
+
+    private func completeUploads(upTo id: Int64) {
+        let ready = state.withLock { state in
+            let ready = state.uploadWaiters.filter { $0.target <= id }
+            state.uploadWaiters.removeAll { $0.target <= id }
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    private func completeSubscriptions(_ version: Int64) {
+        let ready = state.withLock { state in
+            let ready = state.subscriptionWaiters.filter { $0.version <= version }
+            state.subscriptionWaiters.removeAll { $0.version <= version }
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    private func failSubscriptionWaiters(_ error: SyncError) {
+        let waiters = state.withLock { state in
+            defer { state.subscriptionWaiters = [] }
+            return state.subscriptionWaiters
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: error) }
+    }
+
+    private func failWaiters(_ error: SyncError) {
+        let (uploads, downloads, subscriptions) = state.withLock { state in
+            defer {
+                state.uploadWaiters = []
+                state.downloadWaiters = [:]
+                state.subscriptionWaiters = []
+            }
+            return (state.uploadWaiters, Array(state.downloadWaiters.values), state.subscriptionWaiters)
+        }
+        for waiter in uploads { waiter.continuation.resume(throwing: error) }
+        for waiter in downloads { waiter.resume(throwing: error) }
+        for waiter in subscriptions { waiter.continuation.resume(throwing: error) }
+    }
+
+    private func report(_ direction: SyncSession.ProgressDirection, transferred: Int64, pending: Int64) {
+        let observers = state.withLock { $0.progress.values.filter { $0.0 == direction }.map(\.1) }
+        let progress = SyncSession.Progress(transferred: Int(transferred), transferrable: Int(transferred + pending))
+        for observer in observers { observer(progress) }
+    }
+
+    // MARK: - Hello
+
+    /// The first frame: identity, token, schema, where the client is, and its subscriptions.
+    private func makeHello() throws -> SyncMessage.Hello {
+        let realm = try engineRealm()
+        realm.refresh()
+        try ensureInitialSubscriptions(realm)
+        var clientId = SyncStoreLayout.text(realm, SyncStoreLayout.clientId)
+        if clientId == nil {
+            try realm.write {
+                realm.isApplyingSyncDownload = true
+                clientId = try ensureClientId(realm)
+            }
+            realm.isApplyingSyncDownload = false
+        }
+        let subscriptions = storedSubscriptions(realm)
+        let completed = SyncStoreLayout.text(realm, SyncStoreLayout.completedSubscriptions).flatMap(Int64.init) ?? -1
+        let last = SyncStoreLayout.text(realm, SyncStoreLayout.lastServerVersion).flatMap(Int64.init) ?? 0
+        var schema = [String: JSONValue]()
+        let types = configuration.objectTypes ?? []
+        if let appSchema = try? AppServicesSchema(objectTypes: types) {
+            for className in appSchema.collectionClassNames {
+                if let data = try? appSchema.jsonSchema(for: className),
+                   let value = try? JSONValue(jsonText: String(decoding: data, as: UTF8.self)) {
+                    schema[className] = value
+                }
+            }
+        }
+        return SyncMessage.Hello(appId: user.app.appId, accessToken: user.accessToken, clientId: clientId ?? "",
+                                 schemaVersion: configuration.schemaVersion, schema: schema,
+                                 lastServerVersion: completed == subscriptions.version ? last : 0,
+                                 subscriptions: subscriptions)
+    }
+
+    /// Runs the configuration's `initialSubscriptions` when the file has no subscription set
+    /// yet (or on every open with `rerunOnOpen`).
+    private func ensureInitialSubscriptions(_ realm: Realm) throws {
+        guard let initial = handle.initialSubscriptions else { return }
+        let exists = realm.syncStoreGet(SyncStoreLayout.subscriptions) != nil
+        let rerun = handle.rerunOnOpen && !state.withLock { $0.reranInitial }
+        guard !exists || rerun else { return }
+        state.withLock { $0.reranInitial = true }
+        let set = SyncSubscriptionSet(engine: self)
+        try set.write(on: realm) { initial(set) }
+    }
+}

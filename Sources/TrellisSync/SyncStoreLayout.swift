@@ -1,0 +1,61 @@
+import Foundation
+import Trellis
+import TrellisSyncProtocol
+
+/// The keys of the client's sync state in the Realm file (an LMDB database of its own,
+/// written in the same transactions as the objects):
+///
+/// - `meta/…`: client id, newest server version applied, clock, next outbox number,
+///   subscription set and the version of it the server completed.
+/// - `o/<seq u64 BE>`: the outbox, one uploaded ``SyncObjectChange`` per changed object per commit.
+/// - `m/<class>\0<object key u64 BE>`: the mirror, each synced object's document as of the
+///   last commit (local or downloaded): local changes are diffs against it, and it maps a
+///   deleted object's key to its primary key.
+enum SyncStoreLayout {
+    static let clientId = key("meta/clientId")
+    static let lastServerVersion = key("meta/lastServerVersion")
+    static let clock = key("meta/clock")
+    static let nextSequence = key("meta/nextSequence")
+    static let subscriptions = key("meta/subscriptions")
+    static let completedSubscriptions = key("meta/completedSubscriptions")
+    static let outboxPrefix = key("o/")
+    static let mirrorPrefix = key("m/")
+
+    static func key(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    static func outbox(_ sequence: UInt64) -> [UInt8] { outboxPrefix + bigEndian(sequence) }
+
+    static func sequence(ofOutbox key: [UInt8]) -> UInt64 {
+        key.suffix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    static func mirror(_ className: String, _ objectKey: UInt64) -> [UInt8] {
+        mirrorPrefix + Array(className.utf8) + [0] + bigEndian(objectKey)
+    }
+
+    static func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+
+    static func text(_ realm: Realm, _ key: [UInt8]) -> String? {
+        realm.syncStoreGet(key).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func putText(_ realm: Realm, _ key: [UInt8], _ value: String) throws {
+        try realm.syncStorePut(key, Array(value.utf8))
+    }
+
+    static func json<T: Decodable>(_ realm: Realm, _ key: [UInt8], as type: T.Type) -> T? {
+        realm.syncStoreGet(key).flatMap { try? JSONDecoder().decode(T.self, from: Data($0)) }
+    }
+
+    static func putJSON<T: Encodable>(_ realm: Realm, _ key: [UInt8], _ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try realm.syncStorePut(key, Array(try encoder.encode(value)))
+    }
+}
+
+/// A mirror entry: the object's primary key and document.
+struct MirrorEntry: Codable {
+    var primaryKey: JSONValue
+    var document: [String: JSONValue]
+}

@@ -1,0 +1,226 @@
+import Foundation
+import Logging
+import PostgresNIO
+import TrellisSyncProtocol
+
+/// PostgreSQL as the system of record (see docs/SYNC.md, "Tables"): one table per collection
+/// (`_id` typed, `doc jsonb`, `_meta jsonb` with the per-property timestamps), the history
+/// `trellis_history` written by a trigger on every collection table (so a change made with
+/// SQL by another program is synced like any other), tombstones of deleted objects, and each
+/// client's last applied upload (so an upload retried after a crash is applied once).
+struct PostgresStore: Sendable {
+    let client: PostgresClient
+    let schema: ServerSchema
+    let logger: Logging.Logger
+
+    /// Serializes every writer of the history, so versions become visible in order.
+    static let historyLock: Int64 = 7_217_001
+    static let setupLock: Int64 = 7_217_000
+
+    /// Creates what is missing (tables, trigger function, triggers); safe to run from several
+    /// server processes at once.
+    func prepare() async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.setupLock))", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS trellis_history (version bigserial PRIMARY KEY, collection text NOT NULL,
+                  pk jsonb NOT NULL, doc jsonb, client_id text, recorded_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS trellis_tombstones (collection text NOT NULL, pk jsonb NOT NULL,
+                  deleted_at text NOT NULL, PRIMARY KEY (collection, pk))
+                """, logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS trellis_clients (client_id text PRIMARY KEY, last_upload_id bigint NOT NULL)
+                """, logger: logger)
+            try await connection.query("""
+                CREATE OR REPLACE FUNCTION trellis_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                  PERFORM pg_advisory_xact_lock(\(unescaped: String(Self.historyLock)));
+                  IF TG_OP = 'DELETE' THEN
+                    INSERT INTO trellis_history (collection, pk, doc, client_id)
+                    VALUES (TG_TABLE_NAME, OLD.doc -> TG_ARGV[0], NULL, current_setting('trellis.client_id', true));
+                  ELSE
+                    INSERT INTO trellis_history (collection, pk, doc, client_id)
+                    VALUES (TG_TABLE_NAME, NEW.doc -> TG_ARGV[0], NEW.doc, current_setting('trellis.client_id', true));
+                  END IF;
+                  PERFORM pg_notify('trellis_history', TG_TABLE_NAME);
+                  RETURN NULL;
+                END $$
+                """, logger: logger)
+            for (name, shape) in schema.collections.sorted(by: { $0.key < $1.key }) {
+                let key = shape.primaryKey ?? "_id"
+                let table = Self.quoted(name)
+                try await connection.query("""
+                    CREATE TABLE IF NOT EXISTS \(unescaped: table) (_id \(unescaped: Self.columnType(shape)) PRIMARY KEY,
+                      doc jsonb NOT NULL, _meta jsonb NOT NULL DEFAULT '{}')
+                    """, logger: logger)
+                try await connection.query("""
+                    CREATE OR REPLACE TRIGGER trellis_history AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
+                    FOR EACH ROW EXECUTE FUNCTION trellis_record_change('\(unescaped: key)')
+                    """, logger: logger)
+            }
+        }
+    }
+
+    static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "") + "\"" }
+
+    /// The `_id` column's type for the primary key's BSON type.
+    static func columnType(_ shape: SchemaShape) -> String {
+        switch shape.types[shape.primaryKey ?? "_id"] {
+        case "long", "int": "bigint"
+        case "uuid": "uuid"
+        default: "text"
+        }
+    }
+
+    /// The `_id` column's value (as text) of a primary key in Extended JSON.
+    static func idText(_ key: JSONValue) -> String {
+        switch key {
+        case .string(let text): return text
+        case .int(let value): return String(value)
+        case .double(let value): return String(Int64(value))
+        case .object(let object):
+            if let oid = object["$oid"]?.stringValue { return oid }
+            if let long = object["$numberLong"]?.stringValue ?? object["$numberInt"]?.stringValue { return long }
+            if let binary = object["$binary"]?["base64"]?.stringValue, let data = Data(base64Encoded: binary),
+               data.count == 16
+            {
+                return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }.uuidString.lowercased()
+            }
+            return key.jsonText
+        default: return key.jsonText
+        }
+    }
+
+    /// The newest history version.
+    func latestVersion() async throws -> Int64 {
+        let rows = try await client.query("SELECT coalesce(max(version), 0)::bigint FROM trellis_history", logger: logger)
+        for try await (version) in rows.decode(Int64.self) { return version }
+        return 0
+    }
+
+    /// History entries after `version`, oldest first.
+    func history(after version: Int64, limit: Int = 500) async throws -> [ServerChange] {
+        let rows = try await client.query("""
+            SELECT version, collection, pk::text, doc::text FROM trellis_history
+            WHERE version > \(version) ORDER BY version LIMIT \(limit)
+            """, logger: logger)
+        var changes = [ServerChange]()
+        for try await (version, collection, pk, doc) in rows.decode((Int64, String, String, String?).self) {
+            changes.append(ServerChange(className: collection, primaryKey: try JSONValue(jsonText: pk),
+                                        document: try doc.map { try JSONValue(jsonText: $0) }, serverVersion: version))
+        }
+        return changes
+    }
+
+    /// Every document of the subscribed collections as of one snapshot, and the history
+    /// version of that snapshot.
+    func snapshot(of collections: [String]) async throws -> (version: Int64, documents: [String: [JSONValue]]) {
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                var version: Int64 = 0
+                for try await (latest) in try await connection.query(
+                    "SELECT coalesce(max(version), 0)::bigint FROM trellis_history", logger: logger).decode(Int64.self)
+                { version = latest }
+                var documents = [String: [JSONValue]]()
+                for name in Set(collections).sorted() where schema.collections[name] != nil {
+                    let rows = try await connection.query(
+                        "SELECT doc::text FROM \(unescaped: Self.quoted(name)) ORDER BY _id", logger: logger)
+                    var list = [JSONValue]()
+                    for try await (doc) in rows.decode(String.self) { list.append(try JSONValue(jsonText: doc)) }
+                    documents[name] = list
+                }
+                try await connection.query("COMMIT", logger: logger)
+                return (version, documents)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    /// Applies one upload in one transaction, unless this client's upload `uploadId` was
+    /// applied before (a retry after a lost ack). Returns the history version after it.
+    func apply(_ upload: SyncMessage.Upload, clientId: String) async throws -> Int64 {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT set_config('trellis.client_id', \(clientId), true)", logger: logger)
+            var applied: Int64 = -1
+            for try await (last) in try await connection.query(
+                "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
+                logger: logger).decode(Int64.self)
+            { applied = last }
+            if applied >= upload.uploadId { return }
+            for change in upload.changes { try await apply(change, on: connection) }
+            try await connection.query("""
+                INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
+                ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
+                """, logger: logger)
+        }
+        return try await latestVersion()
+    }
+
+    private func apply(_ change: SyncObjectChange, on connection: PostgresConnection) async throws {
+        guard let shape = schema.collections[change.className] else { return }
+        let table = Self.quoted(change.className)
+        let type = Self.columnType(shape)
+        let id = Self.idText(change.primaryKey)
+        let pkText = change.primaryKey.jsonText
+        var stored: DocumentMerge.Stored?
+        for try await (doc, meta) in try await connection.query("""
+            SELECT doc::text, _meta::text FROM \(unescaped: table) WHERE _id = \(id)::text::\(unescaped: type) FOR UPDATE
+            """, logger: logger).decode((String, String).self)
+        {
+            let timestamps = (try JSONValue(jsonText: meta).objectValue ?? [:]).compactMapValues(\.stringValue)
+            stored = DocumentMerge.Stored(document: try JSONValue(jsonText: doc).objectValue ?? [:], timestamps: timestamps)
+        }
+        var tombstone: String?
+        for try await (deletedAt) in try await connection.query("""
+            SELECT deleted_at FROM trellis_tombstones WHERE collection = \(change.className) AND pk = \(pkText)::jsonb
+            """, logger: logger).decode(String.self)
+        { tombstone = deletedAt }
+        let result = DocumentMerge.apply(change, to: stored, tombstone: tombstone)
+        if let result {
+            var document = result.document
+            if let key = shape.primaryKey { document[key] = change.primaryKey }
+            let docText = JSONValue.object(document).jsonText
+            let metaText = JSONValue.object(result.timestamps.mapValues(JSONValue.string)).jsonText
+            if stored == nil {
+                try await connection.query("""
+                    INSERT INTO \(unescaped: table) (_id, doc, _meta)
+                    VALUES (\(id)::text::\(unescaped: type), \(docText)::jsonb, \(metaText)::jsonb)
+                    """, logger: logger)
+                try await connection.query("""
+                    DELETE FROM trellis_tombstones WHERE collection = \(change.className) AND pk = \(pkText)::jsonb
+                    """, logger: logger)
+            } else {
+                // An update with no effect still runs: its history entry tells the uploader the outcome.
+                try await connection.query("""
+                    UPDATE \(unescaped: table) SET doc = \(docText)::jsonb, _meta = \(metaText)::jsonb
+                    WHERE _id = \(id)::text::\(unescaped: type)
+                    """, logger: logger)
+            }
+            return
+        }
+        if change.kind == .delete {
+            try await connection.query("""
+                INSERT INTO trellis_tombstones (collection, pk, deleted_at) VALUES (\(change.className), \(pkText)::jsonb, \(change.timestamp))
+                ON CONFLICT (collection, pk) DO UPDATE SET deleted_at = greatest(trellis_tombstones.deleted_at, EXCLUDED.deleted_at)
+                """, logger: logger)
+        }
+        if stored != nil {
+            try await connection.query("DELETE FROM \(unescaped: table) WHERE _id = \(id)::text::\(unescaped: type)",
+                                       logger: logger)
+        } else {
+            // Nothing to delete (deleted before, or an update that lost to a delete): the history
+            // still says so, so the uploader removes its copy.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.historyLock))", logger: logger)
+            try await connection.query("""
+                INSERT INTO trellis_history (collection, pk, doc, client_id)
+                VALUES (\(change.className), \(pkText)::jsonb, NULL, current_setting('trellis.client_id', true))
+                """, logger: logger)
+            try await connection.query("SELECT pg_notify('trellis_history', \(change.className))", logger: logger)
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import Logging
+import Synchronization
+import Trellis
+import TrellisSyncProtocol
+
+/// Wakes every open session of this process when the history grows (one poller per process
+/// reads the newest version; another server process's writes are seen the same way).
+final class HistoryWatch: Sendable {
+    private let listeners = Mutex<[UUID: AsyncStream<SessionEvent>.Continuation]>([:])
+
+    func add(_ id: UUID, _ continuation: AsyncStream<SessionEvent>.Continuation) {
+        listeners.withLock { $0[id] = continuation }
+    }
+
+    func remove(_ id: UUID) { _ = listeners.withLock { $0.removeValue(forKey: id) } }
+
+    func wakeAll() {
+        for continuation in listeners.withLock({ Array($0.values) }) { continuation.yield(.historyGrew) }
+    }
+
+    /// Polls the newest history version every `interval` and wakes the sessions when it moves.
+    func run(store: PostgresStore, interval: Duration = .milliseconds(25)) async {
+        var seen: Int64 = -1
+        while !Task.isCancelled {
+            if let latest = try? await store.latestVersion(), latest != seen {
+                seen = latest
+                wakeAll()
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}
+
+/// What a session reacts to, in order.
+enum SessionEvent: Sendable {
+    case frame(String)
+    case historyGrew
+    case closed
+}
+
+/// One client's session: checks its hello, sends it what its subscriptions select (a
+/// bootstrap, then the history as it grows), and applies its uploads.
+final class SyncSessionHandler {
+    let store: PostgresStore
+    let authenticator: Authenticator
+    let options: ServerOptions
+    let logger: Logging.Logger
+    let send: (SyncMessage) async throws -> Void
+
+    private var clientId = ""
+    private var subscriptions = SubscriptionSet(version: 0, subscriptions: [])
+    private var queries = [String: [SyncQuery]]()
+    /// The newest history version this client was sent.
+    private var sentVersion: Int64 = 0
+    private var isOpen = false
+
+    init(store: PostgresStore, authenticator: Authenticator, options: ServerOptions, logger: Logging.Logger,
+         send: @escaping (SyncMessage) async throws -> Void) {
+        self.store = store
+        self.authenticator = authenticator
+        self.options = options
+        self.logger = logger
+        self.send = send
+    }
+
+    /// Handles one event; false when the session must close.
+    func handle(_ event: SessionEvent) async throws -> Bool {
+        switch event {
+        case .closed: return false
+        case .historyGrew:
+            if isOpen { try await sendHistory() }
+            return true
+        case .frame(let text):
+            let message: SyncMessage
+            do {
+                message = try SyncCoding.decode(text)
+            } catch {
+                return try await fail(.badSyntax, "The frame is not a sync message: \(error)", fatal: true)
+            }
+            switch message {
+            case .hello(let hello): return try await open(hello)
+            case .upload(let upload):
+                guard isOpen else { return try await fail(.badSyntax, "An upload came before hello.", fatal: true) }
+                try await receive(upload)
+                return true
+            case .subscribe(let subscribe):
+                guard isOpen else { return try await fail(.badSyntax, "A subscription came before hello.", fatal: true) }
+                if try await setSubscriptions(subscribe.subscriptions) { try await bootstrap() }
+                return true
+            case .mark(let mark):
+                guard isOpen else { return try await fail(.badSyntax, "A mark came before hello.", fatal: true) }
+                try await sendHistory()
+                try await send(.mark(mark))
+                return true
+            default:
+                return try await fail(.badSyntax, "A client may not send \(message).", fatal: true)
+            }
+        }
+    }
+
+    private func fail(_ code: SyncErrorCode, _ message: String, fatal: Bool) async throws -> Bool {
+        logger.notice("session \(clientId): error \(code.rawValue): \(message)")
+        try await send(.error(.init(code: code.rawValue, message: message, isFatal: fatal)))
+        return !fatal
+    }
+
+    private func open(_ hello: SyncMessage.Hello) async throws -> Bool {
+        guard hello.protocolVersion == SyncProtocol.version else {
+            return try await fail(.wrongProtocolVersion, "The client speaks sync protocol \(hello.protocolVersion); this "
+                + "server speaks \(SyncProtocol.version). Update the client or the server.", fatal: true)
+        }
+        let userId: String
+        do {
+            userId = try await authenticator.verify(hello.accessToken)
+        } catch {
+            return try await fail(error.code, error.message, fatal: true)
+        }
+        guard hello.schemaVersion == options.schemaVersion else {
+            return try await fail(.badSchemaVersion, "The client's schema version is \(hello.schemaVersion) but the "
+                + "server's is \(options.schemaVersion). Open the Realm with the schema version the server was started "
+                + "with (--schema-version).", fatal: true)
+        }
+        var problems = [String]()
+        for (className, document) in hello.schema.sorted(by: { $0.key < $1.key }) {
+            guard let server = store.schema.collections[className],
+                  let client = try? SchemaShape(document: document) else { continue }
+            problems += server.differences(from: client)
+        }
+        if !problems.isEmpty {
+            return try await fail(.invalidSchemaChange, "The client's models differ from the server's schema: "
+                + problems.joined(separator: "; ") + ". Update the schema file or the models.", fatal: true)
+        }
+        clientId = hello.clientId
+        guard try await setSubscriptions(hello.subscriptions) else { return false }
+        isOpen = true
+        try await send(.welcome(.init(userId: userId, serverVersion: try await store.latestVersion())))
+        logger.info("session \(clientId) opened by user \(userId), from version \(hello.lastServerVersion)")
+        if hello.lastServerVersion == 0 {
+            try await bootstrap()
+        } else {
+            sentVersion = hello.lastServerVersion
+            try await sendHistory()
+        }
+        return true
+    }
+
+    /// Checks and adopts a subscription set; false (after an error frame) when one is bad.
+    private func setSubscriptions(_ set: SubscriptionSet) async throws -> Bool {
+        var parsed = [String: [SyncQuery]]()
+        for subscription in set.subscriptions {
+            guard store.schema.collections[subscription.className] != nil else {
+                _ = try await fail(.badQuery, "The subscription '\(subscription.name ?? subscription.query)' names the "
+                    + "class '\(subscription.className)', which is not in the server's schema (known: "
+                    + store.schema.collections.keys.sorted().joined(separator: ", ") + ").", fatal: false)
+                return false
+            }
+            do {
+                let query = try SyncQuery.parse(subscription.query)
+                if let reason = query.unsupportedReason {
+                    _ = try await fail(.badQuery, "The subscription query '\(subscription.query)': \(reason).", fatal: false)
+                    return false
+                }
+                parsed[subscription.className, default: []].append(query)
+            } catch {
+                _ = try await fail(.badQuery, "\(error)", fatal: false)
+                return false
+            }
+        }
+        subscriptions = set
+        queries = parsed
+        return true
+    }
+
+    private func matches(_ className: String, _ document: JSONValue) -> Bool {
+        guard let queries = queries[className], case .object = document,
+              let object = document.foundationObject as? [String: Any] else { return false }
+        return queries.contains { $0.matches(object) }
+    }
+
+    /// Sends every document the subscriptions select, as of one snapshot, then what came after.
+    private func bootstrap() async throws {
+        let snapshot = try await store.snapshot(of: Array(queries.keys))
+        var changes = [ServerChange]()
+        for (className, documents) in snapshot.documents.sorted(by: { $0.key < $1.key }) {
+            let key = store.schema.collections[className]?.primaryKey ?? "_id"
+            for document in documents where matches(className, document) {
+                changes.append(ServerChange(className: className, primaryKey: document[key] ?? .null,
+                                            document: document, serverVersion: snapshot.version))
+            }
+        }
+        let chunk = 500
+        var start = 0
+        repeat {
+            let end = min(start + chunk, changes.count)
+            let isLast = end == changes.count
+            try await send(.download(.init(changes: Array(changes[start..<end]), serverVersion: snapshot.version,
+                                           completesSubscriptionVersion: isLast ? subscriptions.version : nil,
+                                           hasMore: !isLast)))
+            start = end
+        } while start < changes.count
+        sentVersion = snapshot.version
+        try await sendHistory()
+    }
+
+    /// Sends the history after what the client was sent, filtered by its subscriptions: an
+    /// object that no longer matches is sent without a document (removed locally).
+    private func sendHistory() async throws {
+        while true {
+            let entries = try await store.history(after: sentVersion)
+            guard let last = entries.last else { return }
+            var changes = [ServerChange]()
+            for entry in entries where queries[entry.className] != nil {
+                var change = entry
+                if let document = entry.document, !matches(entry.className, document) { change.document = nil }
+                changes.append(change)
+            }
+            sentVersion = last.serverVersion
+            try await send(.download(.init(changes: changes, serverVersion: sentVersion, hasMore: entries.count >= 500)))
+            if entries.count < 500 { return }
+        }
+    }
+
+    private func receive(_ upload: SyncMessage.Upload) async throws {
+        var problems = [String]()
+        for change in upload.changes {
+            guard let shape = store.schema.collections[change.className] else {
+                problems.append("the class '\(change.className)' is not in the server's schema")
+                continue
+            }
+            if let key = shape.primaryKey, let problem = shape.mismatch(change.primaryKey, at: key) {
+                problems.append("primary key: \(problem)")
+            }
+            for field in change.fields {
+                switch field {
+                case .set(let name, let value):
+                    if let problem = shape.mismatch(value, at: name) { problems.append(problem) }
+                case .list(let name, _, let value):
+                    if let problem = shape.mismatch(.array(value), at: name) { problems.append(problem) }
+                case .setDiff(let name, let added, _):
+                    if let problem = shape.mismatch(.array(added), at: name) { problems.append(problem) }
+                case .map(let name, let values):
+                    if shape.types[name] == nil { problems.append("'\(change.className)' has no property '\(name)'") }
+                    _ = values
+                }
+            }
+        }
+        if !problems.isEmpty {
+            // Nothing of the upload is applied; it is acknowledged so the client drops it.
+            _ = try await fail(.writeNotAllowed, "The upload \(upload.uploadId) was refused, nothing of it applied: "
+                + problems.joined(separator: "; ") + ".", fatal: false)
+            try await send(.ack(.init(uploadId: upload.uploadId, serverVersion: sentVersion)))
+            return
+        }
+        let version = try await store.apply(upload, clientId: clientId)
+        try await send(.ack(.init(uploadId: upload.uploadId, serverVersion: version)))
+        try await sendHistory()
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import PostgresNIO
+import Trellis
+import TrellisSyncProtocol
+
+// trellis-sync: the Trellis Sync server (docs/SYNC.md). Holds no state of its own: PostgreSQL
+// is the system of record, so several processes can serve one database.
+
+let options: ServerOptions
+do {
+    options = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("trellis-sync: \(error)\n".utf8))
+    exit(2)
+}
+
+var logger = Logging.Logger(label: "trellis-sync")
+logger.logLevel = ProcessInfo.processInfo.environment["TRELLIS_SYNC_LOG"].flatMap { Logging.Logger.Level(rawValue: $0) } ?? .notice
+
+do {
+    try await runServer(options, logger: logger)
+} catch {
+    FileHandle.standardError.write(Data("trellis-sync: error: \(error)\n".utf8))
+    exit(1)
+}
+
+func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
+    let schema = try ServerSchema(contentsOf: options.schemaPath)
+    let url = try PostgresURL(options.postgresURL)
+    var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.user,
+                                                     password: url.password, database: url.database, tls: .disable)
+    configuration.options.maximumConnections = 16
+    let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    let store = PostgresStore(client: client, schema: schema, logger: logger)
+    let authenticator = await Authenticator(key: options.jwtKey, appId: options.appId, lifetime: options.tokenLifetime)
+    let watch = HistoryWatch()
+
+    let router = Router(context: BasicWebSocketRequestContext.self)
+    LoginRoutes.add(to: router, authenticator: authenticator, options: options)
+    router.ws("/api/client/v2.0/app/:appId/realm-sync") { _, _ in
+        .upgrade([:])
+    } onUpgrade: { inbound, outbound, context in
+        let id = UUID()
+        let (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
+        watch.add(id, continuation)
+        defer { watch.remove(id) }
+        let handler = SyncSessionHandler(store: store, authenticator: authenticator, options: options,
+                                         logger: context.logger) { message in
+            try await outbound.write(.text(SyncCoding.encode(message)))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await message in inbound.messages(maxSize: 256 << 20) {
+                    if case .text(let text) = message { continuation.yield(.frame(text)) }
+                }
+                continuation.yield(.closed)
+            }
+            for await event in events {
+                if try await !handler.handle(event) { break }
+            }
+            group.cancelAll()
+        }
+    }
+    let app = Application(
+        router: router,
+        server: .http1WebSocketUpgrade(webSocketRouter: router),
+        configuration: .init(address: .hostname(options.host, port: options.port)),
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? options.port
+            FileHandle.standardOutput.write(Data("trellis-sync listening on \(options.host):\(port)\n".utf8))
+        },
+        logger: logger
+    )
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        // PostgresNIO retries a refused connection quietly: give up with a clear error instead.
+        try await withThrowingTaskGroup(of: Void.self) { setup in
+            setup.addTask { try await store.prepare() }
+            setup.addTask {
+                try await Task.sleep(for: .seconds(30))
+                throw OptionError("Could not prepare the database at \(options.postgresURL) within 30 s: is PostgreSQL "
+                    + "running there, and may this user create tables?")
+            }
+            try await setup.next()
+            setup.cancelAll()
+        }
+        group.addTask { await watch.run(store: store) }
+        group.addTask { try await app.runService() }
+        try await group.next()
+        group.cancelAll()
+    }
+}

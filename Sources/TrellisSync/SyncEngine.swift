@@ -126,7 +126,10 @@ final class SyncEngine: @unchecked Sendable {
     func setSuspended(_ suspended: Bool) {
         state.withLock { state in
             state.suspended = suspended
-            if suspended { state.events?.yield(.disconnect) }
+            if suspended {
+                state.events?.yield(.disconnect)
+                state.connection = .disconnected
+            }
         }
     }
 
@@ -155,7 +158,10 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     func setConnection(_ connection: SyncSession.ConnectionState) {
-        state.withLock { $0.connection = connection }
+        state.withLock { state in
+            // A suspended session reads as disconnected while its socket closes.
+            state.connection = state.suspended && connection != .disconnected ? .disconnected : connection
+        }
     }
 
     private var syncURL: String {

@@ -19,8 +19,9 @@ struct ColdStart {
         let w1Realm = scratch.file("mem.realm"), w1SQLite = scratch.file("mem.sqlite")
         let trellisMemory = try child("w1-memory-trellis", w1Realm.path, String(sizes.objects))
         let grdbMemory = try child("w1-memory-grdb", w1SQLite.path, String(sizes.objects))
-        let megabytes = Double((try? FileManager.default.attributesOfItem(atPath: w1Realm.path)[.size] as? Int) ?? 0)
-            / 1_048_576
+        let megabytes = Self.mebibytes(w1Realm.path)
+        // GRDB's database with whatever its WAL and shared memory still hold after it closed.
+        let grdbMegabytes = [w1SQLite.path, w1SQLite.path + "-wal", w1SQLite.path + "-shm"].map(Self.mebibytes).reduce(0, +)
         let (checkedInside, _) = try opening("open-trellis-w1", w1Realm, "check")
         let (uncheckedInside, _) = try opening("open-trellis-w1", w1Realm, "no-check")
         let (grdbW1Inside, _) = try opening("open-grdb-w1", w1SQLite)
@@ -35,7 +36,14 @@ struct ColdStart {
                 peers: [("DatabasePool + first read", grdbOpen)]),
             Row("W8", "peak memory of W1 (fresh process, max RSS; lower is better)", trellis: trellisMemory,
                 peers: [("records", grdbMemory)], unit: "MiB"),
+            Row("W8", "file size after W1 (lower is better)", trellis: megabytes,
+                peers: [("records, with its WAL", grdbMegabytes)], unit: "MiB"),
         ]
+    }
+
+    /// The size of the file at `path` in MiB (0 if there is none).
+    private static func mebibytes(_ path: String) -> Double {
+        Double((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
     }
 
     /// Medians of opening `file` in a new process: as the child measures it (process start

@@ -91,7 +91,13 @@ let package = Package(
         // Integration tests of sync: a real PostgreSQL (Scripts/postgres.sh) and real servers.
         .testTarget(
             name: "TrellisSyncTests",
-            dependencies: ["Trellis", "TrellisSync", "TrellisSyncProtocol", "TrellisSyncServer"],
+            dependencies: [
+                "Trellis", "TrellisSync", "TrellisSyncProtocol", "TrellisSyncServer",
+                // Raw protocol frames and test JWTs.
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

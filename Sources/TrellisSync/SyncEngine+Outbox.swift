@@ -38,7 +38,7 @@ extension SyncEngine {
                 }
                 try SyncStoreLayout.putJSON(realm, mirrorKey, MirrorEntry(primaryKey: primaryKey, document: document))
             }
-            try SyncStoreLayout.putJSON(realm, SyncStoreLayout.outbox(sequence), outgoing)
+            try SyncStoreLayout.putOutbox(realm, sequence, outgoing)
             sequence += 1
         }
         try SyncStoreLayout.putText(realm, SyncStoreLayout.nextSequence, String(sequence))
@@ -96,7 +96,7 @@ extension SyncEngine {
         var changes = [SyncObjectChange]()
         var last: UInt64 = 0
         for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
-            guard let change = try? JSONDecoder().decode(SyncObjectChange.self, from: Data(entry.value)) else { continue }
+            guard let change = SyncStoreLayout.outboxChange(entry.value) else { continue }
             changes.append(change)
             last = SyncStoreLayout.sequence(ofOutbox: entry.key)
             if changes.count >= limit { break }
@@ -141,8 +141,7 @@ extension SyncEngine {
     func pendingObjects(_ realm: Realm) -> Set<String> {
         var pending = Set<String>()
         for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
-            guard let change = try? JSONDecoder().decode(SyncObjectChange.self, from: Data(entry.value)) else { continue }
-            pending.insert(change.className + "\u{0}" + change.primaryKey.jsonText)
+            pending.insert(SyncStoreLayout.outboxObject(entry.value))
         }
         return pending
     }

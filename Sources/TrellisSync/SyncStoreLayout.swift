@@ -29,6 +29,32 @@ enum SyncStoreLayout {
         key.suffix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    /// An outbox entry's value: `<class>\0<primary key JSON>\0<change JSON>`, so the objects
+    /// with pending changes are known without decoding the changes.
+    static func putOutbox(_ realm: Realm, _ sequence: UInt64, _ change: SyncObjectChange) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let head = Array((change.className + "\u{0}" + change.primaryKey.jsonText + "\u{0}").utf8)
+        try realm.syncStorePut(outbox(sequence), head + Array(try encoder.encode(change)))
+    }
+
+    /// `class\0primary key JSON` of an outbox entry.
+    static func outboxObject(_ value: [UInt8]) -> String {
+        var zeros = 0
+        let end = value.firstIndex { byte in
+            if byte == 0 { zeros += 1 }
+            return zeros == 2
+        } ?? value.endIndex
+        return String(decoding: value[..<end], as: UTF8.self)
+    }
+
+    /// The change of an outbox entry.
+    static func outboxChange(_ value: [UInt8]) -> SyncObjectChange? {
+        guard let first = value.firstIndex(of: 0),
+              let second = value[(first + 1)...].firstIndex(of: 0) else { return nil }
+        return try? JSONDecoder().decode(SyncObjectChange.self, from: Data(value[(second + 1)...]))
+    }
+
     static func mirror(_ className: String, _ objectKey: UInt64) -> [UInt8] {
         mirrorPrefix + Array(className.utf8) + [0] + bigEndian(objectKey)
     }

@@ -13,11 +13,13 @@ struct ServerOptions: Sendable {
     var jwtKey = "trellis-development-key-change-me-please"
     /// Lifetime of the access tokens the server issues (seconds).
     var tokenLifetime = 3600
+    /// Exit when this process is gone (tests: no server outlives its test run).
+    var parentPid: Int32?
 
     static let usage = """
         usage: trellis-sync --postgres postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE --schema SCHEMA.json
                             [--host 127.0.0.1] [--port 9090] [--app-id trellis] [--schema-version 0]
-                            [--jwt-key KEY] [--token-lifetime SECONDS]
+                            [--jwt-key KEY] [--token-lifetime SECONDS] [--parent-pid PID]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA.json (App Services JSON
         schemas, as `trellis schema export` writes them) in the PostgreSQL database, created if missing.
         Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
@@ -40,6 +42,7 @@ struct ServerOptions: Sendable {
             case "--schema-version": options.schemaVersion = UInt64(try value(argument)) ?? 0
             case "--jwt-key": options.jwtKey = try value(argument)
             case "--token-lifetime": options.tokenLifetime = Int(try value(argument)) ?? 3600
+            case "--parent-pid": options.parentPid = Int32(try value(argument))
             case "--help", "-h": throw OptionError(usage)
             default: throw OptionError("Unknown option '\(argument)'.\n\(usage)")
             }

@@ -89,6 +89,12 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         }
         group.addTask { await watch.run(store: store) }
         group.addTask { try await app.runService() }
+        if let parent = options.parentPid {
+            group.addTask {
+                while kill(parent, 0) == 0 { try await Task.sleep(for: .milliseconds(500)) }
+                logger.notice("the parent process \(parent) is gone: stopping")
+            }
+        }
         try await group.next()
         group.cancelAll()
     }

@@ -122,7 +122,8 @@ final class ServerProcess: @unchecked Sendable {
         let out = logFolder.appendingPathComponent("out").path, err = logFolder.appendingPathComponent("err").path
         pid = try spawnBackground(Self.executable.path,
                                   ["--postgres", database, "--schema", schema.path, "--port", String(port),
-                                   "--jwt-key", testJWTKey] + arguments, stdout: out, stderr: err)
+                                   "--jwt-key", testJWTKey, "--parent-pid", String(getpid())] + arguments,
+                                  stdout: out, stderr: err)
         // The first line says where it listens.
         let deadline = Date().addingTimeInterval(60)
         var found: Int?

@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+import Testing
+import Trellis
+import TrellisSync
+
+/// What the server does beyond merging: changes made with SQL, several server processes on
+/// one database, subscriptions narrowed and widened.
+@Suite(.serialized)
+struct ServerBehaviourTests {
+    @Test func rowChangedWithPsqlReachesNotificationBlock() async throws {
+        let fixture = try SyncFixture()
+        let device = try await Device(server: fixture.server)
+        let id = ObjectId.generate()
+        try device.write { realm in realm.add(SyncDog(value: ["_id": id, "name": "Rex", "age": 3])) }
+        try await device.sync()
+        let names = Mutex<[String]>([])
+        let token = try device.run { realm in
+            realm.objects(SyncDog.self).observe { change in
+                if case .update(let dogs, _, _, let modifications) = change, !modifications.isEmpty {
+                    names.withLock { $0.append(dogs[modifications[0]].name) }
+                }
+            }
+        }
+        try PostgresFixture.psql(fixture.database, """
+            UPDATE "SyncDog" SET doc = jsonb_set(doc, '{name}', '"Changed with psql"') WHERE _id = '\(id.stringValue)'
+            """)
+        #expect(try await eventually { names.withLock { $0 } == ["Changed with psql"] })
+        // A row inserted with SQL arrives too (plain JSON numbers accepted).
+        let other = ObjectId.generate()
+        try PostgresFixture.psql(fixture.database, """
+            INSERT INTO "SyncDog" (_id, doc) VALUES ('\(other.stringValue)',
+              '{"_id": {"$oid": "\(other.stringValue)"}, "name": "Inserted", "age": 9}')
+            """)
+        #expect(try await eventually { try device.run { $0.object(ofType: SyncDog.self, forPrimaryKey: other)?.age } == 9 })
+        // And a row deleted with SQL goes away.
+        try PostgresFixture.psql(fixture.database, "DELETE FROM \"SyncDog\" WHERE _id = '\(other.stringValue)'")
+        #expect(try await eventually { try device.run { $0.object(ofType: SyncDog.self, forPrimaryKey: other) } == nil })
+        try device.run { _ in token.invalidate() }
+        await device.close()
+    }
+
+    @Test func twoServerProcessesOnOneDatabaseConverge() async throws {
+        let fixture = try SyncFixture()
+        let second = try ServerProcess(database: fixture.database, schema: fixture.schema)
+        let a = try await Device(server: fixture.server)
+        let b = try await Device(server: second)
+        try a.write { realm in realm.add(SyncTask(value: ["title": "from server 1"])) }
+        try b.write { realm in realm.add(SyncTask(value: ["title": "from server 2"])) }
+        try await a.sync()
+        try await b.sync()
+        #expect(try await eventually { try a.run { $0.objects(SyncTask.self).count } == 2 })
+        #expect(try await eventually { try b.run { $0.objects(SyncTask.self).count } == 2 })
+        try await a.sync()
+        try await b.sync()
+        #expect(try a.run(snapshot) == b.run(snapshot))
+        await a.close()
+        await b.close()
+    }
+
+    @Test func narrowedSubscriptionRemovesObjectsAndWideningBringsThemBack() async throws {
+        let fixture = try SyncFixture()
+        let writer = try await Device(server: fixture.server)
+        try writer.write { realm in
+            for age in 1...10 { realm.add(SyncDog(value: ["name": "dog \(age)", "age": age])) }
+        }
+        try await writer.sync()
+        let reader = try await Device(server: fixture.server, subscriptions: { subs in
+            subs.append(QuerySubscription<SyncDog>(name: "dogs"))
+        })
+        try await reader.sync()
+        #expect(try reader.run { $0.objects(SyncDog.self).count } == 10)
+        let subscriptions = try reader.run { $0.subscriptions }
+        try await withTimeout(.seconds(30)) {
+            try await subscriptions.update {
+                $0.remove(named: "dogs")
+                $0.append(QuerySubscription<SyncDog>(name: "young") { $0.age < 4 })
+            }
+        }
+        #expect(try reader.run { realm in realm.objects(SyncDog.self).map(\.age).sorted() } == [1, 2, 3])
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM \"SyncDog\"") == "10")
+        try await withTimeout(.seconds(30)) {
+            try await subscriptions.update {
+                $0.append(QuerySubscription<SyncDog>(name: "old", query: "age >= %@", 8))
+            }
+        }
+        #expect(try reader.run { realm in realm.objects(SyncDog.self).map(\.age).sorted() } == [1, 2, 3, 8, 9, 10])
+        #expect(subscriptions.count == 2)
+        // Changes to objects outside the subscriptions are not sent; one that starts to match is.
+        try writer.write { realm in realm.objects(SyncDog.self).filter("age == 5").first?.age = 2 }
+        try await writer.sync()
+        try await reader.sync()
+        #expect(try reader.run { realm in realm.objects(SyncDog.self).map(\.age).sorted() } == [1, 2, 2, 3, 8, 9, 10])
+        await writer.close()
+        await reader.close()
+    }
+}

@@ -28,6 +28,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     let objectType: ObjectBase.Type?
     /// The stored class of the objects when they are ``DynamicObject``s.
     let dynamicClassName: String?
+    /// Whether the elements are projections of the objects (decided once, not per element).
+    let projectsObjects: Bool
     private let cache = ResultsKeyCache()
     /// Only for results of values (``Results+Values``).
     let valueCache: ValueCache?
@@ -50,6 +52,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         self.objectType = objectType
         valueCache = objectType == nil ? ValueCache() : nil
         dynamicClassName = objectType == DynamicObject.self ? Self.dynamicClassName(of: source) : nil
+        projectsObjects = objectType != nil && Element.self is any ProjectionObservable.Type
     }
 
     /// The class of a source's objects by name: the class itself, the target of the collection,
@@ -233,7 +236,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         guard let table, let objectType else { throwRealmException("Object has been deleted or invalidated.") }
         let object = core.accessor(objectType, table: table, key: cache.keys[position])
         object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position])
-        return Element._trellisElement(for: object)
+        return projectsObjects ? Element._trellisElement(for: object) : unsafeBitCast(object, to: Element.self)
     }
 
     /// Iterates the objects (or values) that matched when iteration began.
@@ -256,6 +259,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         let rows: [UnsafeRawBufferPointer]
         /// The change stamp the keys were evaluated under.
         let stamp: UInt64
+        /// Whether the elements are projections of the objects.
+        let projectsObjects: Bool
         /// The values of results of values.
         let values: [Element]
         var position = 0
@@ -269,6 +274,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             self.keys = keys
             self.rows = rows
             self.stamp = stamp
+            self.projectsObjects = Element.self is any ProjectionObservable.Type
             self.values = []
         }
 
@@ -279,6 +285,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             keys = []
             rows = []
             stamp = 0
+            projectsObjects = false
             self.values = values
         }
 
@@ -301,7 +308,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 } else {
                     continue // An object deleted while iterating is skipped, as in Realm.
                 }
-                return Element._trellisElement(for: object)
+                return projectsObjects ? Element._trellisElement(for: object) : unsafeBitCast(object, to: Element.self)
             }
             return nil
         }

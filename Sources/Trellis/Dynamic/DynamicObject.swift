@@ -26,9 +26,6 @@ public final class DynamicObject: Object {
         get { self[member] }
         set { self[member] = newValue }
     }
-
-    /// True: a link to a `DynamicObject` is read by its target class's name. Not API.
-    override public class var _trellisIsDynamicObject: Bool { true }
 }
 
 extension Object {

@@ -34,10 +34,6 @@ open class Object: ObjectBase, _PersistableInsideOptional {
     /// `@Persisted(primaryKey: true)`; this override point exists for source compatibility.
     open class func primaryKey() -> String? { nil }
 
-    /// False: a model class's links name their class by their type (``DynamicObject`` says
-    /// true). Not API.
-    public class var _trellisIsDynamicObject: Bool { false }
-
     /// Names of properties Realm indexes in `@objc dynamic` models. Like Realm, Trellis does
     /// not consult it for `@Persisted` models (the only kind on Linux): declare
     /// `@Persisted(indexed: true)` instead. Kept so overriding code compiles.

@@ -154,6 +154,9 @@ extension _PersistableInsideOptional where Self: ObjectBase {
         _PropertyTypeInfo(.object, objectType: Self.self, swiftName: className())
     }
     public static func _trellisDefaultValue() -> Self { Self() }
+    /// Whether the class is ``DynamicObject`` (its links are read by their target class's
+    /// name): one metadata comparison, no dynamic dispatch. Not API.
+    public static var _trellisIsDynamicObject: Bool { Self.self == DynamicObject.self }
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
         row.core.accessor(Self.self, key: row.row.slot(column))
     }

@@ -124,3 +124,62 @@ final class CountedPet: Object {
         #expect(frozen.listOwners.count == 6)
     }
 }
+
+final class NotedPet: Object {
+    @Persisted var name = ""
+    /// Not persisted: state of this accessor only.
+    var note = ""
+}
+
+@Suite struct AccessorReuseTests {
+    let folder = TemporaryFolder()
+
+    private func realmWithPets(_ count: Int) throws -> Realm {
+        let realm = try Realm(configuration: folder.configuration([CountedOwner.self, CountedPet.self, NotedPet.self]))
+        try realm.write {
+            for i in 0..<count {
+                realm.add(CountedPet(value: ["name": "pet \(i)"]))
+                realm.add(NotedPet(value: ["name": "noted \(i)"]))
+            }
+        }
+        return realm
+    }
+
+    @Test func objectsKeptFromAnEnumerationStayDistinctAndKeepTheirRows() throws {
+        let realm = try realmWithPets(20)
+        var kept = [CountedPet]()
+        for (index, pet) in realm.objects(CountedPet.self).enumerated() where index % 3 == 0 { kept.append(pet) }
+        #expect(kept.map(\.name) == stride(from: 0, to: 20, by: 3).map { "pet \($0)" })
+        #expect(Set(kept.map { ObjectIdentifier($0) }).count == kept.count)
+        #expect(Array(realm.objects(CountedPet.self)).map(\.name) == (0..<20).map { "pet \($0)" })
+    }
+
+    @Test func aWeaklyHeldObjectIsNeverPointedAtAnotherRow() throws {
+        let realm = try realmWithPets(10)
+        weak var first: CountedPet?
+        for (index, pet) in realm.objects(CountedPet.self).enumerated() {
+            if index == 0 { first = pet }
+            if let first { #expect(first.name == "pet 0") }
+            #expect(pet.name == "pet \(index)")
+        }
+    }
+
+    @Test func stateThatIsNotPersistedBelongsToOneObject() throws {
+        let realm = try realmWithPets(5)
+        for pet in realm.objects(NotedPet.self) {
+            #expect(pet.note == "")
+            pet.note = pet.name
+        }
+    }
+
+    @Test func deletingThroughAnEnumeratedObjectDoesNotAffectTheNext() throws {
+        let realm = try realmWithPets(6)
+        try realm.write {
+            for (index, pet) in realm.objects(CountedPet.self).enumerated() where index % 2 == 0 {
+                realm.delete(pet)
+            }
+        }
+        #expect(realm.objects(CountedPet.self).map(\.name) == ["pet 1", "pet 3", "pet 5"])
+        for pet in realm.objects(CountedPet.self) { #expect(!pet.isInvalidated && pet.realm != nil) }
+    }
+}

@@ -264,6 +264,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         /// The values of results of values.
         let values: [Element]
         var position = 0
+        /// Whether the accessor handed out last may be reused for the next object (see
+        /// ``RealmCore/accessor(reusing:_:table:key:)``).
+        let reusesAccessors: Bool
+        /// The accessor handed out last, while `reusesAccessors`.
+        var handedOut: ObjectBase?
 
         init(core: RealmCore, table: Table?, objectType: ObjectBase.Type?, keys: [ObjectKey],
              rows: [UnsafeRawBufferPointer], stamp: UInt64)
@@ -276,6 +281,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             self.stamp = stamp
             self.projectsObjects = Element.self is any ProjectionObservable.Type
             self.values = []
+            reusesAccessors = table.map { $0.info.accessorsAreReusable && !$0.needsAccessorSetup } == true
+                && !core.isFrozen
         }
 
         init(values: [Element]) {
@@ -287,6 +294,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             stamp = 0
             projectsObjects = false
             self.values = values
+            reusesAccessors = false
         }
 
         public mutating func next() -> Element? {
@@ -301,7 +309,12 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 let object: ObjectBase
                 if core.changeStamp == stamp {
                     // Nothing changed since evaluation: the evaluated row is still current.
-                    object = core.accessor(objectType, table: table, key: key)
+                    if reusesAccessors {
+                        object = core.accessor(reusing: &handedOut, objectType, table: table, key: key)
+                        handedOut = object
+                    } else {
+                        object = core.accessor(objectType, table: table, key: key)
+                    }
                     object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
                 } else if core.rowView(table, key) != nil {
                     object = core.accessor(objectType, table: table, key: key)

@@ -37,6 +37,16 @@ open class ObjectBase: CustomStringConvertible {
     /// accessor then has no Realm, and deleting it again traps.
     final var _deletedThroughThisAccessor = false
 
+    /// Makes this managed accessor the accessor of another row of the same table, as a new
+    /// accessor would be: every field above that depends on the row is reset here (keep this in
+    /// step with them). Only for an accessor nothing else references (see
+    /// ``RealmCore/accessor(reusing:_:table:key:)``).
+    final func _repoint(core: RealmCore, table: Table, key: ObjectKey, epoch: UInt64) {
+        _managed = ManagedObject(core: core, table: table, key: key, epoch: epoch)
+        _rowCache = RowCache()
+        _deletedThroughThisAccessor = false
+    }
+
     /// Creates an unmanaged object. Subclasses with their own designated initializers declare
     /// `required override init()` too, as in Realm.
     public required init() {}
@@ -158,7 +168,10 @@ extension _PersistableInsideOptional where Self: ObjectBase {
     /// name): one metadata comparison, no dynamic dispatch. Not API.
     public static var _trellisIsDynamicObject: Bool { Self.self == DynamicObject.self }
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
-        row.core.accessor(Self.self, key: row.row.slot(column))
+        // With its row read (a List's elements are often consecutive keys: the lookup steps);
+        // a missing row (a damaged file) gives an accessor that traps when read, as before.
+        let key = row.row.slot(column)
+        return row.core.linkedAccessor(Self.self, key: key) ?? row.core.accessor(Self.self, key: key)
     }
     /// The linked object with its row already read (the first property read needs no lookup);
     /// nil if the target row is missing, which only a damaged file has.

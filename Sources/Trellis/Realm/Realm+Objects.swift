@@ -142,7 +142,7 @@ extension Realm {
            let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField.typeInfo)
         {
             guard let objectKey = core.lookUpPrimaryKey(table, payload) else { return nil }
-            return core.linkedAccessor(type, table: table, key: objectKey)
+            return core.linkedAccessor(type, table: table, key: objectKey, nearby: false)
         }
         return object(ofType: type, forPrimaryKeyValue: key)
     }

@@ -513,8 +513,11 @@ final class RealmCore {
     }
 
     /// The accessor of an object of `table` with its row cached, or nil if the row is missing.
-    func linkedAccessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey) -> T? {
-        guard let bytes = transaction.get(table.rows, integerKey: key) else { return nil }
+    /// `nearby`: the key likely follows the one read last (link hops, list elements), so the
+    /// reused cursor looks it up (stepping instead of searching when it does).
+    func linkedAccessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey, nearby: Bool = true) -> T? {
+        let row = nearby ? transaction.get(table.rows, nearIntegerKey: key) : transaction.get(table.rows, integerKey: key)
+        guard let bytes = row else { return nil }
         let object = accessor(type, table: table, key: key)
         object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
         return object
@@ -526,6 +529,26 @@ final class RealmCore {
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         if table.needsAccessorSetup { setUpAccessor(object, table) }
         return object
+    }
+
+    /// An accessor for `key` of `table`: `previous` (the accessor an iteration handed out last)
+    /// pointed at the row when nothing else can see it, else a new accessor. Nothing can see it
+    /// when the iteration holds its only strong reference and there is no weak or unowned one;
+    /// its class must keep no state of its own (``ClassInfo/accessorsAreReusable``). Saves an
+    /// allocation, an initialisation and a deinitialisation per object enumerated.
+    func accessor(reusing previous: inout ObjectBase?, _ type: ObjectBase.Type, table: Table, key: ObjectKey)
+        -> ObjectBase
+    {
+        if var candidate = previous {
+            previous = nil
+            if isKnownUniquelyReferenced(&candidate), _getWeakRetainCount(candidate) <= 1,
+               _getUnownedRetainCount(candidate) <= 1
+            {
+                candidate._repoint(core: self, table: table, key: key, epoch: epoch)
+                return candidate
+            }
+        }
+        return accessor(type, table: table, key: key)
     }
 
     func makeManaged(_ object: ObjectBase, table: Table, key: ObjectKey) {

@@ -70,15 +70,21 @@ final class ClassInfo: Sendable {
     /// no reference count.
     private let scalarColumns: [Int]
 
+    /// Whether an accessor that nothing else references may be pointed at another row during
+    /// enumeration (see ``ObjectBase/_repoint(core:table:key:epoch:)``): the class keeps no state
+    /// of its own in an accessor (no kept collection accessor, no field that is not persisted).
+    let accessorsAreReusable: Bool
+
     /// `let owners = LinkingObjects(fromType:property:)` fields (the pre-`@Persisted` form),
     /// made live when an accessor becomes managed.
     let legacyLinkingObjects: [LegacyLinkingObjectsField]
 
     convenience init(objectType: ObjectBase.Type, fields: [FieldInfo],
-                     legacyLinkingObjects: [LegacyLinkingObjectsField] = [])
+                     legacyLinkingObjects: [LegacyLinkingObjectsField] = [], hasOtherStoredFields: Bool = true)
     {
         self.init(objectType: objectType, className: objectType.className(), isEmbedded: objectType.isEmbedded,
-                  fields: fields, legacyLinkingObjects: legacyLinkingObjects)
+                  fields: fields, legacyLinkingObjects: legacyLinkingObjects,
+                  hasOtherStoredFields: hasOtherStoredFields)
     }
 
     /// A class known only by the schema stored in a file (no model class): its `objectType` is
@@ -88,12 +94,16 @@ final class ClassInfo: Sendable {
                      objectType: ObjectBase.Type = ObjectBase.self)
     {
         self.init(objectType: objectType, className: className, isEmbedded: isEmbedded, fields: fields,
-                  legacyLinkingObjects: [])
+                  legacyLinkingObjects: [], hasOtherStoredFields: true)
     }
 
     private init(objectType: ObjectBase.Type, className: String, isEmbedded: Bool, fields: [FieldInfo],
-                 legacyLinkingObjects: [LegacyLinkingObjectsField])
+                 legacyLinkingObjects: [LegacyLinkingObjectsField], hasOtherStoredFields: Bool)
     {
+        // An accessor holds nothing of its row but what `ObjectBase` holds: no kept collection
+        // accessor, no field of the model's own.
+        self.accessorsAreReusable = !hasOtherStoredFields && legacyLinkingObjects.isEmpty
+            && fields.allSatisfy { !$0.cachesAccessor || $0.isLinkingObjects }
         self.legacyLinkingObjects = legacyLinkingObjects
         self.objectType = objectType
         self.className = className

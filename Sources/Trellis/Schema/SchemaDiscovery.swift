@@ -43,7 +43,15 @@ enum SchemaDiscovery {
         var fields = [FieldInfo]()
         var rowColumn = 0
         var legacy = [LegacyLinkingObjectsField]()
+        // Fields are visited superclass first: ObjectBase's own come first and are not the model's.
+        var visited = 0, otherFields = 0
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
+            visited += 1
+            if visited > objectBaseFieldCount, !(fieldType is any _LegacyLinkingObjects.Type),
+               !(fieldType is any PersistedFieldWitness.Type)
+            {
+                otherFields += 1
+            }
             if let linkingObjects = fieldType as? any _LegacyLinkingObjects.Type {
                 legacy.append(LegacyLinkingObjectsField(offset: offset, type: linkingObjects))
                 return true
@@ -60,8 +68,19 @@ enum SchemaDiscovery {
             return true
         }
         withExtendedLifetime(prototype) {}
-        return ClassInfo(objectType: type, fields: fields, legacyLinkingObjects: legacy)
+        return ClassInfo(objectType: type, fields: fields, legacyLinkingObjects: legacy,
+                         hasOtherStoredFields: otherFields > 0)
     }
+
+    /// How many stored fields `ObjectBase` itself has (every model class has them first).
+    private static let objectBaseFieldCount: Int = {
+        var count = 0
+        _ = _forEachField(of: ObjectBase.self, options: _EachFieldOptions(rawValue: 1)) { _, _, _, _ in
+            count += 1
+            return true
+        }
+        return count
+    }()
 }
 
 // MARK: - Persisted as a field witness

@@ -23,9 +23,11 @@ final class Transaction {
     /// further change and read of the transaction, so later changes are skipped (reported as
     /// done) and the owner rolls the transaction back instead of committing it.
     private(set) var resourceFailure: StorageError?
-    /// A cursor kept for short walks (``withReusableCursor(_:_:)``): opening one allocates, and a
-    /// backlink count is a walk of one or two entries. Closed before the transaction ends.
-    private var reusableCursor: Cursor?
+    /// Two cursors kept for short walks and nearby lookups (``withReusableCursor(_:_:)``), the
+    /// most recently used first: opening one allocates, a backlink count is a walk of one or two
+    /// entries, and a run of link hops to consecutive keys steps instead of searching. Closed
+    /// before the transaction ends.
+    private var reusableCursors: (Cursor?, Cursor?)
     /// Set when the transaction is read from several threads at once (a frozen Realm): then no
     /// cursor is shared.
     private var isShared = false
@@ -100,7 +102,7 @@ final class Transaction {
     }
 
     deinit {
-        reusableCursor = nil
+        reusableCursors = (nil, nil)
         if let handle {
             mdb_txn_abort(handle)
             environment.transactionEnded()
@@ -119,7 +121,7 @@ final class Transaction {
     // MARK: - Ending
 
     func commit() throws {
-        reusableCursor = nil
+        reusableCursors = (nil, nil)
         let txn = self.txn
         handle = nil
         let code = mdb_txn_commit(txn)
@@ -137,7 +139,7 @@ final class Transaction {
     }
 
     func abort() {
-        reusableCursor = nil
+        reusableCursors = (nil, nil)
         guard let handle else { return }
         mdb_txn_abort(handle)
         self.handle = nil
@@ -149,7 +151,7 @@ final class Transaction {
     /// Moves a read transaction to the newest committed version (cheap: reuses the reader slot).
     func renew() throws {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
-        reusableCursor = nil
+        reusableCursors = (nil, nil)
         let txn = self.txn
         mdb_txn_reset(txn)
         var previous = -1
@@ -249,7 +251,7 @@ final class Transaction {
     func shareBetweenThreads() {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
         isShared = true
-        reusableCursor = nil
+        reusableCursors = (nil, nil)
         for dbi in environment.handles.all { _ = entryCount(dbi) }
     }
 
@@ -365,11 +367,31 @@ final class Transaction {
     /// new one when the transaction is shared between threads); nil when this snapshot does not
     /// have the database. `body` must not keep the cursor.
     func withReusableCursor<R>(_ dbi: DatabaseHandle, _ body: (Cursor?) throws -> R) rethrows -> R {
-        if isShared { return try body(existingCursor(dbi)) }
-        if let cursor = reusableCursor, cursor.database == dbi { return try body(cursor) }
-        reusableCursor = nil
-        reusableCursor = openCursor(dbi, ownedByTransaction: true)
-        return try body(reusableCursor)
+        // Not in a write transaction: LMDB adjusts every open cursor of a database on each change
+        // to it, so a kept cursor would slow every write.
+        if isShared || !isReadOnly { return try body(existingCursor(dbi)) }
+        if let cursor = reusableCursors.0, cursor.database == dbi { return try body(cursor) }
+        if let cursor = reusableCursors.1, cursor.database == dbi {
+            reusableCursors = (cursor, reusableCursors.0)
+            return try body(cursor)
+        }
+        let cursor = openCursor(dbi, ownedByTransaction: true)
+        if let cursor { reusableCursors = (cursor, reusableCursors.0) }
+        return try body(cursor)
+    }
+
+    /// The value stored under an integer key, like ``get(_:integerKey:)``, looked up with the
+    /// reused cursor of `dbi`: when the key follows the one looked up last (links made in order,
+    /// list elements), the cursor steps to it instead of searching the tree.
+    func get(_ dbi: DatabaseHandle, nearIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
+        if isShared || !isReadOnly { return get(dbi, integerKey: key) }
+        let found = withReusableCursor(dbi) { cursor -> UnsafeRawBufferPointer?? in
+            guard let cursor else { return .some(nil) }
+            if let value = cursor.value(forIntegerKey: key) { return value }
+            // Not found, or a fault: the plain lookup tells which (and stops on a fault).
+            return cursor.failure == nil ? .some(nil) : nil
+        }
+        return found ?? get(dbi, integerKey: key)
     }
 
     /// A cursor over `dbi`, or nil when this snapshot does not have the database (it was

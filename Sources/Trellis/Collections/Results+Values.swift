@@ -131,15 +131,8 @@ enum ValuePredicate {
         return "\(first)"
     }
 
-    /// Total order for sorting values: nil first, then by value.
-    static func order(_ lhs: QueryValue, _ rhs: QueryValue) -> Int {
-        switch (lhs.isNull, rhs.isNull) {
-        case (true, true): return 0
-        case (true, false): return -1
-        case (false, true): return 1
-        default: return QueryValueComparison.order(lhs, rhs) ?? 0
-        }
-    }
+    /// Total order for sorting values: Realm's sort order, as for object properties.
+    static func order(_ lhs: QueryValue, _ rhs: QueryValue) -> Int { ResultsPipeline.sortOrder(lhs, rhs) }
 }
 
 extension Results {

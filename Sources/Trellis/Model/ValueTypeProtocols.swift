@@ -20,11 +20,9 @@ extension Optional: OptionalProtocol {}
 /// Types whose values have a minimum and a maximum: `min(ofProperty:)`, `max()`.
 public protocol MinMaxType {}
 
-/// Types that can be summed and averaged: `sum(ofProperty:)`, `average()`.
-public protocol AddableType {
-    /// Zero: the sum of nothing.
-    init()
-}
+/// Types that can be summed and averaged: `sum(ofProperty:)`, `average()`. A marker, as in
+/// Realm: it has no requirements.
+public protocol AddableType {}
 
 /// Types a collection can be sorted by: `sorted(byKeyPath:)`, `sorted(ascending:)`.
 public protocol SortableType {}
@@ -43,11 +41,13 @@ extension Decimal128: MinMaxType, AddableType, SortableType {}
 extension Date: MinMaxType, SortableType {}
 extension AnyRealmValue: MinMaxType, AddableType, SortableType {}
 extension String: SortableType {}
+extension Data: SortableType {}
 extension Bool: SortableType {}
 extension ObjectId: SortableType {}
 extension UUID: SortableType {}
 extension Optional: MinMaxType where Wrapped: MinMaxType {}
 extension Optional: SortableType where Wrapped: SortableType {}
+extension Optional: AddableType where Wrapped: AddableType {}
 extension ObjectBase: KeypathSortable {}
 
 /// Converts an aggregate's query value into the caller's type `T` (any stored type), or nil

@@ -250,6 +250,10 @@ enum QueryValueConversion {
         case (.decimal128, .int(let i)): payload = .decimal(Decimal128(Decimal(i)))
         case (.decimal128, .double(let d)): payload = .decimal(Decimal128(Decimal(d)))
         case (.date, .date(let d)): payload = .date(d)
+        case (.any, .int(let i)): payload = .mixed(.int(i))
+        case (.any, .double(let d)): payload = .mixed(.double(d))
+        case (.any, .decimal(let d)): payload = .mixed(.decimal(d))
+        case (.any, .date(let d)): payload = .mixed(.date(d))
         default: return nil
         }
         let bytes = RowWriter.encode([payload])

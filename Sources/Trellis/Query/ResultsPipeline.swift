@@ -113,7 +113,9 @@ struct ResultsPipeline {
         return (order.map { keys[$0] }, order.map { rows[$0] })
     }
 
-    /// Realm's sort order: nil first, then values in their natural order.
+    /// Realm's sort order: nil first, then values in their natural order (false before true);
+    /// values of different kinds (in an `AnyRealmValue`) by kind, as Realm's mixed ordering:
+    /// booleans, numbers, strings, data, dates, object ids, UUIDs, then links.
     static func sortOrder(_ a: QueryValue, _ b: QueryValue) -> Int {
         switch (a.isNull, b.isNull) {
         case (true, true): return 0
@@ -122,7 +124,24 @@ struct ResultsPipeline {
         case (false, false):
             if case .bool(let x) = a, case .bool(let y) = b { return x == y ? 0 : (x ? 1 : -1) }
             if case .link(_, let x) = a, case .link(_, let y) = b { return x < y ? -1 : (x == y ? 0 : 1) }
-            return QueryValueComparison.order(a, b) ?? 0
+            if let order = QueryValueComparison.order(a, b) { return order }
+            let (x, y) = (kindRank(a), kindRank(b))
+            return x < y ? -1 : (x == y ? 0 : 1)
+        }
+    }
+
+    private static func kindRank(_ value: QueryValue) -> Int {
+        switch value {
+        case .null: 0
+        case .bool: 1
+        case .int, .double, .decimal: 2
+        case .string: 3
+        case .data: 4
+        case .date: 5
+        case .objectId: 6
+        case .uuid: 7
+        case .object, .link: 8
+        case .list, .nestedCollection: 9
         }
     }
 

@@ -31,7 +31,7 @@ final class Table: @unchecked Sendable {
         self.indexes = indexes
         self.hasLegacyLinkingObjects = !info.legacyLinkingObjects.isEmpty
         self.isEncodable = info.objectType is any Encodable.Type
-        self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable
+        self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable || !info.legacyFields.isEmpty
     }
 
     /// Every database of the table.

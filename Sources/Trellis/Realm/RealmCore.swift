@@ -527,7 +527,7 @@ final class RealmCore {
         let object = type.init()
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
-        if table.needsAccessorSetup { setUpAccessor(object, table) }
+        if table.needsAccessorSetup { setUpAccessor(object, table, isNewAccessor: true) }
         return object
     }
 
@@ -555,15 +555,19 @@ final class RealmCore {
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         object._rowCache = RowCache()
-        if table.needsAccessorSetup { setUpAccessor(object, table) }
+        if table.needsAccessorSetup { setUpAccessor(object, table, isNewAccessor: false) }
     }
 
     /// Makes `LinkingObjects(fromType:property:)` fields live, and marks the properties of an
     /// `Encodable` class managed.
-    private func setUpAccessor(_ object: ObjectBase, _ table: Table) {
+    private func setUpAccessor(_ object: ObjectBase, _ table: Table, isNewAccessor: Bool) {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         for field in table.info.legacyLinkingObjects {
             field.type._trellisInstall(at: base + field.offset, object: object)
+        }
+        for field in table.info.legacyFields {
+            (field.witness as? any LegacyFieldWitness.Type)?.install(at: base + field.offset, object: object, info: field,
+                                                                      isNewAccessor: isNewAccessor)
         }
         if table.isEncodable {
             for field in table.info.fields where field.typeInfo.collection == .none && !field.isLinkingObjects {

@@ -78,6 +78,9 @@ final class ClassInfo: Sendable {
     /// `let owners = LinkingObjects(fromType:property:)` fields (the pre-`@Persisted` form),
     /// made live when an accessor becomes managed.
     let legacyLinkingObjects: [LegacyLinkingObjectsField]
+    /// Fields declared without `@Persisted` (`let dogs = List<Dog>()`, `RealmProperty`), made
+    /// live when an accessor becomes managed.
+    let legacyFields: [FieldInfo]
 
     convenience init(objectType: ObjectBase.Type, fields: [FieldInfo],
                      legacyLinkingObjects: [LegacyLinkingObjectsField] = [], hasOtherStoredFields: Bool = true)
@@ -105,6 +108,7 @@ final class ClassInfo: Sendable {
         self.accessorsAreReusable = !hasOtherStoredFields && legacyLinkingObjects.isEmpty
             && fields.allSatisfy { !$0.cachesAccessor || $0.isLinkingObjects }
         self.legacyLinkingObjects = legacyLinkingObjects
+        self.legacyFields = fields.filter { $0.witness is any LegacyFieldWitness.Type }
         self.objectType = objectType
         self.className = className
         self.isEmbedded = isEmbedded

@@ -56,9 +56,19 @@ enum SchemaDiscovery {
                 legacy.append(LegacyLinkingObjectsField(offset: offset, type: linkingObjects))
                 return true
             }
-            guard let witness = fieldType as? any PersistedFieldWitness.Type else { return true }
             let rawName = String(cString: namePointer)
-            let name = rawName.hasPrefix("_") ? String(rawName.dropFirst()) : rawName
+            let witness: any PersistedFieldWitness.Type
+            let name: String
+            if let legacyType = fieldType as? any _LegacyFieldType.Type {
+                // `let dogs = List<Dog>()`: the Swift name is the property name.
+                witness = legacyType.legacyWitness
+                name = rawName
+            } else if let persisted = fieldType as? any PersistedFieldWitness.Type {
+                witness = persisted
+                name = rawName.hasPrefix("_") ? String(rawName.dropFirst()) : rawName
+            } else {
+                return true
+            }
             let info = witness.valueTypeInfo
             let stored = info.type != .linkingObjects
             fields.append(FieldInfo(name: name, index: fields.count, rowColumn: stored ? rowColumn : -1,

@@ -68,6 +68,18 @@ extension Results {
     }
 }
 
+extension Results {
+    /// The class of the elements when they are objects (`Dog`) or optional objects (`Dog?`,
+    /// the values of a `Map` of objects); nil for values.
+    static var elementObjectType: ObjectBase.Type? {
+        if let type = Element.self as? ObjectBase.Type { return type }
+        guard let optional = Element.self as? any _QueryOptionalObject.Type else { return nil }
+        return wrappedObjectType(optional)
+    }
+
+    private static func wrappedObjectType<O: _QueryOptionalObject>(_: O.Type) -> ObjectBase.Type { O._QueryWrapped.self }
+}
+
 /// Evaluates a predicate over one value, the `self` of a collection of values.
 enum ValuePredicate {
     /// Whether `value` satisfies `predicate` (`AND`/`OR` chains are flat, so this recurses

@@ -39,7 +39,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         case .table(let type): type
         case .dynamicTable: DynamicObject.self
         case .values, .nestedValues: nil
-        case .linkingObjects, .collection: Element.self as? ObjectBase.Type
+        case .linkingObjects, .collection: Self.elementObjectType
         }
         self.init(core: core, source: source, steps: steps, objectType: objectType)
     }
@@ -152,8 +152,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 }
             }
         case .collection(let location):
-            let elements = location.field.typeInfo.collection == .set
-                ? core.setElements(location) : core.listElements(location)
+            let elements: [UnsafeRawBufferPointer] = switch location.field.typeInfo.collection {
+            case .set: core.setElements(location)
+            case .map: core.mapEntries(location).map(\.value)  // key order; nil values are skipped
+            default: core.listElements(location)
+            }
             for element in elements {
                 guard let key = CollectionElement.linkKey(element), let row = core.rowView(table, key) else { continue }
                 keys.append(key)

@@ -212,7 +212,26 @@ extension RealmCollection {
     }
 }
 
+extension RealmCollection {
+    /// The values sorted (`ascending` or not) and grouped by the key `block` gives each: Realm's
+    /// sectioning of collections of values (`names.sectioned(by: { String($0.prefix(1)) })`).
+    public func sectioned<Key: _Persistable & Hashable>(by block: @escaping ((Element) -> Key), ascending: Bool = true)
+        -> SectionedResults<Key, Element>
+    {
+        sectioned(sortDescriptors: [SortDescriptor(keyPath: "self", ascending: ascending)], block)
+    }
+}
+
 extension RealmCollection where Element: ObjectBase {
+    /// The objects sorted by `sortDescriptors` (the first should decide the section) and
+    /// grouped by the key `block` gives each.
+    public func sectioned<Key: _Persistable & Hashable>(by block: @escaping ((Element) -> Key),
+                                                        sortDescriptors: [SortDescriptor])
+        -> SectionedResults<Key, Element>
+    {
+        sectioned(sortDescriptors: sortDescriptors, block)
+    }
+
     /// The objects sorted on `keyPath` and grouped by its value.
     public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true)
         -> SectionedResults<Key, Element>

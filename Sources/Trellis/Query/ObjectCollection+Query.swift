@@ -125,6 +125,8 @@ extension Map {
         if case .nested(let nested) = storage { return nestedResults(nested) }
         guard let binding else { unmanagedQueryTrap("RLMDictionary") }
         binding.verifyReadable()
+        // A map of objects filters and sorts on the objects' properties, as Realm's does.
+        if binding.location.field.isLink { return Results(core: binding.core, source: .collection(binding.location)) }
         return Results(core: binding.core, source: .values(binding.location))
     }
 

@@ -35,6 +35,8 @@ extension RealmOptional: _LegacyFieldType {
 /// A `let list = List<T>()` field: the field holds the collection itself.
 enum LegacyCollectionWitness<C: _CollectionProperty & _Persistable & _CollectionAssignable>: LegacyFieldWitness {
     static var valueTypeInfo: _PropertyTypeInfo { C._trellisTypeInfo }
+    /// The field holds its collection itself: no accessor is made for it.
+    static var cachedAccessorType: (any _CachedAccessor.Type)? { nil }
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration { PropertyDeclaration() }
 
     private static func collection(_ field: UnsafeRawPointer) -> C { field.assumingMemoryBound(to: C.self).pointee }
@@ -107,6 +109,7 @@ extension RealmOptional: _LegacyValueHolder {
 /// A `let age = RealmProperty<Int?>()` field: a scalar column read through the holder.
 enum LegacyValueWitness<H: _LegacyValueHolder>: LegacyFieldWitness {
     static var valueTypeInfo: _PropertyTypeInfo { H.Stored._trellisTypeInfo }
+    static var cachedAccessorType: (any _CachedAccessor.Type)? { nil }
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration { PropertyDeclaration() }
 
     private static func state(_ field: UnsafeRawPointer) -> LegacyValueState<H.Stored> {

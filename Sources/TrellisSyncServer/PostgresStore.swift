@@ -12,6 +12,8 @@ struct PostgresStore: Sendable {
     let client: PostgresClient
     let schema: ServerSchema
     let logger: Logging.Logger
+    /// Crash points for the recovery tests (none unless asked for on the command line).
+    var faults = FaultInjection()
 
     /// Serializes every writer of the history, so versions become visible in order.
     static let historyLock: Int64 = 7_217_001
@@ -138,89 +140,6 @@ struct PostgresStore: Sendable {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
-        }
-    }
-
-    /// Applies one upload in one transaction, unless this client's upload `uploadId` was
-    /// applied before (a retry after a lost ack). Returns the history version after it.
-    func apply(_ upload: SyncMessage.Upload, clientId: String) async throws -> Int64 {
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT set_config('trellis.client_id', \(clientId), true)", logger: logger)
-            var applied: Int64 = -1
-            for try await (last) in try await connection.query(
-                "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
-                logger: logger).decode(Int64.self)
-            { applied = last }
-            if applied >= upload.uploadId { return }
-            for change in upload.changes { try await apply(change, on: connection) }
-            try await connection.query("""
-                INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
-                ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
-                """, logger: logger)
-        }
-        return try await latestVersion()
-    }
-
-    private func apply(_ change: SyncObjectChange, on connection: PostgresConnection) async throws {
-        guard let shape = schema.collections[change.className] else { return }
-        let table = Self.quoted(change.className)
-        let type = Self.columnType(shape)
-        let id = Self.idText(change.primaryKey)
-        let pkText = change.primaryKey.jsonText
-        var stored: DocumentMerge.Stored?
-        for try await (doc, meta) in try await connection.query("""
-            SELECT doc::text, _meta::text FROM \(unescaped: table) WHERE _id = \(id)::text::\(unescaped: type) FOR UPDATE
-            """, logger: logger).decode((String, String).self)
-        {
-            let timestamps = (try JSONValue(jsonText: meta).objectValue ?? [:]).compactMapValues(\.stringValue)
-            stored = DocumentMerge.Stored(document: try JSONValue(jsonText: doc).objectValue ?? [:], timestamps: timestamps)
-        }
-        var tombstone: String?
-        for try await (deletedAt) in try await connection.query("""
-            SELECT deleted_at FROM trellis_tombstones WHERE collection = \(change.className) AND pk = \(pkText)::jsonb
-            """, logger: logger).decode(String.self)
-        { tombstone = deletedAt }
-        let result = DocumentMerge.apply(change, to: stored, tombstone: tombstone)
-        if let result {
-            var document = result.document
-            if let key = shape.primaryKey { document[key] = change.primaryKey }
-            let docText = JSONValue.object(document).jsonText
-            let metaText = JSONValue.object(result.timestamps.mapValues(JSONValue.string)).jsonText
-            if stored == nil {
-                try await connection.query("""
-                    INSERT INTO \(unescaped: table) (_id, doc, _meta)
-                    VALUES (\(id)::text::\(unescaped: type), \(docText)::jsonb, \(metaText)::jsonb)
-                    """, logger: logger)
-                try await connection.query("""
-                    DELETE FROM trellis_tombstones WHERE collection = \(change.className) AND pk = \(pkText)::jsonb
-                    """, logger: logger)
-            } else {
-                // An update with no effect still runs: its history entry tells the uploader the outcome.
-                try await connection.query("""
-                    UPDATE \(unescaped: table) SET doc = \(docText)::jsonb, _meta = \(metaText)::jsonb
-                    WHERE _id = \(id)::text::\(unescaped: type)
-                    """, logger: logger)
-            }
-            return
-        }
-        if change.kind == .delete {
-            try await connection.query("""
-                INSERT INTO trellis_tombstones (collection, pk, deleted_at) VALUES (\(change.className), \(pkText)::jsonb, \(change.timestamp))
-                ON CONFLICT (collection, pk) DO UPDATE SET deleted_at = greatest(trellis_tombstones.deleted_at, EXCLUDED.deleted_at)
-                """, logger: logger)
-        }
-        if stored != nil {
-            try await connection.query("DELETE FROM \(unescaped: table) WHERE _id = \(id)::text::\(unescaped: type)",
-                                       logger: logger)
-        } else {
-            // Nothing to delete (deleted before, or an update that lost to a delete): the history
-            // still says so, so the uploader removes its copy.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.historyLock))", logger: logger)
-            try await connection.query("""
-                INSERT INTO trellis_history (collection, pk, doc, client_id)
-                VALUES (\(change.className), \(pkText)::jsonb, NULL, current_setting('trellis.client_id', true))
-                """, logger: logger)
-            try await connection.query("SELECT pg_notify('trellis_history', \(change.className))", logger: logger)
         }
     }
 }

@@ -15,14 +15,20 @@ struct ServerOptions: Sendable {
     var tokenLifetime = 3600
     /// Exit when this process is gone (tests: no server outlives its test run).
     var parentPid: Int32?
+    /// Crash points for the recovery tests (`--kill-before-upload-commit N`,
+    /// `--kill-after-upload-commit N`).
+    var faults = FaultInjection()
 
     static let usage = """
         usage: trellis-sync --postgres postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE --schema SCHEMA.json
                             [--host 127.0.0.1] [--port 9090] [--app-id trellis] [--schema-version 0]
                             [--jwt-key KEY] [--token-lifetime SECONDS] [--parent-pid PID]
+                            [--kill-before-upload-commit N] [--kill-after-upload-commit N]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA.json (App Services JSON
         schemas, as `trellis schema export` writes them) in the PostgreSQL database, created if missing.
         Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
+        --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
+        with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         """
 
     static func parse(_ arguments: [String]) throws -> ServerOptions {
@@ -43,6 +49,8 @@ struct ServerOptions: Sendable {
             case "--jwt-key": options.jwtKey = try value(argument)
             case "--token-lifetime": options.tokenLifetime = Int(try value(argument)) ?? 3600
             case "--parent-pid": options.parentPid = Int32(try value(argument))
+            case "--kill-before-upload-commit": options.faults.killBeforeCommitOfUpload = Int(try value(argument))
+            case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))
             case "--help", "-h": throw OptionError(usage)
             default: throw OptionError("Unknown option '\(argument)'.\n\(usage)")
             }

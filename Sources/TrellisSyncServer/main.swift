@@ -34,7 +34,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
                                                      password: url.password, database: url.database, tls: .disable)
     configuration.options.maximumConnections = 16
     let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-    let store = PostgresStore(client: client, schema: schema, logger: logger)
+    let store = PostgresStore(client: client, schema: schema, logger: logger, faults: options.faults)
     let authenticator = await Authenticator(key: options.jwtKey, appId: options.appId, lifetime: options.tokenLifetime)
     let watch = HistoryWatch()
 

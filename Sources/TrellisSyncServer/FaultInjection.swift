@@ -1,0 +1,37 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Crash points for the recovery tests: the server kills itself with SIGKILL at an exact place
+/// of an upload, which a signal from outside can only hit by chance. Off unless
+/// `--kill-before-upload-commit N` or `--kill-after-upload-commit N` is given.
+struct FaultInjection: Sendable {
+    /// Die when the N-th upload of this process is written but not committed (PostgreSQL
+    /// rolls it back; the client sends it again to the next server).
+    var killBeforeCommitOfUpload: Int?
+    /// Die when the N-th upload of this process is committed but not acknowledged (the client
+    /// sends it again; it must not be applied twice).
+    var killAfterCommitOfUpload: Int?
+
+    private static let written = Atomic<Int>(0)
+    private static let committed = Atomic<Int>(0)
+
+    func uploadWritten(_ uploadId: Int64, logger: Logging.Logger) {
+        guard let limit = killBeforeCommitOfUpload,
+              Self.written.add(1, ordering: .relaxed).newValue >= limit else { return }
+        die("upload \(uploadId) written, not committed", logger: logger)
+    }
+
+    func uploadCommitted(_ uploadId: Int64, logger: Logging.Logger) {
+        guard let limit = killAfterCommitOfUpload,
+              Self.committed.add(1, ordering: .relaxed).newValue >= limit else { return }
+        die("upload \(uploadId) committed, not acknowledged", logger: logger)
+    }
+
+    private func die(_ moment: String, logger: Logging.Logger) -> Never {
+        logger.critical("fault injection: killing the process (\(moment))")
+        FileHandle.standardError.write(Data("fault injection: SIGKILL (\(moment))\n".utf8))
+        kill(getpid(), SIGKILL)
+        while true { pause() }
+    }
+}

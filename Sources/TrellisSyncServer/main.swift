@@ -66,7 +66,8 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     }
     let app = Application(
         router: router,
-        server: .http1WebSocketUpgrade(webSocketRouter: router),
+        // Uploads of 500 changes are larger than the default 16 KiB frame limit.
+        server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: 256 << 20)),
         configuration: .init(address: .hostname(options.host, port: options.port)),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? options.port

@@ -142,13 +142,23 @@ final class ServerProcess: @unchecked Sendable {
             let errors = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
             if !exited { Foundation.kill(pid, SIGKILL); waitpid(pid, nil, 0) }
             exited = true
-            throw ToolError(description: "trellis-sync did not start against \(database): \(errors)")
+            let sockets = port == 0 ? "" : ((try? runTool("/usr/bin/env", ["ss", "-tanp"])) ?? "")
+                .split(separator: "\n").filter { $0.contains(":\(port) ") }.joined(separator: "\n")
+            throw ToolError(description: "trellis-sync did not start against \(database): \(errors) \(sockets)")
         }
         self.port = found
     }
 
     /// The server's standard error so far (its log).
     var log: String { (try? String(contentsOfFile: logFolder.appendingPathComponent("err").path, encoding: .utf8)) ?? "" }
+
+    /// Whether the process has ended (reaped here).
+    var hasExited: Bool {
+        if exited { return true }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { exited = true }
+        return exited
+    }
 
     func kill(_ signal: Int32 = SIGTERM) {
         guard !exited else { return }
@@ -249,26 +259,40 @@ extension Optional {
     }
 }
 
-/// Runs `body`, failing with a timeout error when it takes longer than `limit`.
+/// Runs `body`, failing with a timeout error when it takes longer than `limit` (even when
+/// `body` waits on something that ignores cancellation: it is left behind, not awaited).
 func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            throw ToolError(description: "timed out after \(limit)")
+    let outcome = Mutex<CheckedContinuation<T, Error>?>(nil)
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+        outcome.withLock { $0 = continuation }
+        let finish: @Sendable (Result<T, Error>) -> Void = { result in
+            outcome.withLock { pending in
+                pending?.resume(with: result)
+                pending = nil
+            }
         }
-        guard let result = try await group.next() else { throw ToolError(description: "no result") }
-        group.cancelAll()
-        return result
+        let work = Task { finish(await Result(catching: body)) }
+        Task {
+            try? await Task.sleep(for: limit)
+            work.cancel()
+            finish(.failure(ToolError(description: "timed out after \(limit)")))
+        }
+    }
+}
+
+extension Result where Failure == Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 
 /// Polls `condition` until it holds or `limit` passes.
-func eventually(_ limit: Duration = .seconds(20), _ condition: () throws -> Bool) async throws -> Bool {
+func eventually(_ limit: Duration = .seconds(20), interval: Duration = .milliseconds(25),
+                _ condition: () throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if try condition() { return true }
-        try await Task.sleep(for: .milliseconds(25))
+        try await Task.sleep(for: interval)
     }
     return try condition()
 }

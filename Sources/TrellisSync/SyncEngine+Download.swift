@@ -87,7 +87,7 @@ extension SyncEngine {
             let doomed = try Self.outside(realm, type, queries: queries)
             for object in doomed {
                 let key = JSONValue(foundationObject: (try? ExtendedJSON.document(for: object))
-                    .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }?[keyProperty.name] ?? NSNull())
+                    .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }?[keyProperty.columnName] ?? NSNull())
                 if pending.contains(type.className() + "\u{0}" + key.jsonText) { continue }
                 try remove(realm, object)
             }

@@ -25,7 +25,7 @@ extension SyncEngine {
                 guard let object = realm.syncObject(className: change.className, objectKey: change.objectKey),
                       let keyProperty = object.objectSchema.primaryKeyProperty else { continue }
                 let document = try Self.document(of: object)
-                let primaryKey = document[keyProperty.name] ?? .null
+                let primaryKey = document[keyProperty.columnName] ?? .null
                 if let mirror {
                     let fields = Self.differences(from: mirror.document, to: document, schema: object.objectSchema)
                     if fields.isEmpty { continue }
@@ -66,7 +66,7 @@ extension SyncEngine {
     {
         var fields = [FieldChange]()
         for property in schema.properties where property.type != .linkingObjects {
-            let name = property.name
+            let name = property.columnName
             let before = old[name] ?? .null
             let after = new[name] ?? .null
             if before == after { continue }

@@ -78,9 +78,10 @@ public struct AppServicesSchema: Sendable {
         var properties = [String: Any]()
         var required = [String]()
         for property in objectSchema.properties where property.type != .linkingObjects {
-            properties[property.name] = try propertySchema(property, in: objectSchema)
+            // The persisted name (propertiesMapping()): what Atlas stores.
+            properties[property.columnName] = try propertySchema(property, in: objectSchema)
             if !property.isOptional, property.collection == .none, property.type != .object {
-                required.append(property.name)
+                required.append(property.columnName)
             }
         }
         var document: [String: Any] = ["title": objectSchema.className, "bsonType": "object", "properties": properties]
@@ -123,7 +124,7 @@ public struct AppServicesSchema: Sendable {
     {
         for property in objectSchema.properties where property.type == .object {
             let target = try linkTarget(property, in: objectSchema)
-            let name = path + property.name
+            let name = path + property.columnName
             if target.isEmbedded {
                 let nested = name + (property.collection == .none ? "." : ".[].")
                 try collectRelationships(target, path: nested, into: &entries, dataSource: dataSource, database: database)
@@ -135,7 +136,7 @@ public struct AppServicesSchema: Sendable {
             }
             entries[name] = [
                 "ref": "#/relationship/\(dataSource)/\(database)/\(target.className)",
-                "foreign_key": key.name,
+                "foreign_key": key.columnName,
                 "is_list": property.collection != .none,
             ] as [String: Any]
         }

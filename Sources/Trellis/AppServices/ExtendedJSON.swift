@@ -49,7 +49,8 @@ public enum ExtendedJSON {
     static func documentValue(for object: ObjectBase) throws -> [String: Any] {
         var document = [String: Any]()
         for property in object.objectSchema.properties where property.type != .linkingObjects {
-            document[property.name] = try encode(object[property.name], property)
+            // Keyed by the persisted name, as the App Services schema and Atlas name it.
+            document[property.columnName] = try encode(object[property.name], property)
         }
         return document
     }
@@ -134,7 +135,7 @@ public enum ExtendedJSON {
     {
         var values = [String: Any]()
         for property in schema.properties where property.type != .linkingObjects {
-            guard let raw = document[property.name] else { continue }
+            guard let raw = document[property.columnName] else { continue }
             if raw is NSNull {
                 values[property.name] = NSNull()
             } else if property.isArray || property.isSet {

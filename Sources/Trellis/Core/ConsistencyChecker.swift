@@ -162,7 +162,7 @@ struct ConsistencyChecker {
         for table in tables {
             var expected = [(Table.rowsName(table.info.className), table.rows)]
             if let primaryKeys = table.primaryKeys { expected.append((Table.primaryKeysName(table.info.className), primaryKeys)) }
-            expected += table.indexes.map { (SecondaryIndex.name(table.info.className, $0.field.name), $0.database) }
+            expected += table.indexes.map { (SecondaryIndex.name(table.info.className, $0.field.columnName), $0.database) }
             for (name, handle) in expected {
                 if let opened = handles.name(of: handle), opened != name {
                     problems.append("\(table.info.className) reads '\(name)' through the handle of '\(opened)'")

@@ -110,8 +110,8 @@ enum MigrationConversion {
     }
 
     /// The stored form of `value` for `property`, or nil when it has the wrong type. `link`
-    /// gives the key of a `MigrationObject` a link may point at.
-    static func value(_ value: Any?, for property: Property, link: (MigrationObject) -> ObjectKey?) -> MigrationValue? {
+    /// gives the key of a `MigrationObject`'s entry a link may point at.
+    static func value(_ value: Any?, for property: Property, link: (MigrationEntry) -> ObjectKey?) -> MigrationValue? {
         guard let value = ValueConversion.unwrapped(value) else {
             return property.collection == .none ? .null : emptyCollection(property.collection)
         }
@@ -148,7 +148,7 @@ enum MigrationConversion {
         }
     }
 
-    static func scalar(_ value: Any?, _ property: Property, _ link: (MigrationObject) -> ObjectKey?)
+    static func scalar(_ value: Any?, _ property: Property, _ link: (MigrationEntry) -> ObjectKey?)
         -> MigrationValue?
     {
         guard var value else { return .null }
@@ -168,7 +168,7 @@ enum MigrationConversion {
         case .UUID: payload = (value as? UUID).map { .uuid($0) }
         case .decimal128: payload = (value as? Decimal128).map { .decimal($0) }
             ?? (value as? Decimal).map { .decimal(Decimal128($0)) } ?? (value as? Int).map { .decimal(Decimal128(Decimal($0))) }
-        case .object: payload = (value as? MigrationObject).flatMap(link).map { .link($0) }
+        case .object: payload = (value as? DynamicObject)?.migrationEntry.flatMap(link).map { .link($0) }
         case .any:
             let any = value as? AnyRealmValue
             payload = any == AnyRealmValue.none ? .null : any?.storedTree(nil).map { .mixed($0) }

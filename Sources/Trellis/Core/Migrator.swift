@@ -93,9 +93,8 @@ final class Migrator {
         for info in classes {
             if let index = catalog.classes.firstIndex(where: { $0.name == info.className }) {
                 catalog.classes[index].embedded = info.isEmbedded
-                catalog.classes[index].properties = info.objectSchema.properties.map(SchemaCatalog.StoredProperty.init)
-                catalog.classes[index].computed =
-                    info.objectSchema.computedProperties.map(SchemaCatalog.StoredProperty.init)
+                catalog.classes[index].properties = SchemaCatalog.storedProperties(of: info)
+                catalog.classes[index].computed = SchemaCatalog.storedComputedProperties(of: info)
                 catalog.classes[index].swiftType = SchemaCatalog.swiftTypeName(of: info)
             } else {
                 _ = catalog.add(info)
@@ -151,10 +150,11 @@ final class Migrator {
         var values = defaults(of: info)
         for field in info.storedFields {
             let property = field.property
-            guard let previous = stored.first(where: { $0.name == property.name }),
+            // Old values are by the file's names, new ones by the Swift names.
+            guard let previous = stored.first(where: { $0.name == property.columnName }),
                   previous.type == property.type, previous.collection == property.collection,
                   previous.objectClassName == property.objectClassName,
-                  let value = old[property.name]
+                  let value = old[property.columnName]
             else { continue }
             if case .null = value, !property.isOptional, property.type != .object { continue }
             values[property.name] = value
@@ -188,6 +188,13 @@ final class Migrator {
 
     // MARK: - What the block does
 
+    /// The ``MigrationObject`` (a ``DynamicObject``) a migration block sees for `record`.
+    private func object(_ record: MigrationRecord, isOld: Bool) -> MigrationObject {
+        let object = DynamicObject()
+        object.migrationEntry = MigrationEntry(record: record, isOld: isOld, migrator: self)
+        return object
+    }
+
     func enumerate(_ className: String, _ block: (MigrationObject?, MigrationObject?) -> Void) {
         let inOld = oldCatalog.storedClass(named: className) != nil
         let inNew = models[className] != nil
@@ -195,8 +202,7 @@ final class Migrator {
         guard inOld else { return }
         load(className)
         for record in records[className] ?? [] where !record.isDeleted {
-            block(MigrationObject(record: record, isOld: true, migrator: self),
-                  inNew ? MigrationObject(record: record, isOld: false, migrator: self) : nil)
+            block(object(record, isOld: true), inNew ? object(record, isOld: false) : nil)
         }
     }
 
@@ -209,17 +215,21 @@ final class Migrator {
                                      new: defaults(of: info))
         records[className, default: []].append(record)
         recordsByKey[className, default: [:]][record.key] = record
-        let object = MigrationObject(record: record, isOld: false, migrator: self)
+        let created = object(record, isOld: false)
+        guard let entry = created.migrationEntry else { return created }
         if let values = value as? [String: Any] {
-            for (name, value) in values { write(name, of: object, value: value) }
+            for (name, value) in values { write(name, of: entry, value: value) }
         } else if let values = value as? [Any] {
-            for (field, value) in zip(info.storedFields, values) { write(field.name, of: object, value: value) }
+            for (field, value) in zip(info.storedFields, values) { write(field.name, of: entry, value: value) }
         }
-        return object
+        return created
     }
 
     func delete(_ object: MigrationObject) {
-        object.record.isDeleted = true
+        guard let entry = object.migrationEntry else {
+            throwRealmException("Can only delete an object handed to the migration block or created by it.")
+        }
+        entry.record.isDeleted = true
     }
 
     func deleteData(forType className: String) -> Bool {
@@ -240,7 +250,9 @@ final class Migrator {
         else {
             throwRealmException("Cannot rename property '\(className).\(oldName)' because it does not exist.")
         }
-        guard let field = models[className]?.field(named: newName), field.isStored else {
+        guard let model = models[className], let field = model.field(named: newName) ?? model.field(columnName: newName),
+              field.isStored
+        else {
             throwRealmException("Renamed property '\(className).\(newName)' does not exist.")
         }
         let newProperty = field.property
@@ -250,15 +262,18 @@ final class Migrator {
         }
         load(className)
         for record in records[className] ?? [] {
-            record.new[newName] = record.old[oldName] ?? .null
+            record.new[field.name] = record.old[oldName] ?? .null
         }
     }
 
     // MARK: - Values for MigrationObject
 
-    func read(_ name: String, of object: MigrationObject) -> Any? {
+    func read(_ key: String, of object: MigrationEntry) -> Any? {
         let record = object.record
         let values = object.isOld ? record.old : record.new
+        // A new object is read by Swift names; its persisted names are accepted too.
+        let name = object.isOld || values[key] != nil ? key
+            : models[record.className]?.field(columnName: key).map(\.name) ?? key
         guard let value = values[name] else {
             throwRealmException("Invalid property name '\(name)' for class '\(record.className)'.")
         }
@@ -274,7 +289,7 @@ final class Migrator {
         case .scalar(.link(let key)):
             guard let target else { return nil }
             load(target)
-            return recordsByKey[target]?[key].map { MigrationObject(record: $0, isOld: isOld, migrator: self) }
+            return recordsByKey[target]?[key].map { object($0, isOld: isOld) }
         case .scalar(let payload): return MigrationConversion.swiftValue(payload)
         case .list(let elements), .set(let elements):
             return elements.map { swiftValue($0, target: target, isOld: isOld) as Any }
@@ -284,12 +299,14 @@ final class Migrator {
         }
     }
 
-    func write(_ name: String, of object: MigrationObject, value: Any?) {
+    func write(_ name: String, of object: MigrationEntry, value: Any?) {
         if object.isOld {
             throwRealmException("Cannot modify an old object during a migration: set '\(name)' on the new object.")
         }
         let record = object.record
-        guard let field = models[record.className]?.field(named: name), field.isStored else {
+        guard let model = models[record.className],
+              let field = model.field(named: name) ?? model.field(columnName: name), field.isStored
+        else {
             throwRealmException("Invalid property name '\(name)' for class '\(record.className)'.")
         }
         let property = field.property
@@ -301,7 +318,7 @@ final class Migrator {
             throwRealmException("Invalid value '\(value.map { "\($0)" } ?? "nil")' for property "
                 + "'\(record.className).\(name)' of type '\(property.typeDescription)'.")
         }
-        record.new[name] = converted
+        record.new[field.name] = converted
     }
 
     // MARK: - Writing the new objects
@@ -394,7 +411,7 @@ final class Migrator {
         var names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)]
         names += stored.properties.map { SecondaryIndex.name(stored.name, $0.name) }
         if let info = models[stored.name] {
-            names += info.storedFields.map { SecondaryIndex.name(stored.name, $0.name) }
+            names += info.storedFields.map { SecondaryIndex.name(stored.name, $0.columnName) }
         }
         for name in Set(names) {
             let isRows = name == Table.rowsName(stored.name)

@@ -68,7 +68,7 @@ final class Table: @unchecked Sendable {
         var indexes = [SecondaryIndex]()
         for field in info.storedFields where SecondaryIndex.supports(field) {
             // A file written before the index existed has none: queries on it then scan.
-            if let database = try txn.database(named: SecondaryIndex.name(info.className, field.name), create: create) {
+            if let database = try txn.database(named: SecondaryIndex.name(info.className, field.columnName), create: create) {
                 indexes.append(SecondaryIndex(field: field, database: database))
             }
         }

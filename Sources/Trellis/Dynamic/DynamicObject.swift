@@ -21,10 +21,39 @@
 /// and written without its model classes.
 @dynamicMemberLookup
 public final class DynamicObject: Object {
+    /// Set on the objects a migration block is handed (``MigrationObject``): they read and
+    /// write the migration's values instead of a row.
+    var migrationEntry: MigrationEntry?
+
     /// `object.name`: the same as `object["name"]`.
     public subscript(dynamicMember member: String) -> Any? {
         get { self[member] }
         set { self[member] = newValue }
+    }
+
+    /// Reads or writes a property by name; an unknown name traps.
+    public override subscript(key: String) -> Any? {
+        get {
+            if let entry = migrationEntry { return entry.migrator.read(key, of: entry) }
+            return super[key]
+        }
+        set {
+            if let entry = migrationEntry { return entry.migrator.write(key, of: entry, value: newValue) }
+            super[key] = newValue
+        }
+    }
+
+    /// The class name and the property values.
+    public override var description: String {
+        migrationEntry?.description ?? super.description
+    }
+
+    /// The schema of the object's class: for a migration's old object, as stored in the file;
+    /// for a new one, the model's.
+    public override var objectSchema: ObjectSchema {
+        guard let entry = migrationEntry else { return super.objectSchema }
+        let schema = entry.isOld ? entry.migrator.oldSchema : entry.migrator.newSchema
+        return schema[entry.record.className] ?? super.objectSchema
     }
 }
 

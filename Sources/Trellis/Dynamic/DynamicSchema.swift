@@ -64,7 +64,7 @@ final class DynamicSchema {
                                               originProperty: property.linkOriginPropertyName)
         return FieldInfo(name: property.name, index: index, rowColumn: rowColumn, offset: 0,
                          witness: DynamicFieldTypes.witness(for: property), typeInfo: typeInfo,
-                         declaration: declaration)
+                         declaration: declaration, columnName: property.columnName)
     }
 }
 
@@ -82,7 +82,9 @@ extension RealmCore {
         // With objectTypes, only those: a class outside them is not the Realm's, as in Realm.
         let type = configuration.objectTypes.map { types in types.first { $0.className() == name } }
             ?? ClassInfo.known(named: name)?.objectType
-        guard let type, type != DynamicObject.self, type != ObjectBase.self else { return nil }
+        guard let type, type != DynamicObject.self, type != ObjectBase.self, !configuration.opensAnySchemaVersion else {
+            return nil
+        }
         return type
     }
 
@@ -100,9 +102,19 @@ extension RealmCore {
         if let known = dynamicSchema.info(named: name) { return known }
         let info: ClassInfo
         if let (stored, catalog) = storedClass(named: name) {
+            var properties = stored.properties.map(\.property)
+            var computed = stored.computed.map(\.property)
+            if let model = modelClass(named: name) {
+                // As in Realm, a Realm that has the model class names properties as the model
+                // does (propertiesMapping()); without it, the file's names are all there is.
+                let modelInfo = ClassInfo.unbound(for: model)
+                properties = properties.map { stored in
+                    modelInfo.field(columnName: stored.name).map { stored.named($0.name, columnName: stored.name) } ?? stored
+                }
+                computed = modelInfo.fields.filter(\.isLinkingObjects).map(\.property)
+            }
             info = DynamicSchema.classInfo(named: name, isEmbedded: stored.embedded,
-                                           properties: stored.properties.map(\.property),
-                                           computed: stored.computed.map(\.property),
+                                           properties: properties, computed: computed,
                                            embeddedClasses: Set(catalog.classes.filter(\.embedded).map(\.name)))
         } else if let model = modelClass(named: name) {
             let modelInfo = ClassInfo.unbound(for: model)

@@ -56,6 +56,27 @@ open class ObjectBase: CustomStringConvertible {
     /// Kept so overriding code compiles.
     open class func ignoredProperties() -> [String] { [] }
 
+    /// Custom names under which properties are stored, as in Realm: Swift property name →
+    /// persisted (column) name. Override it to keep a file's names (say, `snake_case` names
+    /// shared with a server or another SDK) while the Swift code uses its own:
+    ///
+    /// ```swift
+    /// class Person: Object {
+    ///     @Persisted var firstName: String
+    ///     override class func propertiesMapping() -> [String: String] {
+    ///         ["firstName": "first_name"]
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The file, the App Services schema export, the `trellis` tool and a Realm opened without
+    /// the model class (``Realm/dynamicObjects(_:)`` there) use the persisted name. The Swift
+    /// API uses the Swift name: key paths, typed and text queries, sorting, distinct,
+    /// sectioning, observation key paths, KVC, ``Property/name`` (``Property/columnName`` is
+    /// the persisted name), and the new objects of a migration (its old objects are read by the
+    /// file's names). Names not declared as properties are ignored.
+    open class func propertiesMapping() -> [String: String] { [:] }
+
     /// The name of the class in the schema: the Swift type name.
     open class func className() -> String {
         String(describing: self)

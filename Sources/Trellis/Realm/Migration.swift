@@ -67,14 +67,19 @@ public final class Migration {
     }
 }
 
-/// An object during a migration: its values by property name, as Realm's `MigrationObject`
-/// (`DynamicObject`).
+/// An object during a migration, as in Realm: a ``DynamicObject`` read and written by property
+/// name (`object["name"]`, `object.name`).
 ///
 /// Reading gives `Int`, `String`, `Double`, `Bool`, `Date`, `ObjectId`, … or nil; a to-one
 /// link gives the linked `MigrationObject`; a list or set gives an array of elements, a map a
-/// `[String: Any]`. An old object is read-only.
-@dynamicMemberLookup
-public final class MigrationObject: CustomStringConvertible {
+/// `[String: Any]`. An old object is read-only and names its properties as the file stored
+/// them (their persisted names, see ``ObjectBase/propertiesMapping()``); a new object names
+/// them as the model does.
+public typealias MigrationObject = DynamicObject
+
+/// What a ``DynamicObject`` handed to a migration block reads and writes: one migrated object,
+/// before (`isOld`) or after the migration.
+final class MigrationEntry {
     let record: MigrationRecord
     let isOld: Bool
     unowned let migrator: Migrator
@@ -85,20 +90,8 @@ public final class MigrationObject: CustomStringConvertible {
         self.migrator = migrator
     }
 
-    /// The value of a property by name; setting it on a new object sets the migrated value.
-    public subscript(key: String) -> Any? {
-        get { migrator.read(key, of: self) }
-        set { migrator.write(key, of: self, value: newValue) }
-    }
-
-    /// `object.name`, the same as `object["name"]`.
-    public subscript(dynamicMember key: String) -> Any? {
-        get { self[key] }
-        set { self[key] = newValue }
-    }
-
     /// The class name and the values, as Realm prints a dynamic object.
-    public var description: String {
+    var description: String {
         let values = (isOld ? record.old : record.new).sorted { $0.key < $1.key }
         return "\(record.className) {\n" + values.map { "\t\($0.key) = \($0.value)" }.joined(separator: "\n") + "\n}"
     }

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// A `Realm` reads from the snapshot it pinned when it was opened (or last refreshed or
 /// written); commits from other instances become visible after ``refresh()`` or at the next
-/// ``write(_:)``. Instances are confined to the thread that opened them: on one thread,
+/// ``write(withoutNotifying:_:)``. Instances are confined to the thread that opened them: on one thread,
 /// opening the same file twice gives the same instance.
 public struct Realm {
     let core: RealmCore
@@ -60,7 +60,12 @@ public struct Realm {
     public var schema: Schema {
         var byName = [String: ObjectSchema]()
         for stored in core.file.catalog.classes { byName[stored.name] = stored.objectSchema }
-        for type in core.configuration.objectTypes ?? [] {
+        // The model classes name their properties by Swift name (propertiesMapping()): the
+        // configured ones, else those of the default schema (see SchemaBinder.defaultSchema);
+        // a Realm of the file's stored schema (the trellis tool) has none.
+        let models = core.configuration.opensAnySchemaVersion ? []
+            : core.configuration.objectTypes ?? core.file.catalog.classes.compactMap(SchemaCatalog.modelClass(of:))
+        for type in models {
             let info = ClassInfo.unbound(for: type)
             byName[info.className] = info.objectSchema
         }

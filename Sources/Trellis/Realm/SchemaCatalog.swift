@@ -18,8 +18,9 @@ struct SchemaCatalog: Codable, Equatable {
         var indexed: Bool
         var origin: String?
 
+        /// `p` as stored: under its column name (see ``ObjectBase/propertiesMapping()``).
         init(_ p: Property) {
-            name = p.name
+            name = p.columnName
             type = p.type.rawValue
             optional = p.isOptional
             collection = p.collection
@@ -29,6 +30,7 @@ struct SchemaCatalog: Codable, Equatable {
             origin = p.linkOriginPropertyName
         }
 
+        /// The property as the file names it (a Realm without the model class sees this).
         var property: Property {
             Property(name: name, type: PropertyType(rawValue: type) ?? .any, isOptional: optional,
                      collection: collection, isIndexed: indexed, isPrimary: primary, objectClassName: target,
@@ -66,10 +68,29 @@ struct SchemaCatalog: Codable, Equatable {
         let id = nextTableId
         nextTableId += 1
         classes.append(StoredClass(name: info.className, tableId: id, embedded: info.isEmbedded,
-                                   properties: info.objectSchema.properties.map(StoredProperty.init),
-                                   computed: info.objectSchema.computedProperties.map(StoredProperty.init),
+                                   properties: Self.storedProperties(of: info),
+                                   computed: Self.storedComputedProperties(of: info),
                                    swiftType: Self.swiftTypeName(of: info)))
         return id
+    }
+
+    /// The stored properties of `info` as the file records them: by column name.
+    static func storedProperties(of info: ClassInfo) -> [StoredProperty] {
+        info.objectSchema.properties.map(StoredProperty.init)
+    }
+
+    /// The LinkingObjects of `info` as the file records them: the origin property by its
+    /// column name, so a Realm without the model classes follows the stored link.
+    static func storedComputedProperties(of info: ClassInfo) -> [StoredProperty] {
+        info.fields.filter(\.isLinkingObjects).map { field in
+            var stored = StoredProperty(field.property)
+            if let origin = field.originProperty, let originType = field.typeInfo.objectType,
+               let originField = ClassInfo.unbound(for: originType).field(named: origin)
+            {
+                stored.origin = originField.columnName
+            }
+            return stored
+        }
     }
 
     /// The name ``modelClass(of:)`` finds `info`'s class by; nil for a class known only by a
@@ -110,16 +131,18 @@ struct SchemaCatalog: Codable, Equatable {
             lines.append("Class '\(cls)' changed from \(stored.embedded ? "embedded" : "top-level") to "
                 + "\(model.isEmbedded ? "embedded" : "top-level").")
         }
+        // Matched by the name in the file: a property's column name (propertiesMapping()).
         let modelProps = model.objectSchema.properties
-        let storedNames = stored.properties.map(\.name), modelNames = modelProps.map(\.name)
+        let storedNames = stored.properties.map(\.name), modelNames = modelProps.map(\.columnName)
         for name in storedNames where !modelNames.contains(name) {
             lines.append("Property '\(cls).\(name)' has been removed.")
         }
-        for name in modelNames where !storedNames.contains(name) {
-            lines.append("Property '\(cls).\(name)' has been added.")
+        for p in modelProps where !storedNames.contains(p.columnName) {
+            let mapped = p.columnName == p.name ? "" : " (stored as '\(p.columnName)')"
+            lines.append("Property '\(cls).\(p.name)'\(mapped) has been added.")
         }
         for p in modelProps {
-            guard let s = stored.properties.first(where: { $0.name == p.name })?.property else { continue }
+            guard let s = stored.properties.first(where: { $0.name == p.columnName })?.property else { continue }
             if s.typeDescription.replacingOccurrences(of: "?", with: "")
                 != p.typeDescription.replacingOccurrences(of: "?", with: "")
             {
@@ -142,7 +165,7 @@ struct SchemaCatalog: Codable, Equatable {
     /// else differs): properties are matched by name, so opening rewrites the class's rows in
     /// the new order instead of asking for a migration (see ``SchemaBinder``).
     static func isReordered(stored: StoredClass, model: ClassInfo) -> Bool {
-        stored.properties.map(\.name) != model.objectSchema.properties.map(\.name)
+        stored.properties.map(\.name) != model.objectSchema.properties.map(\.columnName)
             && differences(stored: stored, model: model).isEmpty
     }
 

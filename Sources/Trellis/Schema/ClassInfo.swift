@@ -4,6 +4,9 @@ import Synchronization
 final class FieldInfo: Sendable {
     /// The property name (the Swift name without the wrapper's underscore).
     let name: String
+    /// The name stored in the file: the class's ``ObjectBase/propertiesMapping()`` entry for
+    /// ``name``, else ``name``. Only the catalog, index database names and migrations use it.
+    let columnName: String
     /// Index among the class's `@Persisted` fields.
     let index: Int
     /// Position in the row, or -1 for LinkingObjects (computed, not stored).
@@ -21,9 +24,10 @@ final class FieldInfo: Sendable {
     let accessorMaker: (any _CachedAccessor.Type)?
 
     init(name: String, index: Int, rowColumn: Int, offset: Int, witness: any PersistedFieldWitness.Type,
-         typeInfo: _PropertyTypeInfo, declaration: PropertyDeclaration)
+         typeInfo: _PropertyTypeInfo, declaration: PropertyDeclaration, columnName: String? = nil)
     {
         self.name = name
+        self.columnName = columnName ?? name
         self.index = index
         self.rowColumn = rowColumn
         self.offset = offset
@@ -45,7 +49,8 @@ final class FieldInfo: Sendable {
     var property: Property {
         Property(name: name, type: typeInfo.type, isOptional: typeInfo.isOptional, collection: typeInfo.collection,
                  isIndexed: isIndexed || isPrimaryKey, isPrimary: isPrimaryKey,
-                 objectClassName: typeInfo.objectClassName, linkOriginPropertyName: originProperty)
+                 objectClassName: typeInfo.objectClassName, linkOriginPropertyName: originProperty,
+                 columnName: columnName)
     }
 }
 
@@ -125,6 +130,11 @@ final class ClassInfo: Sendable {
 
     func field(named name: String) -> FieldInfo? {
         fields.first { $0.name == name }
+    }
+
+    /// The field stored under `columnName` in the file (see ``ObjectBase/propertiesMapping()``).
+    func field(columnName: String) -> FieldInfo? {
+        fields.first { $0.columnName == columnName }
     }
 
     /// The field whose `Persisted` storage `keyPath` designates.

@@ -1,9 +1,11 @@
 /// A persisted property of an object schema.
 public struct Property: Sendable, Equatable, CustomStringConvertible {
-    /// The property name.
+    /// The property name: the Swift name, which the Swift API, key paths and queries use.
     public let name: String
-    /// The name stored in the file (the same as ``name``).
-    public var columnName: String { name }
+    /// The name stored in the file: the model's ``ObjectBase/propertiesMapping()`` entry for
+    /// the property, else ``name``. A Realm opened without the model classes (a dynamic Realm,
+    /// the `trellis` tool, the App Services schema) sees this name.
+    public let columnName: String
     /// The stored type (for collections: of the elements).
     public let type: PropertyType
     /// Whether the value (for collections: each element) may be nil.
@@ -26,9 +28,10 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     let collection: CollectionKind
 
     init(name: String, type: PropertyType, isOptional: Bool, collection: CollectionKind, isIndexed: Bool,
-         isPrimary: Bool, objectClassName: String?, linkOriginPropertyName: String?)
+         isPrimary: Bool, objectClassName: String?, linkOriginPropertyName: String?, columnName: String? = nil)
     {
         self.name = name
+        self.columnName = columnName ?? name
         self.type = type
         self.isOptional = isOptional
         self.collection = collection
@@ -36,6 +39,13 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
         self.isPrimary = isPrimary
         self.objectClassName = objectClassName
         self.linkOriginPropertyName = linkOriginPropertyName
+    }
+
+    /// This property under another Swift name and column name.
+    func named(_ name: String, columnName: String) -> Property {
+        Property(name: name, type: type, isOptional: isOptional, collection: collection, isIndexed: isIndexed,
+                 isPrimary: isPrimary, objectClassName: objectClassName, linkOriginPropertyName: linkOriginPropertyName,
+                 columnName: columnName)
     }
 
     /// A short type description: `string?`, `array<Dog>`, `map<string, int>`.
@@ -55,6 +65,7 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var flags = [String]()
         if isPrimary { flags.append("primary key") } else if isIndexed { flags.append("indexed") }
-        return "\(name) {\n\t\ttype = \(typeDescription);\(flags.isEmpty ? "" : "\n\t\t" + flags.joined(separator: ", ") + ";")\n\t}"
+        let column = columnName == name ? "" : "\n\t\tcolumnName = \(columnName);"
+        return "\(name) {\n\t\ttype = \(typeDescription);\(column)\(flags.isEmpty ? "" : "\n\t\t" + flags.joined(separator: ", ") + ";")\n\t}"
     }
 }

@@ -45,6 +45,7 @@ enum SchemaDiscovery {
         var legacy = [LegacyLinkingObjectsField]()
         // Fields are visited superclass first: ObjectBase's own come first and are not the model's.
         var visited = 0, otherFields = 0
+        let mapping = type.propertiesMapping()
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
             visited += 1
             if visited > objectBaseFieldCount, !(fieldType is any _LegacyLinkingObjects.Type),
@@ -73,7 +74,7 @@ enum SchemaDiscovery {
             let stored = info.type != .linkingObjects
             fields.append(FieldInfo(name: name, index: fields.count, rowColumn: stored ? rowColumn : -1,
                                     offset: offset, witness: witness, typeInfo: info,
-                                    declaration: witness.declaration(at: base + offset)))
+                                    declaration: witness.declaration(at: base + offset), columnName: mapping[name]))
             if stored { rowColumn += 1 }
             return true
         }

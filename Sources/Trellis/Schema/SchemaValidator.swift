@@ -16,6 +16,7 @@ enum SchemaValidator {
             }
             checkPrimaryKeyCount(info, &problems)
             checkEmbeddedHasNoPrimaryKey(info, &problems)
+            checkColumnNames(info, &problems)
         }
         checkDuplicateNames(classes, &problems)
         return problems
@@ -107,6 +108,19 @@ enum SchemaValidator {
     static func checkEmbeddedHasNoPrimaryKey(_ info: ClassInfo, _ problems: inout [String]) {
         if info.isEmbedded, info.primaryKeyField != nil {
             problems.append("Embedded object type '\(info.className)' cannot have a primary key.")
+        }
+    }
+
+    /// Two properties may not be stored under one name (``ObjectBase/propertiesMapping()``).
+    static func checkColumnNames(_ info: ClassInfo, _ problems: inout [String]) {
+        var byColumn = [String: String]()
+        for field in info.fields {
+            if let other = byColumn[field.columnName] {
+                problems.append("Properties '\(info.className).\(other)' and '\(info.className).\(field.name)' are both "
+                    + "stored as '\(field.columnName)': give them distinct names in propertiesMapping().")
+            } else {
+                byColumn[field.columnName] = field.name
+            }
         }
     }
 

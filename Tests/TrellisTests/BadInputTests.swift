@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    @Test func propertyNamesThatAreNoIdentifiersAreSkippedAndKeywordsAreQuoted() throws {
+    @Test func propertyNamesThatAreNoIdentifiersAreMappedAndKeywordsAreQuoted() throws {
         let schema = #"""
             {"title": "Dog", "bsonType": "object", "required": ["_id"], "properties": {
               "_id": {"bsonType": "objectId"},
@@ -53,7 +53,10 @@ import Testing
         let source = try AppServicesSchema.swiftModels(schemas: [Data(schema.utf8)],
                                                        relationships: ["Dog": Data(relationships.utf8)])
         #expect(source.contains("@Persisted var `default`: Int?"))
-        #expect(source.contains("'Dog' has the property \"first name\", which is not a Swift identifier; skipped."))
+        // Stored names that are no identifiers get a Swift name and a propertiesMapping() entry.
+        #expect(source.contains("@Persisted var firstName: String?"))
+        #expect(source.contains("@Persisted var xFuncEvil: String?"))
+        #expect(source.contains(#"["firstName": "first name", "xFuncEvil": "x\n}\nfunc evil() {"]"#))
         #expect(source.contains("is an object titled \"Bad Title\", which is not a Swift identifier; skipped."))
         // The line break in the name stays inside its warning comment.
         #expect(!source.contains("\nfunc evil"))

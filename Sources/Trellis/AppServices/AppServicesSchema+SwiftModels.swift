@@ -6,7 +6,9 @@ extension AppServicesSchema {
     /// from `relationships` (by class name: that class's `relationships.json`).
     ///
     /// `_id` becomes the primary key; a property is optional unless listed in `required`
-    /// (collections never are); `long` and `int` become `Int`. What Realm models cannot express
+    /// (collections never are); `long` and `int` become `Int`. A property name that is no Swift
+    /// identifier (`"first name"`) gets one (`firstName`) and an entry in the class's
+    /// `propertiesMapping()`, so the model keeps the stored name. What Realm models cannot express
     /// (regex, timestamp, JavaScript, type unions other than with null) is left out, with a
     /// `// warning:` line in the source saying so. With `namespace`, the classes are nested in
     /// `enum <namespace>` with a `static let objectTypes` list (their Realm class names stay the
@@ -60,30 +62,44 @@ struct SwiftModelGenerator {
         let properties = document["properties"] as? [String: Any] ?? [:]
         let required = Set(document["required"] as? [String] ?? [])
         var lines = ["class \(name): \(isEmbedded ? "EmbeddedObject" : "Object") {"]
-        for propertyName in properties.keys.sorted(by: { Self.order($0, $1) }) {
-            guard let schema = properties[propertyName] as? [String: Any] else {
-                warnings.append("'\(name).\(propertyName)' has no schema object; skipped.")
+        // A stored name that is no Swift identifier gets a Swift name and a propertiesMapping()
+        // entry, so the model still reads and writes it.
+        var mapping = [(swiftName: String, storedName: String)]()
+        var usedNames = Set(properties.keys.filter(SwiftName.isIdentifier))
+        for storedName in properties.keys.sorted(by: { Self.order($0, $1) }) {
+            guard let schema = properties[storedName] as? [String: Any] else {
+                warnings.append("'\(name).\(storedName)' has no schema object; skipped.")
                 continue
             }
-            guard SwiftName.isIdentifier(propertyName) else {
-                warnings.append("'\(name)' has the property \(propertyName.debugDescription), which is not a Swift "
-                    + "identifier; skipped.")
-                continue
+            var propertyName = storedName
+            if !SwiftName.isIdentifier(storedName) {
+                propertyName = SwiftName.identifier(for: storedName, avoiding: usedNames)
+                usedNames.insert(propertyName)
+                mapping.append((propertyName, storedName))
             }
-            let fieldPath = path + propertyName
+            let fieldPath = path + storedName
             if let link = links[fieldPath] {
                 let type = link.isList ? "List<\(link.target)>" : "\(link.target)?"
                 lines.append("    @Persisted var \(SwiftName.declared(propertyName)): \(type)")
                 continue
             }
-            guard let type = swiftType(schema, owner: name, property: propertyName, links: links, path: fieldPath)
+            guard let type = swiftType(schema, owner: name, property: storedName, links: links, path: fieldPath)
             else { continue }
             let isCollection = type.hasPrefix("List<") || type.hasPrefix("MutableSet<") || type.hasPrefix("Map<")
-            let optional = !isCollection && (!required.contains(propertyName) || type.hasSuffix("?"))
+            let optional = !isCollection && (!required.contains(storedName) || type.hasSuffix("?"))
                 && type != "AnyRealmValue"
             let declared = optional && !type.hasSuffix("?") ? type + "?" : type
             let wrapper = propertyName == "_id" && !isEmbedded ? "@Persisted(primaryKey: true)" : "@Persisted"
             lines.append("    \(wrapper) var \(SwiftName.declared(propertyName)): \(propertyName == "_id" ? type : declared)")
+        }
+        if !mapping.isEmpty {
+            // debugDescription writes a Swift string literal: quotes, backslashes and line
+            // breaks in a stored name stay inside it.
+            let entries = mapping.map { "\($0.swiftName.debugDescription): \($0.storedName.debugDescription)" }
+            lines.append("")
+            lines.append("    override class func propertiesMapping() -> [String: String] {")
+            lines.append("        [\(entries.joined(separator: ", "))]")
+            lines.append("    }")
         }
         lines.append("}")
         classes[index].source = lines.joined(separator: "\n")
@@ -198,6 +214,26 @@ enum SwiftName {
     static func isIdentifier(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
         return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
+    /// A Swift name for a stored name that is no identifier: its letters and digits in
+    /// lowerCamelCase (`"first name"` → `firstName`), `_` before a leading digit, a number
+    /// after a name already taken.
+    static func identifier(for storedName: String, avoiding taken: Set<String>) -> String {
+        let words = storedName.unicodeScalars
+            .split { !($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+            .map { String(String.UnicodeScalarView($0)) }
+        var name = words.enumerated().map { index, word in
+            index == 0 ? word.prefix(1).lowercased() + word.dropFirst() : word.prefix(1).uppercased() + word.dropFirst()
+        }.joined()
+        if name.isEmpty { name = "property" }
+        if let first = name.unicodeScalars.first, ("0"..."9").contains(first) { name = "_" + name }
+        var candidate = name, suffix = 2
+        while taken.contains(candidate) {
+            candidate = "\(name)\(suffix)"
+            suffix += 1
+        }
+        return candidate
     }
 
     /// An identifier that is no keyword (a class name cannot be put in backticks usefully).

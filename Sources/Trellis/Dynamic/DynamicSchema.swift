@@ -88,6 +88,17 @@ extension RealmCore {
         return type
     }
 
+    /// The model class of a stored class, when this Realm has it (configured, or found by the
+    /// Swift type name the file records) and it stores exactly what the file holds.
+    private func matchingModel(of stored: SchemaCatalog.StoredClass) -> ClassInfo? {
+        if configuration.opensAnySchemaVersion { return nil }
+        // With objectTypes, only those (as in Realm); else the class the file names.
+        let configured = configuration.objectTypes.map { types in types.first { $0.className() == stored.name } }
+        guard let type = configured ?? SchemaCatalog.modelClass(of: stored), type != DynamicObject.self else { return nil }
+        let info = ClassInfo.unbound(for: type)
+        return SchemaCatalog.differences(stored: stored, model: info).isEmpty ? info : nil
+    }
+
     /// The stored class of this name, reading a newer catalog if another process added it.
     private func storedClass(named name: String) -> (SchemaCatalog.StoredClass, SchemaCatalog)? {
         var catalog = currentCatalog
@@ -104,14 +115,14 @@ extension RealmCore {
         if let (stored, catalog) = storedClass(named: name) {
             var properties = stored.properties.map(\.property)
             var computed = stored.computed.map(\.property)
-            if let model = modelClass(named: name) {
+            if let modelInfo = matchingModel(of: stored) {
                 // As in Realm, a Realm that has the model class names properties as the model
                 // does (propertiesMapping()); without it, the file's names are all there is.
-                let modelInfo = ClassInfo.unbound(for: model)
                 properties = properties.map { stored in
                     modelInfo.field(columnName: stored.name).map { stored.named($0.name, columnName: stored.name) } ?? stored
                 }
-                computed = modelInfo.fields.filter(\.isLinkingObjects).map(\.property)
+                let modelComputed = modelInfo.fields.filter(\.isLinkingObjects).map(\.property)
+                computed = modelComputed + computed.filter { stored in !modelComputed.contains { $0.name == stored.name } }
             }
             info = DynamicSchema.classInfo(named: name, isEmbedded: stored.embedded,
                                            properties: properties, computed: computed,

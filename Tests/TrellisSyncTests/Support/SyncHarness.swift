@@ -197,14 +197,23 @@ final class Device: @unchecked Sendable {
     private var realm: Realm?
     let directory: URL
 
-    init(server: ServerProcess, credentials: Credentials = .anonymous, types: [ObjectBase.Type] = syncModelTypes,
+    convenience init(server: ServerProcess, credentials: Credentials = .anonymous,
+                     types: [ObjectBase.Type] = syncModelTypes, schemaVersion: UInt64 = 0, file: URL? = nil,
+                     subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
+        try await self.init(baseURL: server.baseURL, credentials: credentials, types: types,
+                            schemaVersion: schemaVersion, file: file, subscriptions: subscriptions)
+    }
+
+    static let allSubscriptions: @Sendable (SyncSubscriptionSet) -> Void = { subs in
+        subs.append(QuerySubscription<SyncDog>(name: "dogs"))
+        subs.append(QuerySubscription<SyncPerson>(name: "people"))
+        subs.append(QuerySubscription<SyncTask>(name: "tasks"))
+    }
+
+    init(baseURL: String, credentials: Credentials = .anonymous, types: [ObjectBase.Type] = syncModelTypes,
          schemaVersion: UInt64 = 0, file: URL? = nil,
-         subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = { subs in
-             subs.append(QuerySubscription<SyncDog>(name: "dogs"))
-             subs.append(QuerySubscription<SyncPerson>(name: "people"))
-             subs.append(QuerySubscription<SyncTask>(name: "tasks"))
-         }) async throws {
-        app = App(id: "trellis", configuration: AppConfiguration(baseURL: server.baseURL))
+         subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
+        app = App(id: "trellis", configuration: AppConfiguration(baseURL: baseURL))
         user = try await app.login(credentials: credentials)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-device-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -70,6 +70,11 @@ final class ClassInfo: Sendable {
     let objectSchema: ObjectSchema
     /// Key path identities seen by the property wrapper, mapped to field indexes.
     private let keyPathTable: KeyPathTable
+    /// For a generic class (or one nested in a generic type): key paths mapped by value. Such a
+    /// class's key paths are made afresh on each use and freed after it, so an identity seen
+    /// once can later belong to another property's key path: identities must not be trusted.
+    private let keyPathsAreTransient: Bool
+    private let transientKeyPaths = Mutex<[ValueKeyPath: Int]>([:])
     /// Per field index: its row column if a read decodes it from the row, else -1 (collections
     /// and LinkingObjects, whose accessor is kept). Plain integers, so the hot read path touches
     /// no reference count.
@@ -125,6 +130,7 @@ final class ClassInfo: Sendable {
                                          computedProperties: fields.filter(\.isLinkingObjects).map(\.property),
                                          isEmbedded: isEmbedded)
         keyPathTable = KeyPathTable(capacity: max(32, fields.count * 8))
+        keyPathsAreTransient = _typeName(objectType, qualified: true).contains("<")
         scalarColumns = fields.map { $0.cachesAccessor ? -1 : $0.rowColumn }
     }
 
@@ -153,10 +159,25 @@ final class ClassInfo: Sendable {
     /// The index of the field whose storage `keyPath` designates: remembered per key path.
     @inline(__always)
     private func fieldIndex(for keyPath: AnyKeyPath) -> Int {
-        keyPathTable.index(for: keyPath) ?? slowField(for: keyPath).index
+        if keyPathsAreTransient { return transientFieldIndex(for: keyPath) }
+        return keyPathTable.index(for: keyPath) ?? slowField(for: keyPath).index
+    }
+
+    private func transientFieldIndex(for keyPath: AnyKeyPath) -> Int {
+        let key = ValueKeyPath(keyPath: keyPath)
+        if let index = transientKeyPaths.withLock({ $0[key] }) { return index }
+        let index = namedField(for: keyPath).index
+        transientKeyPaths.withLock { $0[key] = index }
+        return index
     }
 
     private func slowField(for keyPath: AnyKeyPath) -> FieldInfo {
+        let field = namedField(for: keyPath)
+        keyPathTable.remember(keyPath, index: field.index)
+        return field
+    }
+
+    private func namedField(for keyPath: AnyKeyPath) -> FieldInfo {
         // "\Dog._name" -> "name": the storage key path names the wrapper's backing field.
         let text = "\(keyPath)"
         let last = text.split(separator: ".").last.map(String.init) ?? text
@@ -164,7 +185,6 @@ final class ClassInfo: Sendable {
         guard let field = field(named: name) else {
             throwRealmException("Trellis could not find the property for key path \(text) on '\(className)'.")
         }
-        keyPathTable.remember(keyPath, index: field.index)
         return field
     }
 }
@@ -177,6 +197,12 @@ struct LegacyLinkingObjectsField: Sendable {
 
 /// A lock-free map from key path instances to field indexes, filled on first use.
 ///
+/// A key path compared and hashed by value (its components), not by identity.
+private struct ValueKeyPath: Hashable, @unchecked Sendable {
+    // @unchecked Sendable: a key path is immutable once made.
+    let keyPath: AnyKeyPath
+}
+
 /// Each call site of a property may have its own key path instance (one per module or
 /// inlining site), so a field can have several entries. Open addressing over atomics: readers
 /// never lock; a writer claims a slot with compare-and-exchange, then publishes the index.

@@ -47,6 +47,57 @@ import Testing
         #expect(names == ["kept"])
     }
 
+    /// What a queue-confined Realm holds between turns of its queue.
+    final class QueueState: @unchecked Sendable {
+        var realm: Realm?
+        var token: NotificationToken?
+        var updates = 0
+    }
+
+    @Test func autorefreshDecidesWhetherAQueueConfinedRealmMovesToAnotherRealmsCommit() throws {
+        let configuration = folder.configuration([Dog.self])
+        let queue = DispatchQueue(label: "confined")
+        let state = QueueState()
+        let wasOn = try queue.sync {
+            let realm = try Realm(configuration: configuration, queue: queue)
+            let wasOn = realm.autorefresh
+            realm.autorefresh = false
+            state.token = realm.objects(Dog.self).observe { change in
+                if case .update = change { state.updates += 1 }
+            }
+            state.realm = realm
+            return wasOn
+        }
+        #expect(wasOn)
+        func addDogOnAnotherThread() throws {
+            try onOtherThread {
+                let other = try Realm(configuration: configuration)
+                try other.write { other.add(Dog()) }
+            }
+        }
+        try addDogOnAnotherThread()
+        // The commit pokes the queue before it returns: this turn runs after that one.
+        let whileOff = queue.sync { (state.realm?.objects(Dog.self).count, state.updates, state.realm?.autorefresh) }
+        #expect(whileOff.0 == 0)
+        #expect(whileOff.1 == 0)
+        #expect(whileOff.2 == false)
+        let afterRefresh = queue.sync { () -> (Int?, Int) in
+            state.realm?.refresh()
+            return (state.realm?.objects(Dog.self).count, state.updates)
+        }
+        #expect(afterRefresh.0 == 1)
+        #expect(afterRefresh.1 == 1)
+        queue.sync { state.realm?.autorefresh = true }
+        try addDogOnAnotherThread()
+        let whileOn = queue.sync { (state.realm?.objects(Dog.self).count, state.updates) }
+        #expect(whileOn.0 == 2)
+        #expect(whileOn.1 == 2)
+        queue.sync {
+            state.token?.invalidate()
+            state.realm = nil
+        }
+    }
+
     @Test func cancellingAnUnknownWriteIsATypedError() throws {
         let realm = try Realm(configuration: folder.configuration([Dog.self]))
         #expect(throws: Realm.Error.self) { try realm.cancelAsyncWrite(42) }

@@ -57,10 +57,11 @@ extension RealmCore {
         }
     }
 
-    /// Moves to the newest version (unless a write is open) and delivers notifications.
+    /// Moves to the newest version (unless a write is open, or ``autorefresh`` is off) and
+    /// delivers notifications.
     func deliverAfterRefreshing() {
         guard !isClosed, writeTransaction == nil else { return }
-        advanceSnapshot()
+        if autorefresh { advanceSnapshot() }
         deliverNotifications()
     }
 

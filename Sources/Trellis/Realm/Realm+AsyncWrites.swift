@@ -92,14 +92,15 @@ extension Realm {
     @discardableResult
     public func asyncRefresh(_isolation actor: isolated (any Actor)? = #isolation) async -> Bool { refresh() }
 
-    /// Whether the Realm moves to the newest version by itself between run-loop turns. On Linux
-    /// threads there is no run loop, so a Realm moves at its own writes and at ``refresh()``;
-    /// Realms confined to a queue or an actor move whenever another Realm of the file commits
-    /// (that is when their observers are delivered). Kept for Realm's API; setting it changes
-    /// nothing.
+    /// Whether the Realm moves to the newest version by itself when another Realm of the file
+    /// commits (true by default, as in Realm). Realms confined to a queue, an actor or the main
+    /// thread then move, and deliver their notifications, on their queue or actor. A Linux
+    /// thread has no run loop: a Realm on any other thread moves only at its own writes and at
+    /// ``refresh()``, whatever this says. Set it to false to stay on the current version until
+    /// ``refresh()`` or a write.
     public var autorefresh: Bool {
-        get { true }
-        nonmutating set { _ = newValue }
+        get { core.autorefresh }
+        nonmutating set { core.autorefresh = newValue }
     }
 
     // MARK: - Opening asynchronously

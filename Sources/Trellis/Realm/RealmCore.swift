@@ -67,6 +67,9 @@ final class RealmCore {
     }
     /// Whether notifications are being delivered (a block that writes asks for another round).
     var isDeliveringNotifications = false
+    /// Whether a Realm confined to a queue or an actor (or the main thread) moves to another
+    /// Realm's commit by itself (``Realm/autorefresh``).
+    var autorefresh = true
     var needsAnotherDelivery = false
 
     /// A core pinning `snapshot`, confined as said.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Delivery of change notifications: observers are added on the Realm's thread and told
 /// of new versions on it, when the Realm commits, refreshes, or (on a queue, an actor or the
@@ -34,8 +35,58 @@ extension RealmCore {
     private func registerForNotifications() {
         let hub = file.observation
         let id = observationId
-        observers.onEmptied.withLock { $0 = { hub.unregister(id) } }
+        let autorefresh = makeAutorefreshPoke()
+        observers.onEmptied.withLock {
+            $0 = {
+                hub.unregister(id)
+                // Without observers it still follows the other Realms' commits, not kept alive.
+                if let autorefresh { hub.register(id, ObservationHub.Listener(poke: autorefresh)) }
+            }
+        }
         hub.register(id, ObservationHub.Listener(poke: makePoke()))
+    }
+
+    /// Makes a Realm confined to a queue or an actor move to the newest version whenever
+    /// another Realm of the process commits, observers or not, as Realm's autorefresh does on
+    /// those schedulers. Otherwise an idle one would pin its version, and LMDB cannot reuse
+    /// any page freed after the oldest version a reader holds: the file would grow with every
+    /// commit made elsewhere (an `asyncWrite` waiting for its turn was such a Realm).
+    ///
+    /// The hub holds the core weakly here; ``unregisterAutorefresh()`` (on deallocation) ends it.
+    func registerForAutorefresh() {
+        guard let poke = makeAutorefreshPoke() else { return }
+        hub(register: poke)
+        isRegisteredForAutorefresh = true
+    }
+
+    private func hub(register poke: @escaping @Sendable () -> Void) {
+        file.observation.register(observationId, ObservationHub.Listener(poke: poke))
+    }
+
+    /// Called by a core being deallocated.
+    func unregisterAutorefresh() {
+        if isRegisteredForAutorefresh { file.observation.unregister(observationId) }
+    }
+
+    /// A poke that refreshes this core on its queue or actor, holding it (and the actor) weakly;
+    /// pokes arriving while one is pending are dropped. Nil for other confinements.
+    private func makeAutorefreshPoke() -> (@Sendable () -> Void)? {
+        let reference = WeakConfinedCore(core: self)
+        switch confinement {
+        case .queue(let queue):
+            return {
+                guard reference.claimPending() else { return }
+                queue.async { reference.deliver() }
+            }
+        case .actor(let actor):
+            reference.actor = actor
+            return {
+                guard reference.claimPending() else { return }
+                Task { await reference.deliverOnActor() }
+            }
+        case .thread, .frozen:
+            return nil
+        }
     }
 
     private func scheduleDelivery() { makePoke()() }
@@ -113,5 +164,40 @@ private struct ConfinedCore: @unchecked Sendable {
 
     func deliver(on actor: isolated any Actor) {
         core.deliverAfterRefreshing()
+    }
+}
+
+/// A core and its actor held weakly by the file's hub, for autorefresh (see
+/// ``RealmCore/registerForAutorefresh()``).
+// @unchecked Sendable: the core is only dereferenced on its own queue or actor (in `deliver`);
+// `pending` is atomic, and `actor` is set before the poke is published.
+private final class WeakConfinedCore: @unchecked Sendable {
+    weak var core: RealmCore?
+    weak var actor: (any Actor)?
+    private let pending = Atomic<Bool>(false)
+
+    init(core: RealmCore) { self.core = core }
+
+    /// Whether this poke should schedule a refresh: none is scheduled yet.
+    func claimPending() -> Bool {
+        !pending.exchange(true, ordering: .acquiringAndReleasing)
+    }
+
+    /// Refreshes the core; runs on its queue or actor.
+    func deliver() {
+        pending.store(false, ordering: .releasing)
+        core?.deliverAfterRefreshing()
+    }
+
+    func deliverOnActor() async {
+        guard let actor else {
+            pending.store(false, ordering: .releasing)
+            return
+        }
+        await deliver(on: actor)
+    }
+
+    private func deliver(on actor: isolated any Actor) {
+        deliver()
     }
 }

@@ -201,6 +201,7 @@ enum RealmOpener {
         }
         core.instanceKey = key
         instances.withLock { $0[key] = OpenCore(core: Unmanaged.passUnretained(core)) }
+        core.registerForAutorefresh()
         return core
     }
 

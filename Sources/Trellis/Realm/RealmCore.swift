@@ -103,14 +103,19 @@ final class RealmCore {
 
     /// Pins `snapshot` and hands over the one pinned so far (to a frozen core), if any.
     func exchangeSnapshot(for snapshot: Transaction) -> Transaction? {
-        guard let current = readTransaction, current.isActive else { return nil }
+        guard let current = readTransaction, current.isActive, !current.isSuspended else { return nil }
         readTransaction = snapshot
         noteChange()
         return current
     }
 
+    /// Whether the file's hub refreshes this core when another Realm commits (a core confined
+    /// to a queue or an actor; see ``registerForAutorefresh()``).
+    var isRegisteredForAutorefresh = false
+
     deinit {
         if let instanceKey { RealmOpener.forget(self, key: instanceKey) }
+        unregisterAutorefresh()
     }
 
     // MARK: - Confinement and state
@@ -154,7 +159,18 @@ final class RealmCore {
                 noteChange()
             }
         }
-        if let readTransaction { return readTransaction }
+        if let readTransaction {
+            if !readTransaction.isSuspended { return readTransaction }
+            // Let go while this core writes (see `beginWrite`): the newest committed version
+            // is the state before the write, which holds the write lock.
+            do {
+                try readTransaction.renew()
+                changeStamp = nextChangeStamp()
+                return readTransaction
+            } catch {
+                self.readTransaction = nil
+            }
+        }
         do {
             let txn = try file.environment.beginRead()
             readTransaction = txn
@@ -195,11 +211,19 @@ final class RealmCore {
                 throwRealmException("Number of active versions (\(active)) in the Realm exceeded the limit of \(limit)")
             }
         }
-        if file.environment.wantsToGrow, let readTransaction {
-            // The map can only grow while the process has no transaction: let go of the
-            // snapshot (the write reads the newest version anyway; a new one is taken after).
-            readTransaction.abort()
-            self.readTransaction = nil
+        if let readTransaction {
+            if file.environment.wantsToGrow {
+                // The map can only grow while the process has no transaction: end the
+                // snapshot (a new one is taken after the write).
+                readTransaction.abort()
+                self.readTransaction = nil
+            } else {
+                // The write reads the newest version, and the snapshot moves there when the
+                // write ends: let go of its version now, before waiting for the write lock, so
+                // that it pins none of the pages the other writers free meanwhile (realm-core
+                // likewise moves a Realm's read lock to the newest version as its write begins).
+                readTransaction.suspend()
+            }
         }
         Logger.log(.trace, Category.Storage.transaction, "Beginning a write transaction on '\(environmentPath)'")
         do {

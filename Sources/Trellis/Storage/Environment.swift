@@ -325,23 +325,36 @@ extension Environment {
 /// The snapshots held in an environment's reader table (all processes), read through
 /// `mdb_reader_list`, which prints one line per live slot: pid, thread and the snapshot's
 /// transaction id (`-` for a slot between transactions).
-private struct ReaderTable {
-    private(set) var snapshots: [Int] = []
+struct ReaderTable {
+    /// One slot in use: the process and thread that began its snapshot, and the snapshot's
+    /// version (nil between transactions: a slot kept for a later snapshot pins nothing).
+    struct Slot {
+        var process: Int
+        var thread: String
+        var version: Int?
+    }
+    private(set) var slots: [Slot] = []
 
     init(_ handle: OpaquePointer) {
-        var collected: [Int] = []
+        var collected: [Slot] = []
         withUnsafeMutablePointer(to: &collected) { pointer in
             _ = mdb_reader_list(handle, { line, context in
                 guard let line, let context else { return 0 }
                 let fields = String(cString: line).split(separator: " ", omittingEmptySubsequences: true)
-                if fields.count >= 3, let txnid = Int(fields[2].trimmingCharacters(in: .whitespacesAndNewlines)) {
-                    context.assumingMemoryBound(to: [Int].self).pointee.append(txnid)
+                    .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                // The first line is a heading ("pid thread txnid").
+                if fields.count >= 3, let process = Int(fields[0]) {
+                    context.assumingMemoryBound(to: [Slot].self).pointee
+                        .append(Slot(process: process, thread: fields[1], version: Int(fields[2])))
                 }
                 return 0
             }, pointer)
         }
-        snapshots = collected
+        slots = collected
     }
+
+    /// The versions of the snapshots held now.
+    var snapshots: [Int] { slots.compactMap(\.version) }
 
     var oldestSnapshot: Int? { snapshots.min() }
 }

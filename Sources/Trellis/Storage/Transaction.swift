@@ -148,12 +148,32 @@ final class Transaction {
         if !isReadOnly { environment.handles.gate.release() }
     }
 
+    /// The version a suspended snapshot read before it let go (see ``suspend()``).
+    private var suspendedVersion: Int?
+
+    /// Whether the snapshot let go of its version (``suspend()``) and must be renewed before
+    /// it is read again.
+    var isSuspended: Bool { suspendedVersion != nil }
+
+    /// Lets go of the snapshot's version while keeping its reader slot, so that it pins
+    /// nothing: LMDB reuses only pages freed before the oldest version a reader holds, so a
+    /// snapshot kept while its thread waits for the write lock (and then writes) would keep
+    /// every page the other writers free meanwhile. ``renew()`` takes the newest version again.
+    func suspend() {
+        precondition(isReadOnly, "Trellis internal error: only read transactions can be suspended.")
+        guard let txn = handle, suspendedVersion == nil else { return }
+        reusableCursors = (nil, nil)
+        suspendedVersion = mdb_txn_id(txn)
+        mdb_txn_reset(txn)
+    }
+
     /// Moves a read transaction to the newest committed version (cheap: reuses the reader slot).
     func renew() throws {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
         reusableCursors = (nil, nil)
         let txn = self.txn
-        mdb_txn_reset(txn)
+        if suspendedVersion == nil { mdb_txn_reset(txn) }
+        suspendedVersion = nil
         var previous = -1
         while true {
             let known = environment.handles.count
@@ -177,8 +197,9 @@ final class Transaction {
         }
     }
 
-    /// The version (LMDB transaction id) this transaction reads.
-    var version: Int { mdb_txn_id(txn) }
+    /// The version (LMDB transaction id) this transaction reads (for a suspended snapshot,
+    /// the version it read before it let go).
+    var version: Int { suspendedVersion ?? mdb_txn_id(txn) }
 
     // MARK: - Named databases
 

@@ -102,9 +102,27 @@ final class ObservationHub: Sendable {
     /// How many Realms of the file are registered (have observers).
     var registeredCount: Int { listeners.withLock { $0.count } }
 
+    /// Realms that follow the others' commits without observers (confined to a queue or an
+    /// actor: Realm's autorefresh), held weakly by their listeners.
+    private let autorefreshers = Mutex<[UInt: Listener]>([:])
+
+    func registerAutorefresh(_ id: UInt, _ listener: Listener) {
+        autorefreshers.withLock { $0[id] = listener }
+    }
+
+    func unregisterAutorefresh(_ id: UInt) {
+        autorefreshers.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// How many Realms of the file follow the others' commits by autorefresh.
+    var autorefreshCount: Int { autorefreshers.withLock { $0.count } }
+
     /// Tells every registered Realm except `origin` that a newer version exists.
     func announceNewVersion(except origin: UInt?) {
-        let targets = listeners.withLock { $0.filter { $0.key != origin }.map(\.value) }
-        for listener in targets { listener.poke() }
+        let targets = listeners.withLock { $0.filter { $0.key != origin } }
+        // A Realm with observers is refreshed by its observers' listener already.
+        let refreshed = autorefreshers.withLock { $0.filter { $0.key != origin && targets[$0.key] == nil } }
+        for listener in targets.values { listener.poke() }
+        for listener in refreshed.values { listener.poke() }
     }
 }

@@ -35,14 +35,7 @@ extension RealmCore {
     private func registerForNotifications() {
         let hub = file.observation
         let id = observationId
-        let autorefresh = makeAutorefreshPoke()
-        observers.onEmptied.withLock {
-            $0 = {
-                hub.unregister(id)
-                // Without observers it still follows the other Realms' commits, not kept alive.
-                if let autorefresh { hub.register(id, ObservationHub.Listener(poke: autorefresh)) }
-            }
-        }
+        observers.onEmptied.withLock { $0 = { hub.unregister(id) } }
         hub.register(id, ObservationHub.Listener(poke: makePoke()))
     }
 
@@ -55,17 +48,13 @@ extension RealmCore {
     /// The hub holds the core weakly here; ``unregisterAutorefresh()`` (on deallocation) ends it.
     func registerForAutorefresh() {
         guard let poke = makeAutorefreshPoke() else { return }
-        hub(register: poke)
+        file.observation.registerAutorefresh(observationId, ObservationHub.Listener(poke: poke))
         isRegisteredForAutorefresh = true
-    }
-
-    private func hub(register poke: @escaping @Sendable () -> Void) {
-        file.observation.register(observationId, ObservationHub.Listener(poke: poke))
     }
 
     /// Called by a core being deallocated.
     func unregisterAutorefresh() {
-        if isRegisteredForAutorefresh { file.observation.unregister(observationId) }
+        if isRegisteredForAutorefresh { file.observation.unregisterAutorefresh(observationId) }
     }
 
     /// A poke that refreshes this core on its queue or actor, holding it (and the actor) weakly;

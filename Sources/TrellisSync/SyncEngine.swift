@@ -27,6 +27,20 @@ final class SyncEngineHandle: SyncCommitHook {
     func realmDidCommit(_ configuration: Realm.Configuration) { engine(configuration).post(.uploadNeeded) }
 
     func realmDidOpen(_ configuration: Realm.Configuration) { engine(configuration).start() }
+
+    func downloadBeforeOpen(_ configuration: Realm.Configuration,
+                            completion: @escaping @Sendable ((any Error)?) -> Void) {
+        let engine = engine(configuration)
+        engine.start()
+        Task {
+            do {
+                try await engine.waitForDownload()
+                completion(nil)
+            } catch {
+                completion(error)
+            }
+        }
+    }
 }
 
 /// What the session loop reacts to, in order.

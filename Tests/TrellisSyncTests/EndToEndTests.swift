@@ -53,4 +53,25 @@ struct EndToEndTests {
         await a.close()
         await b.close()
     }
+
+    /// As in Realm: `Realm.asyncOpen` of a synced configuration hands the Realm over once
+    /// everything the subscriptions select is downloaded.
+    @Test func asyncOpenOfASyncedRealmDownloadsBeforeHandingItOver() async throws {
+        let fixture = try SyncFixture()
+        try seedDogsAndPeople(fixture.database, count: 1_000)
+        let device = try await Device(server: fixture.server)
+        let queue = DispatchQueue(label: "async-open")
+        let configuration = device.configuration
+        let counts = try await withTimeout(.seconds(60)) {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Int], Error>) in
+                Realm.asyncOpen(configuration: configuration, callbackQueue: queue) { result in
+                    continuation.resume(with: result.map {
+                        [$0.objects(SyncDog.self).count, $0.objects(SyncPerson.self).count]
+                    })
+                }
+            }
+        }
+        #expect(counts == [500, 500])
+        await device.close()
+    }
 }

@@ -106,7 +106,9 @@ extension Realm {
     // MARK: - Opening asynchronously
 
     /// Opens a Realm without blocking the caller, then calls `callback` on `callbackQueue` with
-    /// the Realm (confined to that queue) or the error.
+    /// the Realm (confined to that queue) or the error. A synced Realm (TrellisSync's
+    /// `flexibleSyncConfiguration`) is handed over once everything its subscriptions select on
+    /// the server is downloaded, as in Realm.
     @discardableResult
     public static func asyncOpen(configuration: Realm.Configuration = .defaultConfiguration,
                                  callbackQueue: DispatchQueue = .main,
@@ -119,13 +121,21 @@ extension Realm {
                 _ = try RealmOpener.open(configuration, confinement: .thread)
                 return true
             }
-            callbackQueue.async {
-                guard !task.isCancelled else { return }
-                switch prepared {
-                case .failure(let error): callback(.failure(error))
-                case .success:
-                    callback(Result { Realm(core: try RealmOpener.open(configuration, confinement: .queue(callbackQueue))) })
+            let deliver: @Sendable (Swift.Error?) -> Void = { downloadError in
+                callbackQueue.async {
+                    guard !task.isCancelled else { return }
+                    switch prepared {
+                    case .failure(let error): callback(.failure(error))
+                    case .success:
+                        if let downloadError { return callback(.failure(downloadError)) }
+                        callback(Result { try Realm(configuration: configuration, queue: callbackQueue) })
+                    }
                 }
+            }
+            if case .success = prepared, let hook = configuration.syncHook {
+                hook.downloadBeforeOpen(configuration, completion: deliver)
+            } else {
+                deliver(nil)
             }
         }
         return task

@@ -13,6 +13,11 @@ package protocol SyncCommitHook: AnyObject, Sendable {
     func realmDidCommit(_ configuration: Realm.Configuration)
     /// A Realm of the synced file was opened (time to start the session).
     func realmDidOpen(_ configuration: Realm.Configuration)
+    /// ``Realm/asyncOpen(configuration:callbackQueue:callback:)`` of a synced file: starts the
+    /// session and calls `completion` once everything the server has for the file is applied
+    /// (or with the error that stopped the session).
+    func downloadBeforeOpen(_ configuration: Realm.Configuration,
+                            completion: @escaping @Sendable ((any Error)?) -> Void)
 }
 
 /// A top-level object a write transaction inserted, changed or deleted (a change to an embedded

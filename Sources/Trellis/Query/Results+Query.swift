@@ -175,29 +175,6 @@ extension Results where Element: ObjectBase {
     public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results {
         sorted(by: [SortDescriptor(keyPath: QueryKeyPathNames.name(of: keyPath), ascending: ascending)])
     }
-
-    /// The smallest value of the property a key path names, or nil when there are none.
-    public func min<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
-        min(ofProperty: QueryKeyPathNames.name(of: keyPath))
-    }
-
-    /// The largest value of the property a key path names, or nil when there are none.
-    public func max<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
-        max(ofProperty: QueryKeyPathNames.name(of: keyPath))
-    }
-
-    /// The sum of the property a key path names.
-    public func sum<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T where T.PersistedType: AddableType {
-        sum(ofProperty: QueryKeyPathNames.name(of: keyPath))
-    }
-
-    /// The average of the property a key path names, or nil when there are none.
-    public func average<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T?
-        where T.PersistedType: AddableType
-    {
-        average(ofProperty: QueryKeyPathNames.name(of: keyPath))
-    }
-
 }
 
 extension Results {

@@ -148,8 +148,9 @@ import Testing
     // MARK: - asyncWrite takes the write lock without a gap
 
     /// `asyncWrite` used to test the lock and then take it with a blocking call: another thread
-    /// could take it in between, and the wait that followed could not be cancelled. It now takes
-    /// it with `tryAcquire`, which never waits.
+    /// could take it in between, and the wait that followed could not be cancelled. It then
+    /// polled with `tryAcquire`, which never waits; it now queues with `acquireSuspending`
+    /// (FileGrowthTests checks the order of turns).
     @Test func tryAcquireTakesAFreeGateAndNeverWaitsForAHeldOne() throws {
         let gate = HandleGate()
         #expect(gate.tryAcquire())

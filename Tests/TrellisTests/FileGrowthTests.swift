@@ -209,3 +209,105 @@ final class RewrittenItem: Object {
         #expect(realm.core.file.observation.autorefreshCount == 0)
     }
 }
+
+/// The write gate is handed to its waiters in the order they came, threads and `asyncWrite`
+/// tasks alike: with a plain lock, a thread that released it took it again before the woken
+/// waiters ran, so some writers (and every polling `asyncWrite`) waited thousands of commits,
+/// and what their Realms pinned meanwhile made the soak's file grow to a gigabyte.
+@Suite struct WriteGateOrderTests {
+    let folder = TemporaryFolder()
+
+    /// Waits up to 10 s until `gate` has `count` waiters, without holding a thread of the
+    /// shared pool (the waiting tasks need one to queue).
+    func waitForWaiters(_ gate: HandleGate, _ count: Int) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while gate.waiterCount < count {
+            if Date() > deadline { return false }
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+        return true
+    }
+
+    @Test func theGateIsHandedToThreadsAndTasksInTheOrderTheyCame() async throws {
+        let gate = HandleGate()
+        gate.acquire()
+        let order = LockedBox([String]())
+        func waitingThread(_ name: String) {
+            Thread {
+                gate.acquire()
+                order.mutate { $0.append(name) }
+                gate.release()
+            }.start()
+        }
+        waitingThread("first thread")
+        #expect(try await waitForWaiters(gate, 1))
+        let task = Task {
+            try await gate.acquireSuspending()
+            order.mutate { $0.append("task") }
+            gate.release()
+        }
+        #expect(try await waitForWaiters(gate, 2))
+        waitingThread("second thread")
+        #expect(try await waitForWaiters(gate, 3))
+        // A newcomer does not jump the queue.
+        #expect(!gate.tryAcquire())
+        gate.release()
+        try await task.value
+        for _ in 0..<10_000 where order.get().count < 3 { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(order.get() == ["first thread", "task", "second thread"])
+        #expect(!gate.isHeld)
+    }
+
+    @Test func aCancelledTaskLeavesTheQueueAndTheNextWaiterGetsTheGate() async throws {
+        let gate = HandleGate()
+        gate.acquire()
+        let cancelled = Task { try await gate.acquireSuspending() }
+        #expect(try await waitForWaiters(gate, 1))
+        let next = Task {
+            try await gate.acquireSuspending()
+            gate.release()
+        }
+        #expect(try await waitForWaiters(gate, 2))
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(gate.waiterCount == 1)
+        gate.release()
+        try await next.value
+        #expect(!gate.isHeld)
+    }
+
+    @Test func aWriterAmongBusyWritersWaitsOnlyForThoseThatCameFirst() throws {
+        let configuration = folder.configuration([RewrittenItem.self])
+        let realm = try Realm(configuration: configuration)
+        try realm.write { for id in 0..<5 { realm.add(RewrittenItem(value: ["id": id])) } }
+        let stop = LockedBox(false)
+        let busy = DispatchGroup()
+        for id in 1...4 {
+            busy.enter()
+            Thread {
+                do {
+                    let realm = try Realm(configuration: configuration)
+                    while !stop.get() {
+                        try realm.write { realm.create(RewrittenItem.self, value: ["id": id, "payload": "x"], update: .modified) }
+                    }
+                } catch {
+                    Issue.record("\(error)")
+                }
+                busy.leave()
+            }.start()
+        }
+        // Each turn: how many commits others made between asking for the write and getting it.
+        var worst = 0
+        for _ in 0..<50 {
+            let asked = realm.core.file.environment.lastCommittedVersion
+            try realm.write {
+                worst = max(worst, realm.core.file.environment.lastCommittedVersion - asked)
+                realm.create(RewrittenItem.self, value: ["id": 0, "payload": "y"], update: .modified)
+            }
+        }
+        stop.set(true)
+        busy.wait()
+        // At most the four others, each once (and one that was committing as it asked).
+        #expect(worst <= 5, "a write waited for \(worst) commits of others")
+    }
+}

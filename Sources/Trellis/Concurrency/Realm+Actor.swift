@@ -39,14 +39,11 @@ extension Realm {
         let gate = core.file.asyncWriters
         try await gate.enter()
         defer { gate.leave() }
-        // Another thread of this process holding a write: wait for it by suspending, so that
-        // cancelling the task stops the wait (a writer in another process is waited for inside
-        // LMDB, which cannot be interrupted). The gate is taken in the same step as it is found
-        // free, so no other thread can take it in between and leave this write blocked.
+        // Another thread of this process holding a write: wait for it by suspending, in turn
+        // with the threads waiting for it, so that cancelling the task stops the wait (a
+        // writer in another process is waited for inside LMDB, which cannot be interrupted).
         let handleGate = core.file.environment.handles.gate
-        while !handleGate.tryAcquire() {
-            try await Task.sleep(nanoseconds: 1_000_000)
-        }
+        try await handleGate.acquireSuspending()
         if Task.isCancelled {
             handleGate.release()
             throw CancellationError()

@@ -174,6 +174,13 @@ final class Environment: Sendable {
         return Int(dead)
     }
 
+    /// The version of the last commit (of any process).
+    var lastCommittedVersion: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return Int(info.me_last_txnid)
+    }
+
     /// How many versions the file keeps alive: from the oldest snapshot a live reader of any
     /// process holds to the last commit. LMDB reuses only pages freed before the oldest
     /// reader's version, so every version in between keeps its pages (Realm's

@@ -7,6 +7,11 @@ class ChainNode: Object {
     @Persisted var next: ChainNode?
 }
 
+class KeyedChainNode: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var next: KeyedChainNode?
+}
+
 class CycleObject: Object {
     @Persisted var name = ""
     @Persisted var link: CycleObject?
@@ -50,6 +55,29 @@ class CycleObject: Object {
         #expect(seen == count)
         try realm.write { realm.delete(realm.objects(ChainNode.self)) }
         #expect(realm.objects(ChainNode.self).isEmpty)
+    }
+
+    /// Export reads a link as its target's primary key, never by following it: a linked list
+    /// exports whatever its length (`TRELLIS_DEEP_CHAIN` sets it; 20,000 in CI).
+    @Test func aLongLinkedListIsExportedAsExtendedJSON() throws {
+        let count = Int(ProcessInfo.processInfo.environment["TRELLIS_DEEP_CHAIN"] ?? "") ?? 20_000
+        let url = folder.file("keyed.realm")
+        try onOtherThread {
+            let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [KeyedChainNode.self]))
+            let head = KeyedChainNode()
+            var tail = head
+            for id in 1..<count {
+                let node = KeyedChainNode()
+                node.id = id
+                tail.next = node
+                tail = node
+            }
+            try realm.write { realm.add(head) }
+        }
+        let documents = try #require(try ExtendedJSON.documents(inFile: url)["KeyedChainNode"])
+        #expect(documents.count == count)
+        let first = try #require(try JSONSerialization.jsonObject(with: documents[0]) as? [String: Any])
+        #expect(first["next"] as? [String: String] == ["$numberLong": "1"])
     }
 
     @Test func objectsLinkedBothWaysMadeWithPositionalValuesAreAdded() throws {

@@ -57,7 +57,7 @@ extension SyncEngine {
         configuration.objectTypes?.first { $0.className() == className } as? Object.Type
     }
 
-    private func find(_ realm: Realm, _ type: Object.Type, _ schema: ObjectSchema, _ key: JSONValue) -> Object? {
+    func find(_ realm: Realm, _ type: Object.Type, _ schema: ObjectSchema, _ key: JSONValue) -> Object? {
         guard let property = schema.primaryKeyProperty,
               let document = JSONValue.object([property.name: key]).foundationObject as? [String: Any],
               let value = try? ExtendedJSON.syncValues(document, schema: schema, realm: realm)[property.name]

@@ -24,7 +24,11 @@ extension SyncEngine {
             } else {
                 guard let object = realm.syncObject(className: change.className, objectKey: change.objectKey),
                       let keyProperty = object.objectSchema.primaryKeyProperty else { continue }
-                let document = try Self.document(of: object)
+                var document = try Self.document(of: object)
+                if let mirror {
+                    document = keepingUnresolvedLinks(document, mirror: mirror.document, schema: object.objectSchema,
+                                                      realm: realm)
+                }
                 let primaryKey = document[keyProperty.columnName] ?? .null
                 if let mirror {
                     let fields = Self.differences(from: mirror.document, to: document, schema: object.objectSchema)

@@ -94,4 +94,50 @@ struct ServerBehaviourTests {
         await writer.close()
         await reader.close()
     }
+
+    /// As Realm keeps unresolved links: a link to an object outside the subscriptions reads nil
+    /// locally, but a local edit of its owner does not remove it on the server.
+    @Test func linksToObjectsOutsideTheSubscriptionsSurviveALocalEdit() async throws {
+        let fixture = try SyncFixture()
+        let full = try await Device(server: fixture.server)
+        let oldId = ObjectId.generate(), youngId = ObjectId.generate(), newId = ObjectId.generate()
+        let personId = ObjectId.generate()
+        try full.write { realm in
+            let old = SyncDog(value: ["_id": oldId, "name": "Old", "age": 12])
+            let young = SyncDog(value: ["_id": youngId, "name": "Young", "age": 2])
+            realm.add(SyncPerson(value: ["_id": personId, "name": "Ana", "dog": old, "dogs": [old, young]]))
+        }
+        try await full.sync()
+        let partial = try await Device(server: fixture.server, subscriptions: { subs in
+            subs.append(QuerySubscription<SyncDog>(name: "young") { $0.age < 5 })
+            subs.append(QuerySubscription<SyncPerson>(name: "people"))
+        })
+        try await partial.sync()
+        let seen = try partial.run { realm in
+            let person = realm.object(ofType: SyncPerson.self, forPrimaryKey: personId)
+            return [person?.dog?.name ?? "nil"] + (person?.dogs.map(\.name) ?? [])
+        }
+        #expect(seen == ["nil", "Young"])
+        try partial.write { realm in
+            guard let person = realm.object(ofType: SyncPerson.self, forPrimaryKey: personId) else { return }
+            person.name = "Ana Maria"
+            person.dogs.append(SyncDog(value: ["_id": newId, "name": "New", "age": 1]))
+        }
+        try await partial.sync()
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT doc->>'name' FROM \"SyncPerson\"") == "Ana Maria")
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT doc->'dog'->>'$oid' FROM \"SyncPerson\"")
+                == oldId.stringValue)
+        let dogs = try PostgresFixture.psql(fixture.database, """
+            SELECT string_agg(e->>'$oid', ',' ORDER BY n) FROM "SyncPerson", jsonb_array_elements(doc->'dogs') WITH ORDINALITY t(e, n)
+            """)
+        #expect(dogs == [oldId, youngId, newId].map(\.stringValue).joined(separator: ","))
+        try await full.sync()
+        let everything = try full.run { realm in
+            let person = realm.object(ofType: SyncPerson.self, forPrimaryKey: personId)
+            return [person?.dog?.name ?? "nil"] + (person?.dogs.map(\.name) ?? [])
+        }
+        #expect(everything == ["Old", "Old", "Young", "New"])
+        await full.close()
+        await partial.close()
+    }
 }

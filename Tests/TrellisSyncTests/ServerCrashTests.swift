@@ -32,7 +32,7 @@ struct ServerCrashTests {
 
     /// Starts a server that stops at `serverArguments`' crash point (or is killed from outside by
     /// `kill`), restarts it, and checks the outcome in PostgreSQL and on the client.
-    private func crashAndRecover(serverArguments: [String],
+    private func crashAndRecover(serverArguments: [String], beforeResume: ((String) throws -> Void)? = nil,
                                  kill: ((ServerProcess, String) async throws -> Void)? = nil) async throws {
         let database = try PostgresFixture.makeDatabase()
         let schema = try makeSchemaFile()
@@ -41,6 +41,7 @@ struct ServerCrashTests {
         let device = try await Device(server: server)
         try await device.sync()
         let ids = try queueChanges(on: device)
+        try beforeResume?(database)
         try device.session.resume()
         if let kill {
             try await kill(server, database)
@@ -85,19 +86,36 @@ struct ServerCrashTests {
         try await crashAndRecover(serverArguments: ["--kill-after-upload-commit", "2"])
     }
 
-    /// SIGKILL from outside while PostgreSQL shows the server's upload transaction open with
-    /// rows written (`backend_xid` set).
+    /// SIGKILL from outside in the middle of an upload. To be sure of the moment, another
+    /// session holds a SHARE lock on `trellis_clients`: the upload's transaction writes its rows,
+    /// then waits for that lock to record the client's last upload. The server is killed while
+    /// PostgreSQL shows it waiting there with its rows written, then the lock is let go.
     @Test func serverKilledFromOutsideDuringAnUploadLosesNothingAndAppliesNothingTwice() async throws {
-        try await crashAndRecover(serverArguments: []) { server, database in
-            let sql = """
-                SELECT count(*) FROM pg_stat_activity
-                WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
-                """
-            let caught = try await eventually(.seconds(60), interval: .milliseconds(1)) {
-                (try? PostgresFixture.psql(database, sql)) == "1"
+        var locker: pid_t = 0
+        try await crashAndRecover(serverArguments: [], beforeResume: { database in
+            locker = try spawnBackground("/usr/bin/env", ["psql", database, "-c",
+                "BEGIN; LOCK TABLE trellis_clients IN SHARE MODE; SELECT pg_sleep(120); COMMIT;"],
+                stdout: "/dev/null", stderr: "/dev/null")
+            let held = "SELECT count(*) FROM pg_locks WHERE relation = 'trellis_clients'::regclass AND mode = 'ShareLock' AND granted"
+            var waited = 0
+            while (try PostgresFixture.psql(database, held)) != "1", waited < 3_000 {
+                usleep(10_000)
+                waited += 1
             }
-            #expect(caught, "no upload transaction seen open")
+        }, kill: { server, database in
+            let blocked = """
+                SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+                WHERE a.datname = current_database() AND a.wait_event_type = 'Lock' AND a.backend_xid IS NOT NULL
+                  AND l.relation = '"SyncDog"'::regclass AND l.mode = 'RowExclusiveLock' AND l.granted
+                """
+            let caught = try await eventually(.seconds(60)) { (try? PostgresFixture.psql(database, blocked)) == "1" }
+            #expect(caught, "no upload seen waiting with its rows written")
             server.kill(SIGKILL)
-        }
+            try PostgresFixture.psql(database, """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()
+                """)
+            while waitpid(locker, nil, 0) == -1 && errno == EINTR {}
+        })
     }
 }

@@ -112,6 +112,89 @@ final class CountedPet: Object {
         }
     }
 
+    /// Counting in key order steps the reused cursor from one target's entries to the next
+    /// instead of searching; in any other order it searches. Every order gives the counts of
+    /// the links seen from the origins (targets with none at the start, middle and end, two
+    /// origin properties, several links from one origin), in a read and after another write.
+    @Test func backlinkCountsInAnyOrderMatchTheLinksFromTheOrigins() throws {
+        let realm = try Realm(configuration: folder.configuration([CountedOwner.self, CountedPet.self]))
+        var generator = SeededGenerator(state: 1818)
+        try realm.write {
+            for i in 0..<60 { realm.add(CountedPet(value: ["name": "pet \(i)"])) }
+            let pets = Array(realm.objects(CountedPet.self))
+            for i in 0..<40 {
+                let owner = realm.create(CountedOwner.self, value: ["name": "owner \(i)"])
+                // Pets 0-4 and 55-59 stay without links; the others get 0-3 from each owner.
+                for _ in 0..<Int(generator.next() % 4) {
+                    owner.pets.append(pets[5 + Int(generator.next() % 50)])
+                }
+                if generator.next() % 3 == 0 { owner.pet = pets[5 + Int(generator.next() % 50)] }
+            }
+        }
+        func expected() -> [(list: Int, toOne: Int)] {
+            let pets = Array(realm.objects(CountedPet.self)), owners = Array(realm.objects(CountedOwner.self))
+            return pets.map { pet in
+                (owners.reduce(0) { $0 + $1.pets.filter { $0.isSameObject(as: pet) }.count },
+                 owners.filter { $0.pet?.isSameObject(as: pet) == true }.count)
+            }
+        }
+        func check(_ order: [Int], _ truth: [(list: Int, toOne: Int)], interleaved: Bool) {
+            let pets = Array(realm.objects(CountedPet.self))
+            if interleaved {
+                for i in order {
+                    #expect(pets[i].listOwners.count == truth[i].list, "pet \(i)")
+                    #expect(pets[i].owners.count == truth[i].toOne, "pet \(i)")
+                }
+            } else {
+                for i in order { #expect(pets[i].listOwners.count == truth[i].list, "pet \(i)") }
+                for i in order { #expect(pets[i].owners.count == truth[i].toOne, "pet \(i)") }
+            }
+        }
+        var truth = expected()
+        #expect(truth.contains { $0.list > 1 } && truth.contains { $0.toOne == 1 })
+        let inOrder = Array(0..<60)
+        var shuffled = inOrder
+        shuffled.shuffle(using: &generator)
+        for interleaved in [false, true] {
+            check(inOrder, truth, interleaved: interleaved)
+            check(inOrder.reversed(), truth, interleaved: interleaved)
+            check(shuffled, truth, interleaved: interleaved)
+            check(inOrder, truth, interleaved: interleaved)
+        }
+        try realm.write {
+            let pets = Array(realm.objects(CountedPet.self))
+            for owner in realm.objects(CountedOwner.self) where generator.next() % 2 == 0 {
+                owner.pets.append(pets[Int(generator.next() % 60)])
+                owner.pet = generator.next() % 2 == 0 ? nil : pets[Int(generator.next() % 60)]
+            }
+        }
+        truth = expected()
+        check(inOrder, truth, interleaved: true)
+        check(shuffled, truth, interleaved: false)
+    }
+
+    /// A LinkingObjects value makes its results only when something other than a count needs
+    /// them; copies share them, a count before and after agrees, and separate reads differ.
+    @Test func linkingObjectsMadeForACountBehaveAsResults() throws {
+        let realm = try Realm(configuration: folder.configuration([CountedOwner.self, CountedPet.self]))
+        try realm.write {
+            let pet = realm.create(CountedPet.self, value: ["name": "p"])
+            for i in 0..<3 { realm.create(CountedOwner.self, value: ["name": "o\(i)", "pets": [pet]]) }
+        }
+        let pet = try #require(realm.objects(CountedPet.self).first)
+        let owners = pet.listOwners
+        let copy = owners
+        #expect(owners.count == 3)
+        #expect(owners == copy)
+        #expect(pet.listOwners != pet.listOwners)
+        #expect(owners.map(\.name).sorted() == ["o0", "o1", "o2"])
+        #expect(copy.count == 3 && owners.filter("name != 'o1'").count == 2)
+        #expect(owners.realm != nil && !owners.isEmpty)
+        try realm.write { realm.delete(realm.objects(CountedOwner.self).filter("name == 'o0'")) }
+        #expect(owners.count == 2 && copy.count == 2 && pet.listOwners.count == 2)
+        #expect(owners.freeze().count == 2)
+    }
+
     @Test func backlinkCountsOfAFrozenObjectAreReadFromOtherThreads() throws {
         let realm = try Realm(configuration: folder.configuration([CountedOwner.self, CountedPet.self]))
         try realm.write {

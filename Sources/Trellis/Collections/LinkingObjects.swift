@@ -14,21 +14,38 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
 {
     /// The property of `Element` that links to the object.
     public let propertyName: String
-    let results: Results<Element>?
+    /// Where a managed value reads from; nil when unmanaged. Made on every property read, so it
+    /// holds only what `count` needs: the `Results` behind everything else is made on first use.
+    let source: LinkingObjectsSource?
 
     /// The objects of `type` linking here through `propertyName` (the legacy declaration form).
     public init(fromType _: Element.Type, property propertyName: String) {
         self.propertyName = propertyName
-        self.results = nil
+        self.source = nil
     }
 
     init(propertyName: String, results: Results<Element>) {
         self.propertyName = propertyName
-        self.results = results
+        self.source = LinkingObjectsSource(results: results, core: results.core)
+    }
+
+    init(propertyName: String, source: LinkingObjectsSource) {
+        self.propertyName = propertyName
+        self.source = source
+    }
+
+    /// The linking objects as `Results` (made once per value and kept), or nil when unmanaged.
+    var results: Results<Element>? {
+        guard let source else { return nil }
+        if let made = source.results as? Results<Element> { return made }
+        let made = Results<Element>(core: source.core, source: .linkingObjects(
+            target: source.target, key: source.key, originProperty: source.originProperty), objectType: Element.self)
+        source.results = made
+        return made
     }
 
     /// The Realm of the target object, or nil when it is unmanaged.
-    public var realm: Realm? { results?.realm }
+    public var realm: Realm? { source.map { Realm(core: $0.core) } }
 
     /// Always false: like `Results`, linking objects are never invalidated; once the target
     /// object is deleted they read as empty.
@@ -37,8 +54,16 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
 
-    /// The number of links (an origin linking twice counts twice).
-    public var count: Int { results?.count ?? 0 }
+    /// The number of links (an origin linking twice counts twice), read without making the
+    /// `Results`.
+    public var count: Int {
+        guard let source else { return 0 }
+        if source.hasResults || Element.self == DynamicObject.self { return results?.count ?? 0 }
+        return source.count(originType: Element.self)
+    }
+
+    /// Whether no object links here.
+    public var isEmpty: Bool { count == 0 }
 
     public subscript(position: Int) -> Element {
         guard let results else {
@@ -60,11 +85,63 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     }
 }
 
+/// What a managed `LinkingObjects` value reads: the target object, the origin property, and
+/// the `Results` once something other than a count needed it. Not generic, so making one per
+/// property read looks up no type metadata.
+final class LinkingObjectsSource {
+    let core: RealmCore
+    let target: Table
+    let key: ObjectKey
+    let originProperty: String
+    /// The `LinkingObjects` field this was read from, when known: the core remembers where its
+    /// origin column is per field (see ``RealmCore/backlinkOrigin(_:originType:originProperty:)``).
+    let field: FieldInfo?
+    /// The `Results<Element>` of the value, made on first use. For a frozen Realm, whose values
+    /// other threads read at the same time, made up front instead.
+    var results: Any? {
+        didSet { hasResults = results != nil }
+    }
+    /// Whether `results` was made (checked by `count` without copying the existential).
+    private(set) var hasResults = false
+
+    init(core: RealmCore, target: Table, key: ObjectKey, originProperty: String, field: FieldInfo?) {
+        self.core = core
+        self.target = target
+        self.key = key
+        self.originProperty = originProperty
+        self.field = field
+    }
+
+    /// The source of existing results (freezing, thawing, observing, thread-safe references).
+    init<Element>(results: Results<Element>, core: RealmCore) {
+        self.core = core
+        if case .linkingObjects(let target, let key, let originProperty) = results.source {
+            self.target = target
+            self.key = key
+            self.originProperty = originProperty
+        } else {
+            throwRealmException("Trellis internal error: LinkingObjects made from results of another kind.")
+        }
+        self.field = nil
+        self.results = results
+        self.hasResults = true
+    }
+
+    /// The sum of the backlink counts: no origin row is read, nothing is allocated.
+    func count(originType: ObjectBase.Type) -> Int {
+        core.verifyThread()
+        guard let origin = core.backlinkOrigin(field, originType: originType, originProperty: originProperty) else {
+            return 0
+        }
+        return core.backlinkCount(to: target, key: key, from: origin.table, column: origin.column)
+    }
+}
+
 extension LinkingObjects: Equatable {
     /// Equal when they are the same value (each property read makes a new one, as in Realm).
     public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
-        switch (lhs.results, rhs.results) {
-        case (let a?, let b?): a == b
+        switch (lhs.source, rhs.source) {
+        case (let a?, let b?): a === b
         case (nil, nil): lhs.propertyName == rhs.propertyName
         default: false
         }
@@ -81,8 +158,25 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
 
     public static func _trellisDefaultValue() -> Self { Self(fromType: Element.self, property: "") }
 
+    /// The managed value, when the property read (see ``ObjectBase/_managedColumn(_:)``) hands
+    /// over its object and the encoded field: no row is read, no `Results` made yet.
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
-        throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
+        guard let object = row.owner, let managed = object._managed,
+              let index = ClassInfo.linkingObjectsFieldIndex(column: column), index < managed.info.fields.count
+        else {
+            throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
+        }
+        return managedValue(managed, managed.info.fields[index])
+    }
+
+    /// The value of `field` of a managed object: cheap to make; the `Results` come on first use,
+    /// except for a frozen Realm (whose values other threads read at the same time).
+    static func managedValue(_ managed: ManagedObject, _ field: FieldInfo) -> Self {
+        let origin = field.originProperty ?? ""
+        let value = Self(propertyName: origin, source: LinkingObjectsSource(
+            core: managed.core, target: managed.table, key: managed.key, originProperty: origin, field: field))
+        if managed.core.isFrozen { _ = value.results }
+        return value
     }
 
     public static func _trellisEncode(_ value: LinkingObjects, _ context: _EncodingContext) -> _StoredValue {
@@ -94,10 +188,7 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
             slot.initializeMemory(as: Self.self, to: _trellisDefaultValue())
             return
         }
-        let origin = field.originProperty ?? ""
-        slot.initializeMemory(as: Self.self, to: Self(propertyName: origin, results: Results(
-            core: managed.core, source: .linkingObjects(target: managed.table, key: managed.key, originProperty: origin),
-            objectType: Element.self)))
+        slot.initializeMemory(as: Self.self, to: managedValue(managed, field))
     }
 }
 

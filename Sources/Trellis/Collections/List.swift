@@ -112,7 +112,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             return Iterator(source: .array(elements))
         case .managed(let binding):
             binding.verifyReadable()
-            return Iterator(source: .snapshot(binding, ElementSnapshot(binding.core.listElements(binding.location))))
+            return Iterator(source: .snapshot(binding, ElementSnapshot(binding.core.listElements(binding.location))),
+                            objects: ListObjectReader(binding, elementType: Element.self))
         case .nested(let nested):
             return Iterator(source: .array(nestedElements(nested)))
         }
@@ -126,6 +127,13 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         }
         let source: Source
         var position = 0
+        /// For a list of objects: makes the elements' accessors without generic code.
+        var objects: ListObjectReader?
+
+        init(source: Source, objects: ListObjectReader? = nil) {
+            self.source = source
+            self.objects = objects
+        }
 
         public mutating func next() -> Element? {
             switch source {
@@ -136,6 +144,10 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             case .snapshot(let binding, let snapshot):
                 guard position < snapshot.count else { return nil }
                 position += 1
+                if objects != nil, let object = objects?.accessor(binding.core, element: snapshot[position - 1]) {
+                    // `Element` is the accessor's class (see ListObjectReader.init).
+                    return unsafeBitCast(object, to: Element.self)
+                }
                 return binding.decode(snapshot[position - 1], nestedAt: .listElement(binding.location, index: position - 1))
             }
         }

@@ -152,7 +152,8 @@ struct _ManagedColumn {
 
 extension ObjectBase {
     /// The row and column of a stored, non-collection property of a managed object; nil for an
-    /// unmanaged object or a property whose accessor is kept (collections, LinkingObjects).
+    /// unmanaged object or a property whose accessor is kept (collections). For LinkingObjects,
+    /// no row and the encoded field (``ClassInfo/linkingObjectsColumn(fieldIndex:)``).
     ///
     /// Non-generic on purpose: the inlined `@Persisted` getter calls it, then decodes.
     @usableFromInline
@@ -163,7 +164,12 @@ extension ObjectBase {
         let column = Unmanaged.passUnretained(managed.info)._withUnsafeGuaranteedRef {
             $0.scalarColumn(for: storageKeyPath)
         }
-        if column < 0 { return nil }
+        if column < 0 {
+            if column == -1 { return nil }
+            // LinkingObjects: made from the object alone (no row read), by `_trellisRead`.
+            return _ManagedColumn(reader: _RowReader(row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)),
+                                                     core: managed.core, owner: self), column: column)
+        }
         let row = Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef { $0.row(of: self, managed) }
         return _ManagedColumn(reader: _RowReader(row: row, core: managed.core, owner: self), column: column)
     }

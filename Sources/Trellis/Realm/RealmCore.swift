@@ -399,6 +399,41 @@ final class RealmCore {
         return bindTable(for: type, create: create)
     }
 
+    /// Where the links behind a LinkingObjects value are: the origin class's table and the
+    /// origin property's column; nil when the origin class has no table yet (nothing links).
+    /// Remembered for the last field asked about while the change stamp holds (as tables are),
+    /// so that counting each object's backlinks looks neither the table nor the property up.
+    func backlinkOrigin(_ field: FieldInfo?, originType: ObjectBase.Type, originProperty: String)
+        -> (table: Table, column: Int)?
+    {
+        if let field, let cached = cachedBacklinkOrigin, cached.field == ObjectIdentifier(field),
+           cached.type == ObjectIdentifier(originType), cached.stamp == changeStamp
+        {
+            return (cached.table, cached.column)
+        }
+        guard let origin = table(for: originType, create: false) else { return nil }
+        guard let originField = origin.info.field(named: originProperty), originField.isLink else {
+            throwRealmException("Property '\(origin.info.className).\(originProperty)' declared as origin of linking "
+                + "objects does not exist or is not a link")
+        }
+        if let field, writeTransaction == nil, !isFrozen {
+            cachedBacklinkOrigin = CachedBacklinkOrigin(field: ObjectIdentifier(field), type: ObjectIdentifier(originType),
+                                                        stamp: changeStamp, table: origin, column: originField.rowColumn)
+        }
+        return (origin, originField.rowColumn)
+    }
+
+    /// An answer of ``backlinkOrigin(_:originType:originProperty:)``, valid while the change
+    /// stamp is the same (see ``CachedTable``).
+    private struct CachedBacklinkOrigin {
+        let field: ObjectIdentifier
+        let type: ObjectIdentifier
+        let stamp: UInt64
+        let table: Table
+        let column: Int
+    }
+    @exclusivity(unchecked) private var cachedBacklinkOrigin: CachedBacklinkOrigin?
+
     /// A table found by ``table(for:create:)``, valid while the change stamp is the same: tables
     /// change only with writes, migrations and new snapshots, which all move the stamp.
     private struct CachedTable {

@@ -75,9 +75,9 @@ final class ClassInfo: Sendable {
     /// once can later belong to another property's key path: identities must not be trusted.
     private let keyPathsAreTransient: Bool
     private let transientKeyPaths = Mutex<[ValueKeyPath: Int]>([:])
-    /// Per field index: its row column if a read decodes it from the row, else -1 (collections
-    /// and LinkingObjects, whose accessor is kept). Plain integers, so the hot read path touches
-    /// no reference count.
+    /// Per field index: its row column if a read decodes it from the row; for LinkingObjects
+    /// (made from the object alone, no row read) `-2 - field index`; else -1 (collections, whose
+    /// accessor is kept). Plain integers, so the hot read path touches no reference count.
     private let scalarColumns: [Int]
 
     /// Whether an accessor that nothing else references may be pointed at another row during
@@ -131,7 +131,10 @@ final class ClassInfo: Sendable {
                                          isEmbedded: isEmbedded)
         keyPathTable = KeyPathTable(capacity: max(32, fields.count * 8))
         keyPathsAreTransient = _typeName(objectType, qualified: true).contains("<")
-        scalarColumns = fields.map { $0.cachesAccessor ? -1 : $0.rowColumn }
+        scalarColumns = fields.map { field in
+            if field.isLinkingObjects { return Self.linkingObjectsColumn(fieldIndex: field.index) }
+            return field.cachesAccessor ? -1 : field.rowColumn
+        }
     }
 
     func field(named name: String) -> FieldInfo? {
@@ -149,12 +152,20 @@ final class ClassInfo: Sendable {
         fields[fieldIndex(for: keyPath)]
     }
 
-    /// The row column of the scalar field whose storage `keyPath` designates, or -1 when the
-    /// field keeps an accessor (collections, LinkingObjects).
+    /// The row column of the scalar field whose storage `keyPath` designates, -1 when the field
+    /// keeps an accessor (collections), or ``linkingObjectsColumn(fieldIndex:)`` for LinkingObjects.
     @inline(__always)
     func scalarColumn(for keyPath: AnyKeyPath) -> Int {
         scalarColumns[fieldIndex(for: keyPath)]
     }
+
+    /// What ``scalarColumn(for:)`` gives for the LinkingObjects field at `fieldIndex`: below -1,
+    /// so that the property read hands it to `LinkingObjects._trellisRead`, which makes the value
+    /// from the object alone (see ``ObjectBase/_managedColumn(_:)``).
+    static func linkingObjectsColumn(fieldIndex: Int) -> Int { -2 - fieldIndex }
+
+    /// The field index ``linkingObjectsColumn(fieldIndex:)`` encoded, or nil for any other column.
+    static func linkingObjectsFieldIndex(column: Int) -> Int? { column <= -2 ? -2 - column : nil }
 
     /// The index of the field whose storage `keyPath` designates: remembered per key path.
     @inline(__always)

@@ -61,6 +61,7 @@ final class Cursor {
     /// already sits on the page holding `key`, LMDB searches only that page, so a run of
     /// nearby keys costs far less than one `get` each.
     func value(forIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
+        lastCounted = nil
         if let last = lastIntegerKey, key == last &+ 1, let (nextKey, value) = move(MDB_NEXT), nextKey.count == 8,
            Cursor.integerKey(nextKey) == key
         {
@@ -83,30 +84,68 @@ final class Cursor {
 
     func first() -> Entry? {
         lastIntegerKey = nil
+        lastCounted = nil
         return move(MDB_FIRST)
     }
 
     func next() -> Entry? {
         lastIntegerKey = nil
+        lastCounted = nil
         return move(MDB_NEXT)
     }
 
     /// Positions at the first key greater than or equal to `key`.
     func seek(atLeast key: UnsafeRawBufferPointer) -> Entry? {
         lastIntegerKey = nil
+        lastCounted = nil
         return move(MDB_SET_RANGE, key: key)
     }
 
     /// The sum of the native `UInt32` values of the entries whose key starts with `prefix`,
     /// read in place (backlink counts: nothing is copied or allocated).
+    ///
+    /// When the previous call's prefix was smaller (the same length) and the cursor has not moved
+    /// since, the entries of `prefix` cannot start before the entry where that walk stopped, so
+    /// the walk starts there instead of searching the tree: counting the backlinks of objects in
+    /// key order steps through the database once.
     func sumOfCounts(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
-        var sum = 0
-        var entry = seek(atLeast: prefix)
-        while let current = entry, current.key.starts(with: prefix) {
-            sum += Int(current.value.load(orZeroAt: 0, as: UInt32.self))
-            entry = next()
+        var entry: Entry?
+        if let counted = lastCounted, counted.prefix.precedes(prefix) {
+            guard let stop = counted.stop else {
+                // The last walk reached the end: nothing is greater than its prefix's entries.
+                lastCounted = CountedPrefix(prefix, stop: nil)
+                return 0
+            }
+            entry = ShortKey.compare(stop.key, prefix, length: prefix.count) < 0 ? move(MDB_SET_RANGE, key: prefix) : stop
+        } else {
+            entry = move(MDB_SET_RANGE, key: prefix)
         }
+        lastIntegerKey = nil
+        var sum = 0
+        while let current = entry, current.key.count >= prefix.count,
+              ShortKey.compare(current.key, prefix, length: prefix.count) == 0
+        {
+            sum += Int(current.value.load(orZeroAt: 0, as: UInt32.self))
+            entry = move(MDB_NEXT)
+        }
+        // A walk that stopped on a fault starts over next time.
+        lastCounted = failure == nil ? CountedPrefix(prefix, stop: entry) : nil
         return sum
+    }
+
+    /// The prefix ``sumOfCounts(withPrefix:)`` counted last and the entry where its walk stopped
+    /// (nil: the end), while the cursor has not moved otherwise. The entry's pointers stay valid
+    /// because only read transactions reuse cursors (``Transaction/withReusableCursor(_:_:)``).
+    private var lastCounted: CountedPrefix?
+
+    private struct CountedPrefix {
+        let prefix: ShortKey
+        let stop: Entry?
+
+        init(_ prefix: UnsafeRawBufferPointer, stop: Entry?) {
+            self.prefix = ShortKey(prefix)
+            self.stop = stop
+        }
     }
 
     /// Every entry whose key starts with `prefix` (every entry for an empty prefix), in key
@@ -119,5 +158,35 @@ final class Cursor {
             entry = next()
         }
         return out
+    }
+}
+
+/// A key of up to 24 bytes kept inline (no allocation), compared as bytes.
+struct ShortKey {
+    private var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    private let count: Int
+
+    /// `bytes` truncated to 24 bytes; a longer key never ``precedes(_:)`` anything.
+    init(_ bytes: UnsafeRawBufferPointer) {
+        count = bytes.count <= 24 ? bytes.count : -1
+        guard count > 0, let base = bytes.baseAddress else { return }
+        withUnsafeMutableBytes(of: &words) { $0.baseAddress?.copyMemory(from: base, byteCount: count) }
+    }
+
+    /// Whether this key is smaller than `other`, which has the same length.
+    func precedes(_ other: UnsafeRawBufferPointer) -> Bool {
+        guard count >= 0, count == other.count else { return false }
+        var words = self.words
+        return withUnsafeBytes(of: &words) { Self.compare($0, other, length: count) < 0 }
+    }
+
+    /// Compares the first `length` bytes of `a` (fewer if it is shorter: then it is smaller when
+    /// they agree) with `b`, which has at least `length` bytes: negative, zero or positive.
+    @inline(__always)
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, length: Int) -> Int32 {
+        let common = Swift.min(a.count, length)
+        guard common > 0, let left = a.baseAddress, let right = b.baseAddress else { return common < length ? -1 : 0 }
+        let order = memcmp(left, right, common)
+        return order != 0 ? order : (common < length ? -1 : 0)
     }
 }

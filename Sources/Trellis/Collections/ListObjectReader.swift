@@ -1,0 +1,45 @@
+/// Makes the accessors of a List of objects while it is iterated, without generic code: the
+/// generic decode of an element looks up `Optional<Element>` metadata per element, and each
+/// element gets a new accessor. Here the target table is found once, the row is read with the
+/// reused cursor (a list's elements are often consecutive keys), and the accessor handed out
+/// last is pointed at the next row when nothing else can see it (as `Results` iteration does,
+/// see ``RealmCore/accessor(reusing:_:table:key:)``).
+struct ListObjectReader {
+    private let type: ObjectBase.Type
+    private let table: Table
+    private let reusesAccessors: Bool
+    /// The accessor handed out last, while `reusesAccessors`.
+    private var handedOut: ObjectBase?
+
+    /// A reader for the elements of `binding`'s list, or nil when its elements are not objects
+    /// of a class with a table (values, DynamicObjects, a class not stored yet: the generic path).
+    init?<Element>(_ binding: CollectionBinding, elementType _: Element.Type) {
+        guard binding.location.field.typeInfo.type == .object, let type = Element.self as? ObjectBase.Type,
+              type != DynamicObject.self, let table = binding.core.table(for: type, create: false)
+        else { return nil }
+        self.type = type
+        self.table = table
+        reusesAccessors = table.info.accessorsAreReusable && !table.needsAccessorSetup && !binding.core.isFrozen
+    }
+
+    /// The accessor of the object an element (an encoded link) designates; nil for a null
+    /// element, which the generic path decodes.
+    mutating func accessor(_ core: RealmCore, element: UnsafeRawBufferPointer) -> ObjectBase? {
+        let row = RowView(bytes: element)
+        if row.isNull(0) { return nil }
+        let key = row.slot(0)
+        guard let bytes = core.transaction.get(table.rows, nearIntegerKey: key) else {
+            // A missing row (a damaged file): an accessor that traps when read, as before.
+            return core.accessor(type, table: table, key: key)
+        }
+        let object: ObjectBase
+        if reusesAccessors {
+            object = core.accessor(reusing: &handedOut, type, table: table, key: key)
+            handedOut = object
+        } else {
+            object = core.accessor(type, table: table, key: key)
+        }
+        object._rowCache = RowCache(stamp: core.changeStamp, bytes: bytes)
+        return object
+    }
+}

@@ -255,6 +255,38 @@ final class NotedPet: Object {
         }
     }
 
+    /// A List's elements are iterated through one reused accessor while nothing else holds it:
+    /// elements kept, held weakly, or appearing twice keep their own rows.
+    @Test func objectsKeptFromAListIterationStayDistinctAndKeepTheirRows() throws {
+        let realm = try realmWithPets(12)
+        let owner = try realm.write {
+            let pets = Array(realm.objects(CountedPet.self))
+            return realm.create(CountedOwner.self, value: ["name": "o", "pets": pets + [pets[0], pets[5]]])
+        }
+        let expected = (0..<12).map { "pet \($0)" } + ["pet 0", "pet 5"]
+        var kept = [CountedPet]()
+        weak var weakFirst: CountedPet?
+        for (index, pet) in owner.pets.enumerated() {
+            if index == 0 { weakFirst = pet }
+            if let weakFirst { #expect(weakFirst.name == "pet 0") }
+            #expect(pet.name == expected[index])
+            if index % 4 == 1 { kept.append(pet) }
+        }
+        #expect(kept.map(\.name) == stride(from: 1, to: expected.count, by: 4).map { expected[$0] })
+        #expect(Set(kept.map { ObjectIdentifier($0) }).count == kept.count)
+        #expect(owner.pets.map(\.name) == expected)
+        #expect(Array(owner.pets).map(\.name) == expected)
+        // Changed while iterating (inside a write): the iteration sees the list as it began.
+        try realm.write {
+            var seen = [String]()
+            for pet in owner.pets {
+                seen.append(pet.name)
+                if seen.count == 1 { owner.pets.removeAll() }
+            }
+            #expect(seen == expected)
+        }
+    }
+
     @Test func deletingThroughAnEnumeratedObjectDoesNotAffectTheNext() throws {
         let realm = try realmWithPets(6)
         try realm.write {

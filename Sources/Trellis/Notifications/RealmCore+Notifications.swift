@@ -43,7 +43,8 @@ extension RealmCore {
     /// another Realm of the process commits, observers or not, as Realm's autorefresh does on
     /// those schedulers. Otherwise an idle one would pin its version, and LMDB cannot reuse
     /// any page freed after the oldest version a reader holds: the file would grow with every
-    /// commit made elsewhere (an `asyncWrite` waiting for its turn was such a Realm).
+    /// commit made elsewhere (an `asyncWrite` waiting for its turn was such a Realm). With
+    /// ``Realm/autorefresh`` off it stays where it is (see `deliverAfterRefreshing`).
     ///
     /// The hub holds the core weakly here; ``unregisterAutorefresh()`` (on deallocation) ends it.
     func registerForAutorefresh() {

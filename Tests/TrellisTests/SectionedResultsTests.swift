@@ -63,8 +63,7 @@ class Acquaintance: Object {
             case .update(_, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete):
                 log.mutate { $0.append("d\(deletions.map { [$0.section, $0.item] }) i\(insertions.map { [$0.section, $0.item] }) "
                     + "m\(modifications.map { [$0.section, $0.item] }) +\(Array(sectionsToInsert)) -\(Array(sectionsToDelete))") }
-            case .error: break
-            }
+            }  // Realm's two cases are the whole enum: this switch compiles as a Realm app's does.
         }
         realm.refresh()
         let configuration = realm.configuration
@@ -79,5 +78,44 @@ class Acquaintance: Object {
         realm.refresh()
         #expect(log.get() == ["initial [\"a\", \"b\", \"c\"]", "d[] i[] m[[0, 0]] +[2] -[2]"])
         token.invalidate()
+    }
+
+    @Test func sectionsByAKeyPathFollowTheGivenSortDescriptors() throws {
+        let realm = try contacts()
+        let sections = realm.objects(Acquaintance.self).sectioned(
+            by: \.group, sortDescriptors: [SortDescriptor(keyPath: "group", ascending: false), SortDescriptor(keyPath: "age")])
+        #expect(sections.allKeys == ["c", "b", "a"])
+        #expect(sections[1].map(\.name) == ["Cid", "Ann"])
+    }
+
+    static func stderr(_ result: ExitTest.Result?) -> String {
+        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    }
+
+    static func contactsInChildProcess() -> Results<Acquaintance>? {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("sections-\(UUID()).realm")
+        return (try? Realm(configuration: .init(fileURL: url, objectTypes: [Acquaintance.self])))?.objects(Acquaintance.self)
+    }
+
+    @Test func sectioningByAKeyPathWithoutSortDescriptorsTrapsWithRealmsMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = SectionedResultsTests.contactsInChildProcess()?.sectioned(by: \.group, sortDescriptors: [])
+        }
+        #expect(Self.stderr(result).contains("Can not section Results with empty sortDescriptor parameter."))
+    }
+
+    @Test func sectioningByAKeyPathSortedOnAnotherPropertyTrapsWithRealmsMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = SectionedResultsTests.contactsInChildProcess()?.sectioned(by: \.group,
+                                                                          sortDescriptors: [SortDescriptor(keyPath: "age")])
+        }
+        #expect(Self.stderr(result).contains("The section key path must match the primary sort descriptor."))
+    }
+
+    @Test func sectioningByABlockWithoutSortDescriptorsTrapsWithRealmsMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = SectionedResultsTests.contactsInChildProcess()?.sectioned(sortDescriptors: []) { $0.group }
+        }
+        #expect(Self.stderr(result).contains("There must be at least one SortDescriptor when using SectionedResults."))
     }
 }

@@ -116,8 +116,10 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
                 previous = current.map { ($0.key, $0.positions) }
                 previousIdentities = identities
                 block(change)
-            case .error(let error):
-                block(.error(error))
+            case .error:
+                // Realm's SectionedResultsChange has no error case; collection observation
+                // never reports one.
+                break
             }
         }
     }
@@ -145,7 +147,9 @@ public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollect
     }
 }
 
-/// What changed in ``SectionedResults`` between two notifications.
+/// What changed in ``SectionedResults`` between two notifications. Two cases, as in Realm, so
+/// a Realm app's exhaustive `switch` over them compiles unchanged.
+@frozen
 public enum SectionedResultsChange<Collection> {
     /// The sections as first evaluated.
     case initial(Collection)
@@ -153,8 +157,6 @@ public enum SectionedResultsChange<Collection> {
     /// inserted and deleted.
     case update(Collection, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
                 sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
-    /// Observation failed.
-    case error(any Error)
 
     static func between<Key: Hashable>(old: [(key: Key, rows: [Int])], oldIdentities: [AnyHashable],
                                        new: [(key: Key, rows: [Int])], newIdentities: [AnyHashable],
@@ -203,12 +205,16 @@ extension Results {
 // MARK: - Sectioning
 
 extension RealmCollection {
-    /// The elements sorted by `sortDescriptors` and grouped by the key `keyBlock` gives each.
+    /// The elements sorted by `sortDescriptors` (at least one, Realm's message otherwise) and
+    /// grouped by the key `keyBlock` gives each.
     public func sectioned<Key: _Persistable & Hashable>(sortDescriptors: [SortDescriptor],
                                                         _ keyBlock: @escaping ((Element) -> Key))
         -> SectionedResults<Key, Element>
     {
-        SectionedResults(results: sorted(by: sortDescriptors), keyBlock: keyBlock)
+        if sortDescriptors.isEmpty {
+            throwRealmException("There must be at least one SortDescriptor when using SectionedResults.")
+        }
+        return SectionedResults(results: sorted(by: sortDescriptors), keyBlock: keyBlock)
     }
 }
 
@@ -242,13 +248,19 @@ extension RealmCollection where Element: ObjectBase {
         }
     }
 
-    /// The objects sorted by `sortDescriptors` (the first should name `keyPath`) and grouped by
-    /// `keyPath`'s value.
+    /// The objects sorted by `sortDescriptors`, whose first must name `keyPath` (Realm's
+    /// messages otherwise), and grouped by `keyPath`'s value.
     public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>,
                                                         sortDescriptors: [SortDescriptor])
         -> SectionedResults<Key, Element>
     {
-        SectionedResults(results: sorted(by: sortDescriptors)) { $0[keyPath: keyPath] }
+        guard let first = sortDescriptors.first else {
+            throwRealmException("Can not section Results with empty sortDescriptor parameter.")
+        }
+        if QueryKeyPathNames.name(of: keyPath) != first.keyPath {
+            throwRealmException("The section key path must match the primary sort descriptor.")
+        }
+        return SectionedResults(results: sorted(by: sortDescriptors)) { $0[keyPath: keyPath] }
     }
 
     /// The objects sorted on `keyPath` and grouped by the key `keyBlock` derives from each.

@@ -93,13 +93,13 @@ extension Realm {
 
     /// Deletes the file of `configuration` and its lock file. Returns whether a file existed.
     ///
-    /// - Throws: ``Realm/Error`` `.fileLocked` while a Realm of this process has it open, or
+    /// - Throws: ``Realm/Error`` `.alreadyOpen` while a Realm of this process has it open (as Realm), or
     ///   the file error of deleting it.
     @discardableResult
     public static func deleteFiles(for configuration: Realm.Configuration) throws -> Bool {
         let path = configuration.path
         if FileState.isOpen(path: path) {
-            throw Realm.Error(.fileLocked, "Cannot delete '\(path)': a Realm of this process still has it open. Release "
+            throw Realm.Error(.alreadyOpen, "Cannot delete '\(path)': a Realm of this process still has it open. Release "
                 + "every Realm, object and collection of it first.", fileURL: path)
         }
         let existed = FileManager.default.fileExists(atPath: path)

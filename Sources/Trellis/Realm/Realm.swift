@@ -230,7 +230,7 @@ enum RealmOpener {
 
     private static func deleteFiles(_ path: String) throws {
         if FileState.isOpen(path: path) {
-            throw Realm.Error(.fileLocked, "Cannot delete '\(path)' for deleteRealmIfMigrationNeeded: it is still open "
+            throw Realm.Error(.alreadyOpen, "Cannot delete '\(path)' for deleteRealmIfMigrationNeeded: it is still open "
                 + "in this process. Close every Realm of it first.", fileURL: path)
         }
         try? FileManager.default.removeItem(atPath: path)

@@ -38,7 +38,7 @@ extension Realm {
         /// The kind of a ``Realm/Error``. New codes may be added in later versions.
         public struct Code: Hashable, Sendable, CustomStringConvertible {
             private enum Kind: String, Sendable {
-                case fail, fileAccess, filePermissionDenied, fileExists, fileNotFound, fileLocked
+                case fail, fileAccess, filePermissionDenied, fileExists, fileNotFound, fileLocked, alreadyOpen
                 case notATrellisFile, corruptFile, fileFormatUpgradeRequired, addressSpaceExhausted
                 case fileSizeLimitReached, diskFull, schemaMismatch, invalidSchema, primaryKeyExists
                 case invalidValue, readOnly, invalidQuery, tooManyReaders
@@ -49,7 +49,7 @@ extension Realm {
             public var description: String { kind.rawValue }
 
             /// The code's number: Realm's `RLMError` number where Realm has the same kind of
-            /// error (`fail` 1 … `schemaMismatch` 10, `invalidValue` 13 as Realm's
+            /// error (`fail` 1 … `schemaMismatch` 10, `alreadyOpen` 12, `invalidValue` 13 as Realm's
             /// `invalidInput`, `diskFull` 14 as `outOfDiskSpace`, `notATrellisFile` and
             /// `corruptFile` 20 as `invalidDatabase`), 100 and up for Trellis's own.
             public var rawValue: Int {
@@ -62,6 +62,7 @@ extension Realm {
                 case .fileFormatUpgradeRequired: 6
                 case .addressSpaceExhausted: 9
                 case .schemaMismatch: 10
+                case .alreadyOpen: 12
                 case .invalidValue: 13
                 case .diskFull: 14
                 case .notATrellisFile, .corruptFile: 20
@@ -92,6 +93,9 @@ extension Realm {
             public static let fileNotFound = Code(.fileNotFound)
             /// Another process holds a lock that prevents opening the file.
             public static let fileLocked = Code(.fileLocked)
+            /// The operation cannot be done on a file that is open: deleting the files of an open
+            /// Realm (``Realm/deleteFiles(for:)``, `deleteRealmIfMigrationNeeded`). Realm's code 12.
+            public static let alreadyOpen = Code(.alreadyOpen)
             /// The file exists but is not a Trellis database.
             public static let notATrellisFile = Code(.notATrellisFile)
             /// The file is a Trellis database whose content is damaged.
@@ -173,6 +177,8 @@ extension Realm.Error {
     public static let addressSpaceExhausted = Code.addressSpaceExhausted
     /// ``Code/schemaMismatch``.
     public static let schemaMismatch = Code.schemaMismatch
+    /// ``Code/alreadyOpen``.
+    public static let alreadyOpen = Code.alreadyOpen
     /// ``Code/invalidInput``.
     public static let invalidInput = Code.invalidValue
     /// ``Code/outOfDiskSpace``.

@@ -71,16 +71,14 @@ extension Realm {
         return id
     }
 
-    /// Cancels an asynchronous write that has not begun yet.
+    /// Cancels an asynchronous write that has not begun yet: its block never runs.
     ///
-    /// - Throws: ``Realm/Error`` `.fail` if no such write is waiting (it already ran, or the
-    ///   identifier is unknown).
+    /// As in Realm, an identifier of a write that is no longer waiting (it ran or is running,
+    /// or no write has it) is ignored, as is a ``commitAsyncWrite(allowGrouping:_:)``'s (its
+    /// completion has already been called). `throws` is Realm's signature; nothing is thrown.
     public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) throws {
         core.verifyThread()
-        guard core.asyncWrites.cancel(asyncTransactionId) else {
-            throw Realm.Error(.fail, "Cannot cancel asynchronous write \(asyncTransactionId): it is not waiting to "
-                + "begin (it already ran, or no write has that identifier).")
-        }
+        _ = core.asyncWrites.cancel(asyncTransactionId)
     }
 
     /// Whether asynchronous writes are waiting to begin or running.

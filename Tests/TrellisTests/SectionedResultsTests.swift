@@ -80,6 +80,45 @@ class Acquaintance: Object {
         token.invalidate()
     }
 
+    @Test func aSectionIsIdentifiedByItsKeyAndFreezesAndThaws() throws {
+        let realm = try contacts()
+        let sections = realm.objects(Acquaintance.self).sectioned(by: \.group)
+        let b = sections[1]
+        #expect(b.id == "b")
+        #expect(b == sections[1])
+        #expect(b != sections[0])
+        #expect(b.realm == realm)
+        let frozen = b.freeze()
+        try realm.write { realm.add(Acquaintance(value: ["name": "Eve", "group": "b"])) }
+        #expect(b.count == 3)
+        #expect(frozen.count == 2)
+        #expect(frozen.isFrozen && !b.isFrozen && !b.isInvalidated)
+        #expect(frozen.thaw()?.map(\.name).sorted() == ["Ann", "Cid", "Eve"])
+    }
+
+    @Test func observingSectionsWithTypedKeyPathsIgnoresOtherProperties() throws {
+        let realm = try contacts()
+        let updates = LockedBox(0)
+        let token = realm.objects(Acquaintance.self).sectioned(by: \.group).observe(keyPaths: [\Acquaintance.name]) { change in
+            if case .update = change { updates.mutate { $0 += 1 } }
+        }
+        realm.refresh()
+        let configuration = realm.configuration
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            try other.write { other.objects(Acquaintance.self).filter("name == 'Bob'").first?.age = 99 }
+        }
+        realm.refresh()
+        #expect(updates.get() == 0)
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            try other.write { other.objects(Acquaintance.self).filter("name == 'Bob'").first?.name = "Rob" }
+        }
+        realm.refresh()
+        #expect(updates.get() == 1)
+        token.invalidate()
+    }
+
     @Test func sectionsByAKeyPathFollowTheGivenSortDescriptors() throws {
         let realm = try contacts()
         let sections = realm.objects(Acquaintance.self).sectioned(

@@ -126,10 +126,30 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
 }
 
 /// One section of ``SectionedResults``: its key and its elements, live.
-public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollectionValue>: RandomAccessCollection {
+public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollectionValue>: RandomAccessCollection,
+    Identifiable, Equatable
+{
     let parent: SectionedResults<Key, Element>
     /// The key every element of the section has.
     public let key: Key
+    /// The key: a section is identified by it (SwiftUI's `ForEach(sections)`), as in Realm.
+    public var id: Key { key }
+
+    /// The Realm of the elements.
+    public var realm: Realm? { parent.realm }
+    /// Whether the elements belong to a frozen Realm.
+    public var isFrozen: Bool { parent.isFrozen }
+    /// Always false, as for ``Results``.
+    public var isInvalidated: Bool { parent.isInvalidated }
+    /// The section frozen at the Realm's current version.
+    public func freeze() -> ResultsSection { ResultsSection(parent: parent.freeze(), key: key) }
+    /// The live section in a Realm on the calling thread.
+    public func thaw() -> ResultsSection? { parent.thaw().map { ResultsSection(parent: $0, key: key) } }
+
+    /// Equal when they are the section of the same key of the same sectioned results.
+    public static func == (lhs: ResultsSection, rhs: ResultsSection) -> Bool {
+        lhs.key == rhs.key && lhs.parent == rhs.parent
+    }
 
     private var positions: [Int] { parent.sections().first { $0.key == key }?.positions ?? [] }
 
@@ -144,6 +164,15 @@ public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollect
             throwRealmException("Index \(position) is out of bounds (must be less than \(positions.count)).")
         }
         return parent.results[positions[position]]
+    }
+}
+
+extension SectionedResults where SectionElement: ObjectBase {
+    /// ``observe(keyPaths:on:_:)`` with typed key paths: `observe(keyPaths: [\Dog.name])`.
+    public func observe(keyPaths: [PartialKeyPath<SectionElement>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void) -> NotificationToken
+    {
+        observe(keyPaths: keyPaths.map(QueryKeyPathNames.name(of:)), on: queue, block)
     }
 }
 

@@ -53,8 +53,8 @@ import Testing
     }
 
     @Test func fileFindingsArePresent() {
-        #expect(Self.fileFindings.count >= 16)
-        #expect(Self.fileFindings.filter { $0.hasPrefix("FuzzFile-lmdb-") }.count == 13)
+        #expect(Self.fileFindings.count >= 17)
+        #expect(Self.fileFindings.filter { $0.hasPrefix("FuzzFile-lmdb-") }.count == 14)
     }
 
     static var queryFindings: [String] {

@@ -95,4 +95,76 @@ import Testing
         #expect(error?.code == .corruptFile)
         #expect(error?.message.contains("outside its node space") == true, "\(String(describing: error))")
     }
+
+    /// Changes every copy (the newest commit's and older pages') of the record of the database
+    /// named `name` in the main tree, the 48 bytes after its key: `change(bytes, recordOffset)`.
+    func damageRecord(_ url: URL, named name: String, _ change: (inout Data, Int) -> Void) throws {
+        var bytes = try Data(contentsOf: url)
+        // A main-tree node: data size 48, node flags F_SUBDATA, key size, then the key.
+        var node = Data([48, 0, 0, 0, 2, 0, UInt8(name.utf8.count), 0])
+        node.append(contentsOf: name.utf8)
+        var start = bytes.startIndex
+        while let found = bytes.range(of: node, in: start..<bytes.endIndex) {
+            change(&bytes, found.upperBound)
+            start = found.upperBound
+        }
+        #expect(start > bytes.startIndex, "no record of \(name)")
+        try bytes.write(to: url)
+    }
+
+    /// LMDB keeps a record's unknown flags when it opens the database, then compares the record
+    /// again in every later transaction: with MDB_VALID (0x8000) set, each read fails with
+    /// MDB_INCOMPATIBLE (the file fuzzer's input stopped the process this way).
+    @Test func aDatabaseRecordWithUnknownFlagsIsCorruptFile() throws {
+        let (url, _) = try file(dogs: 20)
+        try damageRecord(url, named: "t.Dog") { bytes, record in
+            bytes.withUnsafeMutableBytes { $0.storeBytes(of: UInt16(0x8008), toByteOffset: record + 4, as: UInt16.self) }
+        }
+        let before = try Data(contentsOf: url)
+        let error = openError(url)
+        #expect(error?.code == .corruptFile)
+        #expect(error?.message.contains("gives a database the flags 32776, which Trellis never sets") == true, "\(String(describing: error))")
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    /// MDB_REVERSEKEY: LMDB would search the rows in reverse byte order and miss them.
+    @Test func aDatabaseRecordWithReverseKeysIsCorruptFile() throws {
+        let (url, _) = try file(dogs: 20)
+        try damageRecord(url, named: "t.Dog") { bytes, record in
+            bytes[record + 4] |= 0x02
+        }
+        #expect(openError(url)?.code == .corruptFile)
+    }
+
+    @Test func aDatabaseRecordWithMorePagesThanTheFileIsCorruptFile() throws {
+        let (url, _) = try file(dogs: 20)
+        try damageRecord(url, named: "t.Dog") { bytes, record in
+            bytes.withUnsafeMutableBytes { $0.storeBytes(of: UInt64.max, toByteOffset: record + 16, as: UInt64.self) }
+        }
+        let error = openError(url)
+        #expect(error?.code == .corruptFile)
+        #expect(error?.message.contains("more pages than the file holds") == true, "\(String(describing: error))")
+    }
+
+    /// With MDB_DUPSORT or MDB_INTEGERKEY on the main tree LMDB finds none of the databases.
+    @Test func mainTreeFlagsInTheHeaderAreCorruptFile() throws {
+        let (url, pageSize) = try file(dogs: 20)
+        guard case .header(let header) = FileHeader.inspect(path: url.path) else {
+            throw Realm.Error(.fail, "no header")
+        }
+        // The newest meta page (its transaction's parity), MDB_meta's main-tree md_flags.
+        let meta = Int(header.transaction & 1) * pageSize
+        for flags: UInt16 in [0x04, 0x08] {
+            var bytes = try Data(contentsOf: url)
+            bytes.withUnsafeMutableBytes { $0.storeBytes(of: flags, toByteOffset: meta + 16 + 24 + 48 + 4, as: UInt16.self) }
+            let damaged = folder.file("flags-\(flags).realm")
+            try bytes.write(to: damaged)
+            guard case .damaged(let reason) = FileHeader.inspect(path: damaged.path) else {
+                Issue.record("flags \(flags) on the main tree were not seen")
+                continue
+            }
+            #expect(reason.contains("gives the free-page and main trees the flags"))
+            #expect(openError(damaged)?.code == .corruptFile)
+        }
+    }
 }

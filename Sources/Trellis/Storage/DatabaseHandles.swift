@@ -144,7 +144,10 @@ final class DatabaseHandles: Sendable {
     static func usedPages(in txn: OpaquePointer) throws -> Int {
         var stat = MDB_stat()
         try lmdbCheck(mdb_stat(txn, mainDatabase, &stat), "measuring the main database")
-        var pages = stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages + 2  // + the meta pages
+        var pages = 2 // the meta pages
+        for count in [stat.ms_branch_pages, stat.ms_leaf_pages, stat.ms_overflow_pages] {
+            pages = min(pages + min(max(count, 0), 1 << 48), 1 << 52)
+        }
         var cursor: OpaquePointer?
         try lmdbCheck(mdb_cursor_open(txn, mainDatabase, &cursor), "listing the databases")
         defer { mdb_cursor_close(cursor) }
@@ -152,9 +155,13 @@ final class DatabaseHandles: Sendable {
         var value = MDB_val()
         var code = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
         while code == MDB_SUCCESS {
-            // An MDB_db record: branch, leaf and overflow page counts at offsets 8, 16 and 24.
+            // An MDB_db record: branch, leaf and overflow page counts at offsets 8, 16 and 24
+            // (a damaged file's counts may be anything: capped, never trapping on overflow).
             if value.mv_size >= 48, let data = value.mv_data {
-                for offset in [8, 16, 24] { pages += Int(data.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+                for offset in [8, 16, 24] {
+                    let count = Int(clamping: min(data.loadUnaligned(fromByteOffset: offset, as: UInt64.self), 1 << 48))
+                    pages = min(pages + count, 1 << 52)
+                }
             }
             code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }

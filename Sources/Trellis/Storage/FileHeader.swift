@@ -69,6 +69,9 @@ struct FileHeader {
     private static let lastPageOffset = 136
     // mm_dbs[i].md_root: the root pages of the free-page and main trees (48-byte MDB_db each).
     private static let rootOffsets = [40 + 40, 40 + 48 + 40]
+    // mm_dbs[i].md_flags. The free-page tree's also holds the environment's flags (LMDB's
+    // `mm_flags`), so only its database bits are checked.
+    private static let flagsOffsets = [40 + 4, 40 + 48 + 4]
     private static let transactionOffset = 144
 
     /// One meta page, with what is wrong with it, if anything.
@@ -77,6 +80,8 @@ struct FileHeader {
         let lastPage: Int
         let transaction: UInt64
         let roots: [UInt64]
+        /// The database flags (`MDB_REVERSEKEY` … `MDB_REVERSEDUP`) of the free-page and main trees.
+        let databaseFlags: [UInt16]
 
         var pageSizeIsPossible: Bool { pageSize >= 512 && pageSize <= 65536 && pageSize.nonzeroBitCount == 1 }
 
@@ -87,6 +92,13 @@ struct FileHeader {
             // last page, and reads past the end of the file (SIGBUS).
             for root in roots where root != UInt64.max && (root < 2 || root > UInt64(max(lastPage, 0))) {
                 return "its header gives the impossible root page \(root) (the last page is \(lastPage))"
+            }
+            // LMDB keeps its free pages by integer key; Trellis's main tree holds database names,
+            // in byte order, and never duplicates. LMDB follows other flags: with MDB_DUPSORT or
+            // MDB_INTEGERKEY on the main tree it finds none of the databases, and the file would
+            // read as empty.
+            if databaseFlags != [0x08, 0] {
+                return "its header gives the free-page and main trees the flags \(databaseFlags)"
             }
             return nil
         }
@@ -101,6 +113,7 @@ struct FileHeader {
             lastPage = Int(truncatingIfNeeded: load(FileHeader.lastPageOffset, UInt64.self))
             transaction = load(FileHeader.transactionOffset, UInt64.self)
             roots = FileHeader.rootOffsets.map { load($0, UInt64.self) }
+            databaseFlags = FileHeader.flagsOffsets.map { load($0, UInt16.self) & 0x7E }
         }
     }
 }

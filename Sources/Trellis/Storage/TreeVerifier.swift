@@ -73,7 +73,9 @@ struct TreeVerifier {
     private static let nodeHeaderSize = 8
     private static let databaseRecordSize = 48
     private static let invalidPage = UInt64.max
-    private static let maximumDepth = 64
+    /// LMDB's cursor holds at most 32 pages (`CURSOR_STACK`): a deeper tree fails every search
+    /// with `MDB_CURSOR_FULL` and leaves the transaction unusable.
+    private static let maximumDepth = 32
 
     private static let branchFlag: UInt16 = 0x01
     private static let leafFlag: UInt16 = 0x02
@@ -82,6 +84,12 @@ struct TreeVerifier {
     private static let subpageFlag: UInt16 = 0x40
 
     private static let duplicateSortFlag: UInt16 = 0x04 // MDB_DUPSORT, in a database record
+    /// The flags a database record of a Trellis file may carry: `MDB_INTEGERKEY` and
+    /// `MDB_DUPSORT`, the only ones Trellis creates databases with. LMDB keeps unknown flags
+    /// when it opens the database but compares the record again in each later transaction,
+    /// where an extra bit (such as its own `MDB_VALID`, 0x8000) fails every read with
+    /// `MDB_INCOMPATIBLE`; with `MDB_REVERSEKEY` added its searches miss keys its scans find.
+    private static let databaseFlags: UInt16 = 0x0C
 
     private static let bigDataNode: UInt16 = 0x01
     private static let subDatabaseNode: UInt16 = 0x02
@@ -90,19 +98,23 @@ struct TreeVerifier {
     /// A database record (`MDB_db`): its key size for fixed-size duplicates, its key order and
     /// its root.
     private struct Database {
+        let flags: UInt16
         let fixedKeySize: Int
         let order: KeyOrder
         let allowsDuplicates: Bool
         let entries: UInt64
         let root: UInt64
+        /// Its branch, leaf and overflow page counts.
+        let pages: [UInt64]
 
         init(_ bytes: UnsafeRawBufferPointer) {
             fixedKeySize = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
-            let flags = bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self)
+            flags = bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self)
             order = KeyOrder(databaseFlags: flags)
             allowsDuplicates = flags & TreeVerifier.duplicateSortFlag != 0
             entries = bytes.loadUnaligned(fromByteOffset: 32, as: UInt64.self)
             root = bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
+            pages = [8, 16, 24].map { bytes.loadUnaligned(fromByteOffset: $0, as: UInt64.self) }
         }
     }
 
@@ -233,6 +245,13 @@ struct TreeVerifier {
                 throw Damage(reason: "page \(number) has a sub-database record of \(data.count) bytes")
             }
             let database = Database(UnsafeRawBufferPointer(rebasing: bytes[data]))
+            guard database.flags & ~Self.databaseFlags == 0 else {
+                throw Damage(reason: "page \(number) gives a database the flags \(database.flags), which Trellis never sets")
+            }
+            // Page counts size the file's data (compaction): each must fit in the file.
+            guard database.pages.allSatisfy({ $0 <= UInt64(lastPage) }) else {
+                throw Damage(reason: "page \(number) gives a database more pages than the file holds")
+            }
             // Every entry takes at least a 10-byte node of the file (callers size buffers by it).
             guard database.entries <= UInt64(file.count / 10) else {
                 throw Damage(reason: "page \(number) gives a database \(database.entries) entries, more than the file "

@@ -17,6 +17,18 @@ import Testing
         #expect(Logger.logLevel(for: Category.Storage.query) == .error)
     }
 
+    /// Realm 10.54 still has `Logger(level:function:)`, deprecated; code using it compiles.
+    @available(*, deprecated)
+    @Test func theDeprecatedLevelAndFunctionInitializerSetsTheLevelOfEveryCategory() {
+        let heard = LockedBox<[String]>([])
+        defer { Logger.setLogLevel(.warn, for: Category.realm) }
+        let logger = Logger(level: .detail) { level, category, _ in heard.mutate { $0.append("\(level) \(category.rawValue)") } }
+        #expect(Logger.logLevel(for: Category.Storage.transaction) == .detail)
+        logger.log(level: .detail, category: Category.Storage.object, message: "heard")
+        logger.log(level: .debug, category: Category.Storage.object, message: "below the level")
+        #expect(heard.get() == ["detail Realm.Storage.Object"])
+    }
+
     @Test func aCustomSharedLoggerHearsOpeningsCommitsAndCompaction() throws {
         let messages = LockedBox<[String]>([])
         let previous = Logger.shared

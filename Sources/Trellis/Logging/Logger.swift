@@ -89,6 +89,15 @@ public final class Logger: Sendable {
         self.function = function
     }
 
+    /// Creates a logger that calls `function` with each message's level and category, and sets
+    /// `level` as the level of every category. Deprecated in Realm 10.54, kept so code written
+    /// for it compiles.
+    @available(*, deprecated, message: "Use init(function:)")
+    public convenience init(level: LogLevel, function: @escaping @Sendable (LogLevel, any LogCategory, String) -> Void) {
+        self.init(function: function)
+        Logger.setLogLevel(level, for: Category.realm)
+    }
+
     /// The logger every Realm writes to.
     public static var shared: Logger {
         get { state.withLock { $0.shared } }

@@ -88,6 +88,16 @@ let package = Package(
             dependencies: ["Trellis", "TrellisSync"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Benchmarks/SyncBench (Scripts/bench-sync.sh, docs/BENCHMARKS.md "Sync"): upload and
+        // download throughput and commit -> notification latency against PostgreSQL and a real
+        // trellis-sync. Part of this package, not of Benchmarks/Package.swift, so it shares this
+        // package's build of the server stack instead of building it a second time.
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: ["Trellis", "TrellisSync"],
+            path: "Benchmarks/SyncBench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Integration tests of sync: a real PostgreSQL (Scripts/postgres.sh) and real servers.
         .testTarget(
             name: "TrellisSyncTests",

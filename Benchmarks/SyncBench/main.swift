@@ -1,0 +1,183 @@
+import Foundation
+import Trellis
+import TrellisSync
+
+// SyncBench (issue 21): Trellis Sync's throughput and latency on loopback, against a real
+// PostgreSQL and a real trellis-sync process. Run it with Scripts/bench-sync.sh, which starts
+// the PostgreSQL; docs/BENCHMARKS.md ("Sync") has the figures.
+//
+//   SyncBench --postgres URL [--server PATH] [--objects N] [--rounds R] [--repetitions K]
+//             [--batch B] [--json] [--smoke]
+//
+// Each repetition: a new database and server; client A commits N objects offline (half dogs,
+// half people with a link, a list of links, an embedded object and a list of embedded objects)
+// and the upload is timed from reconnecting to the server's acknowledgement; a new client B
+// then opens an empty file with Realm.asyncOpen, timed until it is handed over with the N
+// objects. After the last repetition, R round trips: A commits one object, B's notification
+// block sees it.
+
+struct Options {
+    var postgres = ""
+    var server = ""
+    var objects = 10_000
+    var rounds = 200
+    var warmUp = 10
+    var repetitions = 3
+    var batch = 1_000
+    var json = false
+    var smoke = false
+
+    static let usage = """
+        usage: SyncBench --postgres URL [--server PATH] [--objects N] [--rounds R] [--repetitions K]
+                         [--batch B] [--json] [--smoke]
+          --postgres URL     a PostgreSQL this user may create databases on (Scripts/bench-sync.sh starts one)
+          --server PATH      the trellis-sync executable (default: next to SyncBench)
+          --objects N        objects uploaded and downloaded per repetition (default 10000)
+          --rounds R         commit -> notification round trips (default 200, after 10 not counted)
+          --repetitions K    upload/download repetitions, each on a new database (default 3)
+          --batch B          objects per local write transaction (default 1000)
+          --json             one JSON object instead of the table
+          --smoke            tiny sizes (200 objects, 20 rounds, 1 repetition): checks it runs
+        """
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var options = Options()
+        var rest = arguments[...]
+        func value(_ name: String) throws -> String {
+            guard let next = rest.popFirst() else { throw BenchError("\(name) needs a value\n\(usage)") }
+            return next
+        }
+        func number(_ name: String) throws -> Int {
+            let text = try value(name)
+            guard let number = Int(text), number > 0 else { throw BenchError("\(name) takes a positive number, not '\(text)'") }
+            return number
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--postgres": options.postgres = try value(argument)
+            case "--server": options.server = try value(argument)
+            case "--objects": options.objects = try number(argument)
+            case "--rounds": options.rounds = try number(argument)
+            case "--repetitions": options.repetitions = try number(argument)
+            case "--batch": options.batch = try number(argument)
+            case "--json": options.json = true
+            case "--smoke":
+                options.smoke = true
+                options.objects = 200
+                options.rounds = 20
+                options.warmUp = 2
+                options.repetitions = 1
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            default: throw BenchError("unknown argument '\(argument)'\n\(usage)")
+            }
+        }
+        guard !options.postgres.isEmpty else { throw BenchError("--postgres URL is required\n\(usage)") }
+        if options.server.isEmpty {
+            options.server = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+                .appendingPathComponent("trellis-sync").path
+        }
+        return options
+    }
+}
+
+func log(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+
+func run(_ options: Options) async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("syncbench-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let schema = folder.appendingPathComponent("schema.json")
+    try writeSchema(to: schema)
+
+    var uploads = [UploadResult]()
+    var downloads = [Double]()
+    var latencies = [Double]()
+    for repetition in 1...options.repetitions {
+        let database = try makeDatabase(options.postgres, name: "syncbench_\(getpid())_\(repetition)")
+        let server = try ServerProcess(executable: options.server, database: database, schema: schema)
+        defer { server.stop() }
+        let files = folder.appendingPathComponent("run\(repetition)")
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+
+        let a = try await BenchClient("A", baseURL: server.baseURL, folder: files)
+        let upload = try await measureUpload(a, count: options.objects, batch: options.batch)
+        let stored = try runTool("/usr/bin/env", ["psql", database, "-At", "-c",
+            "SELECT (SELECT count(*) FROM \"BenchDog\") + (SELECT count(*) FROM \"BenchPerson\")"])
+        guard Int(stored) == upload.objects else {
+            throw BenchError("after the upload PostgreSQL holds \(stored) objects, not \(upload.objects)")
+        }
+        uploads.append(upload)
+        log("run \(repetition): local write " + String(format: "%.2f s, upload %.2f s (%.0f objects/s)",
+                                                          upload.localWriteSeconds, upload.uploadSeconds,
+                                                          Double(upload.objects) / upload.uploadSeconds))
+
+        let b = try await BenchClient("B", baseURL: server.baseURL, folder: files)
+        let download = try await measureDownload(b, expected: upload.objects)
+        downloads.append(download)
+        log("run \(repetition): download " + String(format: "%.2f s (%.0f objects/s)", download,
+                                                        Double(upload.objects) / download))
+
+        if repetition == options.repetitions {
+            latencies = try await measureLatency(writer: a, reader: b, rounds: options.rounds, warmUp: options.warmUp)
+        }
+        await a.close()
+        await b.close()
+    }
+    report(options, uploads: uploads, downloads: downloads, latencies: latencies)
+}
+
+func report(_ options: Options, uploads: [UploadResult], downloads: [Double], latencies: [Double]) {
+    let uploadRates = uploads.map { Double($0.objects) / $0.uploadSeconds }
+    let downloadRates = downloads.map { Double(options.objects) / $0 }
+    let median = { (values: [Double]) in percentile(values, 0.5) }
+    if options.json {
+        let object: [String: Any] = [
+            "objects": options.objects, "repetitions": options.repetitions, "rounds": latencies.count,
+            "uploadObjectsPerSecond": uploadRates.map { $0.rounded() },
+            "downloadObjectsPerSecond": downloadRates.map { $0.rounded() },
+            "latencyMs": ["median": median(latencies), "p95": percentile(latencies, 0.95),
+                          "min": latencies.min() ?? 0, "max": latencies.max() ?? 0],
+        ]
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+            print(String(decoding: data, as: UTF8.self))
+        }
+        return
+    }
+    print("Trellis Sync on loopback: \(options.objects) objects (\(options.objects / 2) dogs, \(options.objects / 2) people) "
+        + "per repetition, \(options.repetitions) repetition(s), \(latencies.count) round trips")
+    print("| measure | median | runs |")
+    print("|---|---:|---|")
+    let f0 = { (value: Double) in String(format: "%.0f", value) }
+    let f1 = { (value: Double) in String(format: "%.1f", value) }
+    let list = { (values: [Double]) in values.map(f0).joined(separator: ", ") }
+    let writeRates = uploads.map { Double($0.objects) / $0.localWriteSeconds }
+    print("| local write (offline, \(options.batch) objects per transaction), objects/s | \(f0(median(writeRates))) | "
+        + "\(list(writeRates)) |")
+    print("| upload until acknowledged, objects/s | \(f0(median(uploadRates))) | \(list(uploadRates)) |")
+    print("| initial download (asyncOpen), objects/s | \(f0(median(downloadRates))) | \(list(downloadRates)) |")
+    print("| commit on A -> notification on B, ms | \(f1(median(latencies))) (p95 \(f1(percentile(latencies, 0.95))), "
+        + "min \(f1(latencies.min() ?? 0)), max \(f1(latencies.max() ?? 0))) | \(latencies.count) round trips |")
+}
+
+let options: Options
+do {
+    options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    log("SyncBench: \(error)")
+    exit(2)
+}
+// A stuck run (a server that never answers) ends the process rather than hanging CI.
+let limit = options.smoke ? 300.0 : 3_600.0
+Thread.detachNewThread {
+    Thread.sleep(forTimeInterval: limit)
+    log("SyncBench: gave up after \(Int(limit)) s")
+    exit(3)
+}
+do {
+    try await run(options)
+} catch {
+    log("SyncBench: error: \(error)")
+    exit(1)
+}

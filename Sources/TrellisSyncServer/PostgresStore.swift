@@ -116,9 +116,12 @@ struct PostgresStore: Sendable {
         return changes
     }
 
-    /// Every document of the subscribed collections as of one snapshot, and the history
-    /// version of that snapshot.
-    func snapshot(of collections: [String]) async throws -> (version: Int64, documents: [String: [JSONValue]]) {
+    /// The documents of the subscribed collections as of one snapshot (those `filters` may
+    /// select, all of a collection without a filter), and the history version of that snapshot.
+    /// The filters are used on a UTF-8 database only (their string comparisons need it).
+    func snapshot(of collections: [String], filters: [String: SubscriptionFilter] = [:]) async throws
+        -> (version: Int64, documents: [String: [JSONValue]])
+    {
         try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
@@ -126,10 +129,19 @@ struct PostgresStore: Sendable {
                 for try await (latest) in try await connection.query(
                     "SELECT coalesce(max(version), 0)::bigint FROM trellis_history", logger: logger).decode(Int64.self)
                 { version = latest }
+                var isUTF8 = false
+                for try await (encoding) in try await connection.query(
+                    "SELECT current_setting('server_encoding')", logger: logger).decode(String.self)
+                { isUTF8 = encoding == "UTF8" }
                 var documents = [String: [JSONValue]]()
                 for name in Set(collections).sorted() where schema.collections[name] != nil {
-                    let rows = try await connection.query(
-                        "SELECT doc::text FROM \(unescaped: Self.quoted(name)) ORDER BY _id", logger: logger)
+                    let table = Self.quoted(name)
+                    let query: PostgresQuery = if isUTF8, let filter = filters[name] {
+                        filter.selectDocuments(from: table)
+                    } else {
+                        "SELECT doc::text FROM \(unescaped: table) ORDER BY _id"
+                    }
+                    let rows = try await connection.query(query, logger: logger)
                     var list = [JSONValue]()
                     for try await (doc) in rows.decode(String.self) { list.append(try JSONValue(jsonText: doc)) }
                     documents[name] = list

@@ -180,7 +180,10 @@ final class SyncSessionHandler {
 
     /// Sends every document the subscriptions select, as of one snapshot, then what came after.
     private func bootstrap() async throws {
-        let snapshot = try await store.snapshot(of: Array(queries.keys))
+        // PostgreSQL leaves out what the queries surely do not select (docs/SYNC.md,
+        // "Subscriptions"); each row it returns is still checked here.
+        let snapshot = try await store.snapshot(of: Array(queries.keys),
+                                                filters: queries.mapValues { SubscriptionFilter($0) })
         var changes = [ServerChange]()
         for (className, documents) in snapshot.documents.sorted(by: { $0.key < $1.key }) {
             let key = store.schema.collections[className]?.primaryKey ?? "_id"

@@ -98,6 +98,15 @@ import Testing
         }
     }
 
+    @Test func openingAQueueConfinedRealmOffItsQueueTrapsWithRealmsMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("queue-\(UUID()).realm")
+            _ = try? Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self]), queue: DispatchQueue(label: "elsewhere"))
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Realm opened from incorrect dispatch queue"))
+    }
+
     @Test func cancellingAWriteThatIsNotWaitingIsIgnoredAsInRealm() throws {
         let realm = try Realm(configuration: folder.configuration([Dog.self]))
         // On a thread without a run loop the write has run by the time writeAsync returns.

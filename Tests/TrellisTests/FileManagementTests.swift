@@ -41,6 +41,17 @@ import Testing
         }
     }
 
+    @Test func writeCopyToAConfigurationMakesTheFileItOpens() throws {
+        let realm = try Realm(configuration: folder.configuration([Dog.self]))
+        try fill(realm, 3)
+        let target = Realm.Configuration(fileURL: folder.file("target.realm"), objectTypes: [Dog.self])
+        try realm.writeCopy(configuration: target)
+        #expect(try onOtherThread { try Realm(configuration: target).objects(Dog.self).count } == 3)
+        var inMemory = target
+        inMemory.inMemoryIdentifier = "nowhere"
+        #expect(throws: Realm.Error.self) { try realm.writeCopy(configuration: inMemory) }
+    }
+
     @Test func writeCopyDuringConcurrentWritesIsConsistent() throws {
         let configuration = folder.configuration([Owner.self, Pet.self])
         let realm = try Realm(configuration: configuration)

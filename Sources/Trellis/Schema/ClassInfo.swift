@@ -206,14 +206,14 @@ struct LegacyLinkingObjectsField: Sendable {
     let type: any _LegacyLinkingObjects.Type
 }
 
-/// A lock-free map from key path instances to field indexes, filled on first use.
-///
 /// A key path compared and hashed by value (its components), not by identity.
 private struct ValueKeyPath: Hashable, @unchecked Sendable {
     // @unchecked Sendable: a key path is immutable once made.
     let keyPath: AnyKeyPath
 }
 
+/// A lock-free map from key path instances to field indexes, filled on first use.
+///
 /// Each call site of a property may have its own key path instance (one per module or
 /// inlining site), so a field can have several entries. Open addressing over atomics: readers
 /// never lock; a writer claims a slot with compare-and-exchange, then publishes the index.

@@ -12,13 +12,16 @@ extension Realm {
     /// ```
     public init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A) async throws {
         core = try RealmOpener.open(configuration, confinement: .actor(actor))
+        configuration.syncHook?.realmDidOpen(configuration)
     }
 
     /// Opens a Realm confined to the calling actor (see ``init(configuration:actor:)``).
     public static func open(configuration: Configuration = .defaultConfiguration,
                             _isolation actor: isolated any Actor = #isolation) async throws -> Realm
     {
-        Realm(core: try RealmOpener.open(configuration, confinement: .actor(actor)))
+        let realm = Realm(core: try RealmOpener.open(configuration, confinement: .actor(actor)))
+        configuration.syncHook?.realmDidOpen(configuration)
+        return realm
     }
 
     /// Runs `block` in a write transaction and commits it, first waiting, without blocking the

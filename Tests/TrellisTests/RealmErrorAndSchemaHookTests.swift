@@ -61,4 +61,31 @@ final class HookedModel: Object {
         #expect(Realm.Error.outOfDiskSpace == .diskFull)
         #expect(Realm.Error.Code.invalidInput.rawValue == 13)
     }
+
+    @Test func aFileThatIsNotADatabaseIsCaughtAsRealmsInvalidDatabase() throws {
+        let url = folder.file("not-a-database.realm")
+        try Data(repeating: 0x41, count: 8192).write(to: url)
+        var caught = false
+        do {
+            _ = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [Dog.self]))
+        } catch Realm.Error.invalidDatabase {
+            caught = true
+        } catch Realm.Error.incompatibleLockFile {
+            Issue.record("a bad file is not a lock file problem")
+        }
+        #expect(caught)
+        #expect(!(Realm.Error.invalidDatabase ~= CocoaError(.fileNoSuchFile)))
+        #expect((Realm.Error(.corruptFile, "damaged") as NSError).code == Realm.Error.Code.invalidDatabase.rawValue)
+        #expect(Realm.Error.invalidDatabase ~= Realm.Error(.corruptFile, "damaged"))
+        #expect(!(Realm.Error.schemaMismatch ~= Realm.Error(.corruptFile, "damaged")))
+    }
+
+    @Test func realmsOtherErrorCodesHaveRealmsNumbers() {
+        let numbers: [(Realm.Error.Code, Int)] = [
+            (.incompatibleLockFile, 8), (.incompatibleSession, 15), (.unsupportedFileFormatVersion, 16),
+            (.multipleSyncAgents, 17), (.subscriptionFailed, 18), (.fileOperationFailed, 19),
+            (.invalidDatabase, 20), (.incompatibleHistories, 21), (.noSubscriptionForWrite, 22),
+        ]
+        for (code, number) in numbers { #expect(code.rawValue == number, "\(code)") }
+    }
 }

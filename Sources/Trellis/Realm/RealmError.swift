@@ -42,6 +42,10 @@ extension Realm {
                 case notATrellisFile, corruptFile, fileFormatUpgradeRequired, addressSpaceExhausted
                 case fileSizeLimitReached, diskFull, schemaMismatch, invalidSchema, primaryKeyExists
                 case invalidValue, readOnly, invalidQuery, tooManyReaders
+                // Realm's codes that Trellis never throws, so that Realm code naming them compiles.
+                case incompatibleLockFile, incompatibleSession, unsupportedFileFormatVersion
+                case multipleSyncAgents, subscriptionFailed, fileOperationFailed, invalidDatabase
+                case incompatibleHistories, noSubscriptionForWrite
             }
             private let kind: Kind
             private init(_ kind: Kind) { self.kind = kind }
@@ -65,7 +69,15 @@ extension Realm {
                 case .alreadyOpen: 12
                 case .invalidValue: 13
                 case .diskFull: 14
-                case .notATrellisFile, .corruptFile: 20
+                case .notATrellisFile, .corruptFile, .invalidDatabase: 20
+                case .incompatibleLockFile: 8
+                case .incompatibleSession: 15
+                case .unsupportedFileFormatVersion: 16
+                case .multipleSyncAgents: 17
+                case .subscriptionFailed: 18
+                case .fileOperationFailed: 19
+                case .incompatibleHistories: 21
+                case .noSubscriptionForWrite: 22
                 case .fileLocked: 101
                 case .fileSizeLimitReached: 102
                 case .invalidSchema: 103
@@ -125,9 +137,35 @@ extension Realm {
             /// frozen versions of all processes); slots of dead processes are freed.
             public static let tooManyReaders = Code(.tooManyReaders)
 
+            /// Realm's code 20 for a file that is not a database or is damaged: as a pattern
+            /// (`catch Realm.Error.invalidDatabase`) it matches both ``notATrellisFile`` and
+            /// ``corruptFile``, which Trellis throws.
+            public static let invalidDatabase = Code(.invalidDatabase)
+            /// Realm's code 8 (a lock file another architecture's process made). Never thrown by
+            /// Trellis; present so that Realm code naming it compiles.
+            public static let incompatibleLockFile = Code(.incompatibleLockFile)
+            /// Realm's code 15 (a file opened with another in-memory or sync mode). Never thrown.
+            public static let incompatibleSession = Code(.incompatibleSession)
+            /// Realm's code 16 (a file format this version cannot read). Trellis throws
+            /// ``fileFormatUpgradeRequired`` for a newer file format.
+            public static let unsupportedFileFormatVersion = Code(.unsupportedFileFormatVersion)
+            /// Realm's code 17 (a synced file open in two processes). Never thrown.
+            public static let multipleSyncAgents = Code(.multipleSyncAgents)
+            /// Realm's code 18 (a subscription the server refused). Trellis Sync reports it as a
+            /// `SyncError`.
+            public static let subscriptionFailed = Code(.subscriptionFailed)
+            /// Realm's code 19 (a file operation failed without a more specific code). Trellis
+            /// throws ``fileAccess`` and the other file codes.
+            public static let fileOperationFailed = Code(.fileOperationFailed)
+            /// Realm's code 21 (a local file opened as synced or the reverse). Never thrown.
+            public static let incompatibleHistories = Code(.incompatibleHistories)
+            /// Realm's code 22 (a write to a synced Realm outside its subscriptions). Never thrown.
+            public static let noSubscriptionForWrite = Code(.noSubscriptionForWrite)
+
             /// Lets `catch Realm.Error.Code.schemaMismatch` match a thrown ``Realm/Error``.
             public static func ~= (code: Code, error: any Swift.Error) -> Bool {
-                (error as? Realm.Error)?.code == code
+                guard let thrown = (error as? Realm.Error)?.code else { return false }
+                return thrown == code || (code.kind == .invalidDatabase && thrown.rawValue == 20)
             }
         }
     }
@@ -183,4 +221,22 @@ extension Realm.Error {
     public static let invalidInput = Code.invalidValue
     /// ``Code/outOfDiskSpace``.
     public static let outOfDiskSpace = Code.diskFull
+    /// ``Code/invalidDatabase``: matches ``Code/notATrellisFile`` and ``Code/corruptFile``.
+    public static let invalidDatabase = Code.invalidDatabase
+    /// ``Code/incompatibleLockFile``.
+    public static let incompatibleLockFile = Code.incompatibleLockFile
+    /// ``Code/incompatibleSession``.
+    public static let incompatibleSession = Code.incompatibleSession
+    /// ``Code/unsupportedFileFormatVersion``.
+    public static let unsupportedFileFormatVersion = Code.unsupportedFileFormatVersion
+    /// ``Code/multipleSyncAgents``.
+    public static let multipleSyncAgents = Code.multipleSyncAgents
+    /// ``Code/subscriptionFailed``.
+    public static let subscriptionFailed = Code.subscriptionFailed
+    /// ``Code/fileOperationFailed``.
+    public static let fileOperationFailed = Code.fileOperationFailed
+    /// ``Code/incompatibleHistories``.
+    public static let incompatibleHistories = Code.incompatibleHistories
+    /// ``Code/noSubscriptionForWrite``.
+    public static let noSubscriptionForWrite = Code.noSubscriptionForWrite
 }

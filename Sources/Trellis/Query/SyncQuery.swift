@@ -112,7 +112,7 @@ package struct SyncQuery: @unchecked Sendable {
                         if let array = value as? [Any] { next += array } else { next.append(value) }
                     case .mapKey(let key):
                         guard let object = item as? [String: Any], case .constant(.string(let name)) = key
-                            ?? .constant(.null) else { continue }
+                        else { continue }
                         next.append(object[name] ?? NSNull())
                     case .operation(.count), .operation(.size):
                         next.append(["$numberLong": "\((item as? [Any])?.count ?? (item as? [String: Any])?.count ?? 0)"])

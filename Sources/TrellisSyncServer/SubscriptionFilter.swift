@@ -17,20 +17,23 @@ struct SubscriptionFilter: Sendable {
         self.parameters = parameters
     }
 
-    var bindings: PostgresBindings {
-        var bindings = PostgresBindings()
-        for parameter in parameters {
-            switch parameter {
-            case .text(let text): bindings.append(text)
-            case .int(let value): bindings.append(value)
-            case .double(let value): bindings.append(value)
-            }
-        }
-        return bindings
-    }
-
     /// `SELECT doc::text FROM table WHERE condition ORDER BY _id`.
     func selectDocuments(from table: String) -> PostgresQuery {
-        PostgresQuery(unsafeSQL: "SELECT doc::text FROM \(table) WHERE \(condition) ORDER BY _id", binds: bindings)
+        PostgresQuery(unsafeSQL: "SELECT doc::text FROM \(table) WHERE \(condition) ORDER BY _id",
+                      binds: PostgresBindings(parameters))
+    }
+}
+
+extension PostgresBindings {
+    /// The values of a translated query's parameters (`$1`, `$2`, … in order).
+    init(_ parameters: [SyncSQLParameter]) {
+        self.init()
+        for parameter in parameters {
+            switch parameter {
+            case .text(let text): append(text)
+            case .int(let value): append(value)
+            case .double(let value): append(value)
+            }
+        }
     }
 }

@@ -4,6 +4,7 @@ import PostgresNIO
 import Testing
 import Trellis
 import TrellisSyncProtocol
+@testable import TrellisSyncServer
 
 /// The SQL translation of subscription queries (docs/SYNC.md, "Subscriptions") against the
 /// Swift evaluator, on a real PostgreSQL: random documents and random predicates (fixed seed).
@@ -134,16 +135,9 @@ struct SubscriptionSQLTests {
 
     private func ids(_ connection: PostgresConnection, _ condition: String,
                      _ parameters: [SyncSQLParameter]) async throws -> Set<Int> {
-        var bindings = PostgresBindings()
-        for parameter in parameters {
-            switch parameter {
-            case .text(let text): bindings.append(text)
-            case .int(let value): bindings.append(value)
-            case .double(let value): bindings.append(value)
-            }
-        }
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT id FROM docs WHERE \(condition)", binds: bindings), logger: logger)
+            PostgresQuery(unsafeSQL: "SELECT id FROM docs WHERE \(condition)", binds: PostgresBindings(parameters)),
+            logger: logger)
         var ids = Set<Int>()
         for try await (id) in rows.decode(Int64.self) { ids.insert(Int(id)) }
         return ids

@@ -126,12 +126,15 @@ final class SyncEngine: @unchecked Sendable {
 
     /// Stops for good (log out).
     func stop() {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let unconnected = state.withLock { state -> Task<Void, Never>? in
             state.stopped = true
-            state.events?.yield(.disconnect)
-            return state.task
+            // A connected session closes its WebSocket with a close frame, so the server ends
+            // the session at once; cancelling it instead would leave the socket half open.
+            guard let events = state.events else { return state.task }
+            events.yield(.disconnect)
+            return nil
         }
-        task?.cancel()
+        unconnected?.cancel()
         failWaiters(SyncError(code: .clientUserError, message: "The user logged out; the session stopped.", isFatal: true))
     }
 
@@ -193,6 +196,9 @@ final class SyncEngine: @unchecked Sendable {
             inbound, outbound, _ in
             let marks = self.state.withLock { state -> [Int64] in
                 state.events = continuation
+                // Stopped or suspended while connecting: close at once (stop() and suspend()
+                // found no session to tell).
+                if state.stopped || state.suspended { continuation.yield(.disconnect) }
                 return Array(state.downloadWaiters.keys)
             }
             defer { self.state.withLock { $0.events = nil } }
@@ -202,10 +208,14 @@ final class SyncEngine: @unchecked Sendable {
             for mark in marks.sorted() { continuation.yield(.mark(mark)) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
+                    // However the connection ends (a close frame or an error such as a reset),
+                    // the loop below ends and the session reconnects; without this a failed
+                    // connection left the session waiting for events forever, "connected" but
+                    // deaf to the server.
+                    defer { continuation.yield(.disconnect) }
                     for try await message in inbound.messages(maxSize: 1 << 28) {
                         if case .text(let text) = message { continuation.yield(.frame(text)) }
                     }
-                    continuation.yield(.disconnect)
                 }
                 var inFlight: Int64?
                 loop: for await event in events {

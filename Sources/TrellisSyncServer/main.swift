@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import Trellis
 import TrellisSyncProtocol
 
@@ -53,13 +54,27 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for try await message in inbound.messages(maxSize: 256 << 20) {
-                    if case .text(let text) = message { continuation.yield(.frame(text)) }
+                // However the connection ends (a close frame, or an error such as a reset), the
+                // session loop below is told: it would otherwise wait for events forever, and
+                // the server could not shut down.
+                defer { continuation.yield(.closed) }
+                do {
+                    for try await message in inbound.messages(maxSize: 256 << 20) {
+                        if case .text(let text) = message { continuation.yield(.frame(text)) }
+                    }
+                } catch is CancellationError {
+                } catch {
+                    context.logger.notice("a sync connection failed: \(error)")
                 }
-                continuation.yield(.closed)
             }
-            for await event in events {
-                if try await !handler.handle(event) { break }
+            // SIGTERM or SIGINT: the session finishes the event in hand (an upload is committed
+            // or not at all), then ends; the client reconnects, to another server if there is one.
+            try await withGracefulShutdownHandler {
+                for await event in events {
+                    if try await !handler.handle(event) { break }
+                }
+            } onGracefulShutdown: {
+                continuation.yield(.closed)
             }
             group.cancelAll()
         }

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import Trellis
+import TrellisSync
+
+/// Connections that break with a TCP reset (a dropped network path) rather than an orderly
+/// close: the client reconnects and syncs on, the server ends the session, and SIGTERM still
+/// stops the server. Before these were handled, a reset left the client's session "connected"
+/// but deaf, and the server's session waiting forever, so the server never exited.
+@Suite(.serialized)
+struct ConnectionFailureTests {
+    @Test func aClientWhoseConnectionIsResetReconnectsAndKeepsSyncing() async throws {
+        let fixture = try SyncFixture()
+        let proxy = try ResettingProxy(targetPort: fixture.server.port)
+        let a = try await Device(baseURL: proxy.baseURL)
+        let b = try await Device(server: fixture.server)
+        try a.write { realm in realm.add(SyncTask(value: ["title": "before the reset"])) }
+        try await a.sync()
+        try await b.sync()
+        #expect(try b.run { $0.objects(SyncTask.self).count } == 1)
+
+        proxy.resetAll()
+        try b.write { realm in realm.add(SyncTask(value: ["title": "written on b after the reset"])) }
+        try await b.sync()
+        #expect(try await eventually(.seconds(30)) {
+            try a.run { $0.objects(SyncTask.self).where { $0.title == "written on b after the reset" }.count } == 1
+        })
+        try a.write { realm in realm.add(SyncTask(value: ["title": "written on a after the reset"])) }
+        #expect(try await eventually(.seconds(30)) {
+            try b.run { $0.objects(SyncTask.self).where { $0.title == "written on a after the reset" }.count } == 1
+        })
+        await a.close()
+        await b.close()
+    }
+
+    @Test func serverEndsASessionWhoseConnectionIsResetAndStillStopsOnSIGTERM() async throws {
+        let fixture = try SyncFixture()
+        let proxy = try ResettingProxy(targetPort: fixture.server.port)
+        let device = try await Device(baseURL: proxy.baseURL)
+        try device.write { realm in realm.add(SyncTask(value: ["title": "synced"])) }
+        try await device.sync()
+
+        proxy.resetAll()
+        #expect(try await eventually(.seconds(30)) { fixture.server.log.contains("a sync connection failed") },
+                "the server did not notice the reset: \(fixture.server.log.suffix(2_000))")
+        // The client is connected again (through the proxy) when the server is told to stop:
+        // its session is closed, and the process ends.
+        try await device.sync()
+        Foundation.kill(fixture.server.pid, SIGTERM)
+        let stopped = try await eventually(.seconds(20)) { fixture.server.hasExited }
+        #expect(stopped, "trellis-sync was still running 20 s after SIGTERM: \(fixture.server.log.suffix(2_000))")
+        await device.close()
+    }
+}

@@ -34,8 +34,7 @@ struct Options {
           --server PATH      the trellis-sync executable (default: next to SyncBench)
           --objects N        objects uploaded and downloaded per repetition (default 10000)
           --rounds R         commit -> notification round trips (default 200, after 10 not counted)
-          --repetitions K    upload/download repetitions, each on a new database and server (default 1;
-                             the second repetition in one process has hung: run the script several times)
+          --repetitions K    upload/download repetitions, each on a new database and server (default 1)
           --batch B          objects per local write transaction (default 1000)
           --json             one JSON object instead of the table
           --smoke            tiny sizes (200 objects, 20 rounds, 1 repetition): checks it runs

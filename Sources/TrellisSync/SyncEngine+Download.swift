@@ -108,4 +108,21 @@ extension SyncEngine {
         SyncStoreLayout.json(realm, SyncStoreLayout.subscriptions, as: SubscriptionSet.self)
             ?? SubscriptionSet(version: 0, subscriptions: [])
     }
+
+    /// The stored set as the server gets it: the file keeps the queries as written (they are
+    /// also run here, on the models' names), the server's documents name mapped properties by
+    /// their persisted names (`propertiesMapping()`), as Realm sends them.
+    func subscriptionsForServer(_ realm: Realm) -> SubscriptionSet {
+        var set = storedSubscriptions(realm)
+        var types = [String: ObjectBase.Type]()
+        for type in configuration.objectTypes ?? [] where types[type.className()] == nil { types[type.className()] = type }
+        for index in set.subscriptions.indices {
+            let subscription = set.subscriptions[index]
+            guard let type = types[subscription.className], let query = try? SyncQuery.parse(subscription.query) else {
+                continue
+            }
+            set.subscriptions[index].query = query.storedNames(for: type).text
+        }
+        return set
+    }
 }

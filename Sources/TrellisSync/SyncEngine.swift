@@ -229,7 +229,7 @@ final class SyncEngine: @unchecked Sendable {
                         inFlight = upload.uploadId
                         try await outbound.write(.text(SyncCoding.encode(.upload(upload))))
                     case .subscriptionsChanged:
-                        let set = try await self.onQueue { [self] in storedSubscriptions(try engineRealm()) }
+                        let set = try await self.onQueue { [self] in subscriptionsForServer(try engineRealm()) }
                         try await outbound.write(.text(SyncCoding.encode(.subscribe(.init(subscriptions: set)))))
                     case .mark(let id):
                         try await outbound.write(.text(SyncCoding.encode(.mark(.init(id: id)))))
@@ -385,7 +385,7 @@ final class SyncEngine: @unchecked Sendable {
             }
             realm.isApplyingSyncDownload = false
         }
-        let subscriptions = storedSubscriptions(realm)
+        let subscriptions = subscriptionsForServer(realm)
         let completed = SyncStoreLayout.text(realm, SyncStoreLayout.completedSubscriptions).flatMap(Int64.init) ?? -1
         let last = SyncStoreLayout.text(realm, SyncStoreLayout.lastServerVersion).flatMap(Int64.init) ?? 0
         var schema = [String: JSONValue]()

@@ -140,4 +140,38 @@ struct ServerBehaviourTests {
         await full.close()
         await partial.close()
     }
+
+    /// The server's documents name mapped properties by their persisted names, so the client
+    /// sends subscription queries with those names (as Realm does); typed and string queries,
+    /// through an embedded object too.
+    @Test func subscriptionQueriesUseThePersistedNamesOfMappedProperties() async throws {
+        let types = syncModelTypes + [SyncMappedNote.self, SyncMappedPlace.self]
+        let fixture = try SyncFixture(types: types)
+        let writer = try await Device(server: fixture.server, types: types, subscriptions: { subs in
+            subs.append(QuerySubscription<SyncMappedNote>(name: "notes"))
+        })
+        try writer.write { realm in
+            realm.add(SyncMappedNote(value: ["owner": "me", "text": "mine in Oslo", "place": ["city": "Oslo"]]))
+            realm.add(SyncMappedNote(value: ["owner": "me", "text": "mine in Bergen", "place": ["city": "Bergen"]]))
+            realm.add(SyncMappedNote(value: ["owner": "someone else", "text": "theirs", "place": ["city": "Oslo"]]))
+        }
+        try await writer.sync()
+        let stored = try PostgresFixture.psql(fixture.database,
+            "SELECT count(*) FROM \"SyncMappedNote\" WHERE doc->>'owner_id' = 'me' AND doc->'place'->>'city_name' = 'Oslo'")
+        #expect(stored == "1", "the documents should use the persisted names")
+
+        let typed = try await Device(server: fixture.server, types: types, subscriptions: { subs in
+            subs.append(QuerySubscription<SyncMappedNote>(name: "mine") { $0.owner == "me" && $0.place.city == "Oslo" })
+        })
+        try await typed.sync()
+        #expect(try typed.run { realm in realm.objects(SyncMappedNote.self).map(\.text) } == ["mine in Oslo"])
+
+        let text = try await Device(server: fixture.server, types: types, subscriptions: { subs in
+            subs.append(QuerySubscription<SyncMappedNote>(name: "mine", query: "owner == %@", "me"))
+        })
+        try await text.sync()
+        #expect(try text.run { realm in realm.objects(SyncMappedNote.self).map(\.text).sorted() }
+                == ["mine in Bergen", "mine in Oslo"])
+        for device in [writer, typed, text] { await device.close() }
+    }
 }

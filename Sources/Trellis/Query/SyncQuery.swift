@@ -10,7 +10,7 @@ package struct SyncQuery: @unchecked Sendable {
     /// The predicate text, arguments inlined (`(owner == "me")`).
     package let text: String
 
-    private init(_ predicate: QueryPredicate) {
+    init(_ predicate: QueryPredicate) {
         self.predicate = predicate.inliningArguments()
         text = self.predicate.description
     }

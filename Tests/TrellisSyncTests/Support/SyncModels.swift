@@ -36,3 +36,20 @@ final class SyncTask: Object {
 }
 
 let syncModelTypes: [ObjectBase.Type] = [SyncDog.self, SyncPerson.self, SyncAddress.self, SyncTask.self]
+
+/// A model whose properties are stored under other names (`propertiesMapping()`), with an
+/// embedded object that maps its own.
+final class SyncMappedNote: Object {
+    @Persisted(primaryKey: true) var _id = ObjectId.generate()
+    @Persisted var owner = ""
+    @Persisted var text = ""
+    @Persisted var place: SyncMappedPlace?
+
+    override class func propertiesMapping() -> [String: String] { ["owner": "owner_id", "text": "body"] }
+}
+
+final class SyncMappedPlace: EmbeddedObject {
+    @Persisted var city = ""
+
+    override class func propertiesMapping() -> [String: String] { ["city": "city_name"] }
+}

@@ -15,8 +15,21 @@ import Testing
     /// A regression still fails the test, only later.
     static let patience: Double = 300
 
+    /// Runs an actor's jobs on a dispatch queue of its own rather than on the cooperative pool,
+    /// so that a `Writer` blocked inside its write block takes no thread from the tasks under
+    /// test (with two cores, two blocked pool threads stopped every task of the process).
+    final class QueueExecutor: SerialExecutor {
+        let queue = DispatchQueue(label: "AsyncWriteCancellationTests.Writer")
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+        }
+    }
+
     actor Writer {
         let configuration: Realm.Configuration
+        private let executor = QueueExecutor()
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
         init(_ configuration: Realm.Configuration) { self.configuration = configuration }
 
         func add(_ name: String) async throws {
@@ -53,6 +66,16 @@ import Testing
         let deadline = Date().addingTimeInterval(seconds)
         while outcome.get() == nil, Date() < deadline { try? await Task.sleep(nanoseconds: 2_000_000) }
         return outcome.get()
+    }
+
+    /// Cancels `task` after `seconds` from a thread of its own, so the cancellation comes on
+    /// time even when every thread of the cooperative pool is busy (cancelled from a task, it
+    /// came only after the holder gave up, and the write it should have stopped went through).
+    func cancel(_ task: Task<Void, any Error>, after seconds: Double) {
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: seconds)
+            task.cancel()
+        }
     }
 
     func names(_ configuration: Realm.Configuration) throws -> [String] {
@@ -107,8 +130,7 @@ import Testing
         try #require(failure.get() == nil, "\(String(describing: failure.get()))")
 
         let task = Task { try await Writer(configuration).add("cancelled") }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        task.cancel()
+        cancel(task, after: 0.05)
         let outcome = await result(of: task)
         // Released whatever happened, so that an asyncWrite still waiting can end.
         release.signal()
@@ -129,8 +151,7 @@ import Testing
         #expect(await signalled(holding))
 
         let task = Task { try await Writer(configuration).add("cancelled") }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        task.cancel()
+        cancel(task, after: 0.05)
         let outcome = await result(of: task)
         release.signal()
         #expect(await result(of: holder) != nil)

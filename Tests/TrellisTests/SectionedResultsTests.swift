@@ -76,7 +76,7 @@ class Acquaintance: Object {
             }
         }
         realm.refresh()
-        #expect(log.get() == ["initial [\"a\", \"b\", \"c\"]", "d[] i[] m[[0, 0]] +[2] -[2]"])
+        #expect(log.get() == ["initial [\"a\", \"b\", \"c\"]", "d[] i[[2, 0]] m[[0, 0]] +[2] -[2]"])
         token.invalidate()
     }
 

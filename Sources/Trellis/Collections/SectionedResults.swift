@@ -10,7 +10,7 @@ import Foundation
 /// for section in byInitial { print(section.key, section.count) }
 /// ```
 public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: RealmCollectionValue>:
-    RandomAccessCollection, Equatable
+    RealmSectionedResult
 {
     let results: Results<SectionElement>
     let keyBlock: (SectionElement) -> Key
@@ -86,48 +86,11 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
 
     /// Equal when they section the same results.
     public static func == (lhs: SectionedResults, rhs: SectionedResults) -> Bool { lhs.results == rhs.results }
-
-    // MARK: Notifications
-
-    /// Calls `block` with the initial sections, then after every commit that changed them:
-    /// rows deleted (old index paths), inserted and modified (new index paths), and the
-    /// sections inserted and deleted.
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-                        _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void) -> NotificationToken
-    {
-        var previous: [(key: Key, rows: [Int])] = []
-        var previousIdentities: [AnyHashable] = []
-        let keyBlock = self.keyBlock
-        return results.observe(keyPaths: keyPaths, on: queue) { change in
-            switch change {
-            case .initial(let results):
-                let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
-                previous = sectioned.sections().map { ($0.key, $0.positions) }
-                previousIdentities = results.sectionIdentities()
-                block(.initial(sectioned))
-            case .update(let results, _, _, let modifications):
-                let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
-                let current = sectioned.sections()
-                let identities = results.sectionIdentities()
-                let change = SectionedResultsChange<SectionedResults>.between(
-                    old: previous, oldIdentities: previousIdentities,
-                    new: current.map { ($0.key, $0.positions) }, newIdentities: identities,
-                    modified: modifications, sectioned)
-                previous = current.map { ($0.key, $0.positions) }
-                previousIdentities = identities
-                block(change)
-            case .error:
-                // Realm's SectionedResultsChange has no error case; collection observation
-                // never reports one.
-                break
-            }
-        }
-    }
 }
 
 /// One section of ``SectionedResults``: its key and its elements, live.
-public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollectionValue>: RandomAccessCollection,
-    Identifiable, Equatable
+public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollectionValue>: RealmSectionedResult,
+    Identifiable
 {
     let parent: SectionedResults<Key, Element>
     /// The key every element of the section has.
@@ -167,15 +130,6 @@ public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollect
     }
 }
 
-extension SectionedResults where SectionElement: ObjectBase {
-    /// ``observe(keyPaths:on:_:)`` with typed key paths: `observe(keyPaths: [\Dog.name])`.
-    public func observe(keyPaths: [PartialKeyPath<SectionElement>], on queue: DispatchQueue? = nil,
-                        _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void) -> NotificationToken
-    {
-        observe(keyPaths: keyPaths.map(QueryKeyPathNames.name(of:)), on: queue, block)
-    }
-}
-
 /// What changed in ``SectionedResults`` between two notifications. Two cases, as in Realm, so
 /// a Realm app's exhaustive `switch` over them compiles unchanged.
 @frozen
@@ -199,7 +153,12 @@ public enum SectionedResultsChange<Collection> {
         var deletions = [IndexPath](), insertions = [IndexPath](), modifications = [IndexPath]()
         let modifiedPositions = Set(modified)
         for (newIndex, section) in new.enumerated() {
-            guard let oldIndex = oldSections[section.key] else { continue }
+            // A new section's rows are insertions too, as in Realm (a deleted section's rows
+            // are not listed as deletions).
+            guard let oldIndex = oldSections[section.key] else {
+                insertions += section.rows.indices.map { IndexPath(item: $0, section: newIndex) }
+                continue
+            }
             let before = old[oldIndex].rows.map { oldIdentities[$0] }
             let after = section.rows.map { newIdentities[$0] }
             let diff = CollectionDiff.ofUniqueElements(old: before, new: after)

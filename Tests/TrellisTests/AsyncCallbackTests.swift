@@ -47,6 +47,32 @@ import Testing
         #expect(names == ["kept"])
     }
 
+    /// As in Realm: the commit is made (and visible) when `commitAsyncWrite` returns, its
+    /// completion comes on a later turn of the queue, and cancelling the commit's id drops only
+    /// the completion.
+    @Test func onAQueueACommitsCompletionComesLaterAndCancellingItKeepsTheCommit() throws {
+        let configuration = folder.configuration([Dog.self])
+        let queue = DispatchQueue(label: "committer")
+        let log = LockedBox<[String]>([])
+        try queue.sync {
+            let realm = try Realm(configuration: configuration, queue: queue)
+            realm.beginWrite()
+            realm.add(Dog(value: ["name": "first"]))
+            realm.commitAsyncWrite { error in log.mutate { $0.append("first completed \(error == nil)") } }
+            log.mutate { $0.append("after first: \(realm.objects(Dog.self).count) busy \(realm.isPerformingAsynchronousWriteOperations)") }
+            realm.beginWrite()
+            realm.add(Dog(value: ["name": "second"]))
+            let second = realm.commitAsyncWrite { _ in log.mutate { $0.append("second completed") } }
+            try realm.cancelAsyncWrite(second)
+        }
+        queue.sync {}
+        #expect(log.get() == ["after first: 1 busy true", "first completed true"])
+        let names = try onOtherThread { try Realm(configuration: configuration).objects(Dog.self).map(\.name).sorted() }
+        #expect(names == ["first", "second"])
+        let idle = try queue.sync { try Realm(configuration: configuration, queue: queue).isPerformingAsynchronousWriteOperations }
+        #expect(!idle)
+    }
+
     /// What a queue-confined Realm holds between turns of its queue.
     final class QueueState: @unchecked Sendable {
         var realm: Realm?

@@ -54,28 +54,53 @@ extension Realm {
     }
 
     /// Commits the write transaction begun by ``beginAsyncWrite(_:)`` (or any write), then
-    /// calls `onComplete` with the commit's error, if any. `allowGrouping` is accepted for
-    /// Realm's signature: every commit is durable before `onComplete` runs.
+    /// calls `onComplete` with the commit's error, if any. Returns an identifier: passed to
+    /// ``cancelAsyncWrite(_:)`` before `onComplete` ran, it drops the call (the commit stays).
+    ///
+    /// As in Realm, the data is committed (and visible to this Realm) when this returns, and
+    /// `onComplete` comes later: on a Realm confined to a dispatch queue or the main queue, on
+    /// that queue once the current block has returned, with ``isPerformingAsynchronousWriteOperations``
+    /// true until then. A thread without a run loop (most Linux threads) has no later turn to
+    /// wait for: there `onComplete` is called before this returns. `allowGrouping` is accepted
+    /// for Realm's signature; every commit is made durable before this returns.
     @discardableResult
     public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: ((Swift.Error?) -> Void)? = nil)
         -> AsyncTransactionId
     {
         core.verifyThread()
-        let id = core.asyncWrites.nextId()
+        let queue = core.asyncWrites
+        let id = queue.nextId()
+        var outcome: Swift.Error?
         do {
             try commitWrite()
-            onComplete?(nil)
         } catch {
-            onComplete?(error)
+            outcome = error
+        }
+        guard let onComplete else { return id }
+        let error = outcome
+        let complete = ConfinedWork {
+            guard queue.start(id) else { return }  // cancelled meanwhile
+            defer { queue.finish(id) }
+            onComplete(error)
+        }
+        if case .queue(let dispatchQueue) = core.confinement {
+            queue.schedule(id)
+            dispatchQueue.async { complete.run() }
+        } else if core.confinementIsMainThread {
+            queue.schedule(id)
+            DispatchQueue.main.async { complete.run() }
+        } else {
+            onComplete(error)
         }
         return id
     }
 
     /// Cancels an asynchronous write that has not begun yet: its block never runs.
     ///
-    /// As in Realm, an identifier of a write that is no longer waiting (it ran or is running,
-    /// or no write has it) is ignored, as is a ``commitAsyncWrite(allowGrouping:_:)``'s (its
-    /// completion has already been called). `throws` is Realm's signature; nothing is thrown.
+    /// Given a ``commitAsyncWrite(allowGrouping:_:)``'s identifier before its completion ran,
+    /// the completion is dropped and the commit stays, as in Realm. An identifier of a write
+    /// that is no longer waiting (it ran or is running, or no write has it) is ignored.
+    /// `throws` is Realm's signature; nothing is thrown.
     public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) throws {
         core.verifyThread()
         _ = core.asyncWrites.cancel(asyncTransactionId)

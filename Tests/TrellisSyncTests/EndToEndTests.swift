@@ -74,4 +74,29 @@ struct EndToEndTests {
         #expect(counts == [500, 500])
         await device.close()
     }
+
+    /// Opens a synced Realm for itself with Realm's `downloadBeforeOpen`.
+    actor Opener {
+        func counts(_ configuration: Realm.Configuration, _ behavior: Realm.OpenBehavior) async throws -> [Int] {
+            let realm = try await Realm(configuration: configuration, actor: self, downloadBeforeOpen: behavior)
+            return [realm.objects(SyncDog.self).count, realm.objects(SyncPerson.self).count]
+        }
+    }
+
+    /// As in Realm: `downloadBeforeOpen: .always` returns the Realm once the server's data is
+    /// in it; `.once` downloads first only when the file is new.
+    @Test func openingWithDownloadBeforeOpenReturnsTheServersData() async throws {
+        let fixture = try SyncFixture()
+        try seedDogsAndPeople(fixture.database, count: 1_000)
+        let device = try await Device(server: fixture.server)
+        let configuration = device.configuration
+        let opener = Opener()
+        let counts = try await withTimeout(.seconds(60)) { try await opener.counts(configuration, .always) }
+        #expect(counts == [500, 500])
+        let other = try await Device(server: fixture.server)
+        let onFirstLaunch = try await withTimeout(.seconds(60)) { try await Opener().counts(other.configuration, .once) }
+        #expect(onFirstLaunch == [500, 500])
+        await device.close()
+        await other.close()
+    }
 }

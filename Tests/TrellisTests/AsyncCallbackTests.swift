@@ -175,3 +175,19 @@ import Testing
         #expect(result.count == 1)
     }
 }
+
+/// Realm's `@MainActor init(configuration:downloadBeforeOpen:)`: a Realm of the main actor.
+@Suite struct MainActorOpenTests {
+    let folder = TemporaryFolder()
+
+    @MainActor @Test func openingOnTheMainActorGivesARealmOfTheMainActor() async throws {
+        let configuration = folder.configuration([Dog.self])
+        let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+        // Used after a suspension too: confined to the actor, not to a thread.
+        try await Task.sleep(nanoseconds: 1_000_000)
+        try await realm.asyncWrite { realm.add(Dog(value: ["name": "main"])) }
+        #expect(realm.objects(Dog.self).map(\.name) == ["main"])
+        let again = try await Realm(configuration: configuration, downloadBeforeOpen: .once)
+        #expect(again.objects(Dog.self).count == 1)
+    }
+}

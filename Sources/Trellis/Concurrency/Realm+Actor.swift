@@ -10,9 +10,16 @@ extension Realm {
     ///     init() async throws { realm = try await Realm(actor: self) }
     /// }
     /// ```
-    public init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A) async throws {
+    ///
+    /// With `downloadBeforeOpen` (``OpenBehavior``), a synced Realm (TrellisSync) is returned
+    /// only once everything its subscriptions select on the server is downloaded.
+    public init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A,
+                          downloadBeforeOpen: OpenBehavior = .never) async throws
+    {
+        let download = downloadBeforeOpen.downloads(configuration)
         core = try RealmOpener.open(configuration, confinement: .actor(actor))
         configuration.syncHook?.realmDidOpen(configuration)
+        if download { try await Self.downloadFromServer(configuration) }
     }
 
     /// Opens a Realm confined to the calling actor (see ``init(configuration:actor:)``).

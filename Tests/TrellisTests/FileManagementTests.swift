@@ -41,6 +41,34 @@ import Testing
         }
     }
 
+    /// As in Realm: inside a write transaction the copy holds the uncommitted changes, the
+    /// transaction stays open, and the copy opens consistent and keeps working (writes, queries,
+    /// links and backlinks).
+    @Test func writeCopyInsideAWriteTransactionCopiesTheUncommittedChanges() throws {
+        let configuration = folder.configuration([Owner.self, Pet.self])
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.add(Owner(value: ["name": "committed", "dogs": [["name": "rex"]]])) }
+        let copy = folder.file("mid-write.realm")
+        realm.beginWrite()
+        realm.add(Owner(value: ["name": "uncommitted", "dogs": [["name": "tom"], ["name": "kit"]]]))
+        realm.objects(Pet.self).filter("name == 'rex'").first?.name = "rex renamed"
+        try realm.writeCopy(toFile: copy)
+        #expect(realm.isInWriteTransaction)
+        realm.cancelWrite()
+        #expect(realm.objects(Owner.self).count == 1)
+
+        let seen = try onOtherThread { () -> [String] in
+            let copied = try Realm(configuration: .init(fileURL: copy, objectTypes: [Owner.self, Pet.self]))
+            let problems = copied._consistencyProblems()
+            try copied.write { copied.add(Owner(value: ["name": "after", "dogs": [["name": "new"]]])) }
+            let owners = copied.objects(Owner.self).sorted(byKeyPath: "name").map { "\($0.name):\($0.dogs.count)" }
+            let pets = copied.objects(Pet.self).map(\.name).sorted()
+            let backlinks = copied.objects(Pet.self).filter("name == 'kit'").first?.listOwners.first?.name ?? "none"
+            return problems + owners + pets + [backlinks]
+        }
+        #expect(seen == ["after:1", "committed:1", "uncommitted:2", "kit", "new", "rex renamed", "tom", "uncommitted"])
+    }
+
     @Test func writeCopyToAConfigurationMakesTheFileItOpens() throws {
         let realm = try Realm(configuration: folder.configuration([Dog.self]))
         try fill(realm, 3)

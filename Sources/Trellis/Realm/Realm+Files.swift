@@ -5,14 +5,13 @@ extension Realm {
 
     /// Writes a compacted copy of the Realm's newest committed version to a new file (free
     /// space left out). The copy is consistent even while other threads and processes write.
+    /// Inside a write transaction the copy holds the transaction's uncommitted changes too, as
+    /// in Realm (the transaction stays open).
     ///
     /// - Throws: ``Realm/Error`` `.fileExists` if a file is at `fileURL`, `.fail` for an
     ///   encryption key (Trellis does not encrypt), or the file error of writing it.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         core.verifyThread()
-        if core.isInWriteTransaction {
-            throwRealmException("Cannot write a copy of the Realm while in a write transaction: commit or cancel it first.")
-        }
         let path = fileURL.standardizedFileURL.path
         if encryptionKey != nil {
             throw Realm.Error(.fail, "Encryption is not supported by Trellis: write the copy to '\(path)' without an "
@@ -29,7 +28,12 @@ extension Realm {
         let temporary = path + ".trellis-copy-\(getpid())"
         try? FileManager.default.removeItem(atPath: temporary)
         do {
-            try core.file.environment.copyCompacted(to: temporary)
+            if let writing = core.writeTransaction {
+                try core.writePendingStateForCopy()
+                try writing.copyContents(to: temporary, mapSize: core.file.environment.currentMapSize)
+            } else {
+                try core.file.environment.copyCompacted(to: temporary)
+            }
             try Self.flush(temporary)
         } catch let error as StorageError {
             try? FileManager.default.removeItem(atPath: temporary)

@@ -520,6 +520,13 @@ final class RealmCore {
 
     private func counterKey(_ tableId: UInt32) -> [UInt8] { Array("seq.\(tableId)".utf8) }
 
+    /// Writes into the open write transaction what a commit would add to it before
+    /// committing (the object-key counters), so that a copy of it (`writeCopy` inside a write)
+    /// hands out new keys after the ones it holds.
+    func writePendingStateForCopy() throws {
+        if let txn = writeTransaction { try persistKeyCounters(txn) }
+    }
+
     private func persistKeyCounters(_ txn: Transaction) throws {
         // By table number alone: every counter must be kept, or a later write would hand out
         // the same keys again.

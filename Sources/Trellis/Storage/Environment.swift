@@ -313,6 +313,9 @@ extension Environment {
     /// Writes a compacted copy of the newest committed version to a new file at `path` (free
     /// pages left out). Consistent while other threads and processes write: it reads one
     /// snapshot. Fails with `EEXIST` if `path` exists.
+    /// The size of the memory map now (at least the file's size).
+    var currentMapSize: Int { mapState.withLock { $0.mapSize } }
+
     func copyCompacted(to path: String) throws {
         try lmdbCheck(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "copying to '\(path)'")
     }

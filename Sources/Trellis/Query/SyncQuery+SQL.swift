@@ -17,7 +17,7 @@ extension SyncQuery {
     /// `WHERE (condition) IS NOT FALSE` and check the rows with ``matches(_:)``: SQL's
     /// three-valued logic keeps every undecided row, so nothing the query selects is lost.
     ///
-    /// Translated: comparisons of a top-level property with a literal (`==`, `!=`, `<`, `<=`,
+    /// Translated: comparisons of a property (top-level, or inside embedded objects) with a literal (`==`, `!=`, `<`, `<=`,
     /// `>`, `>=`, `IN`, `BETWEEN`; `BEGINSWITH`, `ENDSWITH`, `LIKE`; `CONTAINS` and `[c]`/`[d]`
     /// on printable ASCII) for nil, bools, integers, finite doubles, strings and ObjectIds,
     /// under `AND`, `OR`, `NOT` and `ANY`/`ALL`/`NONE`. Numbers compare across kinds as in
@@ -53,6 +53,9 @@ struct SyncSQLTranslator {
 
     /// SQL for "cannot decide here".
     private static let unknown = "NULL::boolean"
+    /// The keys of the Extended JSON wrappers of a value (a JSON object that is a value, not an
+    /// embedded object).
+    private static let wrappers = "array['$numberLong','$numberInt','$numberDouble','$oid','$numberDecimal','$date','$binary']"
 
     mutating func condition(_ predicate: QueryPredicate) -> String {
         switch predicate {
@@ -78,9 +81,19 @@ struct SyncSQLTranslator {
 
     /// `property op literal`, or nil when it is not translated.
     private mutating func translate(_ comparison: QueryComparison) -> String? {
-        guard case .keyPath(let path) = comparison.lhs, path.variable == nil, path.components.count == 1,
-              case .property(let name) = path.components[0] else { return nil }
-        let value = "(\(column) -> \(bind(.text(name)))::text)"
+        guard case .keyPath(let path) = comparison.lhs, path.variable == nil, !path.components.isEmpty else { return nil }
+        var names = [String]()
+        for component in path.components {
+            guard case .property(let name) = component else { return nil }
+            names.append(name)
+        }
+        // Through embedded objects (`address.city`): the objects on the way, outermost first.
+        var value = column
+        var steps = [String]()
+        for (index, name) in names.enumerated() {
+            value = "(\(value) -> \(bind(.text(name)))::text)"
+            if index < names.count - 1 { steps.append(value) }
+        }
         let test: String
         switch comparison.op {
         case .in:
@@ -113,7 +126,17 @@ struct SyncSQLTranslator {
             test = sql
         }
         // A collection's elements are each compared in Swift (ANY/ALL/NONE over them).
-        let perValue = "CASE WHEN jsonb_typeof(\(value)) = 'array' THEN NULL ELSE \(test) END"
+        var perValue = "CASE WHEN jsonb_typeof(\(value)) = 'array' THEN NULL ELSE \(test) END"
+        // A step that is missing, null or a scalar gives no value at all, as in the evaluator:
+        // ANY finds nothing (FALSE), ALL holds (TRUE), NONE holds (NOT FALSE). A plain object
+        // goes on; anything else (an array of embedded objects, a value in an Extended JSON
+        // wrapper such as a link's primary key) is left to Swift.
+        let noValue = comparison.quantifier == .all ? "TRUE" : "FALSE"
+        for step in steps.reversed() {
+            perValue = "CASE WHEN \(step) IS NULL OR jsonb_typeof(\(step)) IN ('null', 'string', 'number', 'boolean') "
+                + "THEN \(noValue) WHEN jsonb_typeof(\(step)) = 'object' AND NOT (\(step) ?| \(Self.wrappers)) "
+                + "THEN (\(perValue)) ELSE NULL END"
+        }
         return comparison.quantifier == .none ? "(NOT (\(perValue)))" : "(\(perValue))"
     }
 
@@ -156,7 +179,7 @@ struct SyncSQLTranslator {
             results[kind] = result
         }
         func r(_ kind: StoredKind) -> String { results[kind] ?? Self.unknown }
-        let wrappers = "array['$numberLong','$numberInt','$numberDouble','$oid','$numberDecimal','$date','$binary']"
+        let wrappers = Self.wrappers
         return """
             (CASE WHEN \(value) IS NULL OR jsonb_typeof(\(value)) = 'null' THEN \(r(.null)) \
             WHEN jsonb_typeof(\(value)) = 'string' THEN \(r(.string)) \

@@ -42,7 +42,8 @@ enum RandomDocuments {
         #"{"$oid": "xyz"}"#, #"{"$numberLong": "3", "$oid": "000000000000000000000001"}"#,
     ] + otherStrings.map(json)
 
-    /// A document over p0…p3 (a property may be missing); whether every value is usual.
+    /// A document over p0…p3 and an embedded object e (p0, p1) (a property may be missing);
+    /// whether every value is usual.
     static func make<R: RandomNumberGenerator>(_ random: inout R) -> (String, Bool) {
         var fields = [String]()
         var usualOnly = true
@@ -53,6 +54,19 @@ enum RandomDocuments {
                 usualOnly = false
             } else {
                 fields.append("\"\(property)\": \(random.pick(usual))")
+            }
+        }
+        // An embedded object `e` with the same properties (or a value of another shape there).
+        if !random.chance(10) {
+            if random.chance(15) {
+                fields.append("\"e\": \(random.pick(["null", "[]", #"[{"p0": 1}]"#, #"{"$oid": "000000000000000000000001"}"#, "3"]))")
+                usualOnly = false
+            } else {
+                var inner = [String]()
+                for property in ["p0", "p1"] where !random.chance(10) {
+                    inner.append("\"\(property)\": \(random.pick(usual))")
+                }
+                fields.append("\"e\": {" + inner.joined(separator: ", ") + "}")
             }
         }
         return ("{" + fields.joined(separator: ", ") + "}", usualOnly)
@@ -74,7 +88,7 @@ enum RandomPredicates {
 
     /// One comparison's format and arguments.
     static func comparison<R: RandomNumberGenerator>(_ random: inout R) -> (String, [Any]) {
-        let property = random.pick(["p0", "p1", "p2", "p3"])
+        let property = random.pick(["p0", "p1", "p2", "p3", "e.p0", "e.p1"])
         let quantifier = random.chance(80) ? "" : random.pick(["ANY ", "ALL ", "NONE "])
         let options = random.chance(75) ? "" : random.pick(["[c]", "[d]", "[cd]"])
         switch random.next() % 14 {

@@ -32,8 +32,15 @@ import Testing
         nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
         init(_ configuration: Realm.Configuration) { self.configuration = configuration }
 
+        private var realm: Realm?
+
+        /// Opens the actor's Realm ahead of ``add(_:)``.
+        func open() async throws { realm = try await Realm.open(configuration: configuration) }
+
         func add(_ name: String) async throws {
-            let realm = try await Realm.open(configuration: configuration)
+            let opened: Realm
+            if let realm { opened = realm } else { opened = try await Realm.open(configuration: configuration) }
+            let realm = opened
             try await realm.asyncWrite { realm.add(Dog(value: ["name": name])) }
         }
 
@@ -157,6 +164,38 @@ import Testing
         #expect(await result(of: holder) != nil)
         expectCancelled(outcome)
         _ = await task.result
+        #expect(try names(configuration) == ["held"])
+    }
+
+    /// The cancellation arriving at every moment of the wait's start (200 tries, the cancel
+    /// sent from a thread after 0 to 400 µs): a cancellation that came after the wait began
+    /// but before the writer queued once left it queued, waiting for a turn it then took.
+    @Test func aCancellationAtAnyMomentOfTheWaitsStartStopsIt() async throws {
+        let configuration = folder.configuration([Dog.self])
+        _ = try names(configuration)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Task { try await Writer(configuration).hold("held", holding: holding, release: release) }
+        #expect(await signalled(holding))
+        let writer = Writer(configuration)
+        try await writer.open()
+        var stuck = 0
+        for attempt in 0..<200 {
+            let task = Task { try await writer.add("cancelled \(attempt)") }
+            let delay = UInt32(attempt * 2)
+            Thread.detachNewThread {
+                usleep(delay)
+                task.cancel()
+            }
+            guard let outcome = await result(of: task, within: 20) else {
+                stuck += 1
+                break
+            }
+            expectCancelled(outcome)
+        }
+        release.signal()
+        #expect(await result(of: holder) != nil)
+        #expect(stuck == 0, "a cancelled asyncWrite kept waiting for the write lock")
         #expect(try names(configuration) == ["held"])
     }
 }

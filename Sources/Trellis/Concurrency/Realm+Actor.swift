@@ -93,15 +93,23 @@ final class AsyncWriteGate: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let mayGo = state.withLock { state -> Bool in
+                enum Outcome { case go, cancelled, wait }
+                let outcome = state.withLock { state -> Outcome in
+                    // Cancelled before it could queue: the handler below ran and found nothing
+                    // to remove, so queueing now would wait for a turn it must not take.
+                    if Task.isCancelled { return .cancelled }
                     if !state.isTaken {
                         state.isTaken = true
-                        return true
+                        return .go
                     }
                     state.waiting.append(Waiter(id: id, continuation: continuation))
-                    return false
+                    return .wait
                 }
-                if mayGo { continuation.resume() }
+                switch outcome {
+                case .go: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .wait: break
+                }
             }
         } onCancel: {
             let cancelled = state.withLock { state -> Waiter? in

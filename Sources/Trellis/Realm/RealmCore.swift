@@ -43,7 +43,9 @@ final class RealmCore {
     /// The classes as ``DynamicObject``s see them, made on first dynamic use (see `dynamicSchema`).
     var dynamicClasses: DynamicSchema?
     /// Next object key per table, allocated during the current write transaction.
-    private var keyCounters: [UInt32: ObjectKey] = [:]
+    /// The next object key of each table written in this write transaction (see
+    /// RealmCore+ObjectKeys.swift); stored in the file when the transaction commits.
+    var keyCounters: [UInt32: ObjectKey] = [:]
     /// Whether reads have moved off a write transaction that ran out of space.
     private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).
@@ -503,40 +505,6 @@ final class RealmCore {
     func table(id: UInt32) -> Table? {
         if let pending = pendingTables.values.first(where: { $0.tableId == id }) { return pending }
         return file.table(id: id) ?? storedSchema?.table(id: id) ?? dynamicClasses?.table(id: id)
-    }
-
-    // MARK: - Object keys
-
-    func allocateKey(in table: Table) -> ObjectKey {
-        if let next = keyCounters[table.tableId] {
-            keyCounters[table.tableId] = next + 1
-            return next
-        }
-        let stored = counterKey(table.tableId).withUnsafeBytes { transaction.get(file.meta, key: $0) }
-        let next = stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
-        keyCounters[table.tableId] = next + 1
-        return next
-    }
-
-    private func counterKey(_ tableId: UInt32) -> [UInt8] { Array("seq.\(tableId)".utf8) }
-
-    /// Writes into the open write transaction what a commit would add to it before
-    /// committing (the object-key counters), so that a copy of it (`writeCopy` inside a write)
-    /// hands out new keys after the ones it holds.
-    func writePendingStateForCopy() throws {
-        if let txn = writeTransaction { try persistKeyCounters(txn) }
-    }
-
-    private func persistKeyCounters(_ txn: Transaction) throws {
-        // By table number alone: every counter must be kept, or a later write would hand out
-        // the same keys again.
-        for (tableId, next) in keyCounters {
-            var value = next
-            let key = counterKey(tableId)
-            try key.withUnsafeBytes { (k) in
-                _ = try withUnsafeBytes(of: &value) { (v) in try txn.put(file.meta, key: k, value: v) }
-            }
-        }
     }
 
     // MARK: - Reading

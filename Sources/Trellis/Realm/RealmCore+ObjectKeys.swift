@@ -1,0 +1,35 @@
+/// Object keys: each table hands out increasing keys, counted in the write transaction and
+/// stored in the file's `meta` database (`seq.<table>`) when it commits.
+extension RealmCore {
+    func allocateKey(in table: Table) -> ObjectKey {
+        if let next = keyCounters[table.tableId] {
+            keyCounters[table.tableId] = next + 1
+            return next
+        }
+        let stored = counterKey(table.tableId).withUnsafeBytes { transaction.get(file.meta, key: $0) }
+        let next = stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
+        keyCounters[table.tableId] = next + 1
+        return next
+    }
+
+    private func counterKey(_ tableId: UInt32) -> [UInt8] { Array("seq.\(tableId)".utf8) }
+
+    /// Writes into the open write transaction what a commit would add to it before
+    /// committing (the object-key counters), so that a copy of it (`writeCopy` inside a write)
+    /// hands out new keys after the ones it holds.
+    func writePendingStateForCopy() throws {
+        if let txn = writeTransaction { try persistKeyCounters(txn) }
+    }
+
+    func persistKeyCounters(_ txn: Transaction) throws {
+        // By table number alone: every counter must be kept, or a later write would hand out
+        // the same keys again.
+        for (tableId, next) in keyCounters {
+            var value = next
+            let key = counterKey(tableId)
+            try key.withUnsafeBytes { (k) in
+                _ = try withUnsafeBytes(of: &value) { (v) in try txn.put(file.meta, key: k, value: v) }
+            }
+        }
+    }
+}

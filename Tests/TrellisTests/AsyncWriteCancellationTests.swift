@@ -148,14 +148,22 @@ import Testing
         #expect(failure.get() == nil, "\(String(describing: failure.get()))")
     }
 
-    @Test func aTaskCancelledWhileAnotherActorWritesStopsWaiting() async throws {
-        let configuration = folder.configuration([Dog.self])
+    /// Another actor's asyncWrite that adds the dog "held" and keeps the file until `release`
+    /// is signalled; returned once it holds the file.
+    func holdFile(_ configuration: Realm.Configuration) async throws
+        -> (holder: Task<Void, any Error>, release: DispatchSemaphore)
+    {
         _ = try names(configuration)
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        // Another actor's asyncWrite holds the file until told to finish.
         let holder = Task { try await Writer(configuration).hold("held", holding: holding, release: release) }
         #expect(await signalled(holding))
+        return (holder, release)
+    }
+
+    @Test func aTaskCancelledWhileAnotherActorWritesStopsWaiting() async throws {
+        let configuration = folder.configuration([Dog.self])
+        let (holder, release) = try await holdFile(configuration)
 
         let task = Task { try await Writer(configuration).add("cancelled") }
         cancel(task, after: 0.05)
@@ -172,11 +180,7 @@ import Testing
     /// but before the writer queued once left it queued, waiting for a turn it then took.
     @Test func aCancellationAtAnyMomentOfTheWaitsStartStopsIt() async throws {
         let configuration = folder.configuration([Dog.self])
-        _ = try names(configuration)
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let holder = Task { try await Writer(configuration).hold("held", holding: holding, release: release) }
-        #expect(await signalled(holding))
+        let (holder, release) = try await holdFile(configuration)
         let writer = Writer(configuration)
         try await writer.open()
         var stuck = 0

@@ -128,16 +128,16 @@ extension ResultsSection {
                 let newKeys = all.allKeys
                 let old = keys.firstIndex(of: key), new = newKeys.firstIndex(of: key)
                 keys = newKeys
-                let mine = SectionedResultsChange<ResultsSection>.update(
-                    ResultsSection(parent: all, key: key),
-                    deletions: deletions.filter { $0.section == old },
-                    insertions: insertions.filter { $0.section == new },
-                    modifications: modifications.filter { $0.section == new },
-                    sectionsToInsert: old == nil ? IndexSet(new.map { [$0] } ?? []) : IndexSet(),
-                    sectionsToDelete: new == nil ? IndexSet(old.map { [$0] } ?? []) : IndexSet())
-                if case .update(_, let d, let i, let m, let si, let sd) = mine,
-                   d.isEmpty, i.isEmpty, m.isEmpty, si.isEmpty, sd.isEmpty { return }
-                block(mine)
+                let myDeletions = deletions.filter { $0.section == old }
+                let myInsertions = insertions.filter { $0.section == new }
+                let myModifications = modifications.filter { $0.section == new }
+                let inserted = old == nil ? IndexSet(new.map { [$0] } ?? []) : IndexSet()
+                let deleted = new == nil ? IndexSet(old.map { [$0] } ?? []) : IndexSet()
+                if myDeletions.isEmpty, myInsertions.isEmpty, myModifications.isEmpty, inserted.isEmpty, deleted.isEmpty {
+                    return
+                }
+                block(.update(ResultsSection(parent: all, key: key), deletions: myDeletions, insertions: myInsertions,
+                              modifications: myModifications, sectionsToInsert: inserted, sectionsToDelete: deleted))
             }
         }
     }

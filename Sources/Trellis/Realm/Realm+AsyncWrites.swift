@@ -39,18 +39,28 @@ extension Realm {
             Realm(core: core).beginWrite()
             block()
         }
-        let work = ConfinedWork(run: run)
-        if case .queue(let dispatchQueue) = core.confinement {
-            queue.schedule(id)
-            dispatchQueue.async { work.run() }
-        } else if core.confinementIsMainThread {
-            queue.schedule(id)
-            DispatchQueue.main.async { work.run() }
-        } else {
+        if !runOnALaterTurn(id, ConfinedWork(run: run)) {
             queue.schedule(id)
             run()
         }
         return id
+    }
+
+    /// Runs `work` on a later turn of the Realm's dispatch queue (or of the main queue),
+    /// registered under `id` so that ``cancelAsyncWrite(_:)`` can drop it; false, doing
+    /// nothing, when the Realm belongs to a plain thread, which has no later turn.
+    private func runOnALaterTurn(_ id: AsyncTransactionId, _ work: ConfinedWork) -> Bool {
+        let dispatchQueue: DispatchQueue
+        if case .queue(let confining) = core.confinement {
+            dispatchQueue = confining
+        } else if core.confinementIsMainThread {
+            dispatchQueue = .main
+        } else {
+            return false
+        }
+        core.asyncWrites.schedule(id)
+        dispatchQueue.async { work.run() }
+        return true
     }
 
     /// Commits the write transaction begun by ``beginAsyncWrite(_:)`` (or any write), then
@@ -70,28 +80,20 @@ extension Realm {
         core.verifyThread()
         let queue = core.asyncWrites
         let id = queue.nextId()
-        var outcome: Swift.Error?
+        let failure: Swift.Error?
         do {
             try commitWrite()
+            failure = nil
         } catch {
-            outcome = error
+            failure = error
         }
         guard let onComplete else { return id }
-        let error = outcome
         let complete = ConfinedWork {
             guard queue.start(id) else { return }  // cancelled meanwhile
             defer { queue.finish(id) }
-            onComplete(error)
+            onComplete(failure)
         }
-        if case .queue(let dispatchQueue) = core.confinement {
-            queue.schedule(id)
-            dispatchQueue.async { complete.run() }
-        } else if core.confinementIsMainThread {
-            queue.schedule(id)
-            DispatchQueue.main.async { complete.run() }
-        } else {
-            onComplete(error)
-        }
+        if !runOnALaterTurn(id, complete) { onComplete(failure) }
         return id
     }
 

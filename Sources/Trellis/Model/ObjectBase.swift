@@ -143,35 +143,47 @@ open class ObjectBase: CustomStringConvertible {
     }
 }
 
-/// Where a managed scalar property's value is: its row and column. Not API.
-@usableFromInline
-struct _ManagedColumn {
-    @usableFromInline let reader: _RowReader
-    @usableFromInline let column: Int
-}
-
 extension ObjectBase {
-    /// The row and column of a stored, non-collection property of a managed object; nil for an
-    /// unmanaged object or a property whose accessor is kept (collections). For LinkingObjects,
-    /// no row and the encoded field (``ClassInfo/linkingObjectsColumn(fieldIndex:)``).
+    /// The reader of a managed object's row for a property whose wrapper knows its `column`
+    /// (see `Persisted._column`): the row for a column, no row for LinkingObjects (made from the
+    /// object alone). Nil for an unmanaged object.
     ///
     /// Non-generic on purpose: the inlined `@Persisted` getter calls it, then decodes.
     @usableFromInline
-    final func _managedColumn(_ storageKeyPath: AnyKeyPath) -> _ManagedColumn? {
+    final func _managedRowReader(_ column: Int) -> _RowReader? {
         guard let managed = _managed else { return nil }
-        // Borrowed, not retained: the object keeps its core, which keeps the table and class
-        // info alive, and a retain/release pair per read was a third of a read's cost.
-        let column = Unmanaged.passUnretained(managed.info)._withUnsafeGuaranteedRef {
-            $0.scalarColumn(for: storageKeyPath)
-        }
         if column < 0 {
-            if column == -1 { return nil }
-            // LinkingObjects: made from the object alone (no row read), by `_trellisRead`.
-            return _ManagedColumn(reader: _RowReader(row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)),
-                                                     core: managed.core, owner: self), column: column)
+            return _RowReader(row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)), core: managed.core,
+                              owner: self)
         }
         let row = Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef { $0.row(of: self, managed) }
-        return _ManagedColumn(reader: _RowReader(row: row, core: managed.core, owner: self), column: column)
+        return _RowReader(row: row, core: managed.core, owner: self)
+    }
+
+    /// Writes into each `@Persisted` wrapper of this accessor of `info`'s class its column and
+    /// field, so that its reads find them without a key path (see `Persisted._column`).
+    final func _bindSlots(_ info: ClassInfo) {
+        // The offsets are those of `info`'s model class (classes known only from a file have no
+        // wrappers and no slots).
+        guard type(of: self) == info.objectType else { return }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        info.wrapperSlots.withUnsafeBufferPointer { slots in
+            for slot in slots {
+                // `_column` then `_field`, the wrapper's first two stored properties.
+                (base + slot.offset).storeBytes(of: slot.column, as: Int32.self)
+                (base + slot.offset + 4).storeBytes(of: slot.field, as: Int32.self)
+            }
+        }
+    }
+
+    /// Makes this unmanaged prototype record the properties read from it (typed queries, sorts,
+    /// projections): its wrappers learn their fields, so a read tells the recorder which.
+    final func _record(with recorder: KeyPathRecorder) {
+        _keyPathRecorder = recorder
+        let info = ClassInfo.unbound(for: type(of: self))
+        guard type(of: self) == info.objectType else { return }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        for slot in info.wrapperSlots { (base + slot.offset + 4).storeBytes(of: slot.field, as: Int32.self) }
     }
 
     /// Whether a Realm manages the object. Not API: the `@Persisted` setter asks it.

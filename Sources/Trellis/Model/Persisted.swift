@@ -41,6 +41,15 @@ public struct Persisted<Value: _Persistable> {
         case managed
     }
 
+    /// Where a managed object keeps this property's value, written into the wrapper when the
+    /// object becomes managed (see ``ClassInfo/wrapperSlots``): its row column (0 or more), for
+    /// LinkingObjects `-2 - field index`, else -1 (unmanaged, collections). With ``_field``,
+    /// it lets a read find the property with a load instead of looking its key path up.
+    /// Declared first, so it lies at the start of the wrapper whatever `Value` is.
+    @usableFromInline var _column: Int32 = -1
+    /// 1 + the property's field index in its class, written with ``_column`` (and into the
+    /// prototypes that record key paths); 0 while unbound.
+    @usableFromInline var _field: Int32 = 0
     @usableFromInline var storage: Storage
     @usableFromInline let declaration: PropertyDeclaration
 
@@ -77,53 +86,71 @@ public struct Persisted<Value: _Persistable> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
+        @inline(__always)
         get {
-            if let read = object._managedColumn(storageKeyPath) {
-                return Value._trellisRead(read.reader, read.column)
+            // The key path is a literal to a stored field and is used only to reach the wrapper
+            // for short reads and stores: the optimizer makes each a plain load or store, makes
+            // no key path object at all and needs no dynamic exclusivity check. Any other use
+            // (passing it to a function, a long access) would cost a `swift_getKeyPath` call or
+            // a `swift_beginAccess` on every read.
+            let column = Int(object[keyPath: storageKeyPath]._column)
+            if column != -1, let reader = object._managedRowReader(column) {
+                return Value._trellisRead(reader, column)
             }
-            return readSlowly(object, storageKeyPath)
+            let field = Int(object[keyPath: storageKeyPath]._field)
+            if field != 0 { return readBound(object, fieldIndex: field - 1) }
+            switch object[keyPath: storageKeyPath].storage {
+            case .unmanaged(let value), .managedCached(let value): return value
+            case .unmanagedNoDefault, .managed: break
+            }
+            if object._isManaged { unboundManagedRead(object) }
+            let value = Value._trellisDefaultValue()
+            object[keyPath: storageKeyPath].storage = .unmanaged(value)
+            return value
         }
-        // Inlined into the model's setter so the storage key path is a literal there, which the
-        // optimizer turns into a plain store instead of a key-path walk (a tenth of an insert).
+        // Inlined into the model's setter, like the getter: the key path only reaches the
+        // wrapper, so it is never made (a key path that escaped to a function would also make
+        // every access to the property in the model's module a dynamically checked one).
         @inline(__always)
         set {
             if object._isManaged {
-                write(newValue, to: object, storageKeyPath)
+                writeBound(newValue, to: object, fieldIndex: Int(object[keyPath: storageKeyPath]._field) - 1)
             } else {
-                // Inlined with the key path known, this is a plain store into the object.
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
             }
         }
     }
 
-    /// Reads an unmanaged value, or a managed collection / LinkingObjects accessor (made once
-    /// per object and kept).
+    /// Reads a property whose wrapper knows its field (see ``_field``) but that is not a
+    /// managed scalar: a managed collection accessor (made once per object and kept), or the
+    /// property of a prototype recording a key path.
     @usableFromInline
-    static func readSlowly<EnclosingSelf: ObjectBase>(
-        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
-    ) -> Value {
-        guard let managed = object._managed else {
-            let value = object[keyPath: storageKeyPath].unmanagedValue()
-            if let recorder = object._keyPathRecorder { return recorder.record(object, storageKeyPath, unmanaged: value) }
-            return value
+    static func readBound(_ object: ObjectBase, fieldIndex: Int) -> Value {
+        let info = object._managed?.info ?? ClassInfo.unbound(for: type(of: object))
+        let field = info.fields[fieldIndex]
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let storage = (base + field.offset).assumingMemoryBound(to: Persisted<Value>.self)
+        guard object._isManaged else {
+            let value = storage.pointee.unmanagedValue()
+            guard let recorder = object._keyPathRecorder else { return value }
+            return recorder.record(object, field, unmanaged: value)
         }
-        let field = managed.info.field(for: storageKeyPath)
-        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset
-        return managedAccessor(object, field, base.assumingMemoryBound(to: Persisted<Value>.self))
+        return managedAccessor(object, field, storage)
     }
 
-    /// Writes through to the database when managed, else into the unmanaged storage.
+    /// A managed object whose wrappers were never bound: a bug in Trellis, never a stale value.
     @usableFromInline
-    static func write<EnclosingSelf: ObjectBase>(
-        _ newValue: Value, to object: EnclosingSelf,
-        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
-    ) {
-        if let managed = object._managed {
-            let field = managed.info.field(for: storageKeyPath)
-            managed.core.setProperty(of: object, managed, field, value: newValue)
-        } else {
-            object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
-        }
+    static func unboundManagedRead(_ object: ObjectBase) -> Never {
+        throwRealmException("Trellis internal error: a property of a managed '\(type(of: object).className())' "
+            + "was used through an accessor that does not know its columns.")
+    }
+
+    /// Writes a managed object's property to the database: `fieldIndex` is the one its wrapper
+    /// was given when the object became managed (see ``_field``).
+    @usableFromInline
+    static func writeBound(_ newValue: Value, to object: ObjectBase, fieldIndex: Int) {
+        guard let managed = object._managed, fieldIndex >= 0 else { unboundManagedRead(object) }
+        managed.core.setProperty(of: object, managed, managed.info.fields[fieldIndex], value: newValue)
     }
 
     /// The unmanaged value, computing (and keeping) the default on first use.

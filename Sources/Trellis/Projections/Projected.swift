@@ -56,7 +56,7 @@ public struct Projected<T: ObjectBase, Value>: AnyProjected {
     func originKeyPath(label: String) -> String {
         let recorder = KeyPathRecorder()
         let prototype = T()
-        prototype._keyPathRecorder = recorder
+        prototype._record(with: recorder)
         let value = prototype[keyPath: keyPath]
         var names = recorder.names
         if let collection = value as? any _ProjectedElementPath { names.append(collection.elementPropertyName) }

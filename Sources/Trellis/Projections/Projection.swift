@@ -175,7 +175,7 @@ struct ProjectionSchema: Sendable {
     static func originKeyPath<P: ProjectionObservable>(of keyPath: PartialKeyPath<P>) -> String {
         let recorder = KeyPathRecorder()
         let prototype = P.Root()
-        prototype._keyPathRecorder = recorder
+        prototype._record(with: recorder)
         let value = P(projecting: prototype)[keyPath: keyPath]
         var names = recorder.names
         if let collection = value as? any _ProjectedElementPath { names.append(collection.elementPropertyName) }

@@ -85,7 +85,7 @@ enum QueryKeyPathNames {
     static func name<Root: ObjectBase>(of keyPath: PartialKeyPath<Root>) -> String {
         let recorder = KeyPathRecorder()
         let prototype = Root()
-        prototype._keyPathRecorder = recorder
+        prototype._record(with: recorder)
         _ = prototype[keyPath: keyPath]
         guard !recorder.names.isEmpty else {
             throwRealmException("Key path \(keyPath) on '\(Root.className())' does not name a persisted property.")
@@ -100,12 +100,11 @@ final class KeyPathRecorder {
 
     /// Records the property behind `storageKeyPath` and returns what the read should give: for
     /// a to-one link, a recording prototype of the target so that a chain can go on.
-    func record<Value>(_ object: ObjectBase, _ storageKeyPath: AnyKeyPath, unmanaged: Value) -> Value {
-        let field = ClassInfo.unbound(for: type(of: object)).field(for: storageKeyPath)
+    func record<Value>(_ object: ObjectBase, _ field: FieldInfo, unmanaged: Value) -> Value {
         names.append(field.name)
         if field.isLink, field.typeInfo.collection == .none, let target = field.typeInfo.objectType {
             let prototype = target.init()
-            prototype._keyPathRecorder = self
+            prototype._record(with: self)
             if let value = prototype as? Value { return value }
         }
         return unmanaged

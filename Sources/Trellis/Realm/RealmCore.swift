@@ -564,6 +564,7 @@ final class RealmCore {
         let object = type.init()
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
+        object._bindSlots(table.info)
         if table.needsAccessorSetup { setUpAccessor(object, table, isNewAccessor: true) }
         return object
     }
@@ -592,6 +593,7 @@ final class RealmCore {
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)
         object._rowCache = RowCache()
+        object._bindSlots(table.info)
         if table.needsAccessorSetup { setUpAccessor(object, table, isNewAccessor: false) }
     }
 

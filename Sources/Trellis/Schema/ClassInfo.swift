@@ -79,6 +79,18 @@ final class ClassInfo: Sendable {
     /// (made from the object alone, no row read) `-2 - field index`; else -1 (collections, whose
     /// accessor is kept). Plain integers, so the hot read path touches no reference count.
     private let scalarColumns: [Int]
+    /// Where each `@Persisted` wrapper of an accessor is and the slot written into it when the
+    /// accessor becomes managed (see `Persisted._slot`); empty for classes known only by a file's
+    /// schema, whose accessors have no wrappers.
+    let wrapperSlots: [WrapperSlot]
+
+    /// A `@Persisted` wrapper's byte offset in an accessor and what a managed accessor's wrapper
+    /// is given (`Persisted._column`, `Persisted._field`).
+    struct WrapperSlot {
+        let offset: Int
+        let column: Int32
+        let field: Int32
+    }
 
     /// Whether an accessor that nothing else references may be pointed at another row during
     /// enumeration (see ``ObjectBase/_repoint(core:table:key:epoch:)``): the class keeps no state
@@ -97,7 +109,7 @@ final class ClassInfo: Sendable {
     {
         self.init(objectType: objectType, className: objectType.className(), isEmbedded: objectType.isEmbedded,
                   fields: fields, legacyLinkingObjects: legacyLinkingObjects,
-                  hasOtherStoredFields: hasOtherStoredFields)
+                  hasOtherStoredFields: hasOtherStoredFields, hasWrappers: true)
     }
 
     /// A class known only by the schema stored in a file (no model class): its `objectType` is
@@ -107,11 +119,13 @@ final class ClassInfo: Sendable {
                      objectType: ObjectBase.Type = ObjectBase.self)
     {
         self.init(objectType: objectType, className: className, isEmbedded: isEmbedded, fields: fields,
-                  legacyLinkingObjects: [], hasOtherStoredFields: true)
+                  legacyLinkingObjects: [], hasOtherStoredFields: true, hasWrappers: false)
     }
 
+    /// `hasWrappers`: the fields were discovered in the model class (their offsets are those of
+    /// `@Persisted` wrappers in its instances).
     private init(objectType: ObjectBase.Type, className: String, isEmbedded: Bool, fields: [FieldInfo],
-                 legacyLinkingObjects: [LegacyLinkingObjectsField], hasOtherStoredFields: Bool)
+                 legacyLinkingObjects: [LegacyLinkingObjectsField], hasOtherStoredFields: Bool, hasWrappers: Bool)
     {
         // An accessor holds nothing of its row but what `ObjectBase` holds: no kept collection
         // accessor, no field of the model's own.
@@ -131,9 +145,15 @@ final class ClassInfo: Sendable {
                                          isEmbedded: isEmbedded)
         keyPathTable = KeyPathTable(capacity: max(32, fields.count * 8))
         keyPathsAreTransient = _typeName(objectType, qualified: true).contains("<")
-        scalarColumns = fields.map { field in
+        let scalarColumns = fields.map { field in
             if field.isLinkingObjects { return Self.linkingObjectsColumn(fieldIndex: field.index) }
             return field.cachesAccessor ? -1 : field.rowColumn
+        }
+        self.scalarColumns = scalarColumns
+        wrapperSlots = !hasWrappers ? [] : fields.compactMap { field in
+            guard !(field.witness is any LegacyFieldWitness.Type) else { return nil }
+            return WrapperSlot(offset: field.offset, column: Int32(scalarColumns[field.index]),
+                               field: Int32(field.index + 1))
         }
     }
 

@@ -89,13 +89,15 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
 /// the `Results` once something other than a count needed it. Not generic, so making one per
 /// property read looks up no type metadata.
 final class LinkingObjectsSource {
+    // Unchecked: a source is confined to its Realm's thread (a frozen Realm's are never
+    // repointed), and these are read on every count.
     let core: RealmCore
-    let target: Table
-    let key: ObjectKey
-    let originProperty: String
+    @exclusivity(unchecked) private(set) var target: Table
+    @exclusivity(unchecked) private(set) var key: ObjectKey
+    @exclusivity(unchecked) private(set) var originProperty: String
     /// The `LinkingObjects` field this was read from, when known: the core remembers where its
     /// origin column is per field (see ``RealmCore/backlinkOrigin(_:originType:originProperty:)``).
-    let field: FieldInfo?
+    @exclusivity(unchecked) private(set) var field: FieldInfo?
     /// The `Results<Element>` of the value, made on first use. For a frozen Realm, whose values
     /// other threads read at the same time, made up front instead.
     var results: Any? {
@@ -125,6 +127,18 @@ final class LinkingObjectsSource {
         self.field = nil
         self.results = results
         self.hasResults = true
+    }
+
+    /// Makes this source, which nothing else references, the source of another object's value
+    /// (see ``LinkingObjects/managedValue(_:_:readFrom:)``).
+    func repoint(target: Table, key: ObjectKey, originProperty: String, field: FieldInfo) {
+        self.target = target
+        self.key = key
+        if self.field !== field {
+            self.originProperty = originProperty
+            self.field = field
+        }
+        if hasResults { results = nil }
     }
 
     /// The sum of the backlink counts: no origin row is read, nothing is allocated.
@@ -166,17 +180,38 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
         else {
             throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
         }
-        return managedValue(managed, managed.info.fields[index])
+        return managedValue(managed, managed.info.fields[index], readFrom: object)
     }
 
     /// The value of `field` of a managed object: cheap to make; the `Results` come on first use,
     /// except for a frozen Realm (whose values other threads read at the same time).
-    static func managedValue(_ managed: ManagedObject, _ field: FieldInfo) -> Self {
+    /// `object`: the object read, when known: it keeps the value's source as a spare, which the
+    /// next read points at its target when nothing else references it (the caller let go of the
+    /// value, as `dog.owners.count` does), so that a read allocates nothing.
+    static func managedValue(_ managed: ManagedObject, _ field: FieldInfo, readFrom object: ObjectBase? = nil) -> Self {
         let origin = field.originProperty ?? ""
-        let value = Self(propertyName: origin, source: LinkingObjectsSource(
-            core: managed.core, target: managed.table, key: managed.key, originProperty: origin, field: field))
-        if managed.core.isFrozen { _ = value.results }
-        return value
+        guard let object, !managed.core.isFrozen else {
+            let value = Self(propertyName: origin, source: LinkingObjectsSource(
+                core: managed.core, target: managed.table, key: managed.key, originProperty: origin, field: field))
+            if managed.core.isFrozen { _ = value.results }
+            return value
+        }
+        let source: LinkingObjectsSource
+        if var spare = object._spareLinkingObjectsSource, spare.core === managed.core {
+            object._spareLinkingObjectsSource = nil
+            if isKnownUniquelyReferenced(&spare) {
+                spare.repoint(target: managed.table, key: managed.key, originProperty: origin, field: field)
+                source = spare
+            } else {
+                source = LinkingObjectsSource(core: managed.core, target: managed.table, key: managed.key,
+                                              originProperty: origin, field: field)
+            }
+        } else {
+            source = LinkingObjectsSource(core: managed.core, target: managed.table, key: managed.key,
+                                          originProperty: origin, field: field)
+        }
+        object._spareLinkingObjectsSource = source
+        return Self(propertyName: origin, source: source)
     }
 
     public static func _trellisEncode(_ value: LinkingObjects, _ context: _EncodingContext) -> _StoredValue {

@@ -62,6 +62,12 @@ struct ListHeader {
 enum ListChunk {
     static func elements(_ bytes: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
         var out = [UnsafeRawBufferPointer]()
+        appendElements(of: bytes, to: &out)
+        return out
+    }
+
+    /// Appends the chunk's elements to `out` (no array of the chunk's own).
+    static func appendElements(of bytes: UnsafeRawBufferPointer, to out: inout [UnsafeRawBufferPointer]) {
         var offset = 0
         while offset + 4 <= bytes.count {
             let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
@@ -70,7 +76,6 @@ enum ListChunk {
             out.append(UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length]))
             offset += length
         }
-        return out
     }
 
     static func element(_ bytes: UnsafeRawBufferPointer, at index: Int) -> UnsafeRawBufferPointer? {
@@ -111,7 +116,7 @@ extension RealmCore {
         var out = [UnsafeRawBufferPointer]()
         out.reserveCapacity(header.count)
         for chunk in header.chunks {
-            if let bytes = collectionValue(location.chunkKey(chunk.id)) { out += ListChunk.elements(bytes) }
+            if let bytes = collectionValue(location.chunkKey(chunk.id)) { ListChunk.appendElements(of: bytes, to: &out) }
         }
         return out
     }

@@ -36,6 +36,19 @@ open class ObjectBase: CustomStringConvertible {
     /// Set when `Realm.delete` deleted the object through this accessor: as in Realm, the
     /// accessor then has no Realm, and deleting it again traps.
     final var _deletedThroughThisAccessor = false
+    /// The accessor this object's last to-one read handed out, kept so that the next read may
+    /// point it at its row instead of making one when nothing else references it (see
+    /// ``RealmCore/linkedAccessor(_:key:from:)``).
+    @exclusivity(unchecked) final var _spareLinkTarget: ObjectBase?
+    /// Whether a to-one read handed this accessor out: such an accessor keeps no spare of its
+    /// own, so kept accessors never form chains (walking a linked list keeps nothing alive).
+    @exclusivity(unchecked) final var _isLinkTarget = false
+    /// The source of the last `LinkingObjects` value read from this object, kept so that the
+    /// next read may reuse it (see ``LinkingObjects/managedValue(_:_:readFrom:)``).
+    @exclusivity(unchecked) final var _spareLinkingObjectsSource: LinkingObjectsSource?
+    /// Whether a read of a managed collection property kept its accessor in the wrapper (see
+    /// ``_repoint(core:table:key:epoch:)``, which then drops it).
+    @exclusivity(unchecked) final var _keepsCollectionAccessors = false
 
     /// Makes this managed accessor the accessor of another row of the same table, as a new
     /// accessor would be: every field above that depends on the row is reset here (keep this in
@@ -45,6 +58,12 @@ open class ObjectBase: CustomStringConvertible {
         _managed = ManagedObject(core: core, table: table, key: key, epoch: epoch)
         _rowCache = RowCache()
         _deletedThroughThisAccessor = false
+        if _keepsCollectionAccessors {
+            _keepsCollectionAccessors = false
+            let fields = table.info.keptCollectionFields
+            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            for field in fields { field.witness.forgetManagedAccessor(at: base + field.offset) }
+        }
     }
 
     /// Creates an unmanaged object. Subclasses with their own designated initializers declare
@@ -210,11 +229,11 @@ extension _PersistableInsideOptional where Self: ObjectBase {
         // With its row read (a List's elements are often consecutive keys: the lookup steps);
         // a missing row (a damaged file) gives an accessor that traps when read, as before.
         let key = row.row.slot(column)
-        return row.core.linkedAccessor(Self.self, key: key) ?? row.core.accessor(Self.self, key: key)
+        return row.core.linkedAccessor(Self.self, key: key, from: row.owner) ?? row.core.accessor(Self.self, key: key)
     }
     /// The linked object with its row already read (the first property read needs no lookup);
     /// nil if the target row is missing, which only a damaged file has.
     public static func _trellisReadIfPresent(_ row: _RowReader, _ column: Int) -> Self? {
-        row.core.linkedAccessor(Self.self, key: row.row.slot(column))
+        row.core.linkedAccessor(Self.self, key: row.row.slot(column), from: row.owner)
     }
 }

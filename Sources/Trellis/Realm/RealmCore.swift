@@ -544,9 +544,19 @@ final class RealmCore {
     }
 
     /// The accessor of a link target with its row cached, or nil if the row is missing.
-    func linkedAccessor<T: ObjectBase>(_ type: T.Type, key: ObjectKey) -> T? {
+    /// `owner`: the object whose to-one property is read, when known (see
+    /// ``linkTarget(_:table:key:reading:)``).
+    func linkedAccessor<T: ObjectBase>(_ type: T.Type, key: ObjectKey, from owner: ObjectBase? = nil) -> T? {
         guard let table = table(for: type, create: false) else { return nil }
-        return linkedAccessor(type, table: table, key: key)
+        guard let bytes = transaction.get(table.rows, nearIntegerKey: key) else { return nil }
+        let object: T
+        if let owner, let target = linkTarget(type, table: table, key: key, reading: owner) {
+            object = target
+        } else {
+            object = accessor(type, table: table, key: key)
+        }
+        object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
+        return object
     }
 
     /// The accessor of an object of `table` with its row cached, or nil if the row is missing.
@@ -557,6 +567,34 @@ final class RealmCore {
         guard let bytes = row else { return nil }
         let object = accessor(type, table: table, key: key)
         object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
+        return object
+    }
+
+    /// The accessor a to-one read of `owner` hands out, kept by `owner` as its spare: the spare
+    /// it kept from its last read pointed at `key` when nothing else references it (the caller
+    /// let go of it, as `person.dog?.age` does), else a new one. Saves an allocation, an
+    /// initialisation and a deinitialisation per hop. Nil when `owner` keeps no spare: a
+    /// frozen Realm's objects are read by several threads; a link target keeps none itself
+    /// (no chains of kept accessors); a class whose accessors are not reusable.
+    private func linkTarget<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey, reading owner: ObjectBase)
+        -> T?
+    {
+        guard !isFrozen, !owner._isLinkTarget, table.info.accessorsAreReusable, !table.needsAccessorSetup else {
+            return nil
+        }
+        if var spare = owner._spareLinkTarget {
+            owner._spareLinkTarget = nil
+            if Swift.type(of: spare) == type, spare._coreOwner === self, isKnownUniquelyReferenced(&spare),
+               _getWeakRetainCount(spare) <= 1, _getUnownedRetainCount(spare) <= 1
+            {
+                spare._repoint(core: self, table: table, key: key, epoch: epoch)
+                owner._spareLinkTarget = spare
+                return unsafeDowncast(spare, to: type)
+            }
+        }
+        let object = accessor(type, table: table, key: key)
+        object._isLinkTarget = true
+        owner._spareLinkTarget = object
         return object
     }
 

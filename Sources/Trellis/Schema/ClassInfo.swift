@@ -93,9 +93,13 @@ final class ClassInfo: Sendable {
     }
 
     /// Whether an accessor that nothing else references may be pointed at another row during
-    /// enumeration (see ``ObjectBase/_repoint(core:table:key:epoch:)``): the class keeps no state
-    /// of its own in an accessor (no kept collection accessor, no field that is not persisted).
+    /// enumeration and link hops (see ``ObjectBase/_repoint(core:table:key:epoch:)``): the class
+    /// keeps no state of its own in an accessor (no field that is not persisted, no legacy
+    /// declaration); the collection accessors it keeps are dropped when it is repointed.
     let accessorsAreReusable: Bool
+    /// The `@Persisted` collection fields, whose accessors an object keeps: dropped when the
+    /// object is pointed at another row.
+    let keptCollectionFields: [FieldInfo]
 
     /// `let owners = LinkingObjects(fromType:property:)` fields (the pre-`@Persisted` form),
     /// made live when an accessor becomes managed.
@@ -129,10 +133,11 @@ final class ClassInfo: Sendable {
     {
         // An accessor holds nothing of its row but what `ObjectBase` holds: no kept collection
         // accessor, no field of the model's own.
-        self.accessorsAreReusable = !hasOtherStoredFields && legacyLinkingObjects.isEmpty
-            && fields.allSatisfy { !$0.cachesAccessor || $0.isLinkingObjects }
+        let legacyFields = fields.filter { $0.witness is any LegacyFieldWitness.Type }
+        self.accessorsAreReusable = !hasOtherStoredFields && legacyLinkingObjects.isEmpty && legacyFields.isEmpty
+        self.keptCollectionFields = fields.filter { $0.cachesAccessor && !$0.isLinkingObjects }
         self.legacyLinkingObjects = legacyLinkingObjects
-        self.legacyFields = fields.filter { $0.witness is any LegacyFieldWitness.Type }
+        self.legacyFields = legacyFields
         self.objectType = objectType
         self.className = className
         self.isEmbedded = isEmbedded

@@ -28,6 +28,13 @@ protocol PersistedFieldWitness: SendableMetatype {
     /// For a collection field of an object being added: stores its contents and keeps the
     /// managed collection in the field.
     static func attachCollection(at field: UnsafeMutableRawPointer, binding: CollectionBinding, session: AddSession)
+    /// Drops the collection accessor a managed object keeps at `field`, so that the next read
+    /// makes one for the object's current row (an accessor pointed at another row).
+    static func forgetManagedAccessor(at field: UnsafeMutableRawPointer)
+}
+
+extension PersistedFieldWitness {
+    static func forgetManagedAccessor(at field: UnsafeMutableRawPointer) {}
 }
 
 /// Learns a model class's properties from its stored fields.
@@ -159,6 +166,11 @@ extension Persisted: PersistedFieldWitness {
         return C._trellisAttach(collection, to: binding, session: session)
     }
 
+    static func forgetManagedAccessor(at field: UnsafeMutableRawPointer) {
+        let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
+        if case .managedCached = storage.pointee.storage { storage.pointee.storage = .managed }
+    }
+
     static func markManaged(at field: UnsafeMutableRawPointer) {
         let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
         if case .managedCached = storage.pointee.storage { return }
@@ -197,7 +209,10 @@ extension Persisted: PersistedFieldWitness {
             maker._trellisMakeAccessor(object, field, into: UnsafeMutableRawPointer(slot))
             return slot.move()
         }
-        if !field.isLinkingObjects { storage.pointee.storage = .managedCached(value) }
+        if !field.isLinkingObjects {
+            storage.pointee.storage = .managedCached(value)
+            object._keepsCollectionAccessors = true
+        }
         return value
     }
 

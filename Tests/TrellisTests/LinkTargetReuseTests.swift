@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+// Issue 18's accessor reuse: an accessor (or a LinkingObjects source) that nothing but Trellis
+// references may be pointed at another row instead of a new one being made. Whatever the
+// caller keeps must never change under it, and the reuse must not keep chains of objects alive.
+
+final class ReuseOwner: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var pet: ReusePet?
+    @Persisted var pets: List<ReusePet>
+}
+
+final class ReusePet: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted(originProperty: "pet") var owners: LinkingObjects<ReuseOwner>
+    @Persisted(originProperty: "pets") var listOwners: LinkingObjects<ReuseOwner>
+}
+
+final class ReuseNode: Object {
+    @Persisted var value = 0
+    @Persisted var next: ReuseNode?
+}
+
+@Suite struct LinkTargetReuseTests {
+    let folder = TemporaryFolder()
+
+    /// 200 owners, each with its own pet (pet i has age i) and a list of the pets i and i+1.
+    private func ownersAndPets() throws -> Realm {
+        let realm = try Realm(configuration: folder.configuration([ReuseOwner.self, ReusePet.self, ReuseNode.self]))
+        try realm.write {
+            let pets = (0..<201).map { i in realm.create(ReusePet.self, value: ["name": "pet \(i)", "age": i]) }
+            for i in 0..<200 {
+                let owner = realm.create(ReuseOwner.self, value: ["name": "owner \(i)", "age": i])
+                owner.pet = pets[i]
+                owner.pets.append(objectsIn: [pets[i], pets[i + 1]])
+            }
+        }
+        return realm
+    }
+
+    @Test func linkTargetsTheCallerKeepsNeverChangeUnderIt() throws {
+        let realm = try ownersAndPets()
+        var kept = [ReusePet]()
+        var sum = 0
+        for owner in realm.objects(ReuseOwner.self).sorted(byKeyPath: "age") {
+            sum += owner.pet?.age ?? 0  // dropped at once: may be reused
+            if owner.age % 3 == 0, let pet = owner.pet { kept.append(pet) }
+            #expect(owner.pet?.name == "pet \(owner.age)")
+        }
+        #expect(sum == (0..<200).reduce(0, +))
+        #expect(kept.count == 67)
+        for (index, pet) in kept.enumerated() {
+            #expect(pet.age == index * 3)
+            #expect(pet.name == "pet \(index * 3)")
+        }
+    }
+
+    @Test func aWeaklyHeldLinkTargetIsNeverPointedAtAnotherRow() throws {
+        let realm = try ownersAndPets()
+        weak var weakPet: ReusePet?
+        var reads = 0
+        for owner in realm.objects(ReuseOwner.self).sorted(byKeyPath: "age") {
+            if owner.age == 0 {
+                weakPet = owner.pet  // held weakly only (and as the owner accessor's spare)
+                #expect(weakPet?.age == 0)
+            } else {
+                reads += owner.pet?.age ?? 0
+            }
+            // Released or still pet 0: never repointed at another owner's pet.
+            if let pet = weakPet { #expect(pet.age == 0 && pet.name == "pet 0") }
+        }
+        #expect(reads == (1..<200).reduce(0, +))
+    }
+
+    @Test func repointedAccessorsDropTheCollectionsTheyKept() throws {
+        let realm = try ownersAndPets()
+        var lists = [List<ReusePet>]()
+        for owner in realm.objects(ReuseOwner.self).sorted(byKeyPath: "age") {
+            // Each owner's list, read through an accessor the iteration may reuse.
+            #expect(owner.pets.map(\.age) == [owner.age, owner.age + 1])
+            lists.append(owner.pets)
+        }
+        for (index, list) in lists.enumerated() {
+            #expect(list.map(\.age) == [index, index + 1])
+        }
+        // And on a second pass, with the accessors of the first pass long gone.
+        for owner in realm.objects(ReuseOwner.self) {
+            #expect(owner.pets.first?.age == owner.age)
+        }
+    }
+
+    @Test func linkingObjectsValuesTheCallerKeepsNeverChangeUnderIt() throws {
+        let realm = try ownersAndPets()
+        var kept = [(age: Int, owners: LinkingObjects<ReuseOwner>)]()
+        for pet in realm.objects(ReusePet.self).sorted(byKeyPath: "age") {
+            // Counted and dropped (reusable), then read again and kept.
+            let expected = pet.age == 0 || pet.age == 200 ? 1 : 2
+            #expect(pet.listOwners.count == expected)
+            #expect(pet.owners.count == (pet.age < 200 ? 1 : 0))
+            if pet.age % 10 == 0 { kept.append((pet.age, pet.owners)) }
+        }
+        for (age, owners) in kept {
+            #expect(owners.count == (age < 200 ? 1 : 0))
+            #expect(owners.first?.age == (age < 200 ? age : nil))
+        }
+    }
+
+    @Test func linkingObjectsStayLiveAfterTheirSourceWasReused() throws {
+        let realm = try ownersAndPets()
+        let pets = realm.objects(ReusePet.self).sorted(byKeyPath: "age")
+        let pet = pets[5]
+        let owners = pet.owners
+        #expect(owners.first?.name == "owner 5")  // makes its Results
+        _ = pet.owners.count  // another read of the same object: its own source
+        try realm.write { realm.create(ReuseOwner.self, value: ["name": "late", "age": 1000]).pet = pet }
+        #expect(owners.count == 2)
+        #expect(Set(owners.map(\.name)) == ["owner 5", "late"])
+    }
+
+    @Test func walkingALongChainOfLinksKeepsNoChainOfAccessors() throws {
+        let realm = try Realm(configuration: folder.configuration([ReuseOwner.self, ReusePet.self, ReuseNode.self]))
+        let length = 20_000
+        try realm.write {
+            var next: ReuseNode?
+            for value in (0..<length).reversed() {
+                let node = realm.create(ReuseNode.self, value: ["value": value])
+                node.next = next
+                next = node
+            }
+        }
+        let head = try #require(realm.objects(ReuseNode.self).sorted(byKeyPath: "value").first)
+        var node: ReuseNode? = head
+        var count = 0
+        while let current = node {
+            #expect(current.value == count)
+            count += 1
+            node = current.next
+        }
+        #expect(count == length)
+        // The head keeps its spare (the second node); the spare keeps none: releasing the head
+        // releases two accessors, not a chain of 20,000 (which would also overflow the stack).
+        let spare = try #require(head._spareLinkTarget as? ReuseNode)
+        #expect(spare.value == 1)
+        #expect(spare._spareLinkTarget == nil)
+    }
+
+    @Test func frozenObjectsKeepNoSpares() throws {
+        let realm = try ownersAndPets()
+        let frozen = realm.freeze()
+        let owner = try #require(frozen.objects(ReuseOwner.self).sorted(byKeyPath: "age").first)
+        #expect(owner.pet?.age == 0)
+        #expect(owner._spareLinkTarget == nil)
+        #expect(owner.pet?.owners.count == 1)
+    }
+}

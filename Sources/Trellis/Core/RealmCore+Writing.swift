@@ -166,6 +166,17 @@ extension RealmCore {
         }
     }
 
+    /// The number of links to a target from every origin (`@links.@count`), summed in place.
+    func backlinkCount(to table: Table, key: ObjectKey) -> Int {
+        withUnsafeTemporaryAllocation(byteCount: 12, alignment: 8) { prefix in
+            BigEndian.store(table.tableId, into: prefix, at: 0)
+            BigEndian.store(key, into: prefix, at: 4)
+            return transaction.withReusableCursor(file.backlinks) { cursor in
+                cursor?.sumOfCounts(withPrefix: UnsafeRawBufferPointer(prefix)) ?? 0
+            }
+        }
+    }
+
     /// Every backlink entry of a target (optionally from one origin table and column).
     func backlinks(to table: Table, key: ObjectKey, from origin: Table? = nil, column: FieldInfo? = nil)
         -> [(key: BacklinkKey, count: Int)]

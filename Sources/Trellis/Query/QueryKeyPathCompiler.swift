@@ -95,7 +95,7 @@ extension QueryCompiler {
                 guard isLast else { throw invalid(path, "@links.@count must appear at the end of a keypath") }
                 let core = self.core
                 return QueryOperand(values: perRow(rows) { row in
-                    .int(Int64(core.backlinks(to: row.table, key: row.key).reduce(0) { $0 + $1.count }))
+                    .int(Int64(core.backlinkCount(to: row.table, key: row.key)))
                 }, type: .int, className: info.className, propertyName: "@links.@count", objectClassName: nil)
             case .operation(let op):
                 throw invalid(path, "'\(op.rawValue)' must follow a collection property")
@@ -112,8 +112,10 @@ extension QueryCompiler {
                 if field.isLinkingObjects {
                     let (origin, originField) = try linkingObjectsOrigin(field, of: info, path)
                     let expansion = backlinkExpansion(origin: origin, field: originField)
-                    if let terminal = try objectCollectionTerminal(rest, expansion, element: origin, owner: info,
-                                                                   field: field, rows: rows, path)
+                    if let terminal = try objectCollectionTerminal(rest, expansion,
+                                                                   count: backlinkCount(origin: origin, field: originField),
+                                                                   element: origin, owner: info, field: field,
+                                                                   rows: rows, path)
                     { return terminal }
                     rows = expand(rows, expansion)
                     info = origin
@@ -124,8 +126,10 @@ extension QueryCompiler {
                             return try mapValue(rows, field, info, key: key, path)
                         }
                         let expansion = collectionExpansion(field: field, target: target)
-                        if let terminal = try objectCollectionTerminal(rest, expansion, element: target, owner: info,
-                                                                       field: field, rows: rows, path)
+                        if let terminal = try objectCollectionTerminal(rest, expansion,
+                                                                       count: storedObjectCount(field),
+                                                                       element: target, owner: info, field: field,
+                                                                       rows: rows, path)
                         { return terminal }
                         rows = expand(rows, expansion)
                         info = target
@@ -254,6 +258,17 @@ extension QueryCompiler {
         }
     }
 
+    /// The number of elements of `field`'s collection in `row`, read from storage.
+    private func storedCount(_ row: QueryRow, _ field: FieldInfo) -> Int {
+        let location = CollectionLocation(table: row.table, key: row.key, field: field)
+        switch field.typeInfo.collection {
+        case .list: return core.listCount(location)
+        case .set: return core.setCount(location)
+        case .map: return core.mapCount(location)
+        case .none: return 0
+        }
+    }
+
     /// Visits the rows one owner row leads to through a collection or backlinks; returns true
     /// when the visitor stopped early.
     typealias Expansion = (QueryRow, (QueryRow) -> Bool) -> Bool
@@ -269,6 +284,26 @@ extension QueryCompiler {
                 if visit(QueryRow(table: targetTable, key: key, row: row)) { return true }
             }
             return false
+        }
+    }
+
+    /// The number of rows ``backlinkExpansion(origin:field:)`` visits for a target: the sum of
+    /// its backlink counts, read in place (no origin row is read, no entry copied).
+    private func backlinkCount(origin: ClassInfo, field: FieldInfo) -> (QueryRow) -> Int {
+        guard let originTable = table(origin) else { return { _ in 0 } }
+        let core = self.core, column = field.rowColumn
+        return { target in core.backlinkCount(to: target.table, key: target.key, from: originTable, column: column) }
+    }
+
+    /// The stored element count of a list or set of objects, which holds no nulls and whose
+    /// targets exist (deleting an object removes it from every list and set); nil for maps, whose
+    /// expansion skips the entries whose object was deleted.
+    private func storedObjectCount(_ field: FieldInfo) -> ((QueryRow) -> Int)? {
+        let core = self.core
+        switch field.typeInfo.collection {
+        case .list: return { core.listCount(CollectionLocation(table: $0.table, key: $0.key, field: field)) }
+        case .set: return { core.setCount(CollectionLocation(table: $0.table, key: $0.key, field: field)) }
+        case .map, .none: return nil
         }
     }
 
@@ -323,7 +358,11 @@ extension QueryCompiler {
 
     /// What follows a collection of objects: nothing (the objects), `@count`, or
     /// `@min/@max/@sum/@avg.property`; nil when the path goes on into the elements.
+    /// `count`: the number of elements of one owner's collection read from storage (a list's
+    /// header, a set's stored count, the backlink counts), when that is the number of rows its
+    /// expansion visits; nil to count by visiting them.
     private func objectCollectionTerminal(_ rest: [QueryKeyPathComponent], _ expansion: @escaping Expansion,
+                                          count storedCount: ((QueryRow) -> Int)? = nil,
                                           element: ClassInfo, owner: ClassInfo, field: FieldInfo,
                                           rows: QueryRowSource, _ path: QueryKeyPath) throws(QueryError) -> QueryOperand?
     {
@@ -335,6 +374,10 @@ extension QueryCompiler {
         switch op {
         case .count, .size:
             guard rest.count == 1 else { throw invalid(path, "@count must appear at the end of a keypath") }
+            if let storedCount {
+                return QueryOperand(values: perRow(rows) { .int(Int64(storedCount($0))) }, type: .int,
+                                    className: owner.className, propertyName: field.name, objectClassName: nil)
+            }
             return QueryOperand(values: perRow(rows) { owner in
                 var count = 0
                 _ = expansion(owner) { _ in count += 1; return false }
@@ -430,6 +473,11 @@ extension QueryCompiler {
             throw invalid(path, "\(op.rawValue) can only be applied to a collection of numbers or dates")
         }
         let resultType: PropertyType = op == .count || op == .size ? .int : (op == .avg && type == .int ? .double : type)
+        if op == .count || op == .size {
+            // Every element counts (nulls too): the stored count, with nothing decoded.
+            return QueryOperand(values: perRow(rows) { [self] row in .int(Int64(storedCount(row, field))) },
+                                type: .int, className: owner.className, propertyName: field.name, objectClassName: nil)
+        }
         return QueryOperand(values: perRow(rows) { row in
             let items = values(row)
             return op == .count || op == .size ? .int(Int64(items.count)) : QueryAggregate.apply(op, items)

@@ -132,7 +132,8 @@ final class LinkingObjectsSource {
     /// Makes this source, which nothing else references, the source of another object's value
     /// (see ``LinkingObjects/managedValue(_:_:readFrom:)``).
     func repoint(target: Table, key: ObjectKey, originProperty: String, field: FieldInfo) {
-        self.target = target
+        // Usually another object of the same class: only the key changes (no reference counted).
+        if self.target !== target { self.target = target }
         self.key = key
         if self.field !== field {
             self.originProperty = originProperty
@@ -176,11 +177,17 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     /// over its object and the encoded field: no row is read, no `Results` made yet.
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
         guard let object = row.owner, let managed = object._managed,
-              let index = ClassInfo.linkingObjectsFieldIndex(column: column), index < managed.info.fields.count
+              let index = ClassInfo.linkingObjectsFieldIndex(column: column)
         else {
             throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
         }
-        return managedValue(managed, managed.info.fields[index], readFrom: object)
+        // Borrowed: the object keeps its core, which keeps the table and its class info.
+        return Unmanaged.passUnretained(managed.info)._withUnsafeGuaranteedRef { info in
+            guard index < info.fields.count else {
+                throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
+            }
+            return managedValue(managed, info.fields[index], readFrom: object)
+        }
     }
 
     /// The value of `field` of a managed object: cheap to make; the `Results` come on first use,

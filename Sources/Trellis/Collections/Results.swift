@@ -252,81 +252,40 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// An iterator over a snapshot of the matching keys.
     ///
-    /// Holds the table and the evaluated rows itself, so each step makes the accessor directly
-    /// (no table lookup per object) and hands it its row.
+    /// The walk over the objects is not generic (``ObjectWalk``); `next()` is inlined into the
+    /// caller, so handing out each object costs no generic value-witness call.
     public struct Iterator: IteratorProtocol {
-        let core: RealmCore?
-        let table: Table?
-        let objectType: ObjectBase.Type?
-        let keys: [ObjectKey]
-        let rows: [UnsafeRawBufferPointer]
-        /// The change stamp the keys were evaluated under.
-        let stamp: UInt64
+        @usableFromInline var walk: ObjectWalk?
         /// Whether the elements are projections of the objects.
-        let projectsObjects: Bool
+        @usableFromInline let projectsObjects: Bool
         /// The values of results of values.
-        let values: [Element]
-        var position = 0
-        /// Whether the accessor handed out last may be reused for the next object (see
-        /// ``RealmCore/accessor(reusing:_:table:key:)``).
-        let reusesAccessors: Bool
-        /// The accessor handed out last, while `reusesAccessors`.
-        var handedOut: ObjectBase?
+        @usableFromInline let values: [Element]
+        @usableFromInline var position = 0
 
         init(core: RealmCore, table: Table?, objectType: ObjectBase.Type?, keys: [ObjectKey],
              rows: [UnsafeRawBufferPointer], stamp: UInt64)
         {
-            self.core = core
-            self.table = table
-            self.objectType = objectType
-            self.keys = keys
-            self.rows = rows
-            self.stamp = stamp
-            self.projectsObjects = Element.self is any ProjectionObservable.Type
-            self.values = []
-            reusesAccessors = table.map { $0.info.accessorsAreReusable && !$0.needsAccessorSetup } == true
-                && !core.isFrozen
+            if let table, let objectType {
+                walk = ObjectWalk(core: core, table: table, objectType: objectType, keys: keys, rows: rows, stamp: stamp)
+            }
+            projectsObjects = Element.self is any ProjectionObservable.Type
+            values = []
         }
 
         init(values: [Element]) {
-            core = nil
-            table = nil
-            objectType = nil
-            keys = []
-            rows = []
-            stamp = 0
             projectsObjects = false
             self.values = values
-            reusesAccessors = false
         }
 
+        @inlinable
         public mutating func next() -> Element? {
-            guard let core, let table, let objectType else {
+            guard walk != nil else {
                 guard position < values.count else { return nil }
                 position += 1
                 return values[position - 1]
             }
-            while position < keys.count {
-                let key = keys[position]
-                position += 1
-                let object: ObjectBase
-                if core.changeStamp == stamp {
-                    // Nothing changed since evaluation: the evaluated row is still current.
-                    if reusesAccessors {
-                        object = core.accessor(reusing: &handedOut, objectType, table: table, key: key)
-                        handedOut = object
-                    } else {
-                        object = core.accessor(objectType, table: table, key: key)
-                    }
-                    object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
-                } else if core.rowView(table, key) != nil {
-                    object = core.accessor(objectType, table: table, key: key)
-                } else {
-                    continue // An object deleted while iterating is skipped, as in Realm.
-                }
-                return projectsObjects ? Element._trellisElement(for: object) : unsafeBitCast(object, to: Element.self)
-            }
-            return nil
+            guard let object = walk?.next() else { return nil }
+            return projectsObjects ? Element._trellisElement(for: object) : unsafeBitCast(object, to: Element.self)
         }
     }
 
@@ -365,4 +324,60 @@ final class ResultsKeyCache {
     var stamp: UInt64 = 0
     var keys: [ObjectKey] = []
     var rows: [UnsafeRawBufferPointer] = []
+}
+
+/// The objects of an evaluated `Results`, handed out one by one: each gets its row as it was
+/// evaluated. Not generic, so that the generic iterator's inlined `next()` only casts. Not API.
+public struct ObjectWalk {
+    let core: RealmCore
+    let table: Table
+    let objectType: ObjectBase.Type
+    let keys: [ObjectKey]
+    let rows: [UnsafeRawBufferPointer]
+    /// The change stamp the keys were evaluated under.
+    let stamp: UInt64
+    var position = 0
+    /// Whether the accessor handed out last may be reused for the next object (see
+    /// ``RealmCore/accessor(reusing:_:table:key:)``).
+    let reusesAccessors: Bool
+    /// The accessor handed out last, while `reusesAccessors`.
+    var handedOut: ObjectBase?
+
+    init(core: RealmCore, table: Table, objectType: ObjectBase.Type, keys: [ObjectKey], rows: [UnsafeRawBufferPointer],
+         stamp: UInt64)
+    {
+        self.core = core
+        self.table = table
+        self.objectType = objectType
+        self.keys = keys
+        self.rows = rows
+        self.stamp = stamp
+        reusesAccessors = table.info.accessorsAreReusable && !table.needsAccessorSetup && !core.isFrozen
+    }
+
+    /// The next object; nil at the end. An object deleted since evaluation is skipped, as in Realm.
+    @usableFromInline
+    mutating func next() -> ObjectBase? {
+        while position < keys.count {
+            let key = keys[position]
+            position += 1
+            let object: ObjectBase
+            if core.changeStamp == stamp {
+                // Nothing changed since evaluation: the evaluated row is still current.
+                if reusesAccessors {
+                    object = core.accessor(reusing: &handedOut, objectType, table: table, key: key)
+                    handedOut = object
+                } else {
+                    object = core.accessor(objectType, table: table, key: key)
+                }
+                object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
+            } else if core.rowView(table, key) != nil {
+                object = core.accessor(objectType, table: table, key: key)
+            } else {
+                continue
+            }
+            return object
+        }
+        return nil
+    }
 }

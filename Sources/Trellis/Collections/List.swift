@@ -112,30 +112,50 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             return Iterator(source: .array(elements))
         case .managed(let binding):
             binding.verifyReadable()
-            return Iterator(source: .snapshot(binding, ElementSnapshot(binding.core.listElements(binding.location))),
-                            objects: ListObjectReader(binding, elementType: Element.self))
+            let elements = binding.core.listElements(binding.location)
+            if let reader = ListObjectReader(binding, elementType: Element.self) {
+                return Iterator(objects: ListObjectWalk(core: binding.core, elements: elements, reader: reader))
+            }
+            return Iterator(source: .snapshot(binding, ElementSnapshot(elements)))
         case .nested(let nested):
             return Iterator(source: .array(nestedElements(nested)))
         }
     }
 
     /// Walks a snapshot of the list.
+    ///
+    /// For a list of objects the walk is not generic (``ListObjectWalk``) and `next()` is inlined
+    /// into the caller, so handing out each object costs no generic value-witness call.
     public struct Iterator: IteratorProtocol {
         enum Source {
             case array([Element])
             case snapshot(CollectionBinding, ElementSnapshot)
+            case objects
         }
         let source: Source
         var position = 0
-        /// For a list of objects: makes the elements' accessors without generic code.
-        var objects: ListObjectReader?
+        /// For a list of objects: its keys, made into accessors without generic code.
+        @usableFromInline var objects: ListObjectWalk?
 
-        init(source: Source, objects: ListObjectReader? = nil) {
+        init(source: Source) {
             self.source = source
+        }
+
+        init(objects: ListObjectWalk) {
+            self.source = .objects
             self.objects = objects
         }
 
+        @inlinable
         public mutating func next() -> Element? {
+            guard objects != nil else { return nextValue() }
+            // `Element` is the accessors' class (see ListObjectReader.init).
+            return objects?.next().map { unsafeBitCast($0, to: Element.self) }
+        }
+
+        /// The next element of an unmanaged list or a list of values.
+        @usableFromInline
+        mutating func nextValue() -> Element? {
             switch source {
             case .array(let elements):
                 guard position < elements.count else { return nil }
@@ -144,11 +164,9 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             case .snapshot(let binding, let snapshot):
                 guard position < snapshot.count else { return nil }
                 position += 1
-                if objects != nil, let object = objects?.accessor(binding.core, element: snapshot[position - 1]) {
-                    // `Element` is the accessor's class (see ListObjectReader.init).
-                    return unsafeBitCast(object, to: Element.self)
-                }
                 return binding.decode(snapshot[position - 1], nestedAt: .listElement(binding.location, index: position - 1))
+            case .objects:
+                return nil
             }
         }
     }

@@ -27,7 +27,11 @@ struct ListObjectReader {
     mutating func accessor(_ core: RealmCore, element: UnsafeRawBufferPointer) -> ObjectBase? {
         let row = RowView(bytes: element)
         if row.isNull(0) { return nil }
-        let key = row.slot(0)
+        return accessor(core, key: row.slot(0))
+    }
+
+    /// The accessor of the object `key` designates.
+    mutating func accessor(_ core: RealmCore, key: ObjectKey) -> ObjectBase {
         guard let bytes = core.transaction.get(table.rows, nearIntegerKey: key) else {
             // A missing row (a damaged file): an accessor that traps when read, as before.
             return core.accessor(type, table: table, key: key)
@@ -41,5 +45,37 @@ struct ListObjectReader {
         }
         object._rowCache = RowCache(stamp: core.changeStamp, bytes: bytes)
         return object
+    }
+}
+
+/// The objects of a list of objects as it was when iteration began: its elements' keys, copied
+/// then (so that the loop body may change the list), made into accessors one at a time by a
+/// ``ListObjectReader``. Not generic, so that `List.Iterator`'s inlined `next()` only casts.
+/// Not API.
+public struct ListObjectWalk {
+    let core: RealmCore
+    let keys: [ObjectKey]
+    var reader: ListObjectReader
+    var position = 0
+
+    /// `elements`: the list's encoded elements (a list of objects holds no null element; one
+    /// in a damaged file is skipped).
+    init(core: RealmCore, elements: [UnsafeRawBufferPointer], reader: ListObjectReader) {
+        self.core = core
+        var keys = [ObjectKey]()
+        keys.reserveCapacity(elements.count)
+        for element in elements {
+            if let key = CollectionElement.linkKey(element) { keys.append(key) }
+        }
+        self.keys = keys
+        self.reader = reader
+    }
+
+    /// The next object; nil at the end.
+    @usableFromInline
+    mutating func next() -> ObjectBase? {
+        guard position < keys.count else { return nil }
+        position += 1
+        return reader.accessor(core, key: keys[position - 1])
     }
 }

@@ -30,6 +30,31 @@ struct CollectionLocation {
 
     var headerKey: [UInt8] { ownerPrefix + [CollectionKey.headerTag] }
 
+    /// Calls `body` with ``headerKey`` built on the stack (read for every collection read).
+    func withHeaderKey<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: CollectionKey.ownerSize + 1, alignment: 8) { buffer in
+            storeOwnerPrefix(into: buffer)
+            buffer[CollectionKey.ownerSize] = CollectionKey.headerTag
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
+    /// Calls `body` with ``chunkKey(_:)`` built on the stack.
+    func withChunkKey<R>(_ id: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: CollectionKey.ownerSize + 5, alignment: 8) { buffer in
+            storeOwnerPrefix(into: buffer)
+            buffer[CollectionKey.ownerSize] = CollectionKey.chunkTag
+            BigEndian.store(id, into: buffer, at: CollectionKey.ownerSize + 1)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
+    private func storeOwnerPrefix(into buffer: UnsafeMutableRawBufferPointer) {
+        BigEndian.store(table.tableId, into: buffer, at: 0)
+        BigEndian.store(key, into: buffer, at: 4)
+        BigEndian.store(UInt16(field.rowColumn), into: buffer, at: 12)
+    }
+
     func chunkKey(_ id: UInt32) -> [UInt8] {
         var out = ownerPrefix
         out.append(CollectionKey.chunkTag)

@@ -16,6 +16,7 @@ struct ListHeader {
         count = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
         nextChunkId = bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
         var offset = 8
+        chunks.reserveCapacity((bytes.count - 8) / 8)
         while offset + 8 <= bytes.count {
             let id = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
             let n = Int(bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
@@ -105,7 +106,7 @@ enum ListChunk {
 /// List storage: reads return pointers into the database map, valid until the next change.
 extension RealmCore {
     func listHeader(_ location: CollectionLocation) -> ListHeader {
-        collectionValue(location.headerKey).map(ListHeader.init) ?? ListHeader()
+        location.withHeaderKey { transaction.get(file.collections, key: $0) }.map(ListHeader.init) ?? ListHeader()
     }
 
     func listCount(_ location: CollectionLocation) -> Int { listHeader(location).count }
@@ -116,7 +117,9 @@ extension RealmCore {
         var out = [UnsafeRawBufferPointer]()
         out.reserveCapacity(header.count)
         for chunk in header.chunks {
-            if let bytes = collectionValue(location.chunkKey(chunk.id)) { ListChunk.appendElements(of: bytes, to: &out) }
+            if let bytes = location.withChunkKey(chunk.id, { transaction.get(file.collections, key: $0) }) {
+                ListChunk.appendElements(of: bytes, to: &out)
+            }
         }
         return out
     }

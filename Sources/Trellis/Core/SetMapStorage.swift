@@ -38,7 +38,8 @@ extension RealmCore {
     }
 
     private func storedCount(_ location: CollectionLocation) -> Int {
-        collectionValue(location.headerKey).map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
+        location.withHeaderKey { transaction.get(file.collections, key: $0) }
+            .map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
     }
 
     private func setStoredCount(_ location: CollectionLocation, _ count: Int) {

@@ -46,9 +46,10 @@ open class ObjectBase: CustomStringConvertible {
     /// The source of the last `LinkingObjects` value read from this object, kept so that the
     /// next read may reuse it (see ``LinkingObjects/managedValue(_:_:readFrom:)``).
     @exclusivity(unchecked) final var _spareLinkingObjectsSource: LinkingObjectsSource?
-    /// Whether a read of a managed collection property kept its accessor in the wrapper (see
-    /// ``_repoint(core:table:key:epoch:)``, which then drops it).
-    @exclusivity(unchecked) final var _keepsCollectionAccessors = false
+    /// How many times this accessor was pointed at another row (see
+    /// ``_repoint(core:table:key:epoch:)``): a collection accessor kept in a wrapper is the
+    /// object's only while the wrapper says it was made for this generation (`Persisted._cachedFor`).
+    @exclusivity(unchecked) public final var _generation: UInt64 = 0
 
     /// Makes this managed accessor the accessor of another row of the same table, as a new
     /// accessor would be: every field above that depends on the row is reset here (keep this in
@@ -58,12 +59,8 @@ open class ObjectBase: CustomStringConvertible {
         _managed = ManagedObject(core: core, table: table, key: key, epoch: epoch)
         _rowCache = RowCache()
         _deletedThroughThisAccessor = false
-        if _keepsCollectionAccessors {
-            _keepsCollectionAccessors = false
-            let fields = table.info.keptCollectionFields
-            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
-            for field in fields { field.witness.forgetManagedAccessor(at: base + field.offset) }
-        }
+        // The collection accessors the wrappers keep belong to the previous row from now on.
+        _generation &+= 1
     }
 
     /// Creates an unmanaged object. Subclasses with their own designated initializers declare

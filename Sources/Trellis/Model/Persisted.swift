@@ -50,6 +50,10 @@ public struct Persisted<Value: _Persistable> {
     /// 1 + the property's field index in its class, written with ``_column`` (and into the
     /// prototypes that record key paths); 0 while unbound.
     @usableFromInline var _field: Int32 = 0
+    /// For a managed collection: the ``ObjectBase/_generation`` of the object when the
+    /// accessor in `storage` was made (an accessor pointed at another row since keeps it, but it
+    /// is the previous row's).
+    @usableFromInline var _cachedFor: UInt64 = 0
     @usableFromInline var storage: Storage
     @usableFromInline let declaration: PropertyDeclaration
 
@@ -98,7 +102,21 @@ public struct Persisted<Value: _Persistable> {
                 return Value._trellisRead(reader, column)
             }
             let field = Int(object[keyPath: storageKeyPath]._field)
-            if field != 0 { return readBound(object, fieldIndex: field - 1) }
+            if field != 0 {
+                guard object._isManaged else { return readBound(object, fieldIndex: field - 1) }
+                // A managed collection: the accessor kept for this row, else a new one, kept.
+                // Here, where `Value` is known, matching and storing it looks no metadata up.
+                let generation = object._generation
+                if object[keyPath: storageKeyPath]._cachedFor == generation,
+                   case .managedCached(let value) = object[keyPath: storageKeyPath].storage
+                {
+                    return value
+                }
+                let value = makeCollection(object, fieldIndex: field - 1)
+                object[keyPath: storageKeyPath].storage = .managedCached(value)
+                object[keyPath: storageKeyPath]._cachedFor = generation
+                return value
+            }
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let value), .managedCached(let value): return value
             case .unmanagedNoDefault, .managed: break
@@ -136,6 +154,28 @@ public struct Persisted<Value: _Persistable> {
             return recorder.record(object, field, unmanaged: value)
         }
         return managedAccessor(object, field, storage)
+    }
+
+    /// A new accessor for a managed object's collection property (the caller keeps it).
+    @usableFromInline
+    static func makeCollection(_ object: ObjectBase, fieldIndex: Int) -> Value {
+        guard let managed = object._managed else { unboundManagedRead(object) }
+        return makeAccessor(object, managed.info.fields[fieldIndex])
+    }
+
+    /// A new managed accessor of `field` (a collection or LinkingObjects) of `object`.
+    static func makeAccessor(_ object: ObjectBase, _ field: FieldInfo) -> Value {
+        guard let maker = field.accessorMaker else {
+            throwRealmException("Trellis internal error: no accessor for '\(field.name)'.")
+        }
+        // `maker` is `Value` itself (see FieldInfo.accessorMaker): it initializes the slot.
+        return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+            guard let slot = buffer.baseAddress else {
+                throwRealmException("Trellis internal error: no memory for the accessor of '\(field.name)'.")
+            }
+            maker._trellisMakeAccessor(object, field, into: UnsafeMutableRawPointer(slot))
+            return slot.move()
+        }
     }
 
     /// A managed object whose wrappers were never bound: a bug in Trellis, never a stale value.

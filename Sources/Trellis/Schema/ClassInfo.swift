@@ -95,11 +95,9 @@ final class ClassInfo: Sendable {
     /// Whether an accessor that nothing else references may be pointed at another row during
     /// enumeration and link hops (see ``ObjectBase/_repoint(core:table:key:epoch:)``): the class
     /// keeps no state of its own in an accessor (no field that is not persisted, no legacy
-    /// declaration); the collection accessors it keeps are dropped when it is repointed.
+    /// declaration); the collection accessors its wrappers keep are for one row (see
+    /// ``ObjectBase/_generation``).
     let accessorsAreReusable: Bool
-    /// The `@Persisted` collection fields, whose accessors an object keeps: dropped when the
-    /// object is pointed at another row.
-    let keptCollectionFields: [FieldInfo]
 
     /// `let owners = LinkingObjects(fromType:property:)` fields (the pre-`@Persisted` form),
     /// made live when an accessor becomes managed.
@@ -135,7 +133,6 @@ final class ClassInfo: Sendable {
         // accessor, no field of the model's own.
         let legacyFields = fields.filter { $0.witness is any LegacyFieldWitness.Type }
         self.accessorsAreReusable = !hasOtherStoredFields && legacyLinkingObjects.isEmpty && legacyFields.isEmpty
-        self.keptCollectionFields = fields.filter { $0.cachesAccessor && !$0.isLinkingObjects }
         self.legacyLinkingObjects = legacyLinkingObjects
         self.legacyFields = legacyFields
         self.objectType = objectType

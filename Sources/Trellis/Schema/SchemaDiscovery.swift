@@ -28,13 +28,6 @@ protocol PersistedFieldWitness: SendableMetatype {
     /// For a collection field of an object being added: stores its contents and keeps the
     /// managed collection in the field.
     static func attachCollection(at field: UnsafeMutableRawPointer, binding: CollectionBinding, session: AddSession)
-    /// Drops the collection accessor a managed object keeps at `field`, so that the next read
-    /// makes one for the object's current row (an accessor pointed at another row).
-    static func forgetManagedAccessor(at field: UnsafeMutableRawPointer)
-}
-
-extension PersistedFieldWitness {
-    static func forgetManagedAccessor(at field: UnsafeMutableRawPointer) {}
 }
 
 /// Learns a model class's properties from its stored fields.
@@ -166,11 +159,6 @@ extension Persisted: PersistedFieldWitness {
         return C._trellisAttach(collection, to: binding, session: session)
     }
 
-    static func forgetManagedAccessor(at field: UnsafeMutableRawPointer) {
-        let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
-        if case .managedCached = storage.pointee.storage { storage.pointee.storage = .managed }
-    }
-
     static func markManaged(at field: UnsafeMutableRawPointer) {
         let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
         if case .managedCached = storage.pointee.storage { return }
@@ -197,21 +185,15 @@ extension Persisted: PersistedFieldWitness {
     static func managedAccessor(_ object: ObjectBase, _ field: FieldInfo,
                                 _ storage: UnsafeMutablePointer<Persisted<Value>>) -> Value
     {
-        if !field.isLinkingObjects, case .managedCached(let value) = storage.pointee.storage { return value }
-        guard let maker = field.accessorMaker else {
-            throwRealmException("Trellis internal error: no accessor for '\(field.name)'.")
+        if !field.isLinkingObjects, storage.pointee._cachedFor == object._generation,
+           case .managedCached(let value) = storage.pointee.storage
+        {
+            return value
         }
-        // `maker` is `Value` itself (see FieldInfo.accessorMaker): it initializes the slot.
-        let value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-            guard let slot = buffer.baseAddress else {
-                throwRealmException("Trellis internal error: no memory for the accessor of '\(field.name)'.")
-            }
-            maker._trellisMakeAccessor(object, field, into: UnsafeMutableRawPointer(slot))
-            return slot.move()
-        }
+        let value = makeAccessor(object, field)
         if !field.isLinkingObjects {
             storage.pointee.storage = .managedCached(value)
-            object._keepsCollectionAccessors = true
+            storage.pointee._cachedFor = object._generation
         }
         return value
     }

@@ -254,7 +254,8 @@ extension Persisted where Value: _LinkingObjectsProperty {
     /// Declares the inverse of `originProperty`, a link property of the linking class.
     @inlinable
     public init(originProperty: String) {
-        storage = .unmanagedNoDefault
+        _storage = .unmanagedNoDefault
+        _untouched = true
         declaration = PropertyDeclaration(originProperty: originProperty)
     }
 }

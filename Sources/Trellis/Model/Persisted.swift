@@ -54,8 +54,25 @@ public struct Persisted<Value: _Persistable> {
     /// accessor in `storage` was made (an accessor pointed at another row since keeps it, but it
     /// is the previous row's).
     @usableFromInline var _cachedFor: UInt64 = 0
-    @usableFromInline var storage: Storage
+    /// Whether `storage` is `.unmanagedNoDefault` (never read or written while unmanaged), kept
+    /// beside it by every store: adding an object tells untouched collections without generic
+    /// code (see ``untouchedOffset``).
+    @usableFromInline var _untouched: Bool
+    @usableFromInline var _storage: Storage
     @usableFromInline let declaration: PropertyDeclaration
+
+    /// The value, or where it is. Every store keeps ``_untouched`` in step.
+    @inlinable var storage: Storage {
+        get { _storage }
+        set {
+            if case .unmanagedNoDefault = newValue { _untouched = true } else { _untouched = false }
+            _storage = newValue
+        }
+    }
+
+    /// The byte offset of ``_untouched`` in any `Persisted` (the fields before it do not depend
+    /// on `Value`).
+    static var untouchedOffset: Int { 16 }
 
     /// `@Persisted` works only on properties of `Object` and `EmbeddedObject` subclasses.
     @available(*, unavailable, message: "@Persisted can only be used as a property on a Trellis object")
@@ -69,14 +86,16 @@ public struct Persisted<Value: _Persistable> {
     /// collection).
     @inlinable
     public init() {
-        storage = .unmanagedNoDefault
+        _storage = .unmanagedNoDefault
+        _untouched = true
         declaration = PropertyDeclaration()
     }
 
     /// A property with a default value.
     @inlinable
     public init(wrappedValue value: Value) {
-        storage = .unmanaged(value)
+        _storage = .unmanaged(value)
+        _untouched = false
         declaration = PropertyDeclaration()
     }
 
@@ -210,14 +229,16 @@ extension Persisted where Value: _Indexable {
     /// A property with an index, which makes equality and range queries on it fast.
     @inlinable
     public init(indexed: Bool) {
-        storage = .unmanagedNoDefault
+        _storage = .unmanagedNoDefault
+        _untouched = true
         declaration = PropertyDeclaration(isIndexed: indexed)
     }
 
     /// A property with a default value and an index.
     @inlinable
     public init(wrappedValue value: Value, indexed: Bool) {
-        storage = .unmanaged(value)
+        _storage = .unmanaged(value)
+        _untouched = false
         declaration = PropertyDeclaration(isIndexed: indexed)
     }
 }
@@ -226,14 +247,16 @@ extension Persisted where Value: _PrimaryKey {
     /// The primary key: unique in the class, immutable once the object is managed, indexed.
     @inlinable
     public init(primaryKey: Bool) {
-        storage = .unmanagedNoDefault
+        _storage = .unmanagedNoDefault
+        _untouched = true
         declaration = PropertyDeclaration(isPrimaryKey: primaryKey, isIndexed: primaryKey)
     }
 
     /// The primary key with a default value.
     @inlinable
     public init(wrappedValue value: Value, primaryKey: Bool) {
-        storage = .unmanaged(value)
+        _storage = .unmanaged(value)
+        _untouched = false
         declaration = PropertyDeclaration(isPrimaryKey: primaryKey, isIndexed: primaryKey)
     }
 }
@@ -252,7 +275,8 @@ extension Persisted: Decodable where Value: Decodable {
     /// Decodes the property's value (an unmanaged object's property).
     public init(from decoder: any Decoder) throws {
         // Through a container, so the decoder's strategies apply (dates, data, keys).
-        storage = .unmanaged(try decoder.singleValueContainer().decode(Value.self))
+        _storage = .unmanaged(try decoder.singleValueContainer().decode(Value.self))
+        _untouched = false
         declaration = PropertyDeclaration()
     }
 }

@@ -386,15 +386,18 @@ final class RealmCore {
     /// nil when the class has no table yet.
     func table(for type: ObjectBase.Type, create: Bool) -> Table? {
         let id = ObjectIdentifier(type)
-        // Link hops and backlink counts look the same one or two classes up on every read.
-        if let cached = cachedTables.0, cached.type == id, cached.stamp == changeStamp { return cached.table }
-        if let cached = cachedTables.1, cached.type == id, cached.stamp == changeStamp { return cached.table }
+        // Link hops and backlink counts look the same one or two classes up on every read, and
+        // adding objects their classes on every object.
+        if let cached = cachedTables.0, cached.type == id, cached.isValid(changeStamp) { return cached.table }
+        if let cached = cachedTables.1, cached.type == id, cached.isValid(changeStamp) { return cached.table }
         let found = pendingTables[id] ?? file.table(for: type)
         if let found {
-            // Not in a write, whose every change moves the stamp, nor for a frozen core, which
-            // other threads read at the same time.
-            if writeTransaction == nil, !isFrozen {
-                cachedTables = (CachedTable(type: id, table: found, stamp: changeStamp), cachedTables.0)
+            // Not for a frozen core, which other threads read at the same time. In a write, whose
+            // every change moves the stamp, for the rest of the write: a class's table changes
+            // only when a write ends or a migration adopts new tables, which both clear this.
+            if !isFrozen {
+                let stamp = writeTransaction == nil ? changeStamp : CachedTable.wholeWrite
+                cachedTables = (CachedTable(type: id, table: found, stamp: stamp), cachedTables.0)
             }
             return found
         }
@@ -441,7 +444,13 @@ final class RealmCore {
     private struct CachedTable {
         let type: ObjectIdentifier
         let table: Table
+        /// The change stamp it was found under, or ``wholeWrite``.
         let stamp: UInt64
+
+        /// Valid until the write transaction it was found in ends (the entries are cleared then).
+        static let wholeWrite = UInt64.max
+
+        func isValid(_ changeStamp: UInt64) -> Bool { stamp == changeStamp || stamp == Self.wholeWrite }
     }
     @exclusivity(unchecked) private var cachedTables: (CachedTable?, CachedTable?) = (nil, nil)
 

@@ -132,8 +132,8 @@ extension Persisted: PersistedFieldWitness {
     }
 
     static func isUntouched(at field: UnsafeRawPointer) -> Bool {
-        if case .unmanagedNoDefault = field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage { return true }
-        return false
+        // A plain load: matching the generic enum would look its metadata up on every object added.
+        field.load(fromByteOffset: untouchedOffset, as: Bool.self)
     }
 
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool {

@@ -9,7 +9,7 @@ import Trellis
 /// figures cannot (the machine is shared).
 enum InstructionWorkload: String, CaseIterable {
     case w1 = "W1", w2 = "W2", w3Build = "W3build", w3Iterate = "W3iterate", w4 = "W4", w5Lookup = "W5lookup",
-         w7 = "W7"
+         w5Scan = "W5scan", w7 = "W7"
 
     var operation: String {
         switch self {
@@ -19,13 +19,15 @@ enum InstructionWorkload: String, CaseIterable {
         case .w3Iterate: "iterate a List, per element (`dog.age`)"
         case .w4: "`dog.owners.count`, per dog"
         case .w5Lookup: "`object(ofType:forPrimaryKey:)`, per lookup"
+        case .w5Scan: "`filter(\"age > 40\").count`, per object scanned"
         case .w7: "enumerate, read `name` and `age`, per object"
         }
     }
 
-    /// realm-core's instructions for one operation (issue 18, measured side by side).
+    /// realm-core's instructions for one operation (issues 18 and 19, measured side by side).
     var realmCore: Int {
         switch self {
+        case .w5Scan: 21
         case .w1: 9_219
         case .w2: 1_101
         case .w3Build: 10_854
@@ -36,9 +38,10 @@ enum InstructionWorkload: String, CaseIterable {
         }
     }
 
-    /// Issue 18's target for Trellis.
+    /// Issue 18's (and for W5scan issue 19's) target for Trellis.
     var target: Int {
         switch self {
+        case .w5Scan: 40
         case .w1: 9_000
         case .w2: 1_000
         case .w3Build: 10_000
@@ -204,11 +207,12 @@ enum InstructionChild {
             let realm = try trellis.open(scratch.file("w3.realm"))
             try measured { try trellis.insertListOwners(realm) }
             operations = sizes.listOwners * sizes.listLength
-        case .w2, .w5Lookup, .w7:
+        case .w2, .w5Lookup, .w5Scan, .w7:
             let realm = try trellis.w1File()
             let pass: (Realm) -> Int = switch workload {
             case .w2: trellis.w2Pass
             case .w5Lookup: trellis.w5LookupPass
+            case .w5Scan: trellis.w5ScanPass
             default: trellis.w7Pass
             }
             sums.record(name, pass(realm))

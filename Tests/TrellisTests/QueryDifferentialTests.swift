@@ -111,7 +111,10 @@ import Testing
             let engine = Array(owners.filter(text)).map(\.name)
             let swift = facts.filter(test).map(\.name)
             #expect(engine == swift, "\(text)")
-            if engine != swift { break }
+            // Counted on fresh results too (count evaluates them without iterating).
+            let counted = owners.filter(text).count
+            #expect(counted == swift.count, "count of \(text)")
+            if engine != swift || counted != swift.count { break }
             checked += 1
         }
         #expect(checked == 1000)

@@ -45,6 +45,8 @@ class IndexedDog: Object {
             let found = try candidates(results)
             #expect(found == expectedCandidates, "\(text): \(String(describing: found))")
             #expect(results.map(\.id) == all.filter(reference).map(\.id), "\(text)")
+            // Counted on fresh results too.
+            #expect(try dogs.filter(validating: text, arguments: args).count == all.filter(reference).count, "\(text)")
         }
         try check("name == 'dog5'", expectedCandidates: 6) { $0.name == "dog5" }
         try check("name IN {'dog5', 'dog6', 'nope'}", expectedCandidates: 12) { ["dog5", "dog6"].contains($0.name) }

@@ -144,11 +144,16 @@ final class LinkingObjectsSource {
 
     /// The sum of the backlink counts: no origin row is read, nothing is allocated.
     func count(originType: ObjectBase.Type) -> Int {
-        core.verifyThread()
-        guard let origin = core.backlinkOrigin(field, originType: originType, originProperty: originProperty) else {
-            return 0
+        // Borrowed: this source keeps its core, which keeps its tables.
+        Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { core in
+            core.verifyThread()
+            guard let origin = core.backlinkOrigin(field, originType: originType, originProperty: originProperty) else {
+                return 0
+            }
+            return Unmanaged.passUnretained(target)._withUnsafeGuaranteedRef { target in
+                core.backlinkCount(to: target, key: key, from: origin.table, column: origin.column)
+            }
         }
-        return core.backlinkCount(to: target, key: key, from: origin.table, column: origin.column)
     }
 }
 

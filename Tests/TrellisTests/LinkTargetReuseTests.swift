@@ -137,15 +137,34 @@ final class ReuseNode: Object {
         var count = 0
         while let current = node {
             #expect(current.value == count)
+            #expect(current._spareLinkTarget == nil)  // not an iteration accessor: no spare
             count += 1
             node = current.next
         }
         #expect(count == length)
-        // The head keeps its spare (the second node); the spare keeps none: releasing the head
-        // releases two accessors, not a chain of 20,000 (which would also overflow the stack).
-        let spare = try #require(head._spareLinkTarget as? ReuseNode)
-        #expect(spare.value == 1)
-        #expect(spare._spareLinkTarget == nil)
+        // Through an iteration: each node read keeps at most its iteration accessor's spare, and a
+        // spare keeps none (releasing them releases two accessors, never a chain of 20,000).
+        var sum = 0
+        for current in realm.objects(ReuseNode.self) {
+            sum += current.next?.value ?? 0
+            #expect(current._spareLinkTarget?._spareLinkTarget == nil)
+        }
+        #expect(sum == (1..<length).reduce(0, +))
+    }
+
+    @Test func objectsTheProgramKeepsKeepNoSpares() throws {
+        let realm = try ownersAndPets()
+        let owners = Array(realm.objects(ReuseOwner.self))  // kept: no longer iteration accessors
+        var ages = 0
+        for owner in owners {
+            ages += owner.pet?.age ?? 0
+            _ = owner.pet?.owners.count
+        }
+        #expect(ages == (0..<200).reduce(0, +))
+        // At most the last object the iteration handed out is still its accessor (nothing came
+        // after it to find it kept).
+        #expect(owners.filter { $0._spareLinkTarget != nil }.count <= 1)
+        #expect(owners.filter { $0._spareLinkingObjectsSource != nil }.count <= 1)
     }
 
     @Test func frozenObjectsKeepNoSpares() throws {

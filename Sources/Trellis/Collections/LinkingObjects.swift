@@ -197,12 +197,12 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
 
     /// The value of `field` of a managed object: cheap to make; the `Results` come on first use,
     /// except for a frozen Realm (whose values other threads read at the same time).
-    /// `object`: the object read, when known: it keeps the value's source as a spare, which the
-    /// next read points at its target when nothing else references it (the caller let go of the
-    /// value, as `dog.owners.count` does), so that a read allocates nothing.
+    /// `object`: the object read, when known: an iteration accessor keeps the value's source as a
+    /// spare, which the next read points at its target when nothing else references it (the
+    /// caller let go of the value, as `dog.owners.count` does), so that a read allocates nothing.
     static func managedValue(_ managed: ManagedObject, _ field: FieldInfo, readFrom object: ObjectBase? = nil) -> Self {
         let origin = field.originProperty ?? ""
-        guard let object, !managed.core.isFrozen else {
+        guard let object, object._isIterationAccessor, !managed.core.isFrozen else {
             let value = Self(propertyName: origin, source: LinkingObjectsSource(
                 core: managed.core, target: managed.table, key: managed.key, originProperty: origin, field: field))
             if managed.core.isFrozen { _ = value.results }

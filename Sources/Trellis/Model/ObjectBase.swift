@@ -36,13 +36,16 @@ open class ObjectBase: CustomStringConvertible {
     /// Set when `Realm.delete` deleted the object through this accessor: as in Realm, the
     /// accessor then has no Realm, and deleting it again traps.
     final var _deletedThroughThisAccessor = false
-    /// The accessor this object's last to-one read handed out, kept so that the next read may
-    /// point it at its row instead of making one when nothing else references it (see
+    /// The accessor this object's last to-one read handed out, kept (by iteration accessors only,
+    /// see ``_isIterationAccessor``) so that the next read may point it at its row instead of
+    /// making one when nothing else references it (see
     /// ``RealmCore/linkedAccessor(_:key:from:)``).
     @exclusivity(unchecked) final var _spareLinkTarget: ObjectBase?
-    /// Whether a to-one read handed this accessor out: such an accessor keeps no spare of its
-    /// own, so kept accessors never form chains (walking a linked list keeps nothing alive).
-    @exclusivity(unchecked) final var _isLinkTarget = false
+    /// Whether an iteration handed this accessor out and may still point it at its next object
+    /// (see ``RealmCore/accessor(reusing:_:table:key:)``). Only such an accessor keeps spares (a
+    /// link target, a LinkingObjects source): an object the program keeps holds no extra one, and
+    /// spares, which are never iteration accessors, keep none themselves (no chains).
+    @exclusivity(unchecked) final var _isIterationAccessor = false
     /// The source of the last `LinkingObjects` value read from this object, kept so that the
     /// next read may reuse it (see ``LinkingObjects/managedValue(_:_:readFrom:)``).
     @exclusivity(unchecked) final var _spareLinkingObjectsSource: LinkingObjectsSource?

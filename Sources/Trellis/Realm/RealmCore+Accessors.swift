@@ -39,13 +39,14 @@ extension RealmCore {
     /// The accessor a to-one read of `owner` hands out, kept by `owner` as its spare: the spare
     /// it kept from its last read pointed at `key` when nothing else references it (the caller
     /// let go of it, as `person.dog?.age` does), else a new one. Saves an allocation, an
-    /// initialisation and a deinitialisation per hop. Nil when `owner` keeps no spare: a
-    /// frozen Realm's objects are read by several threads; a link target keeps none itself
-    /// (no chains of kept accessors); a class whose accessors are not reusable.
+    /// initialisation and a deinitialisation per hop. Nil when `owner` keeps no spare: only an
+    /// accessor an iteration is handing out keeps one (an object the program keeps, or a spare
+    /// itself, keeps none: no extra accessor per kept object, no chains of them); a frozen
+    /// Realm's objects are read by several threads; a class whose accessors are not reusable.
     private func linkTarget<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey, reading owner: ObjectBase)
         -> T?
     {
-        guard !isFrozen, !owner._isLinkTarget, table.info.accessorsAreReusable, !table.needsAccessorSetup else {
+        guard owner._isIterationAccessor, !isFrozen, table.info.accessorsAreReusable, !table.needsAccessorSetup else {
             return nil
         }
         if var spare = owner._spareLinkTarget {
@@ -59,7 +60,6 @@ extension RealmCore {
             }
         }
         let object = accessor(type, table: table, key: key)
-        object._isLinkTarget = true
         owner._spareLinkTarget = object
         return object
     }
@@ -89,8 +89,14 @@ extension RealmCore {
                 candidate._repoint(core: self, table: table, key: key, epoch: epoch)
                 return candidate
             }
+            // The program kept it: an ordinary object from now on, which keeps no spares.
+            candidate._isIterationAccessor = false
+            candidate._spareLinkTarget = nil
+            candidate._spareLinkingObjectsSource = nil
         }
-        return accessor(type, table: table, key: key)
+        let object = accessor(type, table: table, key: key)
+        object._isIterationAccessor = true
+        return object
     }
 
     func makeManaged(_ object: ObjectBase, table: Table, key: ObjectKey) {

@@ -178,7 +178,7 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
 
     public static func _trellisDefaultValue() -> Self { Self(fromType: Element.self, property: "") }
 
-    /// The managed value, when the property read (see ``ObjectBase/_managedColumn(_:)``) hands
+    /// The managed value, when the property read (see ``ObjectBase/_managedRowReader(_:)``) hands
     /// over its object and the encoded field: no row is read, no `Results` made yet.
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
         guard let object = row.owner, let managed = object._managed,
@@ -202,25 +202,24 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     /// caller let go of the value, as `dog.owners.count` does), so that a read allocates nothing.
     static func managedValue(_ managed: ManagedObject, _ field: FieldInfo, readFrom object: ObjectBase? = nil) -> Self {
         let origin = field.originProperty ?? ""
+        func newSource() -> LinkingObjectsSource {
+            LinkingObjectsSource(core: managed.core, target: managed.table, key: managed.key, originProperty: origin,
+                                 field: field)
+        }
         guard let object, object._isIterationAccessor, !managed.core.isFrozen else {
-            let value = Self(propertyName: origin, source: LinkingObjectsSource(
-                core: managed.core, target: managed.table, key: managed.key, originProperty: origin, field: field))
+            let value = Self(propertyName: origin, source: newSource())
             if managed.core.isFrozen { _ = value.results }
             return value
         }
+        // Taken out of the object first, so that it is uniquely referenced when the caller let go.
+        var spare = object._spareLinkingObjectsSource
+        object._spareLinkingObjectsSource = nil
         let source: LinkingObjectsSource
-        if var spare = object._spareLinkingObjectsSource, spare.core === managed.core {
-            object._spareLinkingObjectsSource = nil
-            if isKnownUniquelyReferenced(&spare) {
-                spare.repoint(target: managed.table, key: managed.key, originProperty: origin, field: field)
-                source = spare
-            } else {
-                source = LinkingObjectsSource(core: managed.core, target: managed.table, key: managed.key,
-                                              originProperty: origin, field: field)
-            }
+        if isKnownUniquelyReferenced(&spare), let reusable = spare, reusable.core === managed.core {
+            reusable.repoint(target: managed.table, key: managed.key, originProperty: origin, field: field)
+            source = reusable
         } else {
-            source = LinkingObjectsSource(core: managed.core, target: managed.table, key: managed.key,
-                                          originProperty: origin, field: field)
+            source = newSource()
         }
         object._spareLinkingObjectsSource = source
         return Self(propertyName: origin, source: source)

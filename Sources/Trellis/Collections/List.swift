@@ -114,7 +114,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             binding.verifyReadable()
             let elements = binding.core.listElements(binding.location)
             if let reader = ListObjectReader(binding, elementType: Element.self) {
-                return Iterator(objects: ListObjectWalk(core: binding.core, elements: elements, reader: reader))
+                return Iterator(objects: _ListObjectWalk(core: binding.core, elements: elements, reader: reader))
             }
             return Iterator(source: .snapshot(binding, ElementSnapshot(elements)))
         case .nested(let nested):
@@ -124,7 +124,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     /// Walks a snapshot of the list.
     ///
-    /// For a list of objects the walk is not generic (``ListObjectWalk``) and `next()` is inlined
+    /// For a list of objects the walk is not generic (``_ListObjectWalk``) and `next()` is inlined
     /// into the caller, so handing out each object costs no generic value-witness call.
     public struct Iterator: IteratorProtocol {
         enum Source {
@@ -135,13 +135,13 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         let source: Source
         var position = 0
         /// For a list of objects: its keys, made into accessors without generic code.
-        @usableFromInline var objects: ListObjectWalk?
+        @usableFromInline var objects: _ListObjectWalk?
 
         init(source: Source) {
             self.source = source
         }
 
-        init(objects: ListObjectWalk) {
+        init(objects: _ListObjectWalk) {
             self.source = .objects
             self.objects = objects
         }

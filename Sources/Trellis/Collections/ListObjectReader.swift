@@ -19,15 +19,7 @@ struct ListObjectReader {
         else { return nil }
         self.type = type
         self.table = table
-        reusesAccessors = table.info.accessorsAreReusable && !table.needsAccessorSetup && !binding.core.isFrozen
-    }
-
-    /// The accessor of the object an element (an encoded link) designates; nil for a null
-    /// element, which the generic path decodes.
-    mutating func accessor(_ core: RealmCore, element: UnsafeRawBufferPointer) -> ObjectBase? {
-        let row = RowView(bytes: element)
-        if row.isNull(0) { return nil }
-        return accessor(core, key: row.slot(0))
+        reusesAccessors = binding.core.reusesAccessors(of: table)
     }
 
     /// The accessor of the object `key` designates.
@@ -52,7 +44,7 @@ struct ListObjectReader {
 /// then (so that the loop body may change the list), made into accessors one at a time by a
 /// ``ListObjectReader``. Not generic, so that `List.Iterator`'s inlined `next()` only casts.
 /// Not API.
-public struct ListObjectWalk {
+public struct _ListObjectWalk {
     let core: RealmCore
     let keys: [ObjectKey]
     var reader: ListObjectReader

@@ -252,10 +252,10 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// An iterator over a snapshot of the matching keys.
     ///
-    /// The walk over the objects is not generic (``ObjectWalk``); `next()` is inlined into the
+    /// The walk over the objects is not generic (``_ObjectWalk``); `next()` is inlined into the
     /// caller, so handing out each object costs no generic value-witness call.
     public struct Iterator: IteratorProtocol {
-        @usableFromInline var walk: ObjectWalk?
+        @usableFromInline var walk: _ObjectWalk?
         /// Whether the elements are projections of the objects.
         @usableFromInline let projectsObjects: Bool
         /// The values of results of values.
@@ -266,7 +266,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
              rows: [UnsafeRawBufferPointer], stamp: UInt64)
         {
             if let table, let objectType {
-                walk = ObjectWalk(core: core, table: table, objectType: objectType, keys: keys, rows: rows, stamp: stamp)
+                walk = _ObjectWalk(core: core, table: table, objectType: objectType, keys: keys, rows: rows, stamp: stamp)
             }
             projectsObjects = Element.self is any ProjectionObservable.Type
             values = []
@@ -328,7 +328,7 @@ final class ResultsKeyCache {
 
 /// The objects of an evaluated `Results`, handed out one by one: each gets its row as it was
 /// evaluated. Not generic, so that the generic iterator's inlined `next()` only casts. Not API.
-public struct ObjectWalk {
+public struct _ObjectWalk {
     let core: RealmCore
     let table: Table
     let objectType: ObjectBase.Type
@@ -352,7 +352,7 @@ public struct ObjectWalk {
         self.keys = keys
         self.rows = rows
         self.stamp = stamp
-        reusesAccessors = table.info.accessorsAreReusable && !table.needsAccessorSetup && !core.isFrozen
+        reusesAccessors = core.reusesAccessors(of: table)
     }
 
     /// The next object; nil at the end. An object deleted since evaluation is skipped, as in Realm.

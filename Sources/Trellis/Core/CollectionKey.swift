@@ -19,13 +19,12 @@ struct CollectionLocation {
     let key: ObjectKey
     let field: FieldInfo
 
+    /// The owner prefix; room for a tag and a chunk id after it, which most keys add.
     var ownerPrefix: [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(CollectionKey.ownerSize + 9)
-        BigEndian.append(table.tableId, to: &out)
-        BigEndian.append(key, to: &out)
-        BigEndian.append(UInt16(field.rowColumn), to: &out)
-        return out
+        [UInt8](unsafeUninitializedCapacity: CollectionKey.ownerSize + 9) { buffer, count in
+            storeOwnerPrefix(into: UnsafeMutableRawBufferPointer(buffer))
+            count = CollectionKey.ownerSize
+        }
     }
 
     var headerKey: [UInt8] { ownerPrefix + [CollectionKey.headerTag] }

@@ -106,7 +106,7 @@ enum ListChunk {
 /// List storage: reads return pointers into the database map, valid until the next change.
 extension RealmCore {
     func listHeader(_ location: CollectionLocation) -> ListHeader {
-        location.withHeaderKey { transaction.get(file.collections, key: $0) }.map(ListHeader.init) ?? ListHeader()
+        collectionHeader(location).map(ListHeader.init) ?? ListHeader()
     }
 
     func listCount(_ location: CollectionLocation) -> Int { listHeader(location).count }

@@ -152,29 +152,22 @@ extension RealmCore {
         }
     }
 
-    /// The number of links to a target from one origin table and column: the sum of the counts
-    /// of its backlink entries, read in place with a reused cursor (no entry is copied).
-    func backlinkCount(to table: Table, key: ObjectKey, from origin: Table, column: Int) -> Int {
+    /// The number of links to a target from one origin table and column, or from every origin
+    /// without one (`@links.@count`): the sum of the counts of its backlink entries, read in place
+    /// with a reused cursor (no entry is copied).
+    func backlinkCount(to table: Table, key: ObjectKey, from origin: Table? = nil, column: Int = 0) -> Int {
         withUnsafeTemporaryAllocation(byteCount: 18, alignment: 8) { prefix in
             BigEndian.store(table.tableId, into: prefix, at: 0)
             BigEndian.store(key, into: prefix, at: 4)
+            guard let origin else { return backlinkCount(withPrefix: UnsafeRawBufferPointer(rebasing: prefix[..<12])) }
             BigEndian.store(origin.tableId, into: prefix, at: 12)
             BigEndian.store(UInt16(truncatingIfNeeded: column), into: prefix, at: 16)
-            return transaction.withReusableCursor(file.backlinks) { cursor in
-                cursor?.sumOfCounts(withPrefix: UnsafeRawBufferPointer(prefix)) ?? 0
-            }
+            return backlinkCount(withPrefix: UnsafeRawBufferPointer(prefix))
         }
     }
 
-    /// The number of links to a target from every origin (`@links.@count`), summed in place.
-    func backlinkCount(to table: Table, key: ObjectKey) -> Int {
-        withUnsafeTemporaryAllocation(byteCount: 12, alignment: 8) { prefix in
-            BigEndian.store(table.tableId, into: prefix, at: 0)
-            BigEndian.store(key, into: prefix, at: 4)
-            return transaction.withReusableCursor(file.backlinks) { cursor in
-                cursor?.sumOfCounts(withPrefix: UnsafeRawBufferPointer(prefix)) ?? 0
-            }
-        }
+    private func backlinkCount(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
+        transaction.withReusableCursor(file.backlinks) { cursor in cursor?.sumOfCounts(withPrefix: prefix) ?? 0 }
     }
 
     /// Every backlink entry of a target (optionally from one origin table and column).

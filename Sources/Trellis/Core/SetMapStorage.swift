@@ -6,6 +6,12 @@ extension RealmCore {
         key.withUnsafeBytes { transaction.get(file.collections, key: $0) }
     }
 
+    /// A collection's header (a list's count and chunks; a set's or map's count), read with its
+    /// key built on the stack: every collection read starts here.
+    func collectionHeader(_ location: CollectionLocation) -> UnsafeRawBufferPointer? {
+        location.withHeaderKey { transaction.get(file.collections, key: $0) }
+    }
+
     func putCollectionValue(_ key: [UInt8], _ value: [UInt8]) {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
         recordCollectionChange(key)
@@ -38,8 +44,7 @@ extension RealmCore {
     }
 
     private func storedCount(_ location: CollectionLocation) -> Int {
-        location.withHeaderKey { transaction.get(file.collections, key: $0) }
-            .map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
+        collectionHeader(location).map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
     }
 
     private func setStoredCount(_ location: CollectionLocation, _ count: Int) {

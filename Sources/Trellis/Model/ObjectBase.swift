@@ -180,8 +180,9 @@ extension ObjectBase {
     }
 
     /// Writes into each `@Persisted` wrapper of this accessor of `info`'s class its column and
-    /// field, so that its reads find them without a key path (see `Persisted._column`).
-    final func _bindSlots(_ info: ClassInfo) {
+    /// field, so that its reads find them without a key path (see `Persisted._column`); only the
+    /// field when `columns` is false (an unmanaged prototype, see ``_record(with:)``).
+    final func _bindSlots(_ info: ClassInfo, columns: Bool = true) {
         // The offsets are those of `info`'s model class (classes known only from a file have no
         // wrappers and no slots).
         guard type(of: self) == info.objectType else { return }
@@ -189,7 +190,7 @@ extension ObjectBase {
         info.wrapperSlots.withUnsafeBufferPointer { slots in
             for slot in slots {
                 // `_column` then `_field`, the wrapper's first two stored properties.
-                (base + slot.offset).storeBytes(of: slot.column, as: Int32.self)
+                if columns { (base + slot.offset).storeBytes(of: slot.column, as: Int32.self) }
                 (base + slot.offset + 4).storeBytes(of: slot.field, as: Int32.self)
             }
         }
@@ -199,10 +200,7 @@ extension ObjectBase {
     /// projections): its wrappers learn their fields, so a read tells the recorder which.
     final func _record(with recorder: KeyPathRecorder) {
         _keyPathRecorder = recorder
-        let info = ClassInfo.unbound(for: type(of: self))
-        guard type(of: self) == info.objectType else { return }
-        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        for slot in info.wrapperSlots { (base + slot.offset + 4).storeBytes(of: slot.field, as: Int32.self) }
+        _bindSlots(ClassInfo.unbound(for: type(of: self)), columns: false)
     }
 
     /// Whether a Realm manages the object. Not API: the `@Persisted` setter asks it.

@@ -122,7 +122,7 @@ public struct Persisted<Value: _Persistable> {
             }
             let field = Int(object[keyPath: storageKeyPath]._field)
             if field != 0 {
-                guard object._isManaged else { return readBound(object, fieldIndex: field - 1) }
+                guard object._isManaged else { return readRecorded(object, fieldIndex: field - 1) }
                 // A managed collection: the accessor kept for this row, else a new one, kept.
                 // Here, where `Value` is known, matching and storing it looks no metadata up.
                 let generation = object._generation
@@ -158,21 +158,15 @@ public struct Persisted<Value: _Persistable> {
         }
     }
 
-    /// Reads a property whose wrapper knows its field (see ``_field``) but that is not a
-    /// managed scalar: a managed collection accessor (made once per object and kept), or the
-    /// property of a prototype recording a key path.
+    /// Reads a property of an unmanaged object whose wrapper knows its field (see ``_field``): a
+    /// prototype recording the key paths read from it (typed queries, sorts, projections).
     @usableFromInline
-    static func readBound(_ object: ObjectBase, fieldIndex: Int) -> Value {
-        let info = object._managed?.info ?? ClassInfo.unbound(for: type(of: object))
-        let field = info.fields[fieldIndex]
+    static func readRecorded(_ object: ObjectBase, fieldIndex: Int) -> Value {
+        let field = ClassInfo.unbound(for: type(of: object)).fields[fieldIndex]
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        let storage = (base + field.offset).assumingMemoryBound(to: Persisted<Value>.self)
-        guard object._isManaged else {
-            let value = storage.pointee.unmanagedValue()
-            guard let recorder = object._keyPathRecorder else { return value }
-            return recorder.record(object, field, unmanaged: value)
-        }
-        return managedAccessor(object, field, storage)
+        let value = (base + field.offset).assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue()
+        guard let recorder = object._keyPathRecorder else { return value }
+        return recorder.record(object, field, unmanaged: value)
     }
 
     /// A new accessor for a managed object's collection property (the caller keeps it).

@@ -299,10 +299,8 @@ extension QueryCompiler {
     /// targets exist (deleting an object removes it from every list and set); nil for maps, whose
     /// expansion skips the entries whose object was deleted.
     private func storedObjectCount(_ field: FieldInfo) -> ((QueryRow) -> Int)? {
-        let core = self.core
         switch field.typeInfo.collection {
-        case .list: return { core.listCount(CollectionLocation(table: $0.table, key: $0.key, field: field)) }
-        case .set: return { core.setCount(CollectionLocation(table: $0.table, key: $0.key, field: field)) }
+        case .list, .set: return { [self] in storedCount($0, field) }
         case .map, .none: return nil
         }
     }

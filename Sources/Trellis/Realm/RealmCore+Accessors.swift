@@ -10,28 +10,28 @@ extension RealmCore {
     }
 
     /// The accessor of a link target with its row cached, or nil if the row is missing.
-    /// `owner`: the object whose to-one property is read, when known (see
-    /// ``linkTarget(_:table:key:reading:)``).
     func linkedAccessor<T: ObjectBase>(_ type: T.Type, key: ObjectKey, from owner: ObjectBase? = nil) -> T? {
         guard let table = table(for: type, create: false) else { return nil }
-        guard let bytes = transaction.get(table.rows, nearIntegerKey: key) else { return nil }
+        return linkedAccessor(type, table: table, key: key, from: owner)
+    }
+
+    /// The accessor of an object of `table` with its row cached, or nil if the row is missing.
+    /// `nearby`: the key likely follows the one read last (link hops, list elements), so the
+    /// reused cursor looks it up (stepping instead of searching when it does). `owner`: the
+    /// object whose to-one property is read, when known (see ``linkTarget(_:table:key:reading:)``).
+    /// Inlined: a link hop (through the first form) pays no second call.
+    @inline(__always)
+    func linkedAccessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey, nearby: Bool = true,
+                                       from owner: ObjectBase? = nil) -> T?
+    {
+        let row = nearby ? transaction.get(table.rows, nearIntegerKey: key) : transaction.get(table.rows, integerKey: key)
+        guard let bytes = row else { return nil }
         let object: T
         if let owner, let target = linkTarget(type, table: table, key: key, reading: owner) {
             object = target
         } else {
             object = accessor(type, table: table, key: key)
         }
-        object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
-        return object
-    }
-
-    /// The accessor of an object of `table` with its row cached, or nil if the row is missing.
-    /// `nearby`: the key likely follows the one read last (link hops, list elements), so the
-    /// reused cursor looks it up (stepping instead of searching when it does).
-    func linkedAccessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey, nearby: Bool = true) -> T? {
-        let row = nearby ? transaction.get(table.rows, nearIntegerKey: key) : transaction.get(table.rows, integerKey: key)
-        guard let bytes = row else { return nil }
-        let object = accessor(type, table: table, key: key)
         object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
         return object
     }
@@ -46,14 +46,10 @@ extension RealmCore {
     private func linkTarget<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey, reading owner: ObjectBase)
         -> T?
     {
-        guard owner._isIterationAccessor, !isFrozen, table.info.accessorsAreReusable, !table.needsAccessorSetup else {
-            return nil
-        }
+        guard owner._isIterationAccessor, reusesAccessors(of: table) else { return nil }
         if var spare = owner._spareLinkTarget {
             owner._spareLinkTarget = nil
-            if Swift.type(of: spare) == type, spare._coreOwner === self, isKnownUniquelyReferenced(&spare),
-               _getWeakRetainCount(spare) <= 1, _getUnownedRetainCount(spare) <= 1
-            {
+            if Swift.type(of: spare) == type, spare._coreOwner === self, Self.nothingElseReferences(&spare) {
                 spare._repoint(core: self, table: table, key: key, epoch: epoch)
                 owner._spareLinkTarget = spare
                 return unsafeDowncast(spare, to: type)
@@ -83,9 +79,7 @@ extension RealmCore {
     {
         if var candidate = previous {
             previous = nil
-            if isKnownUniquelyReferenced(&candidate), _getWeakRetainCount(candidate) <= 1,
-               _getUnownedRetainCount(candidate) <= 1
-            {
+            if Self.nothingElseReferences(&candidate) {
                 candidate._repoint(core: self, table: table, key: key, epoch: epoch)
                 return candidate
             }
@@ -97,6 +91,19 @@ extension RealmCore {
         let object = accessor(type, table: table, key: key)
         object._isIterationAccessor = true
         return object
+    }
+
+    /// Whether accessors of `table` may be pointed at another row: its class keeps no state of its
+    /// own in an accessor (``ClassInfo/accessorsAreReusable``) and needs no setup per accessor,
+    /// and the Realm is not frozen (other threads read a frozen Realm's objects at the same time).
+    func reusesAccessors(of table: Table) -> Bool {
+        table.info.accessorsAreReusable && !table.needsAccessorSetup && !isFrozen
+    }
+
+    /// Whether `object`, held by the caller, has no other strong, weak or unowned reference: then
+    /// nobody can see it pointed at another row.
+    private static func nothingElseReferences(_ object: inout ObjectBase) -> Bool {
+        isKnownUniquelyReferenced(&object) && _getWeakRetainCount(object) <= 1 && _getUnownedRetainCount(object) <= 1
     }
 
     func makeManaged(_ object: ObjectBase, table: Table, key: ObjectKey) {

@@ -68,19 +68,8 @@ final class ClassInfo: Sendable {
     let storedFields: [FieldInfo]
     let primaryKeyField: FieldInfo?
     let objectSchema: ObjectSchema
-    /// Key path identities seen by the property wrapper, mapped to field indexes.
-    private let keyPathTable: KeyPathTable
-    /// For a generic class (or one nested in a generic type): key paths mapped by value. Such a
-    /// class's key paths are made afresh on each use and freed after it, so an identity seen
-    /// once can later belong to another property's key path: identities must not be trusted.
-    private let keyPathsAreTransient: Bool
-    private let transientKeyPaths = Mutex<[ValueKeyPath: Int]>([:])
-    /// Per field index: its row column if a read decodes it from the row; for LinkingObjects
-    /// (made from the object alone, no row read) `-2 - field index`; else -1 (collections, whose
-    /// accessor is kept). Plain integers, so the hot read path touches no reference count.
-    private let scalarColumns: [Int]
     /// Where each `@Persisted` wrapper of an accessor is and the slot written into it when the
-    /// accessor becomes managed (see `Persisted._slot`); empty for classes known only by a file's
+    /// accessor becomes managed (see `Persisted._column`); empty for classes known only by a file's
     /// schema, whose accessors have no wrappers.
     let wrapperSlots: [WrapperSlot]
 
@@ -129,8 +118,9 @@ final class ClassInfo: Sendable {
     private init(objectType: ObjectBase.Type, className: String, isEmbedded: Bool, fields: [FieldInfo],
                  legacyLinkingObjects: [LegacyLinkingObjectsField], hasOtherStoredFields: Bool, hasWrappers: Bool)
     {
-        // An accessor holds nothing of its row but what `ObjectBase` holds: no kept collection
-        // accessor, no field of the model's own.
+        // An accessor holds nothing of its row but what `ObjectBase` holds and its wrappers'
+        // kept collection accessors, which belong to one generation: no field of the model's own,
+        // no legacy declaration.
         let legacyFields = fields.filter { $0.witness is any LegacyFieldWitness.Type }
         self.accessorsAreReusable = !hasOtherStoredFields && legacyLinkingObjects.isEmpty && legacyFields.isEmpty
         self.legacyLinkingObjects = legacyLinkingObjects
@@ -145,17 +135,13 @@ final class ClassInfo: Sendable {
                                          properties: storedFields.map(\.property),
                                          computedProperties: fields.filter(\.isLinkingObjects).map(\.property),
                                          isEmbedded: isEmbedded)
-        keyPathTable = KeyPathTable(capacity: max(32, fields.count * 8))
-        keyPathsAreTransient = _typeName(objectType, qualified: true).contains("<")
-        let scalarColumns = fields.map { field in
-            if field.isLinkingObjects { return Self.linkingObjectsColumn(fieldIndex: field.index) }
-            return field.cachesAccessor ? -1 : field.rowColumn
-        }
-        self.scalarColumns = scalarColumns
         wrapperSlots = !hasWrappers ? [] : fields.compactMap { field in
             guard !(field.witness is any LegacyFieldWitness.Type) else { return nil }
-            return WrapperSlot(offset: field.offset, column: Int32(scalarColumns[field.index]),
-                               field: Int32(field.index + 1))
+            // The column a read decodes from the row; for LinkingObjects (made from the object
+            // alone, no row read) `-2 - field index`; -1 for collections, whose accessor is kept.
+            let column = field.isLinkingObjects ? Self.linkingObjectsColumn(fieldIndex: field.index)
+                : field.cachesAccessor ? -1 : field.rowColumn
+            return WrapperSlot(offset: field.offset, column: Int32(column), field: Int32(field.index + 1))
         }
     }
 
@@ -168,144 +154,19 @@ final class ClassInfo: Sendable {
         fields.first { $0.columnName == columnName }
     }
 
-    /// The field whose `Persisted` storage `keyPath` designates.
-    @inline(__always)
-    func field(for keyPath: AnyKeyPath) -> FieldInfo {
-        fields[fieldIndex(for: keyPath)]
-    }
-
-    /// The row column of the scalar field whose storage `keyPath` designates, -1 when the field
-    /// keeps an accessor (collections), or ``linkingObjectsColumn(fieldIndex:)`` for LinkingObjects.
-    @inline(__always)
-    func scalarColumn(for keyPath: AnyKeyPath) -> Int {
-        scalarColumns[fieldIndex(for: keyPath)]
-    }
-
-    /// What ``scalarColumn(for:)`` gives for the LinkingObjects field at `fieldIndex`: below -1,
-    /// so that the property read hands it to `LinkingObjects._trellisRead`, which makes the value
-    /// from the object alone (see ``ObjectBase/_managedColumn(_:)``).
+    /// The column a LinkingObjects field's wrapper is given (see ``wrapperSlots``): below -1, so
+    /// that the property read hands it to `LinkingObjects._trellisRead`, which makes the value
+    /// from the object alone (see ``ObjectBase/_managedRowReader(_:)``).
     static func linkingObjectsColumn(fieldIndex: Int) -> Int { -2 - fieldIndex }
 
     /// The field index ``linkingObjectsColumn(fieldIndex:)`` encoded, or nil for any other column.
     static func linkingObjectsFieldIndex(column: Int) -> Int? { column <= -2 ? -2 - column : nil }
-
-    /// The index of the field whose storage `keyPath` designates: remembered per key path.
-    @inline(__always)
-    private func fieldIndex(for keyPath: AnyKeyPath) -> Int {
-        if keyPathsAreTransient { return transientFieldIndex(for: keyPath) }
-        return keyPathTable.index(for: keyPath) ?? slowField(for: keyPath).index
-    }
-
-    private func transientFieldIndex(for keyPath: AnyKeyPath) -> Int {
-        let key = ValueKeyPath(keyPath: keyPath)
-        if let index = transientKeyPaths.withLock({ $0[key] }) { return index }
-        let index = namedField(for: keyPath).index
-        transientKeyPaths.withLock { $0[key] = index }
-        return index
-    }
-
-    private func slowField(for keyPath: AnyKeyPath) -> FieldInfo {
-        let field = namedField(for: keyPath)
-        keyPathTable.remember(keyPath, index: field.index)
-        return field
-    }
-
-    private func namedField(for keyPath: AnyKeyPath) -> FieldInfo {
-        // "\Dog._name" -> "name": the storage key path names the wrapper's backing field.
-        let text = "\(keyPath)"
-        let last = text.split(separator: ".").last.map(String.init) ?? text
-        let name = last.hasPrefix("_") ? String(last.dropFirst()) : last
-        guard let field = field(named: name) else {
-            throwRealmException("Trellis could not find the property for key path \(text) on '\(className)'.")
-        }
-        return field
-    }
 }
 
 /// A stored `LinkingObjects` field declared without `@Persisted`.
 struct LegacyLinkingObjectsField: Sendable {
     let offset: Int
     let type: any _LegacyLinkingObjects.Type
-}
-
-/// A key path compared and hashed by value (its components), not by identity.
-private struct ValueKeyPath: Hashable, @unchecked Sendable {
-    // @unchecked Sendable: a key path is immutable once made.
-    let keyPath: AnyKeyPath
-}
-
-/// A lock-free map from key path instances to field indexes, filled on first use.
-///
-/// Each call site of a property may have its own key path instance (one per module or
-/// inlining site), so a field can have several entries. Open addressing over atomics: readers
-/// never lock; a writer claims a slot with compare-and-exchange, then publishes the index.
-/// When the table is full, further key paths go to a locked dictionary.
-private final class KeyPathTable: Sendable {
-    // Sendable: the pointers never change after init; the slots are atomics.
-    nonisolated(unsafe) private let identities: UnsafeMutablePointer<Atomic<Int>>
-    nonisolated(unsafe) private let indexes: UnsafeMutablePointer<Atomic<Int>>
-    private let mask: Int
-    private let overflow = Mutex<[ObjectIdentifier: Int]>([:])
-
-    init(capacity: Int) {
-        var size = 1
-        while size < capacity { size <<= 1 }
-        mask = size - 1
-        identities = .allocate(capacity: size)
-        indexes = .allocate(capacity: size)
-        for i in 0..<size {
-            (identities + i).initialize(to: Atomic<Int>(0))
-            (indexes + i).initialize(to: Atomic<Int>(-1))
-        }
-    }
-
-    deinit {
-        identities.deinitialize(count: mask + 1)
-        identities.deallocate()
-        indexes.deinitialize(count: mask + 1)
-        indexes.deallocate()
-    }
-
-    @inline(__always)
-    private func home(of identity: Int) -> Int {
-        Int(truncatingIfNeeded: (UInt(bitPattern: identity) >> 4) &* 0x9E37_79B9_7F4A_7C15 >> 40) & mask
-    }
-
-    @inline(__always)
-    func index(for keyPath: AnyKeyPath) -> Int? {
-        let identity = Int(bitPattern: ObjectIdentifier(keyPath))
-        var slot = home(of: identity)
-        for _ in 0...mask {
-            let seen = identities[slot].load(ordering: .acquiring)
-            if seen == identity {
-                let index = indexes[slot].load(ordering: .acquiring)
-                return index >= 0 ? index : nil
-            }
-            if seen == 0 { return overflowIndex(keyPath) }
-            slot = (slot + 1) & mask
-        }
-        return overflowIndex(keyPath)
-    }
-
-    private func overflowIndex(_ keyPath: AnyKeyPath) -> Int? {
-        overflow.withLock { $0[ObjectIdentifier(keyPath)] }
-    }
-
-    func remember(_ keyPath: AnyKeyPath, index: Int) {
-        let identity = Int(bitPattern: ObjectIdentifier(keyPath))
-        var slot = home(of: identity)
-        // Keep a quarter free so lookups of unknown key paths end quickly.
-        for _ in 0..<(mask + 1) * 3 / 4 {
-            let (claimed, seen) = identities[slot].compareExchange(expected: 0, desired: identity,
-                                                                   ordering: .acquiringAndReleasing)
-            if claimed || seen == identity {
-                indexes[slot].store(index, ordering: .releasing)
-                return
-            }
-            slot = (slot + 1) & mask
-        }
-        overflow.withLock { $0[ObjectIdentifier(keyPath)] = index }
-    }
 }
 
 extension ClassInfo {

@@ -121,6 +121,20 @@ struct Runner {
                 progress("W5 queries")
                 rows.append(Row("W5", "count age > 40 over \(n) Dogs (scan)", trellis: trellis.w5Scan(realm),
                                 peers: [("COUNT(*)", try grdb.w5Scan(pool))]))
+                rows.append(Row("W5", "sum(of: \\.age) over \(n) Dogs", trellis: trellis.w5Sum(realm),
+                                peers: [("SUM(age)", try grdb.w5Sum(pool))]))
+                rows.append(Row("W5", "average(ofProperty: \"age\") as Double over \(n) Dogs",
+                                trellis: trellis.w5Average(realm), peers: [("AVG(age)", try grdb.w5Average(pool))]))
+                rows.append(Row("W5", "min(of: \\.age) and max(of: \\.age) over \(n) Dogs",
+                                trellis: trellis.w5MinMax(realm),
+                                peers: [("MIN(age), MAX(age) in one query", try grdb.w5MinMax(pool))]))
+                rows.append(Row("W5", "count age > 40 AND name BEGINSWITH 'dog 1' over \(n) Dogs",
+                                trellis: trellis.w5Prefix(realm),
+                                peers: [("COUNT(*), name >= 'dog 1' AND name < 'dog 2'", try grdb.w5Prefix(pool))]))
+                rows.append(Row("W5", "sorted(by: \\.age), read the first 100 ages, over \(n) Dogs",
+                                trellis: trellis.w5Sorted(realm),
+                                peers: [("ORDER BY age LIMIT 100, age column", try grdb.w5SortedAges(pool)),
+                                        ("the same, records (SELECT *)", try grdb.w5SortedRecords(pool))]))
                 rows.append(Row("W5", "count dog.age > 10 over \(n) Persons (across the link)",
                                 trellis: trellis.w5Link(realm), peers: [("JOIN COUNT(*)", try grdb.w5Link(pool))]))
                 rows.append(Row("W5", "\(sizes.lookups) primary-key lookups", trellis: trellis.w5Lookup(realm),

@@ -124,6 +124,48 @@ struct TrellisWorkloads {
         realm.objects(BenchDog.self).filter("age > 40").count
     }
 
+    // Issue 19's W5 rows over the scan's Dogs: aggregates, a compound filter, a sorted prefix.
+
+    func w5Sum(_ realm: Realm) -> Double {
+        median(sizes.repetitions) { sums.record("W5 sum", realm.objects(BenchDog.self).sum(of: \.age)) }
+    }
+
+    /// `average(ofProperty:)` as a Double: the key-path form `average(of: \.age)` returns the
+    /// property's type, `Int?`, truncating 39.5 to 39, which would hide most wrong answers.
+    func w5Average(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            let average: Double? = realm.objects(BenchDog.self).average(ofProperty: "age")
+            sums.record("W5 average", microunits(average))
+        }
+    }
+
+    func w5MinMax(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            let dogs = realm.objects(BenchDog.self)
+            sums.record("W5 min", dogs.min(of: \.age) ?? -1)
+            sums.record("W5 max", dogs.max(of: \.age) ?? -1)
+        }
+    }
+
+    func w5Prefix(_ realm: Realm) -> Double {
+        median(sizes.repetitions) {
+            sums.record("W5 prefix", realm.objects(BenchDog.self).filter("age > 40 AND name BEGINSWITH 'dog 1'").count)
+        }
+    }
+
+    func w5Sorted(_ realm: Realm) -> Double {
+        median(sizes.repetitions) { sums.record("W5 sorted", w5SortedPass(realm)) }
+    }
+
+    /// One pass of W5's sorted prefix: the ages of the first 100 dogs by age, folded in order
+    /// (``sequenceChecksum(_:_:)``), so a wrong order or length shows; which dogs of equal age
+    /// come first is left to each engine.
+    func w5SortedPass(_ realm: Realm) -> Int {
+        var sum = 0
+        for dog in realm.objects(BenchDog.self).sorted(by: \.age).prefix(100) { sum = sequenceChecksum(sum, dog.age) }
+        return sum
+    }
+
     func w5Link(_ realm: Realm) -> Double {
         median(sizes.repetitions) {
             sums.record("W5 link", realm.objects(BenchPerson.self).filter("dog.age > 10").count)
@@ -169,4 +211,14 @@ struct TrellisWorkloads {
         for dog in realm.objects(BenchDog.self) { sum &+= dog.age &+ dog.name.utf8.count }
         return sum
     }
+}
+
+/// An average to a millionth, for ``Checksums`` (-1 for none).
+func microunits(_ value: Double?) -> Int {
+    value.map { Int(($0 * 1_000_000).rounded()) } ?? -1
+}
+
+/// Folds one more value of a sequence into `sum`, order and length included.
+func sequenceChecksum(_ sum: Int, _ value: Int) -> Int {
+    sum &* 31 &+ value &+ 1
 }

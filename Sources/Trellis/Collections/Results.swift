@@ -114,6 +114,10 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// The keys and rows of the matching objects in the current snapshot.
     func evaluatedRows() -> (keys: [ObjectKey], rows: [UnsafeRawBufferPointer]) {
         evaluate()
+        if cache.rows.count != cache.keys.count, let table {
+            // A column scan found the keys only.
+            (cache.keys, cache.rows) = core.rows(of: table, keys: cache.keys)
+        }
         return (cache.keys, cache.rows)
     }
 
@@ -125,6 +129,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             cache.rows = []
             cache.stamp = core.changeStamp
             return
+        }
+        if let table, core.writeTransaction != nil {
+            // The rows this write changed go to the column copy now, before any row is read:
+            // writing the copy may move the pages of rows read earlier.
+            _ = core.readableColumns(of: table)
         }
         var (keys, rows, applied) = baseRows()
         if applied < steps.count, let table {
@@ -238,7 +247,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     private func object(at position: Int) -> Element {
         guard let table, let objectType else { throwRealmException("Object has been deleted or invalidated.") }
         let object = core.accessor(objectType, table: table, key: cache.keys[position])
-        object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position])
+        if position < cache.rows.count { object._rowCache = RowCache(stamp: cache.stamp, bytes: cache.rows[position]) }
         return projectsObjects ? Element._trellisElement(for: object) : unsafeBitCast(object, to: Element.self)
     }
 
@@ -370,7 +379,12 @@ public struct _ObjectWalk {
                 } else {
                     object = core.accessor(objectType, table: table, key: key)
                 }
-                object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
+                if position <= rows.count {
+                    object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
+                } else if let row = core.transaction.get(table.rows, nearIntegerKey: key) {
+                    // A column scan found the keys only: the row is read as the walk reaches it.
+                    object._rowCache = RowCache(stamp: stamp, bytes: row)
+                }
             } else if core.rowView(table, key) != nil {
                 object = core.accessor(objectType, table: table, key: key)
             } else {

@@ -6,6 +6,7 @@
 /// - every embedded object has exactly one parent link;
 /// - every stored collection belongs to an existing row, and its header agrees with its contents;
 /// - every `indexed:` property's index holds exactly one entry per row, with the row's value;
+/// - every column copy holds exactly the values of its rows (``ColumnCheck``);
 /// - every database of the file has a handle, each table reads its own databases through it,
 ///   and a handle sees as many entries as LMDB records for the database (a handle the snapshot
 ///   cannot use reads as an empty table, which no other check would notice).
@@ -28,6 +29,7 @@ struct ConsistencyChecker {
         for table in tables {
             checkRows(of: table)
             checkIndexes(of: table)
+            problems += ColumnCheck.problems(of: table, in: core.transaction)
         }
         checkBacklinks(tables)
         checkCollectionOwners()
@@ -163,6 +165,7 @@ struct ConsistencyChecker {
             var expected = [(Table.rowsName(table.info.className), table.rows)]
             if let primaryKeys = table.primaryKeys { expected.append((Table.primaryKeysName(table.info.className), primaryKeys)) }
             expected += table.indexes.map { (SecondaryIndex.name(table.info.className, $0.field.columnName), $0.database) }
+            if let columns = table.columns { expected.append((ColumnStorage.name(table.info.className), columns.database)) }
             for (name, handle) in expected {
                 if let opened = handles.name(of: handle), opened != name {
                     problems.append("\(table.info.className) reads '\(name)' through the handle of '\(opened)'")

@@ -104,7 +104,8 @@ final class Migrator {
         newCatalog = catalog
         for info in classes {
             guard let tableId = catalog.storedClass(named: info.className)?.tableId,
-                  let table = try Table.open(info, tableId: tableId, in: txn, create: true)
+                  let table = try Table.open(info, tableId: tableId, in: txn, create: true,
+                                             columnShift: catalog.keptColumnShift)
             else { continue }
             tables[info.className] = table
         }
@@ -408,13 +409,16 @@ final class Migrator {
     /// dropped class, its incoming backlinks too). Its databases stay, empty: a database is
     /// never deleted while the process may hold its handle (see ``DatabaseHandles``).
     private func clear(_ stored: SchemaCatalog.StoredClass, dropDatabases: Bool) throws {
-        var names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)]
+        // Rows recorded for the column copies earlier in this transaction go to the copies
+        // first, and are then emptied with them.
+        try core.columnLog.flush(in: txn)
+        var names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name), ColumnStorage.name(stored.name)]
         names += stored.properties.map { SecondaryIndex.name(stored.name, $0.name) }
         if let info = models[stored.name] {
             names += info.storedFields.map { SecondaryIndex.name(stored.name, $0.columnName) }
         }
         for name in Set(names) {
-            let isRows = name == Table.rowsName(stored.name)
+            let isRows = name == Table.rowsName(stored.name) || name == ColumnStorage.name(stored.name)
             if let database = try txn.database(named: name, create: false, integerKeys: isRows) {
                 try txn.empty(database)
             }

@@ -65,6 +65,7 @@ extension RealmCore {
         do {
             // New keys come from a counter that only grows, so a new row goes at the end.
             try bytes.withUnsafeBytes { try txn.put(table.rows, integerKey: key, value: $0, append: isNew) }
+            try columnLog.recordWrite(table, key: key, row: bytes, in: txn)
         } catch {
             storageFailure(error)
         }
@@ -202,6 +203,7 @@ extension RealmCore {
         updateIndexes(table, key: key, old: row, new: nil)
         do {
             _ = try txn.delete(table.rows, integerKey: key)
+            try columnLog.recordDelete(table, key: key, in: txn)
             if let primaryKey, let pkIndex = table.primaryKeys {
                 try primaryKey.withUnsafeBytes { (k) in _ = try txn.delete(pkIndex, key: k) }
             }

@@ -1,7 +1,8 @@
 /// One class's storage inside one file: its rows and its primary-key index.
 ///
 /// Rows live in an integer-keyed database named `t.<Class>` (object key → row); a class with a
-/// primary key also has `pk.<Class>` (encoded key value → object key).
+/// primary key also has `pk.<Class>` (encoded key value → object key); the column copy of the
+/// rows is `c.<Class>` (see ``ColumnStorage``; absent in files of format 2 opened read-only).
 final class Table: @unchecked Sendable {
     // @unchecked Sendable: every stored property is immutable after init; the handles are
     // plain integers valid for the environment's lifetime.
@@ -12,6 +13,8 @@ final class Table: @unchecked Sendable {
     let tableId: UInt32
     /// The indexes of `indexed: true` properties.
     let indexes: [SecondaryIndex]
+    /// The column copy of the rows, if the file keeps one.
+    let columns: ColumnStorage?
     /// Whether accessors of this class need `LinkingObjects(fromType:property:)` fields made
     /// live (see ``ClassInfo/legacyLinkingObjects``); a plain flag, read on every new accessor.
     let hasLegacyLinkingObjects: Bool
@@ -22,25 +25,29 @@ final class Table: @unchecked Sendable {
     let needsAccessorSetup: Bool
 
     init(info: ClassInfo, tableId: UInt32, rows: DatabaseHandle, primaryKeys: DatabaseHandle?,
-         indexes: [SecondaryIndex] = [])
+         indexes: [SecondaryIndex] = [], columns: ColumnStorage? = nil)
     {
         self.info = info
         self.tableId = tableId
         self.rows = rows
         self.primaryKeys = primaryKeys
         self.indexes = indexes
+        self.columns = columns
         self.hasLegacyLinkingObjects = !info.legacyLinkingObjects.isEmpty
         self.isEncodable = info.objectType is any Encodable.Type
         self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable || !info.legacyFields.isEmpty
     }
 
     /// Every database of the table.
-    var databases: [DatabaseHandle] { [rows] + (primaryKeys.map { [$0] } ?? []) + indexes.map(\.database) }
+    var databases: [DatabaseHandle] {
+        [rows] + (primaryKeys.map { [$0] } ?? []) + indexes.map(\.database) + (columns.map { [$0.database] } ?? [])
+    }
 
     /// Whether `other` reads and writes the same LMDB databases.
     func hasSameDatabases(as other: Table) -> Bool {
         rows == other.rows && primaryKeys == other.primaryKeys
             && indexes.map(\.database) == other.indexes.map(\.database)
+            && columns?.database == other.columns?.database
     }
 
     /// The index of `field`, if it has one.
@@ -56,8 +63,11 @@ final class Table: @unchecked Sendable {
     }
     static func primaryKeysName(_ className: String) -> String { "pk.\(className)" }
 
-    /// Opens (or, in a write transaction, creates) the databases of a class.
-    static func open(_ info: ClassInfo, tableId: UInt32, in txn: Transaction, create: Bool) throws -> Table? {
+    /// Opens (or, in a write transaction, creates) the databases of a class. `columnShift` is the
+    /// catalog's (nil: the file keeps no column copies).
+    static func open(_ info: ClassInfo, tableId: UInt32, in txn: Transaction, create: Bool, columnShift: Int?)
+        throws -> Table?
+    {
         guard let rows = try txn.database(named: rowsName(info.className), create: create, integerKeys: true) else {
             return nil
         }
@@ -72,7 +82,14 @@ final class Table: @unchecked Sendable {
                 indexes.append(SecondaryIndex(field: field, database: database))
             }
         }
-        return Table(info: info, tableId: tableId, rows: rows, primaryKeys: primaryKeys, indexes: indexes)
+        var columns: ColumnStorage?
+        if let columnShift,
+           let database = try txn.database(named: ColumnStorage.name(info.className), create: create, integerKeys: true)
+        {
+            columns = ColumnStorage(database: database, shift: columnShift, kinds: ColumnKind.of(info))
+        }
+        return Table(info: info, tableId: tableId, rows: rows, primaryKeys: primaryKeys, indexes: indexes,
+                     columns: columns)
     }
 }
 

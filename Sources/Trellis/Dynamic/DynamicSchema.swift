@@ -167,7 +167,8 @@ extension RealmCore {
         }
         guard let stored else { return nil }
         do {
-            guard let table = try Table.open(info, tableId: stored.tableId, in: transaction, create: creating) else {
+            guard let table = try Table.open(info, tableId: stored.tableId, in: transaction, create: creating,
+                                                 columnShift: currentCatalog.keptColumnShift) else {
                 return nil
             }
             let openedByWrite = hasPendingCatalog || (writeTransaction?.hasOpened(anyOf: table.databases) ?? false)

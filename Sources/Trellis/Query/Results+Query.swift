@@ -201,8 +201,11 @@ extension Results {
             throwRealmException("Invalid property name '\(property)' for \(op.rawValue.dropFirst()): "
                 + "'\(info.className).\(property)' is of unsupported type '\(type)'.")
         }
-        let (keys, rows) = evaluatedRows()
         guard let table else { return nil }
+        if let value = columnAggregate(op, field, table) {
+            return AggregateConversion.convert(value, to: T.self, core: core)
+        }
+        let (keys, rows) = evaluatedRows()
         let values = keys.indices.map { index in
             QueryColumnReader.value(RowView(bytes: rows[index]), field.rowColumn, type, linkTable: table.tableId)
         }
@@ -237,5 +240,22 @@ enum QueryValueConversion {
         return bytes.withUnsafeBytes { raw in
             T._trellisRead(_RowReader(row: RowView(bytes: raw), core: core), 0)
         }
+    }
+}
+
+extension Results {
+    /// The aggregate read from the class's column copy, for results over a whole class (all of
+    /// it, or what its filters and sorts kept); nil when the rows must be read instead.
+    private func columnAggregate(_ op: QueryCollectionOperation, _ field: FieldInfo, _ table: Table) -> QueryValue? {
+        switch source {
+        case .table, .dynamicTable: break
+        default: return nil
+        }
+        guard ColumnAggregate.supports(field.typeInfo.type), let storage = core.readableColumns(of: table) else {
+            return nil
+        }
+        let keys: [ObjectKey]? = steps.isEmpty ? nil : self.keys()
+        return ColumnAggregate.apply(op, type: field.typeInfo.type, column: field.rowColumn, storage: storage,
+                                     txn: core.transaction, keys: keys)
     }
 }

@@ -19,12 +19,19 @@ struct ResultsPipeline {
         var keys = keys, rows = rows
         for step in steps {
             switch step {
-            case .filter(let predicate): (keys, rows) = filter(predicate, keys, rows)
+            case .filter(let predicate): (keys, rows) = filter(predicate, withRows(keys, rows))
             case .sort(let descriptors): (keys, rows) = sort(descriptors, keys, rows)
-            case .distinct(let keyPaths): (keys, rows) = distinct(keyPaths, keys, rows)
+            case .distinct(let keyPaths): (keys, rows) = distinct(keyPaths, withRows(keys, rows))
             }
         }
         return (keys, rows)
+    }
+
+    /// The keys with their rows, read now if a column scan or sort left them out.
+    private func withRows(_ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
+        -> ([ObjectKey], [UnsafeRawBufferPointer])
+    {
+        rows.count == keys.count ? (keys, rows) : core.rows(of: table, keys: keys)
     }
 
     private func compile(_ predicate: QueryPredicate) -> QueryCompiler.Compiled {
@@ -35,9 +42,14 @@ struct ResultsPipeline {
         }
     }
 
-    /// Walks the whole table once, testing each row as the cursor reaches it.
+    /// Scans the column copy when it can answer the predicate (the rows are then left for the
+    /// caller to read as it needs them: the second array is empty); otherwise walks the whole
+    /// table once, testing each row as the cursor reaches it.
     func scan(_ predicate: QueryPredicate) -> ([ObjectKey], [UnsafeRawBufferPointer]) {
-        let compiled = compile(predicate)
+        let compiled = compile(predicate)  // checks the predicate, and reports a bad one
+        if let test = ColumnScanCompiler.compile(predicate, table: table), let storage = core.readableColumns(of: table) {
+            return (ColumnScan.keys(matching: test, in: storage, core.transaction), [])
+        }
         let scope = compiled.makeScope()
         var keys = [ObjectKey](), rows = [UnsafeRawBufferPointer]()
         guard let cursor = core.transaction.existingCursor(table.rows) else { return (keys, rows) }
@@ -54,9 +66,10 @@ struct ResultsPipeline {
         return (keys, rows)
     }
 
-    private func filter(_ predicate: QueryPredicate, _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
+    private func filter(_ predicate: QueryPredicate, _ source: ([ObjectKey], [UnsafeRawBufferPointer]))
         -> ([ObjectKey], [UnsafeRawBufferPointer])
     {
+        let (keys, rows) = source
         let compiled = compile(predicate)
         let scope = compiled.makeScope()
         var outKeys = [ObjectKey](), outRows = [UnsafeRawBufferPointer]()
@@ -102,6 +115,12 @@ struct ResultsPipeline {
     private func sort(_ descriptors: [SortDescriptor], _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
         -> ([ObjectKey], [UnsafeRawBufferPointer])
     {
+        if let storage = core.readableColumns(of: table),
+           let sorted = ColumnSort.sorted(keys, by: descriptors, table: table, storage: storage, txn: core.transaction)
+        {
+            return (sorted, [])  // the rows are read as they are needed
+        }
+        let (keys, rows) = withRows(keys, rows)
         let columns = descriptors.map { column($0.keyPath, keys, rows) }
         let order = keys.indices.sorted { a, b in
             for (descriptor, values) in zip(descriptors, columns) {
@@ -145,9 +164,10 @@ struct ResultsPipeline {
         }
     }
 
-    private func distinct(_ keyPaths: [String], _ keys: [ObjectKey], _ rows: [UnsafeRawBufferPointer])
+    private func distinct(_ keyPaths: [String], _ source: ([ObjectKey], [UnsafeRawBufferPointer]))
         -> ([ObjectKey], [UnsafeRawBufferPointer])
     {
+        let (keys, rows) = source
         let columns = keyPaths.map { column($0, keys, rows) }
         var seen = Set<[QueryValue]>()
         var outKeys = [ObjectKey](), outRows = [UnsafeRawBufferPointer]()

@@ -71,6 +71,10 @@ extension Realm {
         /// The address space the map reserves at first; tests make it small to watch it grow.
         var initialMapSize: Int = 64 << 30
 
+        /// log2 of the objects per chunk of the column copies of a new (or upgraded) file;
+        /// tests make chunks small, so that they fill, empty and split across many keys.
+        var columnChunkShift: Int = SchemaCatalog.defaultColumnShift
+
         /// Opens the file at whatever schema version it has, never migrating: for tools that
         /// read and write by the stored schema (no model classes), such as the `trellis` commands.
         var opensAnySchemaVersion = false

@@ -150,19 +150,19 @@ final class FileState: Sendable {
                 throw RealmErrors.opening(path, error)
             }
             Logger.log(.detail, Category.Storage.all, "Opening '\(path)'")
-            let state = try load(environment, path: path)
+            let state = try load(environment, path: path, columnShift: configuration.columnChunkShift)
             registry[path] = WeakFileState(state: state)
             return state
         }
     }
 
-    private static func load(_ environment: Environment, path: String) throws -> FileState {
+    private static func load(_ environment: Environment, path: String, columnShift: Int) throws -> FileState {
         do {
             // An initialised file is read in a read transaction, which never waits for another
             // process's writer; only a new file (or one missing a database) needs the write lock.
             if let state = try loadInitialized(environment, path: path) { return state }
             if environment.isReadOnly { throw RealmErrors.notTrellis(path) }
-            return try initialize(environment, path: path)
+            return try initialize(environment, path: path, columnShift: columnShift)
         } catch let error as StorageError {
             throw RealmErrors.opening(path, error)
         }
@@ -191,7 +191,7 @@ final class FileState: Sendable {
     }
 
     /// Creates the databases and the catalog of a new file (or the ones an older file lacks).
-    private static func initialize(_ environment: Environment, path: String) throws -> FileState {
+    private static func initialize(_ environment: Environment, path: String, columnShift: Int) throws -> FileState {
         let txn = try environment.beginWrite()
         var meta = try txn.database(named: "meta", create: false)
         if meta == nil {
@@ -210,7 +210,7 @@ final class FileState: Sendable {
         }
         let catalog: SchemaCatalog
         do {
-            catalog = try readCatalog(txn, meta: meta, path: path)
+            catalog = try readCatalog(txn, meta: meta, path: path, newFileColumnShift: columnShift)
         } catch {
             txn.abort()
             throw error
@@ -220,8 +220,11 @@ final class FileState: Sendable {
                          collections: collections, changes: changes, catalog: catalog)
     }
 
-    /// The catalog as stored in `txn`; a new file (in a write transaction) gets an empty one.
-    static func readCatalog(_ txn: Transaction, meta: DatabaseHandle, path: String) throws -> SchemaCatalog {
+    /// The catalog as stored in `txn`; a new file (in a write transaction) gets an empty one,
+    /// whose column copies keep `1 << newFileColumnShift` objects per chunk.
+    static func readCatalog(_ txn: Transaction, meta: DatabaseHandle, path: String,
+                            newFileColumnShift: Int = SchemaCatalog.defaultColumnShift) throws -> SchemaCatalog
+    {
         let magic = magicKey.withUnsafeBytes { txn.get(meta, key: $0) }
         if let magic {
             guard Array(magic) == Self.magic else { throw RealmErrors.notTrellis(path) }
@@ -242,7 +245,8 @@ final class FileState: Sendable {
             return catalog
         }
         guard !txn.isReadOnly else { throw RealmErrors.notTrellis(path) }
-        let catalog = SchemaCatalog()
+        var catalog = SchemaCatalog()
+        catalog.columnShift = newFileColumnShift
         try magicKey.withUnsafeBytes { (k) in
             _ = try Self.magic.withUnsafeBytes { (v) in try txn.put(meta, key: k, value: v) }
         }

@@ -112,10 +112,14 @@ extension Realm {
             // read the catalog, whether or not this program has their model classes.
             for stored in (core.pendingCatalog ?? core.file.catalog(readingNewerFrom: txn)).classes {
                 let indexNames = stored.properties.filter(\.indexed).map { SecondaryIndex.name(stored.name, $0.name) }
-                for name in [Table.rowsName(stored.name), Table.primaryKeysName(stored.name)] + indexNames {
+                let names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name),
+                             ColumnStorage.name(stored.name)] + indexNames
+                for name in names {
                     if let dbi = core.file.environment.handles.handle(named: name) { try txn.empty(dbi) }
                 }
             }
+            // The rows recorded for the column copies are gone with the copies.
+            core.columnLog.reset()
             try txn.empty(core.file.backlinks)
             try txn.empty(core.file.collections)
         } catch {

@@ -15,10 +15,14 @@ extension RealmCore {
     private func counterKey(_ tableId: UInt32) -> [UInt8] { Array("seq.\(tableId)".utf8) }
 
     /// Writes into the open write transaction what a commit would add to it before
-    /// committing (the object-key counters), so that a copy of it (`writeCopy` inside a write)
-    /// hands out new keys after the ones it holds.
+    /// committing (the object-key counters, the column copies of the rows written), so that a
+    /// copy of it (`writeCopy` inside a write) hands out new keys after the ones it holds and
+    /// its columns hold its rows.
     func writePendingStateForCopy() throws {
-        if let txn = writeTransaction { try persistKeyCounters(txn) }
+        guard let txn = writeTransaction else { return }
+        try persistKeyCounters(txn)
+        try columnLog.flush(in: txn)
+        noteChange()
     }
 
     func persistKeyCounters(_ txn: Transaction) throws {

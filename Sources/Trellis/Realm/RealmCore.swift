@@ -50,6 +50,11 @@ final class RealmCore {
     private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).
     var recordedChanges = ChangeRecorder()
+    /// The rows this write transaction changed, for the column copies (see ``ColumnLog``).
+    let columnLog = ColumnLog()
+    /// Whether queries, aggregates and sorts read the column copies (the tests turn it off to
+    /// compare the answers with the rows').
+    var readsColumnCopies = true
     /// Set while TrellisSync applies downloaded changes: the commit is not queued for upload.
     var isApplyingSyncDownload = false
     /// The last commit queued changes for upload (the sync hook is told after it commits).
@@ -247,6 +252,7 @@ final class RealmCore {
         }
         let version = txn.version
         do {
+            try columnLog.flush(in: txn)
             try recordSyncChanges()
             try persistKeyCounters(txn)
             try persistChangeRecord(txn)
@@ -332,6 +338,7 @@ final class RealmCore {
         cachedTables = (nil, nil)
         noticedWriteFailure = false
         recordedChanges.reset()
+        columnLog.reset()
         pendingTables = [:]
         pendingCatalog = nil
         keyCounters = [:]
@@ -486,7 +493,8 @@ final class RealmCore {
                 }
                 // Every stored database already has a handle (see DatabaseHandles): binding
                 // only looks them up, and a table without databases yet has no objects.
-                guard let table = try Table.open(info, tableId: stored.tableId, in: transaction, create: false) else {
+                guard let table = try Table.open(info, tableId: stored.tableId, in: transaction, create: false,
+                                                 columnShift: catalog.keptColumnShift) else {
                     return nil
                 }
                 // Handles this write opened are private to it until it commits.
@@ -501,7 +509,8 @@ final class RealmCore {
                 throwRealmException(SchemaValidator.error(for: problems).message)
             }
             let tableId = catalog.add(info)
-            guard let table = try Table.open(info, tableId: tableId, in: writeTransaction, create: true) else { return nil }
+            guard let table = try Table.open(info, tableId: tableId, in: writeTransaction, create: true,
+                                             columnShift: catalog.keptColumnShift) else { return nil }
             try FileState.writeCatalog(catalog, txn: writeTransaction, meta: file.meta)
             pendingCatalog = catalog
             pendingTables[ObjectIdentifier(type)] = table

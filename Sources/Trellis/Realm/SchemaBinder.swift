@@ -29,6 +29,7 @@ enum SchemaBinder {
     /// Validates the configured classes, compares them with the file, creates missing tables.
     static func bind(_ configuration: Realm.Configuration, file: FileState) throws {
         let path = file.environment.path
+        try ColumnUpgrade.upgradeIfNeeded(configuration, file: file)
         if configuration.opensAnySchemaVersion { return }
         let classes: [ClassInfo]
         if let types = configuration.objectTypes {
@@ -131,7 +132,8 @@ enum SchemaBinder {
             for info in classes {
                 let tableId = catalog.storedClass(named: info.className)?.tableId ?? (needsWrite ? catalog.add(info) : 0)
                 if tableId == 0 { continue }
-                if let table = try Table.open(info, tableId: tableId, in: txn, create: needsWrite) {
+                if let table = try Table.open(info, tableId: tableId, in: txn, create: needsWrite,
+                                                 columnShift: catalog.keptColumnShift) {
                     tables.append(table)
                 }
             }

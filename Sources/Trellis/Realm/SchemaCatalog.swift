@@ -6,7 +6,13 @@ import Foundation
 /// the models on every open.
 struct SchemaCatalog: Codable, Equatable {
     /// 2: the catalog has a checksum (`catalog.sum`); files of format 1 are read without one.
-    static let formatVersion = 2
+    /// 3: every class keeps a column copy of its rows (``ColumnStorage``); a writable open
+    /// upgrades a file of format 2 (``ColumnUpgrade``), and Trellis versions that read format 2
+    /// refuse format 3, so no older writer can leave the copies behind the rows.
+    static let formatVersion = 3
+    /// log2 of the objects per chunk of the column copies, unless the configuration says
+    /// otherwise (tests make chunks small, so that they fill and empty across many keys).
+    static let defaultColumnShift = 8
 
     struct StoredProperty: Codable, Equatable {
         var name: String
@@ -56,6 +62,11 @@ struct SchemaCatalog: Codable, Equatable {
     }
 
     var format: Int = formatVersion
+    /// log2 of the objects per column chunk; nil in files of format 2 (no column copies).
+    var columnShift: Int? = SchemaCatalog.defaultColumnShift
+
+    /// The chunk size of the column copies, if this file keeps them.
+    var keptColumnShift: Int? { format >= 3 ? columnShift : nil }
     var schemaVersion: UInt64 = 0
     var nextTableId: UInt32 = 1
     var classes: [StoredClass] = []

@@ -26,7 +26,8 @@ final class StoredSchemaClasses {
         for stored in core.file.catalog.classes {
             let info = Self.classInfo(stored, embedded: embedded)
             infos[stored.name] = info
-            tables[stored.name] = try Table.open(info, tableId: stored.tableId, in: transaction, create: true)
+            tables[stored.name] = try Table.open(info, tableId: stored.tableId, in: transaction, create: true,
+                                                 columnShift: core.file.catalog.keptColumnShift)
         }
     }
 

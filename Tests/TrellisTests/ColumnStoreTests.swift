@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// The column copy stays equal to the rows through random inserts, updates and deletes that
+/// cross chunk boundaries (4 objects per chunk), checked after every commit by the consistency
+/// checker; aggregates and sorts read from it give the rows' answers.
+@Suite struct ColumnStoreTests {
+    let folder = TemporaryFolder()
+    typealias Generator = SeededGenerator
+
+    func open(_ name: String) throws -> Realm {
+        try Realm(configuration: ColumnQueryDifferentialTests.configuration(folder, name))
+    }
+
+    @Test(arguments: [21, 22] as [UInt64])
+    func randomWritesKeepTheColumnCopyEqualToTheRows(seed: UInt64) throws {
+        var g = Generator(state: seed)
+        let realm = try open("writes\(seed).realm")
+        var serial = 0
+        for round in 0..<60 {
+            try realm.write {
+                let live = Array(realm.objects(ColumnSample.self))
+                for _ in 0..<Int.random(in: 1...12, using: &g) {
+                    switch Int.random(in: 0..<6, using: &g) {
+                    case 0, 1:
+                        let sample = ColumnSample()
+                        sample.serial = serial
+                        serial += 1
+                        ColumnQueryDifferentialTests.fill(sample, &g)
+                        realm.add(sample)
+                    case 2:
+                        if let victim = live.randomElement(using: &g), !victim.isInvalidated { realm.delete(victim) }
+                    case 3:
+                        // A run of neighbours: whole chunks empty and go.
+                        let start = Int.random(in: 0..<max(live.count, 1), using: &g)
+                        for victim in live.dropFirst(start).prefix(6) where !victim.isInvalidated { realm.delete(victim) }
+                    case 4:
+                        if let target = live.randomElement(using: &g), !target.isInvalidated {
+                            ColumnQueryDifferentialTests.fill(target, &g)
+                        }
+                    default:
+                        if let target = live.randomElement(using: &g), !target.isInvalidated {
+                            target.name = ColumnQueryDifferentialTests.names.randomElement(using: &g) ?? ""
+                            target.optName = nil
+                        }
+                    }
+                }
+                // A query inside the write sees the write (the copy is brought up to date first).
+                let expected: [Int] = Array(realm.objects(ColumnSample.self)).filter { $0.int > 1 }.map(\.serial)
+                #expect(Array(realm.objects(ColumnSample.self).filter("int > 1")).map(\.serial) == expected)
+            }
+            if round % 20 == 19 {
+                try realm.write { realm.delete(realm.objects(ColumnSample.self).filter("serial < \(serial / 2)")) }
+            }
+            let problems = realm._consistencyProblems()
+            #expect(problems.isEmpty, "round \(round): \(problems.prefix(3))")
+            if !problems.isEmpty { break }
+        }
+        try realm.write { realm.deleteAll() }
+        #expect(realm._consistencyProblems().isEmpty)
+        #expect(realm.objects(ColumnSample.self).filter("int != 12345").isEmpty)
+    }
+
+    @Test func aWriteThatIsCancelledLeavesTheColumnCopyAsItWas() throws {
+        let realm = try open("cancel.realm")
+        try realm.write { realm.add((0..<10).map { i in ColumnSample(value: ["serial": i, "int": i]) }) }
+        realm.beginWrite()
+        realm.add((10..<20).map { i in ColumnSample(value: ["serial": i, "int": i]) })
+        realm.delete(realm.objects(ColumnSample.self).filter("serial < 5"))
+        #expect(realm.objects(ColumnSample.self).filter("int >= 0").count == 15)
+        realm.cancelWrite()
+        #expect(realm.objects(ColumnSample.self).filter("int >= 0").count == 10)
+        #expect(realm._consistencyProblems().isEmpty)
+    }
+
+    @Test func aDamagedChunkIsReportedByTheConsistencyChecker() throws {
+        let realm = try open("damaged.realm")
+        try realm.write { realm.add((0..<10).map { i in ColumnSample(value: ["serial": i, "int": i]) }) }
+        #expect(realm._consistencyProblems().isEmpty)
+        // Write a chunk that disagrees with its rows, behind the engine's back.
+        let core = realm.core
+        core.beginWrite()
+        guard let txn = core.writeTransaction, let table = core.table(for: ColumnSample.self, create: false),
+              let storage = table.columns
+        else {
+            Issue.record("no column copy")
+            return
+        }
+        var builder = ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
+        builder.remove(0)
+        let row = RowWriter.encode(table.info.storedFields.map { _ in .null })
+        row.withUnsafeBytes { builder.set(1, row: RowView(bytes: $0)) }
+        try storage.put(builder, number: 0, in: txn)
+        try core.commitWrite()
+        let problems = realm._consistencyProblems()
+        #expect(problems == ["'c.ColumnSample' chunk 0 does not hold the values of its rows"])
+    }
+
+    // MARK: - Aggregates
+
+    @Test(arguments: [31, 32, 33] as [UInt64])
+    func aggregatesFromTheColumnsEqualTheRowsAnswers(seed: UInt64) throws {
+        var g = Generator(state: seed)
+        let realm = try open("aggregates\(seed).realm")
+        try ColumnQueryDifferentialTests.populate(realm, &g)
+        let all = realm.objects(ColumnSample.self)
+        for results in [all, all.filter("int > 1"), all.filter("optInt == nil"), all.filter("int == 12345"),
+                        all.sorted(byKeyPath: "double")]
+        {
+            func both<T: Equatable>(_ read: () -> T) -> (T, T) {
+                realm.core.readsColumnCopies = true
+                let columns = read()
+                realm.core.readsColumnCopies = false
+                defer { realm.core.readsColumnCopies = true }
+                return (columns, read())
+            }
+            func same<T: Equatable>(_ pair: (T, T), _ what: String) {
+                #expect(pair.0 == pair.1, "\(what) over \(results.count) objects")
+            }
+            func sameDouble(_ pair: (Double?, Double?), _ what: String) {
+                let equal = pair.0 == pair.1 || (pair.0?.isNaN == true && pair.1?.isNaN == true)
+                #expect(equal, "\(what): \(String(describing: pair.0)) vs \(String(describing: pair.1))")
+                if let a = pair.0, let b = pair.1, a == 0, b == 0 { #expect(a.sign == b.sign, "\(what): sign of zero") }
+            }
+            same(both { results.sum(of: \.int) }, "sum int")
+            same(both { results.sum(of: \.optInt) }, "sum optInt")
+            same(both { results.min(of: \.optInt) }, "min optInt")
+            same(both { results.max(of: \.small) }, "max small")
+            same(both { results.min(of: \.date) }, "min date")
+            same(both { results.max(of: \.optDate) }, "max optDate")
+            sameDouble(both { results.average(ofProperty: "int") }, "average int")
+            sameDouble(both { results.average(ofProperty: "optInt") }, "average optInt")
+            sameDouble(both { results.sum(of: \.double) }, "sum double")
+            sameDouble(both { results.min(of: \.double) }, "min double")
+            sameDouble(both { results.max(of: \.double) }, "max double")
+            sameDouble(both { results.average(ofProperty: "double") }, "average double")
+            sameDouble(both { results.sum(ofProperty: "optFloat") }, "sum optFloat")
+            sameDouble(both { results.min(ofProperty: "optFloat") }, "min optFloat")
+        }
+    }
+
+    @Test func aggregatesOfAPlainClassFollowRealm() throws {
+        let realm = try open("plain.realm")
+        let all = realm.objects(ColumnSample.self)
+        #expect(all.sum(of: \.int) == 0)
+        #expect(all.min(of: \.int) == nil)
+        #expect(all.average(of: \.double) == nil)
+        try realm.write {
+            realm.add((1...10).map { i in ColumnSample(value: ["serial": i, "int": i, "double": Double(i) / 2]) })
+        }
+        #expect(all.sum(of: \.int) == 55)
+        #expect(all.min(of: \.int) == 1)
+        #expect(all.max(of: \.int) == 10)
+        #expect(all.average(ofProperty: "int") as Double? == 5.5)
+        #expect(all.sum(of: \.double) == 27.5)
+        #expect(all.filter("int > 5").sum(of: \.int) == 40)
+        #expect(all.filter("int > 5").average(ofProperty: "double") as Double? == 4)
+    }
+
+    // MARK: - Sorting
+
+    @Test(arguments: [41, 42] as [UInt64])
+    func sortsFromTheColumnsEqualTheRowsOrder(seed: UInt64) throws {
+        var g = Generator(state: seed)
+        let realm = try open("sorts\(seed).realm")
+        try ColumnQueryDifferentialTests.populate(realm, &g)
+        let all = realm.objects(ColumnSample.self)
+        let sorts: [[Trellis.SortDescriptor]] = [
+            [Trellis.SortDescriptor(keyPath: "int")], [Trellis.SortDescriptor(keyPath: "int", ascending: false)],
+            [Trellis.SortDescriptor(keyPath: "optInt")], [Trellis.SortDescriptor(keyPath: "optInt", ascending: false)],
+            [Trellis.SortDescriptor(keyPath: "flag"), Trellis.SortDescriptor(keyPath: "small", ascending: false)],
+            [Trellis.SortDescriptor(keyPath: "optFlag", ascending: false), Trellis.SortDescriptor(keyPath: "optDate")],
+            [Trellis.SortDescriptor(keyPath: "date", ascending: false), Trellis.SortDescriptor(keyPath: "serial", ascending: false)],
+            [Trellis.SortDescriptor(keyPath: "optFloat")], [Trellis.SortDescriptor(keyPath: "double")],
+            [Trellis.SortDescriptor(keyPath: "small"), Trellis.SortDescriptor(keyPath: "name")],
+        ]
+        for descriptors in sorts {
+            for results in [all, all.filter("int >= 0")] {
+                realm.core.readsColumnCopies = true
+                let columns = Array(results.sorted(by: descriptors)).map(\.serial)
+                realm.core.readsColumnCopies = false
+                let rows = Array(results.sorted(by: descriptors)).map(\.serial)
+                realm.core.readsColumnCopies = true
+                #expect(columns == rows, "\(descriptors)")
+            }
+        }
+        // Without NaN (which has no order), the sort is the stable Swift sort of the values.
+        let finite = all.filter("optFloat != nil").sorted(byKeyPath: "small", ascending: false)
+        let expected = Array(all.filter("optFloat != nil")).sorted { $0.small > $1.small }.map(\.serial)
+        #expect(Array(finite).map(\.serial) == expected)
+    }
+}

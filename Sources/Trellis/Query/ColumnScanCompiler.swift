@@ -9,12 +9,18 @@ import Foundation
 /// The predicate has already been checked by ``QueryCompiler`` (which reports bad queries);
 /// this only decides whether the column copy can answer it and how.
 enum ColumnScanCompiler {
-    static func compile(_ predicate: QueryPredicate, table: Table) -> ChunkTest? {
+    /// The test for `predicate` over `table`'s column copy, for the current snapshot of `core`
+    /// (a test through a link reads the target's chunks in it).
+    static func compile(_ predicate: QueryPredicate, table: Table, core: RealmCore) -> ChunkTest? {
         guard let storage = table.columns else { return nil }
-        return test(predicate, table.info, words: ChunkFormat.words(storage.slotCount))
+        return Compilation(core: core).test(predicate, table.info, words: ChunkFormat.words(storage.slotCount))
     }
+}
 
-    private static func test(_ predicate: QueryPredicate, _ info: ClassInfo, words: Int) -> ChunkTest? {
+private struct Compilation {
+    unowned let core: RealmCore
+
+    func test(_ predicate: QueryPredicate, _ info: ClassInfo, words: Int) -> ChunkTest? {
         switch predicate {
         case .constant(let value):
             return ConstantTest(value)
@@ -37,16 +43,27 @@ enum ColumnScanCompiler {
         }
     }
 
-    private static func test(_ original: QueryComparison, _ info: ClassInfo, words: Int) -> ChunkTest? {
+    private func test(_ original: QueryComparison, _ info: ClassInfo, words: Int) -> ChunkTest? {
         var c = original
         guard c.quantifier == .single else { return nil }
         if case .keyPath = c.rhs, c.op != .in, constant(c.lhs) != nil {
             c = QueryComparison(quantifier: c.quantifier, lhs: c.rhs, op: c.op.mirrored, options: c.options, rhs: c.lhs)
         }
-        guard case .keyPath(let path) = c.lhs, path.variable == nil, path.components.count == 1,
-              case .property(let name) = path.components[0], let field = info.field(named: name), field.isStored,
-              field.typeInfo.collection == .none, !field.isLink
+        guard case .keyPath(let path) = c.lhs, path.variable == nil, let first = path.components.first,
+              case .property(let name) = first, let field = info.field(named: name), field.isStored,
+              field.typeInfo.collection == .none
         else { return nil }
+        if field.isLink {
+            // One to-one hop to a property of the target (`dog.age > 10`).
+            guard path.components.count == 2, let target = core.linkedTable(field), let storage = target.columns else {
+                return nil
+            }
+            let hop = QueryComparison(quantifier: c.quantifier, lhs: .keyPath(QueryKeyPath(Array(path.components.dropFirst()))),
+                                      op: c.op, options: c.options, rhs: c.rhs)
+            guard let inner = test(hop, target.info, words: ChunkFormat.words(storage.slotCount)) else { return nil }
+            return LinkedTest(column: field.rowColumn, target: storage, inner: inner, txn: core.transaction)
+        }
+        guard path.components.count == 1 else { return nil }
         let column = field.rowColumn
         let type = field.typeInfo.type
         switch c.op {
@@ -76,7 +93,7 @@ enum ColumnScanCompiler {
     }
 
     /// One property against one constant.
-    private static func comparison(_ column: Int, _ type: PropertyType, _ op: QueryOperator, _ value: QueryValue,
+    private func comparison(_ column: Int, _ type: PropertyType, _ op: QueryOperator, _ value: QueryValue,
                                    _ options: QueryStringOptions) -> ChunkTest?
     {
         if case .null = value {
@@ -108,7 +125,7 @@ enum ColumnScanCompiler {
     }
 
     /// A numeric constant as the Double a Double, Float or Date column compares with.
-    private static func floating(_ value: QueryValue, _ type: PropertyType) -> Double? {
+    private func floating(_ value: QueryValue, _ type: PropertyType) -> Double? {
         switch (type, value) {
         case (.date, .date(let date)): date.timeIntervalSinceReferenceDate
         case (.double, .int(let i)), (.float, .int(let i)): Double(i)
@@ -117,7 +134,7 @@ enum ColumnScanCompiler {
         }
     }
 
-    private static func constant(_ expression: QueryExpression) -> QueryValue? {
+    private func constant(_ expression: QueryExpression) -> QueryValue? {
         switch expression {
         case .constant(let value), .argument(let value):
             if case .list = value { return nil }
@@ -127,7 +144,7 @@ enum ColumnScanCompiler {
         }
     }
 
-    private static func list(_ expression: QueryExpression) -> [QueryValue]? {
+    private func list(_ expression: QueryExpression) -> [QueryValue]? {
         switch expression {
         case .list(let items):
             var values: [QueryValue] = []

@@ -224,3 +224,67 @@ final class ConstantTest: ChunkTest {
         for word in 0..<chunk.wordCount { out[word] = value ? chunk.presence(word) : 0 }
     }
 }
+
+/// A test on the target of a to-one link (`dog.age > 10`): the link column gives each object's
+/// target key, and the target's matches come from the same test run over the target's chunk,
+/// kept while the links point into it. A nil link matches as a null value does.
+final class LinkedTest: ChunkTest {
+    let column: Int
+    let target: ColumnStorage
+    let inner: ChunkTest
+    let txn: Transaction
+    /// Whether the inner test matches an object whose values are all null.
+    let nilMatches: Bool
+    private let mask: UnsafeMutablePointer<UInt64>
+    private let words: Int
+    private var loaded: UInt64 = .max
+
+    init(column: Int, target: ColumnStorage, inner: ChunkTest, txn: Transaction) {
+        self.column = column
+        self.target = target
+        self.inner = inner
+        self.txn = txn
+        let words = ChunkFormat.words(target.slotCount)
+        let mask = UnsafeMutablePointer<UInt64>.allocate(capacity: Swift.max(words, 1))
+        self.words = words
+        self.mask = mask
+        var nullObject = ChunkBuilder(slotCount: target.slotCount, kinds: target.kinds)
+        nullObject.set(0, row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)))
+        nilMatches = nullObject.encoded().withUnsafeBytes { bytes in
+            guard let chunk = ColumnChunk(bytes, slotCount: target.slotCount) else { return false }
+            inner.fill(chunk, mask)
+            return mask[0] & 1 != 0
+        }
+    }
+    deinit { mask.deallocate() }
+
+    override func fill(_ chunk: ColumnChunk, _ out: UnsafeMutablePointer<UInt64>) {
+        guard let block = chunk.block(column) else {
+            for word in 0..<chunk.wordCount { out[word] = nilMatches ? chunk.presence(word) : 0 }
+            return
+        }
+        let shift = UInt64(target.shift), slotMask = UInt64(target.slotCount - 1)
+        for word in 0..<chunk.wordCount {
+            let present = chunk.presence(word), nulls = block.nullWord(word)
+            var bits: UInt64 = 0
+            var links = present & ~nulls
+            while links != 0 {
+                let bit = links.trailingZeroBitCount
+                links &= links &- 1
+                let key = block.slot(word &<< 6 &+ bit)
+                let number = key >> shift
+                if number != loaded {
+                    loaded = number
+                    if let targetChunk = target.chunk(number, in: txn) {
+                        inner.fill(targetChunk, mask)
+                    } else {
+                        for index in 0..<words { mask[index] = 0 }
+                    }
+                }
+                let index = Int(key & slotMask)
+                bits |= ((mask[index &>> 6] &>> UInt64(index & 63)) & 1) &<< UInt64(bit)
+            }
+            out[word] = (nilMatches ? bits | (nulls & present) : bits) & present
+        }
+    }
+}

@@ -47,7 +47,7 @@ struct ResultsPipeline {
     /// table once, testing each row as the cursor reaches it.
     func scan(_ predicate: QueryPredicate) -> ([ObjectKey], [UnsafeRawBufferPointer]) {
         let compiled = compile(predicate)  // checks the predicate, and reports a bad one
-        if let test = ColumnScanCompiler.compile(predicate, table: table), let storage = core.readableColumns(of: table) {
+        if let test = ColumnScanCompiler.compile(predicate, table: table, core: core), let storage = core.readableColumns(of: table) {
             return (ColumnScan.keys(matching: test, in: storage, core.transaction), [])
         }
         let scope = compiled.makeScope()

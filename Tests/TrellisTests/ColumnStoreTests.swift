@@ -87,7 +87,7 @@ import Testing
             Issue.record("no column copy")
             return
         }
-        var builder = ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
+        let builder = ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
         builder.remove(0)
         let row = RowWriter.encode(table.info.storedFields.map { _ in .null })
         row.withUnsafeBytes { builder.set(1, row: RowView(bytes: $0)) }

@@ -18,6 +18,14 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         case values(CollectionLocation)
         /// The values of a list or dictionary nested in an `AnyRealmValue`.
         case nestedValues(NestedCollectionBinding)
+
+        /// Whether the source is every object of a class.
+        var isWholeClass: Bool {
+            switch self {
+            case .table, .dynamicTable: true
+            default: false
+            }
+        }
     }
 
     let core: RealmCore
@@ -211,7 +219,15 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         core.verifyThread()
         if isValues { return evaluatedValues().count }
         guard let table else { return 0 }
-        if !steps.isEmpty { return keys().count }
+        if !steps.isEmpty {
+            if cache.stamp != core.changeStamp, steps.count == 1, case .filter(let predicate) = steps[0],
+               source.isWholeClass, let count = ResultsPipeline(core: core, table: table).columnCount(predicate)
+            {
+                // A filtered class is counted in the column copy's match bitmaps, keeping no key.
+                return count
+            }
+            return keys().count
+        }
         switch source {
         case .values, .nestedValues: return evaluatedValues().count
         case .collection: return keys().count

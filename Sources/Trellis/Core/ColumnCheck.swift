@@ -11,7 +11,7 @@ enum ColumnCheck {
             while let (rawKey, bytes) = entry {
                 let key = Cursor.integerKey(rawKey)
                 let number = key >> UInt64(storage.shift)
-                var builder = expected[number] ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
+                let builder = expected[number] ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
                 builder.set(Int(key & UInt64(storage.slotCount - 1)), row: RowView(bytes: bytes))
                 expected[number] = builder
                 entry = cursor.next()

@@ -117,118 +117,155 @@ struct ColumnBlock {
 }
 
 /// A chunk being changed: decoded from its stored bytes (or empty), changed row by row, encoded
-/// again. Variable-width values go to a shared tail that may hold stale bytes until encoding
-/// copies only the live ones.
-struct ChunkBuilder {
+/// again. Each column's block is kept as the chunk stores it (null words, then slots) in one
+/// flat buffer, so decoding and encoding a fixed-width column is one copy. Variable-width
+/// values go to a shared tail that may hold stale bytes until encoding copies only the live
+/// ones. A class over raw buffers: a write changes a chunk a slot at a time, and each change
+/// must cost a few stores, not a copy-on-write check per array.
+final class ChunkBuilder {
     let slotCount: Int
     let kinds: [ColumnKind]
-    private(set) var presence: [UInt64]
-    private var nulls: [[UInt64]]
-    private var slots: [[UInt64]]
-    private var tail: [UInt8] = []
+    private let words: Int
+    /// Where each column's block starts in `blocks` (-1: the column has none).
+    private let starts: [Int]
+    private let presence: UnsafeMutablePointer<UInt64>
+    private let blocks: UnsafeMutablePointer<UInt64>
+    private let blockCount: Int
+    private let tail = ByteBuffer()
 
     init(slotCount: Int, kinds: [ColumnKind]) {
         self.slotCount = slotCount
         self.kinds = kinds
         let words = ChunkFormat.words(slotCount)
-        presence = Array(repeating: 0, count: words)
-        nulls = kinds.map { $0 == .none ? [] : Array(repeating: ~0, count: words) }
-        slots = kinds.map { $0 == .none ? [] : Array(repeating: 0, count: slotCount) }
+        self.words = words
+        var starts = [Int](), next = 0
+        for kind in kinds {
+            starts.append(kind == .none ? -1 : next)
+            if kind != .none { next += words + slotCount }
+        }
+        self.starts = starts
+        blockCount = next
+        presence = .allocate(capacity: words)
+        presence.initialize(repeating: 0, count: words)
+        blocks = .allocate(capacity: Swift.max(next, 1))
+        blocks.initialize(repeating: 0, count: Swift.max(next, 1))
+        for start in starts where start >= 0 {
+            (blocks + start).update(repeating: ~0, count: words)  // absent objects read as null
+        }
+    }
+
+    deinit {
+        presence.deallocate()
+        blocks.deallocate()
     }
 
     /// The builder holding what `chunk` holds, laid out for `kinds` (the current schema).
-    init(_ chunk: ColumnChunk, kinds: [ColumnKind]) {
+    convenience init(_ chunk: ColumnChunk, kinds: [ColumnKind]) {
         self.init(slotCount: chunk.slotCount, kinds: kinds)
-        for word in 0..<presence.count { presence[word] = chunk.presence(word) }
+        for word in 0..<words { presence[word] = chunk.presence(word) }
         for (column, kind) in kinds.enumerated() where kind != .none {
             guard let block = chunk.block(column) else { continue }
-            for word in 0..<presence.count { nulls[column][word] = block.nullWord(word) }
-            for index in 0..<slotCount {
-                if kind == .variable {
-                    slots[column][index] = appendTail(block.tail(index))
-                } else {
-                    slots[column][index] = block.slot(index)
-                }
+            let target = UnsafeMutableRawPointer(blocks + starts[column])
+            if kind == .fixed {
+                target.copyMemory(from: block.nulls, byteCount: 8 * (words + slotCount))
+                continue
+            }
+            target.copyMemory(from: block.nulls, byteCount: 8 * words)
+            let slots = blocks + starts[column] + words
+            for index in 0..<slotCount where !block.isNull(index) {
+                slots[index] = appendTail(block.tail(index))
             }
         }
     }
 
-    var isEmpty: Bool { presence.allSatisfy { $0 == 0 } }
+    var isEmpty: Bool {
+        for word in 0..<words where presence[word] != 0 { return false }
+        return true
+    }
 
-    private mutating func appendTail(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    @inline(__always)
+    private func appendTail(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         guard !bytes.isEmpty else { return 0 }
-        let offset = tail.count
-        tail.append(contentsOf: bytes)
-        return UInt64(offset) | UInt64(bytes.count) << 32
+        return UInt64(tail.append(bytes)) | UInt64(bytes.count) << 32
     }
 
     /// Stores the values of `row` in slot `index`.
-    mutating func set(_ index: Int, row: RowView) {
+    func set(_ index: Int, row: RowView) {
         let word = index >> 6, bit: UInt64 = 1 << UInt64(index & 63)
         presence[word] |= bit
-        for (column, kind) in kinds.enumerated() where kind != .none {
-            if row.isNull(column) {
-                nulls[column][word] |= bit
-                slots[column][index] = 0
+        let columnCount = row.columnCount, slotsStart = RowFormat.slotsStart(columnCount)
+        let bytes = row.bytes
+        for column in 0..<kinds.count {
+            let start = starts[column]
+            guard start >= 0 else { continue }
+            let isNull = column >= columnCount || bytes[2 &+ column &>> 3] & (1 &<< UInt8(column & 7)) != 0
+            if isNull {
+                blocks[start &+ word] |= bit
+                blocks[start &+ words &+ index] = 0
+                continue
+            }
+            blocks[start &+ word] &= ~bit
+            let slot = bytes.loadUnaligned(fromByteOffset: slotsStart &+ 8 &* column, as: UInt64.self)
+            if kinds[column] == .fixed {
+                blocks[start &+ words &+ index] = slot
             } else {
-                nulls[column][word] &= ~bit
-                slots[column][index] = kind == .variable ? appendTail(row.tail(column)) : row.slot(column)
+                blocks[start &+ words &+ index] = appendTail(row.tail(column))
             }
         }
     }
 
     /// Empties slot `index` (its object was deleted).
-    mutating func remove(_ index: Int) {
+    func remove(_ index: Int) {
         let word = index >> 6, bit: UInt64 = 1 << UInt64(index & 63)
         presence[word] &= ~bit
-        for (column, kind) in kinds.enumerated() where kind != .none {
-            nulls[column][word] |= bit
-            slots[column][index] = 0
+        for start in starts where start >= 0 {
+            blocks[start + word] |= bit
+            blocks[start + words + index] = 0
         }
     }
 
     /// The chunk's bytes.
     func encoded() -> [UInt8] {
-        let words = presence.count
         let start = ChunkFormat.blocksStart(slotCount: slotCount, columnCount: kinds.count)
-        let blockBytes = ChunkFormat.blockBytes(slotCount)
-        let blockCount = kinds.filter { $0 != .none }.count
-        let tailStart = start + blockCount * blockBytes
+        let blockWords = words + slotCount
+        let tailStart = start + 8 * blockCount
         var liveTail = 0
         for (column, kind) in kinds.enumerated() where kind == .variable {
-            for value in slots[column] { liveTail += Int(value >> 32) }
+            let slots = blocks + starts[column] + words
+            for index in 0..<slotCount { liveTail += Int(slots[index] >> 32) }
         }
         let size = tailStart + liveTail
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            let out = UnsafeMutableRawBufferPointer(buffer)
-            out.initializeMemory(as: UInt8.self, repeating: 0)
+            initialized = 0
+            guard let out = UnsafeMutableRawPointer(buffer.baseAddress) else { return }
+            out.initializeMemory(as: UInt8.self, repeating: 0, count: start)
             out.storeBytes(of: UInt16(slotCount), toByteOffset: 0, as: UInt16.self)
             out.storeBytes(of: UInt16(kinds.count), toByteOffset: 2, as: UInt16.self)
-            let live = presence.reduce(0) { $0 + $1.nonzeroBitCount }
+            var live = 0
+            for word in 0..<words {
+                live += presence[word].nonzeroBitCount
+                out.storeBytes(of: presence[word], toByteOffset: 8 + 8 * word, as: UInt64.self)
+            }
             out.storeBytes(of: UInt32(live), toByteOffset: 4, as: UInt32.self)
-            for word in 0..<words { out.storeBytes(of: presence[word], toByteOffset: 8 + 8 * word, as: UInt64.self) }
             var blockOffset = start, tailOffset = tailStart
             for (column, kind) in kinds.enumerated() where kind != .none {
                 out.storeBytes(of: UInt32(blockOffset), toByteOffset: ChunkFormat.directoryStart(slotCount) + 4 * column,
                                as: UInt32.self)
-                for word in 0..<words {
-                    out.storeBytes(of: nulls[column][word], toByteOffset: blockOffset + 8 * word, as: UInt64.self)
-                }
-                let slotStart = blockOffset + 8 * words
-                for index in 0..<slotCount {
-                    var value = slots[column][index]
-                    if kind == .variable, value != 0, let target = out.baseAddress {
+                let source = blocks + starts[column]
+                (out + blockOffset).copyMemory(from: source, byteCount: 8 * blockWords)
+                if kind == .variable {
+                    // Live values only, in slot order, with their slots pointing at them.
+                    for index in 0..<slotCount {
+                        let value = source[words + index]
+                        guard value != 0 else { continue }
                         let offset = Int(value & 0xFFFF_FFFF), length = Int(value >> 32)
-                        tail.withUnsafeBytes { source in
-                            guard let from = source.baseAddress else { return }
-                            (target + tailOffset).copyMemory(from: from + offset, byteCount: length)
-                        }
-                        value = UInt64(tailOffset) | UInt64(length) << 32
+                        (out + tailOffset).copyMemory(from: tail.base + offset, byteCount: length)
+                        out.storeBytes(of: UInt64(tailOffset) | UInt64(length) << 32,
+                                       toByteOffset: blockOffset + 8 * (words + index), as: UInt64.self)
                         tailOffset += length
                     }
-                    out.storeBytes(of: value, toByteOffset: slotStart + 8 * index, as: UInt64.self)
                 }
-                blockOffset += blockBytes
+                blockOffset += 8 * blockWords
             }
             initialized = size
         }

@@ -73,71 +73,109 @@ struct ColumnStorage {
 /// of them up to date (decoded once, changed, encoded once), before a commit and before a scan
 /// in the write transaction reads the columns.
 final class ColumnLog {
-    private struct Entry {
-        let table: Table
-        let key: ObjectKey
-        /// The row as written; nil for a deleted object.
-        let row: [UInt8]?
+    /// The rows logged for one column copy, in the order they were written.
+    private final class TableLog {
+        let storage: ColumnStorage
+        // A log belongs to one Realm's write transaction, on its thread: dynamic exclusivity
+        // checks on these hot fields would cost more than the appends.
+        @exclusivity(unchecked) var keys: [ObjectKey] = []
+        /// Where each row's copy lies in `rows` (offset | length << 32); `deleted` for a delete.
+        @exclusivity(unchecked) var spans: [UInt64] = []
+        /// Copies of the rows as written.
+        let rows = ByteBuffer(capacity: 4096)
+        static let deleted = UInt64.max
+        init(_ storage: ColumnStorage) { self.storage = storage }
     }
 
-    private var entries: [Entry] = []
+    /// The logs by database handle (small integers), so that finding one costs an index.
+    @exclusivity(unchecked) private var logs: [TableLog?] = []
+    /// The databases with a log, in the order their first row was logged.
+    @exclusivity(unchecked) private var order: [DatabaseHandle] = []
+    @exclusivity(unchecked) private var count = 0
     /// Entries kept before a flush, so that one huge transaction does not hold every row twice.
     private static let flushThreshold = 1 << 16
 
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { count == 0 }
 
     @inline(__always)
     func recordWrite(_ table: Table, key: ObjectKey, row: [UInt8], in txn: Transaction) throws {
-        guard table.columns != nil else { return }
-        entries.append(Entry(table: table, key: key, row: row))
-        if entries.count >= Self.flushThreshold { try flush(in: txn) }
+        guard let log = log(for: table) else { return }
+        log.keys.append(key)
+        let offset = row.withUnsafeBytes { log.rows.append($0) }
+        log.spans.append(UInt64(offset) | UInt64(row.count) << 32)
+        count &+= 1
+        if count >= Self.flushThreshold { try flush(in: txn) }
     }
 
     func recordDelete(_ table: Table, key: ObjectKey, in txn: Transaction) throws {
-        guard table.columns != nil else { return }
-        entries.append(Entry(table: table, key: key, row: nil))
-        if entries.count >= Self.flushThreshold { try flush(in: txn) }
+        guard let log = log(for: table) else { return }
+        log.keys.append(key)
+        log.spans.append(TableLog.deleted)
+        count &+= 1
+        if count >= Self.flushThreshold { try flush(in: txn) }
+    }
+
+    /// The log of `table`'s column copy (one per database, whichever `Table` instance writes).
+    @inline(__always)
+    private func log(for table: Table) -> TableLog? {
+        guard let storage = table.columns else { return nil }
+        let index = Int(storage.database)
+        if index < logs.count, let log = logs[index] { return log }
+        if index >= logs.count { logs += repeatElement(nil, count: index + 1 - logs.count) }
+        let log = TableLog(storage)
+        logs[index] = log
+        order.append(storage.database)
+        return log
     }
 
     /// Forgets what was recorded (the transaction ended, or its rows were all removed).
-    func reset() { entries = [] }
+    func reset() {
+        if count == 0, order.isEmpty { return }
+        for database in order { logs[Int(database)] = nil }
+        order = []
+        count = 0
+    }
 
     /// Writes every chunk the recorded rows fall in.
     func flush(in txn: Transaction) throws {
-        guard !entries.isEmpty else { return }
-        let recorded = entries
-        entries = []
-        var byTable: [ObjectIdentifier: [Int]] = [:]
-        var order: [ObjectIdentifier] = []
-        for index in recorded.indices {
-            let id = ObjectIdentifier(recorded[index].table)
-            if byTable[id] == nil { order.append(id) }
-            byTable[id, default: []].append(index)
+        guard count > 0 else { return }
+        let recorded = order.compactMap { logs[Int($0)] }
+        reset()
+        for log in recorded { try flush(log, in: txn) }
+    }
+
+    private func flush(_ log: TableLog, in txn: Transaction) throws {
+        let storage = log.storage
+        let shift = UInt64(storage.shift), mask = UInt64(storage.slotCount - 1)
+        let keys = log.keys, spans = log.spans
+        // Rows usually come in key order (new objects): then each chunk's rows are one run.
+        // Otherwise a stable sort by chunk gathers them, so the last write still wins.
+        var inOrder = true
+        for index in keys.indices.dropFirst() where keys[index] >> shift < keys[index - 1] >> shift {
+            inOrder = false
+            break
         }
-        for id in order {
-            guard let indices = byTable[id], let first = indices.first,
-                  let storage = recorded[first].table.columns
-            else { continue }
-            let shift = UInt64(storage.shift), mask = UInt64(storage.slotCount - 1)
-            // Stable: the entries of one chunk keep their order, so the last write wins.
-            let sorted = indices.sorted { (recorded[$0].key >> shift, $0) < (recorded[$1].key >> shift, $1) }
-            var position = 0
-            while position < sorted.count {
-                let number = recorded[sorted[position]].key >> shift
-                var builder = storage.chunk(number, in: txn).map { ChunkBuilder($0, kinds: storage.kinds) }
-                    ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
-                while position < sorted.count, recorded[sorted[position]].key >> shift == number {
-                    let entry = recorded[sorted[position]]
-                    let slot = Int(entry.key & mask)
-                    if let row = entry.row {
-                        row.withUnsafeBytes { builder.set(slot, row: RowView(bytes: $0)) }
-                    } else {
-                        builder.remove(slot)
-                    }
-                    position += 1
+        let order = inOrder ? Array(keys.indices) : keys.indices.sorted {
+            let (a, b) = (keys[$0] >> shift, keys[$1] >> shift)
+            return a != b ? a < b : $0 < $1
+        }
+        var position = 0
+        while position < order.count {
+            let number = keys[order[position]] >> shift
+            let builder = storage.chunk(number, in: txn).map { ChunkBuilder($0, kinds: storage.kinds) }
+                ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
+            while position < order.count, keys[order[position]] >> shift == number {
+                let index = order[position]
+                let slot = Int(keys[index] & mask), span = spans[index]
+                if span == TableLog.deleted {
+                    builder.remove(slot)
+                } else {
+                    builder.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF),
+                                                                          length: Int(span >> 32))))
                 }
-                try storage.put(builder, number: number, in: txn)
+                position += 1
             }
+            try storage.put(builder, number: number, in: txn)
         }
     }
 }

@@ -248,7 +248,7 @@ final class LinkedTest: ChunkTest {
         let mask = UnsafeMutablePointer<UInt64>.allocate(capacity: Swift.max(words, 1))
         self.words = words
         self.mask = mask
-        var nullObject = ChunkBuilder(slotCount: target.slotCount, kinds: target.kinds)
+        let nullObject = ChunkBuilder(slotCount: target.slotCount, kinds: target.kinds)
         nullObject.set(0, row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)))
         nilMatches = nullObject.encoded().withUnsafeBytes { bytes in
             guard let chunk = ColumnChunk(bytes, slotCount: target.slotCount) else { return false }

@@ -247,13 +247,9 @@ extension Results {
     /// The aggregate read from the class's column copy, for results over a whole class (all of
     /// it, or what its filters and sorts kept); nil when the rows must be read instead.
     private func columnAggregate(_ op: QueryCollectionOperation, _ field: FieldInfo, _ table: Table) -> QueryValue? {
-        switch source {
-        case .table, .dynamicTable: break
-        default: return nil
-        }
-        guard ColumnAggregate.supports(field.typeInfo.type), let storage = core.readableColumns(of: table) else {
-            return nil
-        }
+        guard source.isWholeClass, ColumnAggregate.supports(field.typeInfo.type),
+              let storage = core.readableColumns(of: table)
+        else { return nil }
         let keys: [ObjectKey]? = steps.isEmpty ? nil : self.keys()
         return ColumnAggregate.apply(op, type: field.typeInfo.type, column: field.rowColumn, storage: storage,
                                      txn: core.transaction, keys: keys)

@@ -42,6 +42,16 @@ struct ResultsPipeline {
         }
     }
 
+    /// The number of objects of the class that match, counted in the column copy; nil when it
+    /// cannot answer the predicate.
+    func columnCount(_ predicate: QueryPredicate) -> Int? {
+        _ = compile(predicate)  // checks the predicate, and reports a bad one
+        guard let test = ColumnScanCompiler.compile(predicate, table: table, core: core),
+              let storage = core.readableColumns(of: table)
+        else { return nil }
+        return ColumnScan.count(matching: test, in: storage, core.transaction)
+    }
+
     /// Scans the column copy when it can answer the predicate (the rows are then left for the
     /// caller to read as it needs them: the second array is empty); otherwise walks the whole
     /// table once, testing each row as the cursor reaches it.

@@ -57,4 +57,19 @@ enum ColumnScan {
         }
         return keys
     }
+
+    /// How many objects match, counted in the match bitmaps (no key is kept).
+    static func count(matching test: ChunkTest, in storage: ColumnStorage, _ txn: Transaction) -> Int {
+        var count = 0
+        let words = ChunkFormat.words(storage.slotCount)
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: words) { buffer in
+            guard let mask = buffer.baseAddress else { return }
+            storage.forEachChunk(in: txn) { chunk, _ in
+                test.fill(chunk, mask)
+                for word in 0..<chunk.wordCount { count &+= mask[word].nonzeroBitCount }
+                return true
+            }
+        }
+        return count
+    }
 }

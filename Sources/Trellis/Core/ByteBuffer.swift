@@ -1,0 +1,42 @@
+/// A growable run of bytes that appends with one copy: no copy-on-write check, no generic
+/// `append(contentsOf:)`. For the column log and the chunk builder, which append a row or a
+/// value per write.
+final class ByteBuffer {
+    private(set) var base: UnsafeMutableRawPointer
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 256) {
+        self.capacity = Swift.max(capacity, 16)
+        base = .allocate(byteCount: self.capacity, alignment: 8)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Appends `bytes`; returns the offset they start at.
+    @inline(__always)
+    @discardableResult
+    func append(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let offset = count
+        if count + bytes.count > capacity { grow(to: count + bytes.count) }
+        if let source = bytes.baseAddress { (base + offset).copyMemory(from: source, byteCount: bytes.count) }
+        count += bytes.count
+        return offset
+    }
+
+    /// The `length` bytes at `offset`.
+    @inline(__always)
+    func bytes(at offset: Int, length: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + offset, count: length)
+    }
+
+    private func grow(to needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        grown.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = grown
+        capacity = newCapacity
+    }
+}

@@ -56,23 +56,23 @@ struct ChangeRecorder {
         var modifications = [ObjectKey: Set<Int>]()
     }
 
-    private(set) var records = [UInt32: TableRecord]()
+    private(set) var records = TableIdMap<TableRecord>()
 
     var isEmpty: Bool { records.isEmpty }
 
-    mutating func reset() { records = [:] }
+    mutating func reset() { records.removeAll() }
 
     mutating func inserted(_ tableId: UInt32, _ key: ObjectKey) {
-        records[tableId, default: TableRecord()].insert(key)
+        records.update(tableId, default: TableRecord()) { $0?.insert(key) }
     }
 
     mutating func deleted(_ tableId: UInt32, _ key: ObjectKey) {
-        records[tableId, default: TableRecord()].delete(key)
+        records.update(tableId, default: TableRecord()) { $0?.delete(key) }
     }
 
     mutating func modified(_ tableId: UInt32, _ key: ObjectKey, column: Int) {
         if let record = records[tableId], key >= record.firstNewKey { return }
-        records[tableId, default: TableRecord()].modifications[key, default: []].insert(column)
+        records.update(tableId, default: TableRecord()) { _ = $0?.modifications[key, default: []].insert(column) }
     }
 }
 
@@ -103,7 +103,7 @@ enum ChangeRecordEncoding {
     static func encode(_ recorder: ChangeRecorder) -> [UInt8] {
         var out = [UInt8]()
         func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { out += $0 } }
-        for (tableId, record) in recorder.records.sorted(by: { $0.key < $1.key }) {
+        for (tableId, record) in recorder.records.sorted {
             put(tableId)
             var ranges = [ClosedRange<ObjectKey>]()
             for range in record.insertedRanges {

@@ -132,6 +132,11 @@ final class ChunkBuilder {
     private let blocks: UnsafeMutablePointer<UInt64>
     private let blockCount: Int
     private let tail = ByteBuffer()
+    /// Bytes a variable-width value may point into instead of being copied to `tail` (the
+    /// column log's copies of the rows, alive while the log is flushed): slots whose offset has
+    /// ``externalFlag`` set.
+    private var external: UnsafeRawPointer?
+    private static let externalFlag: UInt64 = 1 << 31
 
     init(slotCount: Int, kinds: [ColumnKind]) {
         self.slotCount = slotCount
@@ -189,8 +194,14 @@ final class ChunkBuilder {
         return UInt64(tail.append(bytes)) | UInt64(bytes.count) << 32
     }
 
-    /// Stores the values of `row` in slot `index`.
-    func set(_ index: Int, row: RowView) {
+    /// Stores the values of `row` in slot `index`. With `external`, the row lies in that buffer,
+    /// which outlives the builder: its variable-width values are pointed at, not copied.
+    func set(_ index: Int, row: RowView, external: UnsafeRawPointer? = nil) {
+        var rowInExternal = -1
+        if let external, let rowBase = row.bytes.baseAddress {
+            self.external = external
+            rowInExternal = rowBase - external
+        }
         let word = index >> 6, bit: UInt64 = 1 << UInt64(index & 63)
         presence[word] |= bit
         let columnCount = row.columnCount, slotsStart = RowFormat.slotsStart(columnCount)
@@ -206,10 +217,20 @@ final class ChunkBuilder {
             }
             blocks[start &+ word] &= ~bit
             let slot = bytes.loadUnaligned(fromByteOffset: slotsStart &+ 8 &* column, as: UInt64.self)
-            if kinds[column] == .fixed {
+            guard kinds[column] == .variable else {
                 blocks[start &+ words &+ index] = slot
+                continue
+            }
+            // The row's slot gives its tail's offset and length, as ``RowView/tail(_:)`` reads them.
+            let offset = Int(slot & 0xFFFF_FFFF), length = Int(slot &>> 32)
+            let inBounds = length > 0 && offset &+ length <= bytes.count
+            if !inBounds {
+                blocks[start &+ words &+ index] = 0
+            } else if rowInExternal >= 0, UInt64(rowInExternal &+ offset) < Self.externalFlag {
+                blocks[start &+ words &+ index] = (UInt64(rowInExternal &+ offset) | Self.externalFlag)
+                    | UInt64(length) &<< 32
             } else {
-                blocks[start &+ words &+ index] = appendTail(row.tail(column))
+                blocks[start &+ words &+ index] = appendTail(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset &+ length)]))
             }
         }
     }
@@ -258,8 +279,10 @@ final class ChunkBuilder {
                     for index in 0..<slotCount {
                         let value = source[words + index]
                         guard value != 0 else { continue }
-                        let offset = Int(value & 0xFFFF_FFFF), length = Int(value >> 32)
-                        (out + tailOffset).copyMemory(from: tail.base + offset, byteCount: length)
+                        let offset = Int(value & 0x7FFF_FFFF), length = Int(value >> 32)
+                        let bytes = value & Self.externalFlag == 0 ? UnsafeRawPointer(tail.base) : external
+                        guard let bytes else { continue }
+                        (out + tailOffset).copyMemory(from: bytes + offset, byteCount: length)
                         out.storeBytes(of: UInt64(tailOffset) | UInt64(length) << 32,
                                        toByteOffset: blockOffset + 8 * (words + index), as: UInt64.self)
                         tailOffset += length

@@ -78,9 +78,9 @@ final class ColumnLog {
         let storage: ColumnStorage
         // A log belongs to one Realm's write transaction, on its thread: dynamic exclusivity
         // checks on these hot fields would cost more than the appends.
-        @exclusivity(unchecked) var keys: [ObjectKey] = []
-        /// Where each row's copy lies in `rows` (offset | length << 32); `deleted` for a delete.
-        @exclusivity(unchecked) var spans: [UInt64] = []
+        /// Each logged row's object key and where its copy lies in `rows` (offset | length << 32;
+        /// `deleted` for a delete).
+        @exclusivity(unchecked) var entries: [(key: ObjectKey, span: UInt64)] = []
         /// Copies of the rows as written.
         let rows = ByteBuffer(capacity: 4096)
         static let deleted = UInt64.max
@@ -100,17 +100,15 @@ final class ColumnLog {
     @inline(__always)
     func recordWrite(_ table: Table, key: ObjectKey, row: [UInt8], in txn: Transaction) throws {
         guard let log = log(for: table) else { return }
-        log.keys.append(key)
         let offset = row.withUnsafeBytes { log.rows.append($0) }
-        log.spans.append(UInt64(offset) | UInt64(row.count) << 32)
+        log.entries.append((key, UInt64(offset) | UInt64(row.count) << 32))
         count &+= 1
         if count >= Self.flushThreshold { try flush(in: txn) }
     }
 
     func recordDelete(_ table: Table, key: ObjectKey, in txn: Transaction) throws {
         guard let log = log(for: table) else { return }
-        log.keys.append(key)
-        log.spans.append(TableLog.deleted)
+        log.entries.append((key, TableLog.deleted))
         count &+= 1
         if count >= Self.flushThreshold { try flush(in: txn) }
     }
@@ -118,9 +116,10 @@ final class ColumnLog {
     /// The log of `table`'s column copy (one per database, whichever `Table` instance writes).
     @inline(__always)
     private func log(for table: Table) -> TableLog? {
-        guard let storage = table.columns else { return nil }
-        let index = Int(storage.database)
+        let index = table.columnDatabase
+        guard index >= 0 else { return nil }
         if index < logs.count, let log = logs[index] { return log }
+        guard let storage = table.columns else { return nil }
         if index >= logs.count { logs += repeatElement(nil, count: index + 1 - logs.count) }
         let log = TableLog(storage)
         logs[index] = log
@@ -146,36 +145,46 @@ final class ColumnLog {
 
     private func flush(_ log: TableLog, in txn: Transaction) throws {
         let storage = log.storage
-        let shift = UInt64(storage.shift), mask = UInt64(storage.slotCount - 1)
-        let keys = log.keys, spans = log.spans
+        let shift = UInt64(storage.shift)
+        var entries = log.entries
         // Rows usually come in key order (new objects): then each chunk's rows are one run.
         // Otherwise a stable sort by chunk gathers them, so the last write still wins.
-        var inOrder = true
-        for index in keys.indices.dropFirst() where keys[index] >> shift < keys[index - 1] >> shift {
-            inOrder = false
+        for index in entries.indices.dropFirst() where entries[index].key >> shift < entries[index - 1].key >> shift {
+            entries = entries.enumerated().sorted {
+                let (a, b) = ($0.element.key >> shift, $1.element.key >> shift)
+                return a != b ? a < b : $0.offset < $1.offset
+            }.map(\.element)
             break
         }
-        let order = inOrder ? Array(keys.indices) : keys.indices.sorted {
-            let (a, b) = (keys[$0] >> shift, keys[$1] >> shift)
-            return a != b ? a < b : $0 < $1
-        }
-        var position = 0
-        while position < order.count {
-            let number = keys[order[position]] >> shift
-            let builder = storage.chunk(number, in: txn).map { ChunkBuilder($0, kinds: storage.kinds) }
-                ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
-            while position < order.count, keys[order[position]] >> shift == number {
-                let index = order[position]
-                let slot = Int(keys[index] & mask), span = spans[index]
-                if span == TableLog.deleted {
-                    builder.remove(slot)
-                } else {
-                    builder.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF),
-                                                                          length: Int(span >> 32))))
-                }
-                position += 1
+        try entries.withUnsafeBufferPointer { entries in
+            var position = 0
+            while position < entries.count {
+                let number = entries[position].key >> shift
+                var end = position + 1
+                while end < entries.count, entries[end].key >> shift == number { end += 1 }
+                try write(UnsafeBufferPointer(rebasing: entries[position..<end]), of: log, toChunk: number, in: txn)
+                position = end
             }
-            try storage.put(builder, number: number, in: txn)
         }
+    }
+
+    /// Applies the logged rows of one chunk, in order, to the chunk as stored, and stores it.
+    private func write(_ entries: UnsafeBufferPointer<(key: ObjectKey, span: UInt64)>, of log: TableLog,
+                       toChunk number: UInt64, in txn: Transaction) throws
+    {
+        let storage = log.storage
+        let mask = UInt64(storage.slotCount - 1)
+        let builder = storage.chunk(number, in: txn).map { ChunkBuilder($0, kinds: storage.kinds) }
+            ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
+        for (key, span) in entries {
+            let slot = Int(key & mask)
+            if span == TableLog.deleted {
+                builder.remove(slot)
+            } else {
+                builder.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF), length: Int(span >> 32))),
+                            external: UnsafeRawPointer(log.rows.base))
+            }
+        }
+        try storage.put(builder, number: number, in: txn)
     }
 }

@@ -15,6 +15,8 @@ final class Table: @unchecked Sendable {
     let indexes: [SecondaryIndex]
     /// The column copy of the rows, if the file keeps one.
     let columns: ColumnStorage?
+    /// The handle of the column copy's database, -1 without one (read on every row written).
+    let columnDatabase: Int
     /// Whether accessors of this class need `LinkingObjects(fromType:property:)` fields made
     /// live (see ``ClassInfo/legacyLinkingObjects``); a plain flag, read on every new accessor.
     let hasLegacyLinkingObjects: Bool
@@ -33,6 +35,7 @@ final class Table: @unchecked Sendable {
         self.primaryKeys = primaryKeys
         self.indexes = indexes
         self.columns = columns
+        self.columnDatabase = columns.map { Int($0.database) } ?? -1
         self.hasLegacyLinkingObjects = !info.legacyLinkingObjects.isEmpty
         self.isEncodable = info.objectType is any Encodable.Type
         self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable || !info.legacyFields.isEmpty

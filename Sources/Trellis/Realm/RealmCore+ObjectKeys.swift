@@ -2,14 +2,17 @@
 /// stored in the file's `meta` database (`seq.<table>`) when it commits.
 extension RealmCore {
     func allocateKey(in table: Table) -> ObjectKey {
-        if let next = keyCounters[table.tableId] {
-            keyCounters[table.tableId] = next + 1
+        keyCounters.update(table.tableId, default: storedKeyCounter(table.tableId)) { counter in
+            let next = counter ?? 1
+            counter = next + 1
             return next
         }
-        let stored = counterKey(table.tableId).withUnsafeBytes { transaction.get(file.meta, key: $0) }
-        let next = stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
-        keyCounters[table.tableId] = next + 1
-        return next
+    }
+
+    /// The next key of a table as the last commit stored it (1 for a table with none yet).
+    private func storedKeyCounter(_ tableId: UInt32) -> ObjectKey {
+        let stored = counterKey(tableId).withUnsafeBytes { transaction.get(file.meta, key: $0) }
+        return stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
     }
 
     private func counterKey(_ tableId: UInt32) -> [UInt8] { Array("seq.\(tableId)".utf8) }
@@ -28,7 +31,7 @@ extension RealmCore {
     func persistKeyCounters(_ txn: Transaction) throws {
         // By table number alone: every counter must be kept, or a later write would hand out
         // the same keys again.
-        for (tableId, next) in keyCounters {
+        for (tableId, next) in keyCounters.sorted {
             var value = next
             let key = counterKey(tableId)
             try key.withUnsafeBytes { (k) in

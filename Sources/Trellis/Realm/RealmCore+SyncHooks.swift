@@ -57,7 +57,7 @@ extension RealmCore {
                                            isDeleted: top.deleted)
             if seen.insert(change).inserted { out.append(change) }
         }
-        for (tableId, record) in recordedChanges.records.sorted(by: { $0.key < $1.key }) {
+        for (tableId, record) in recordedChanges.records.sorted {
             guard let table = table(id: tableId) else { continue }
             for range in record.insertedRanges {
                 for key in range where !record.deletedNew.contains(key) { note(table, key, deleted: false) }

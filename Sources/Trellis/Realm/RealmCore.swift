@@ -45,7 +45,7 @@ final class RealmCore {
     /// Next object key per table, allocated during the current write transaction.
     /// The next object key of each table written in this write transaction (see
     /// RealmCore+ObjectKeys.swift); stored in the file when the transaction commits.
-    var keyCounters: [UInt32: ObjectKey] = [:]
+    var keyCounters = TableIdMap<ObjectKey>()
     /// Whether reads have moved off a write transaction that ran out of space.
     private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).
@@ -238,7 +238,7 @@ final class RealmCore {
         } catch {
             throwRealmException("Could not begin a write transaction on '\(environmentPath)': \(error)")
         }
-        keyCounters = [:]
+        keyCounters.removeAll()
         noteChange()
     }
 
@@ -341,7 +341,7 @@ final class RealmCore {
         columnLog.reset()
         pendingTables = [:]
         pendingCatalog = nil
-        keyCounters = [:]
+        keyCounters.removeAll()
     }
 
     /// Moves the pinned snapshot to the newest version.

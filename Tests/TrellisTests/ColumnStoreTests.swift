@@ -9,14 +9,18 @@ import Testing
     let folder = TemporaryFolder()
     typealias Generator = SeededGenerator
 
-    func open(_ name: String) throws -> Realm {
-        try Realm(configuration: ColumnQueryDifferentialTests.configuration(folder, name))
+    func open(_ name: String, chunkShift: Int = 2) throws -> Realm {
+        var configuration = ColumnQueryDifferentialTests.configuration(folder, name)
+        configuration.columnChunkShift = chunkShift
+        return try Realm(configuration: configuration)
     }
 
-    @Test(arguments: [21, 22] as [UInt64])
-    func randomWritesKeepTheColumnCopyEqualToTheRows(seed: UInt64) throws {
+    /// With 4-object chunks every change rebuilds its chunk; with 32-object chunks a
+    /// transaction that changes a few objects of a chunk patches it in place.
+    @Test(arguments: [(21, 2), (22, 2), (23, 5), (24, 5)] as [(UInt64, Int)])
+    func randomWritesKeepTheColumnCopyEqualToTheRows(seed: UInt64, chunkShift: Int) throws {
         var g = Generator(state: seed)
-        let realm = try open("writes\(seed).realm")
+        let realm = try open("writes\(seed).realm", chunkShift: chunkShift)
         var serial = 0
         for round in 0..<60 {
             try realm.write {
@@ -60,6 +64,33 @@ import Testing
         try realm.write { realm.deleteAll() }
         #expect(realm._consistencyProblems().isEmpty)
         #expect(realm.objects(ColumnSample.self).filter("int != 12345").isEmpty)
+    }
+
+    @Test func smallWritesPatchTheirChunkAndCompactItWhenUnusedBytesPileUp() throws {
+        let realm = try open("patches.realm", chunkShift: 6)
+        try realm.write {
+            realm.add((0..<64).map { i in ColumnSample(value: ["serial": i, "name": "name \(i)"]) })
+        }
+        guard let table = realm.core.table(for: ColumnSample.self, create: false), let storage = table.columns else {
+            Issue.record("no column copy")
+            return
+        }
+        func chunkSize() -> Int { realm.core.transaction.get(storage.database, integerKey: 0)?.count ?? 0 }
+        let fresh = chunkSize()
+        var largest = fresh
+        let target = realm.objects(ColumnSample.self).filter("serial == 7").first
+        for round in 0..<400 {
+            // Each rename appends the new name and leaves the old one unused in the chunk.
+            try realm.write { target?.name = String(repeating: "x", count: 20 + round % 50) }
+            largest = max(largest, chunkSize())
+        }
+        #expect(realm._consistencyProblems().isEmpty)
+        #expect(largest > fresh, "small writes patch the chunk (its unused bytes grow)")
+        #expect(largest < 2 * fresh + 200, "a chunk is rebuilt once unused bytes outweigh the rest")
+        #expect(realm.objects(ColumnSample.self).filter("name BEGINSWITH 'xxxx'").count == 1)
+        try realm.write { realm.delete(realm.objects(ColumnSample.self).filter("serial < 60")) }
+        #expect(realm._consistencyProblems().isEmpty)
+        #expect(realm.objects(ColumnSample.self).filter("serial >= 0").count == 4)
     }
 
     @Test func aWriteThatIsCancelledLeavesTheColumnCopyAsItWas() throws {

@@ -9,7 +9,7 @@ import Trellis
 /// figures cannot (the machine is shared).
 enum InstructionWorkload: String, CaseIterable {
     case w1 = "W1", w2 = "W2", w3Build = "W3build", w3Iterate = "W3iterate", w4 = "W4", w5Lookup = "W5lookup",
-         w5Scan = "W5scan", w7 = "W7"
+         w5Scan = "W5scan", w7 = "W7", w6Commit = "W6commit"
 
     var operation: String {
         switch self {
@@ -21,11 +21,12 @@ enum InstructionWorkload: String, CaseIterable {
         case .w5Lookup: "`object(ofType:forPrimaryKey:)`, per lookup"
         case .w5Scan: "`filter(\"age > 40\").count`, per object scanned"
         case .w7: "enumerate, read `name` and `age`, per object"
+        case .w6Commit: "a write transaction adding one Dog, per commit (no fsync)"
         }
     }
 
     /// realm-core's instructions for one operation (issues 18 and 19, measured side by side).
-    var realmCore: Int {
+    var realmCore: Int? {
         switch self {
         case .w5Scan: 21
         case .w1: 9_219
@@ -35,11 +36,12 @@ enum InstructionWorkload: String, CaseIterable {
         case .w4: 507
         case .w5Lookup: 1_758
         case .w7: 513
+        case .w6Commit: nil  // not measured for realm-core
         }
     }
 
     /// Issue 18's (and for W5scan issue 19's) target for Trellis.
-    var target: Int {
+    var target: Int? {
         switch self {
         case .w5Scan: 40
         case .w1: 9_000
@@ -49,6 +51,7 @@ enum InstructionWorkload: String, CaseIterable {
         case .w4: 500
         case .w5Lookup: 1_500
         case .w7: 600
+        case .w6Commit: nil  // issue 19: no higher than before column copies (see BENCHMARKS.md)
         }
     }
 }
@@ -155,9 +158,11 @@ struct InstructionCounter {
         for result in results {
             let workload = result.workload
             let perOperation = result.perOperation
+            let reference = workload.realmCore.map { (grouped($0), String(format: "%.2fx", perOperation / Double($0))) }
+                ?? ("—", "—")
+            let goal = workload.target.map { ("≤ " + grouped($0), perOperation <= Double($0) ? "yes" : "no") } ?? ("—", "—")
             lines.append("| \(workload.rawValue) | \(workload.operation) | \(grouped(Int(perOperation.rounded()))) | "
-                + "\(grouped(workload.realmCore)) | " + String(format: "%.2fx", perOperation / Double(workload.realmCore))
-                + " | ≤ \(grouped(workload.target)) | \(perOperation <= Double(workload.target) ? "yes" : "no") |")
+                + "\(reference.0) | \(reference.1) | \(goal.0) | \(goal.1) |")
         }
         return lines.joined(separator: "\n")
     }
@@ -218,6 +223,15 @@ enum InstructionChild {
             sums.record(name, pass(realm))
             try measured { sums.record(name, pass(realm)) }
             operations = workload == .w5Lookup ? sizes.lookups : sizes.objects
+        case .w6Commit:
+            // W6 without the fsync (which callgrind does not see): small write transactions.
+            let warm = try trellis.open(scratch.file("w6-warm-up.realm"), sync: false)
+            try commitDogs(warm, from: 0, count: 50)
+            let realm = try trellis.open(scratch.file("w6.realm"), sync: false)
+            try commitDogs(realm, from: 0, count: 300)  // the file holds a few chunks already
+            let commits = 2_000
+            try measured { try commitDogs(realm, from: 300, count: commits) }
+            operations = commits
         case .w3Iterate, .w4:
             let realm = try trellis.w3File()
             let pass = workload == .w4 ? trellis.w4Pass : trellis.w3IteratePass
@@ -226,5 +240,17 @@ enum InstructionChild {
             operations = sizes.listOwners * sizes.listLength
         }
         print(operations)
+    }
+}
+
+/// Adds `count` Dogs, one write transaction each (the W6 workload).
+private func commitDogs(_ realm: Realm, from first: Int, count: Int) throws {
+    for i in first..<(first + count) {
+        try realm.write {
+            let dog = BenchDog()
+            dog.id = i
+            dog.name = "dog \(i)"
+            realm.add(dog)
+        }
     }
 }

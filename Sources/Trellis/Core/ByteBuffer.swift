@@ -24,6 +24,16 @@ final class ByteBuffer {
         return offset
     }
 
+    /// Empties the buffer, keeping its memory unless it grew large.
+    func removeAll() {
+        count = 0
+        if capacity > 1 << 20 {
+            base.deallocate()
+            capacity = 4096
+            base = .allocate(byteCount: capacity, alignment: 8)
+        }
+    }
+
     /// The `length` bytes at `offset`.
     @inline(__always)
     func bytes(at offset: Int, length: Int) -> UnsafeRawBufferPointer {

@@ -26,7 +26,7 @@ enum ColumnKind: UInt8 {
 /// packed array per column.
 ///
 /// ```
-/// u16 slotCount | u16 columnCount | u32 liveCount
+/// u16 slotCount | u16 columnCount | u32 unusedBytes (tail bytes no slot points at)
 /// presence bitmap: words x 8 bytes (bit i: key base+i exists)
 /// directory: columnCount x u32 (byte offset of the column's block; 0: no block), padded to 8
 /// per column block: null bitmap (words x 8 bytes) | slotCount x u64 slots
@@ -79,7 +79,8 @@ struct ColumnChunk {
     @inline(__always)
     func presence(_ word: Int) -> UInt64 { base.loadUnaligned(fromByteOffset: 8 + 8 * word, as: UInt64.self) }
 
-    var liveCount: Int { Int(base.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
+    /// Tail bytes no slot points at (left by ``ChunkPatch``).
+    var unusedBytes: Int { Int(base.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
 
     /// The block of `column`, or nil when the chunk has none (a collection column, or a column
     /// added to the schema after the chunk was written: its values read as null).
@@ -262,12 +263,7 @@ final class ChunkBuilder {
             out.initializeMemory(as: UInt8.self, repeating: 0, count: start)
             out.storeBytes(of: UInt16(slotCount), toByteOffset: 0, as: UInt16.self)
             out.storeBytes(of: UInt16(kinds.count), toByteOffset: 2, as: UInt16.self)
-            var live = 0
-            for word in 0..<words {
-                live += presence[word].nonzeroBitCount
-                out.storeBytes(of: presence[word], toByteOffset: 8 + 8 * word, as: UInt64.self)
-            }
-            out.storeBytes(of: UInt32(live), toByteOffset: 4, as: UInt32.self)
+            for word in 0..<words { out.storeBytes(of: presence[word], toByteOffset: 8 + 8 * word, as: UInt64.self) }
             var blockOffset = start, tailOffset = tailStart
             for (column, kind) in kinds.enumerated() where kind != .none {
                 out.storeBytes(of: UInt32(blockOffset), toByteOffset: ChunkFormat.directoryStart(slotCount) + 4 * column,

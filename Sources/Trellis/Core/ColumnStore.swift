@@ -58,6 +58,21 @@ struct ColumnStorage {
         if let builder { try put(builder, number: current, in: txn) }
     }
 
+    /// Stores a patched chunk under `number`: as it is, rebuilt when unused bytes outweigh the
+    /// rest, or deleted when no object is left in it.
+    func put(_ patch: ChunkPatch, number: UInt64, in txn: Transaction) throws {
+        if patch.isEmpty {
+            try txn.delete(database, integerKey: number)
+        } else if patch.wantsCompacting {
+            try patch.bytes.withUnsafeBytes { bytes in
+                guard let chunk = ColumnChunk(bytes, slotCount: slotCount) else { return }
+                try put(ChunkBuilder(chunk, kinds: kinds), number: number, in: txn)
+            }
+        } else {
+            try patch.bytes.withUnsafeBytes { try txn.put(database, integerKey: number, value: $0) }
+        }
+    }
+
     /// Stores `builder` under `number`, or deletes the chunk when no object is left in it.
     func put(_ builder: ChunkBuilder, number: UInt64, in txn: Transaction) throws {
         if builder.isEmpty {
@@ -75,7 +90,9 @@ struct ColumnStorage {
 final class ColumnLog {
     /// The rows logged for one column copy, in the order they were written.
     private final class TableLog {
-        let storage: ColumnStorage
+        /// The column copy, as the first row logged since the last flush found it (a migration
+        /// may change its columns between transactions).
+        var storage: ColumnStorage
         // A log belongs to one Realm's write transaction, on its thread: dynamic exclusivity
         // checks on these hot fields would cost more than the appends.
         /// Each logged row's object key and where its copy lies in `rows` (offset | length << 32;
@@ -85,6 +102,11 @@ final class ColumnLog {
         let rows = ByteBuffer(capacity: 4096)
         static let deleted = UInt64.max
         init(_ storage: ColumnStorage) { self.storage = storage }
+
+        func clear() {
+            entries.removeAll(keepingCapacity: entries.count <= 4096)
+            rows.removeAll()
+        }
     }
 
     /// The logs by database handle (small integers), so that finding one costs an index.
@@ -118,7 +140,10 @@ final class ColumnLog {
     private func log(for table: Table) -> TableLog? {
         let index = table.columnDatabase
         guard index >= 0 else { return nil }
-        if index < logs.count, let log = logs[index] { return log }
+        if index < logs.count, let log = logs[index] {
+            if log.entries.isEmpty, let storage = table.columns { log.storage = storage }
+            return log
+        }
         guard let storage = table.columns else { return nil }
         if index >= logs.count { logs += repeatElement(nil, count: index + 1 - logs.count) }
         let log = TableLog(storage)
@@ -127,20 +152,23 @@ final class ColumnLog {
         return log
     }
 
-    /// Forgets what was recorded (the transaction ended, or its rows were all removed).
+    /// Forgets what was recorded (the transaction ended, or its rows were all removed). The
+    /// logs stay, emptied, for the next transaction (no allocation per small transaction).
     func reset() {
-        if count == 0, order.isEmpty { return }
-        for database in order { logs[Int(database)] = nil }
-        order = []
+        if count == 0 { return }
+        for database in order { logs[Int(database)]?.clear() }
         count = 0
     }
 
     /// Writes every chunk the recorded rows fall in.
     func flush(in txn: Transaction) throws {
         guard count > 0 else { return }
-        let recorded = order.compactMap { logs[Int($0)] }
-        reset()
-        for log in recorded { try flush(log, in: txn) }
+        count = 0
+        for database in order {
+            guard let log = logs[Int(database)], !log.entries.isEmpty else { continue }
+            try flush(log, in: txn)
+            log.clear()
+        }
     }
 
     private func flush(_ log: TableLog, in txn: Transaction) throws {
@@ -174,7 +202,21 @@ final class ColumnLog {
     {
         let storage = log.storage
         let mask = UInt64(storage.slotCount - 1)
-        let builder = storage.chunk(number, in: txn).map { ChunkBuilder($0, kinds: storage.kinds) }
+        let stored = storage.chunk(number, in: txn)
+        if let stored, entries.count * 8 <= storage.slotCount, var patch = ChunkPatch(stored, kinds: storage.kinds) {
+            // A few rows of a stored chunk (small transactions): changed in a copy of its bytes.
+            for (key, span) in entries {
+                let slot = Int(key & mask)
+                if span == TableLog.deleted {
+                    patch.remove(slot)
+                } else {
+                    patch.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF), length: Int(span >> 32))))
+                }
+            }
+            try storage.put(patch, number: number, in: txn)
+            return
+        }
+        let builder = stored.map { ChunkBuilder($0, kinds: storage.kinds) }
             ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
         for (key, span) in entries {
             let slot = Int(key & mask)

@@ -34,8 +34,11 @@ final class ColumnSample: Object {
     static let doubles = [-1.5, -0.0, 0.0, 2.5, 40.0, .nan, .infinity, -.infinity]
     static let floats: [Float?] = [nil, -1.5, 0, 2.5, .nan]
     static let seconds = [0, 1, 2, 1_000_000_000]
+    /// Short names live in the chunks; the long ones (over ``ChunkFormat/inlineLimit`` bytes)
+    /// stay in their rows and are read from there.
     static let names = ["", "a", "ab", "abc", "b", "dog 1", "dog 10", "dog 2", "Zoë", "e\u{301}", "\u{e9}", "K",
-                        "\u{212A}", "Ab"]
+                        "\u{212A}", "Ab", "dog 1" + String(repeating: "y", count: 70),
+                        "Zoë" + String(repeating: "\u{e9}", count: 40), String(repeating: "a", count: 65)]
     static let oids = ["000000000000000000000001", "000000000000000000000002", "00000000000000000000000a"]
 
     static func configuration(_ folder: TemporaryFolder, _ name: String) -> Realm.Configuration {

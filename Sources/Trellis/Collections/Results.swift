@@ -191,6 +191,12 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             } else if case .filter(let predicate)? = steps.first {
                 (keys, rows) = ResultsPipeline(core: core, table: table).scan(predicate)
                 return (keys, rows, 1)
+            } else if case .sort(let descriptors)? = steps.first, ColumnSort.canSort(by: descriptors, table: table),
+                      let storage = core.readableColumns(of: table)
+            {
+                // Sorted from the column copy: the keys come from its presence bitmaps, and no
+                // row is read until an object is handed out.
+                return (ColumnScan.keys(matching: ConstantTest(true), in: storage, core.transaction), [], 0)
             } else if let cursor = core.transaction.existingCursor(table.rows) {
                 // A hint only: a damaged file could claim any count (the structure check on
                 // open rejects those, unless it is turned off).

@@ -54,6 +54,10 @@ struct ChunkPatch {
                 store(row.slot(column), at: slot)
             } else {
                 let value = row.tail(column)
+                if value.count > ChunkFormat.inlineLimit {
+                    store(ChunkFormat.inRow, at: slot)
+                    continue
+                }
                 store(value.isEmpty ? 0 : UInt64(bytes.count) | UInt64(value.count) << 32, at: slot)
                 bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
             }

@@ -66,7 +66,8 @@ enum ColumnCheck {
                 while values != 0 {
                     let index = word << 6 + values.trailingZeroBitCount
                     values &= values - 1
-                    let same = kind == .variable ? x.tail(index).elementsEqual(y.tail(index)) : x.slot(index) == y.slot(index)
+                    let same = kind == .variable && !x.isInRow(index) && !y.isInRow(index)
+                        ? x.tail(index).elementsEqual(y.tail(index)) : x.slot(index) == y.slot(index)
                     if !same { return false }
                 }
             }

@@ -30,12 +30,19 @@ enum ColumnKind: UInt8 {
 /// presence bitmap: words x 8 bytes (bit i: key base+i exists)
 /// directory: columnCount x u32 (byte offset of the column's block; 0: no block), padded to 8
 /// per column block: null bitmap (words x 8 bytes) | slotCount x u64 slots
-/// tail: the bytes of variable-width values (a slot holds offset | length << 32)
+/// tail: the bytes of variable-width values (a slot holds offset | length << 32, or
+///       `inRow` for a value longer than `inlineLimit`, read from the row)
 /// ```
 /// A slot holds exactly what the row's slot holds (see ``RowFormat``), so a column scan reads
 /// the same bits an object read does. Absent keys read as null with a zero slot.
 enum ChunkFormat {
     static let headerBytes = 8
+    /// Variable-width values longer than this stay in their row only: the slot holds
+    /// ``inRow``. A chunk then never holds long texts or blobs, which would make every small
+    /// write rewrite all of them (realm-core keeps long strings apart too).
+    static let inlineLimit = 64
+    /// The slot of a variable-width value kept in its row only.
+    static let inRow: UInt64 = 0xFFFF_FFFF
     @inline(__always)
     static func words(_ slotCount: Int) -> Int { (slotCount + 63) >> 6 }
     static func directoryStart(_ slotCount: Int) -> Int { headerBytes + 8 * words(slotCount) }
@@ -53,9 +60,11 @@ struct ColumnChunk {
     let slotCount: Int
     let columnCount: Int
     let wordCount: Int
+    /// The object key of slot 0.
+    let baseKey: ObjectKey
 
     /// Nil for bytes that are not a well-formed chunk of `slotCount` slots (a damaged file).
-    init?(_ bytes: UnsafeRawBufferPointer, slotCount expected: Int) {
+    init?(_ bytes: UnsafeRawBufferPointer, slotCount expected: Int, baseKey: ObjectKey = 0) {
         guard let base = bytes.baseAddress, bytes.count >= ChunkFormat.headerBytes else { return nil }
         let slots = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self))
         let columns = Int(bytes.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
@@ -73,6 +82,7 @@ struct ColumnChunk {
         self.slotCount = slots
         self.columnCount = columns
         self.wordCount = ChunkFormat.words(slots)
+        self.baseKey = baseKey
     }
 
     /// Which slots hold an object, 64 per word.
@@ -107,7 +117,12 @@ struct ColumnBlock {
     @inline(__always)
     func slot(_ slot: Int) -> UInt64 { slots.loadUnaligned(fromByteOffset: 8 * slot, as: UInt64.self) }
 
-    /// The tail bytes of a variable-width value (empty when null, or out of the chunk's bounds).
+    /// Whether the variable-width value in slot `index` is kept in its row only.
+    @inline(__always)
+    func isInRow(_ index: Int) -> Bool { slot(index) == ChunkFormat.inRow }
+
+    /// The tail bytes of a variable-width value (empty when null, kept in its row, or out of the
+    /// chunk's bounds).
     @inline(__always)
     func tail(_ index: Int) -> UnsafeRawBufferPointer {
         let s = slot(index)
@@ -179,7 +194,7 @@ final class ChunkBuilder {
             target.copyMemory(from: block.nulls, byteCount: 8 * words)
             let slots = blocks + starts[column] + words
             for index in 0..<slotCount where !block.isNull(index) {
-                slots[index] = appendTail(block.tail(index))
+                slots[index] = block.isInRow(index) ? ChunkFormat.inRow : appendTail(block.tail(index))
             }
         }
     }
@@ -227,6 +242,8 @@ final class ChunkBuilder {
             let inBounds = length > 0 && offset &+ length <= bytes.count
             if !inBounds {
                 blocks[start &+ words &+ index] = 0
+            } else if length > ChunkFormat.inlineLimit {
+                blocks[start &+ words &+ index] = ChunkFormat.inRow
             } else if rowInExternal >= 0, UInt64(rowInExternal &+ offset) < Self.externalFlag {
                 blocks[start &+ words &+ index] = (UInt64(rowInExternal &+ offset) | Self.externalFlag)
                     | UInt64(length) &<< 32
@@ -274,7 +291,7 @@ final class ChunkBuilder {
                     // Live values only, in slot order, with their slots pointing at them.
                     for index in 0..<slotCount {
                         let value = source[words + index]
-                        guard value != 0 else { continue }
+                        guard value != 0, value != ChunkFormat.inRow else { continue }
                         let offset = Int(value & 0x7FFF_FFFF), length = Int(value >> 32)
                         let bytes = value & Self.externalFlag == 0 ? UnsafeRawPointer(tail.base) : external
                         guard let bytes else { continue }

@@ -19,7 +19,9 @@ struct ColumnStorage {
 
     /// The chunk stored under `number`, if any and well formed.
     func chunk(_ number: UInt64, in txn: Transaction) -> ColumnChunk? {
-        txn.get(database, integerKey: number).flatMap { ColumnChunk($0, slotCount: slotCount) }
+        txn.get(database, integerKey: number).flatMap {
+            ColumnChunk($0, slotCount: slotCount, baseKey: number << UInt64(shift))
+        }
     }
 
     /// Calls `body` with each chunk in key order and the object key of its first slot; stops when
@@ -28,8 +30,9 @@ struct ColumnStorage {
         guard let cursor = txn.existingCursor(database) else { return }
         var entry = cursor.first()
         while let (key, bytes) = entry {
-            if let chunk = ColumnChunk(bytes, slotCount: slotCount) {
-                if !body(chunk, Cursor.integerKey(key) << UInt64(shift)) { return }
+            let base = Cursor.integerKey(key) << UInt64(shift)
+            if let chunk = ColumnChunk(bytes, slotCount: slotCount, baseKey: base) {
+                if !body(chunk, base) { return }
             }
             entry = cursor.next()
         }

@@ -13,21 +13,21 @@ enum ColumnScanCompiler {
     /// (a test through a link reads the target's chunks in it).
     static func compile(_ predicate: QueryPredicate, table: Table, core: RealmCore) -> ChunkTest? {
         guard let storage = table.columns else { return nil }
-        return Compilation(core: core).test(predicate, table.info, words: ChunkFormat.words(storage.slotCount))
+        return Compilation(core: core).test(predicate, table, words: ChunkFormat.words(storage.slotCount))
     }
 }
 
 private struct Compilation {
     unowned let core: RealmCore
 
-    func test(_ predicate: QueryPredicate, _ info: ClassInfo, words: Int) -> ChunkTest? {
+    func test(_ predicate: QueryPredicate, _ table: Table, words: Int) -> ChunkTest? {
         switch predicate {
         case .constant(let value):
             return ConstantTest(value)
         case .and(let operands), .or(let operands):
             var tests: [ChunkTest] = []
             for operand in operands {
-                guard let test = test(operand, info, words: words) else { return nil }
+                guard let test = test(operand, table, words: words) else { return nil }
                 tests.append(test)
             }
             guard !tests.isEmpty else {
@@ -37,13 +37,14 @@ private struct Compilation {
             if case .and = predicate { return CombinedTest(.and, tests, words: words) }
             return CombinedTest(.or, tests, words: words)
         case .not(let inner):
-            return test(inner, info, words: words).map { CombinedTest(.not, [$0], words: words) }
+            return test(inner, table, words: words).map { CombinedTest(.not, [$0], words: words) }
         case .comparison(let comparison):
-            return test(comparison, info, words: words)
+            return test(comparison, table, words: words)
         }
     }
 
-    private func test(_ original: QueryComparison, _ info: ClassInfo, words: Int) -> ChunkTest? {
+    private func test(_ original: QueryComparison, _ table: Table, words: Int) -> ChunkTest? {
+        let info = table.info
         var c = original
         guard c.quantifier == .single else { return nil }
         if case .keyPath = c.rhs, c.op != .in, constant(c.lhs) != nil {
@@ -60,7 +61,7 @@ private struct Compilation {
             }
             let hop = QueryComparison(quantifier: c.quantifier, lhs: .keyPath(QueryKeyPath(Array(path.components.dropFirst()))),
                                       op: c.op, options: c.options, rhs: c.rhs)
-            guard let inner = test(hop, target.info, words: ChunkFormat.words(storage.slotCount)) else { return nil }
+            guard let inner = test(hop, target, words: ChunkFormat.words(storage.slotCount)) else { return nil }
             return LinkedTest(column: field.rowColumn, target: storage, inner: inner, txn: core.transaction)
         }
         guard path.components.count == 1 else { return nil }
@@ -71,7 +72,7 @@ private struct Compilation {
             guard let items = list(c.rhs), !items.isEmpty else { return nil }
             var tests: [ChunkTest] = []
             for item in items {
-                guard let test = comparison(column, type, .equal, item, c.options) else { return nil }
+                guard let test = comparison(column, type, .equal, item, c.options, table) else { return nil }
                 tests.append(test)
             }
             return tests.count == 1 ? tests[0] : CombinedTest(.or, tests, words: words)
@@ -88,13 +89,13 @@ private struct Compilation {
             }
         default:
             guard let value = constant(c.rhs) else { return nil }
-            return comparison(column, type, c.op, value, c.options)
+            return comparison(column, type, c.op, value, c.options, table)
         }
     }
 
     /// One property against one constant.
     private func comparison(_ column: Int, _ type: PropertyType, _ op: QueryOperator, _ value: QueryValue,
-                                   _ options: QueryStringOptions) -> ChunkTest?
+                            _ options: QueryStringOptions, _ table: Table) -> ChunkTest?
     {
         if case .null = value {
             switch op {
@@ -115,10 +116,12 @@ private struct Compilation {
             return FloatingTest(column: column, isFloat: type == .float, op: op, low: bound)
         case (.string, .string(let text)):
             guard options.isEmpty, [.equal, .notEqual, .beginsWith, .endsWith, .contains].contains(op) else { return nil }
-            return BytesTest(column: column, op: op, constant: Array(text.utf8), text: text)
+            return BytesTest(column: column, op: op, constant: Array(text.utf8), text: text, rows: table.rows,
+                             txn: core.transaction)
         case (.objectId, .objectId(let id)):
             guard op == .equal || op == .notEqual else { return nil }
-            return BytesTest(column: column, op: op, constant: id.byteArray, text: nil)
+            return BytesTest(column: column, op: op, constant: id.byteArray, text: nil, rows: table.rows,
+                             txn: core.transaction)
         default:
             return nil
         }

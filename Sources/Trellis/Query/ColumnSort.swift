@@ -7,6 +7,19 @@
 /// The order is the one ``ResultsPipeline/sortOrder(_:_:)`` gives: nil first (last when
 /// descending), equal values in their previous order.
 enum ColumnSort {
+    /// Whether every descriptor is a property the column copy sorts.
+    static func canSort(by descriptors: [SortDescriptor], table: Table) -> Bool {
+        !descriptors.isEmpty && descriptors.allSatisfy { sortableField($0, table) != nil }
+    }
+
+    private static func sortableField(_ descriptor: SortDescriptor, _ table: Table) -> FieldInfo? {
+        guard !descriptor.keyPath.contains("."), let field = table.info.field(named: descriptor.keyPath),
+              field.isStored, field.typeInfo.collection == .none,
+              [.int, .bool, .float, .double, .date].contains(field.typeInfo.type)
+        else { return nil }
+        return field
+    }
+
     /// `keys` in the order `descriptors` give; nil when a descriptor is not a property the
     /// column copy sorts (a link path, a String, …) or a value has no order (NaN): the rows are
     /// sorted then.
@@ -15,10 +28,7 @@ enum ColumnSort {
     {
         var fields: [FieldInfo] = []
         for descriptor in descriptors {
-            guard !descriptor.keyPath.contains("."), let field = table.info.field(named: descriptor.keyPath),
-                  field.isStored, field.typeInfo.collection == .none,
-                  [.int, .bool, .float, .double, .date].contains(field.typeInfo.type)
-            else { return nil }
+            guard let field = sortableField(descriptor, table) else { return nil }
             fields.append(field)
         }
         var order = Array(keys.indices)

@@ -129,12 +129,27 @@ final class BytesTest: ChunkTest {
     let constant: [UInt8]
     let text: String?
     let constantIsASCII: Bool
-    init(column: Int, op: QueryOperator, constant: [UInt8], text: String?) {
+    /// Where values longer than ``ChunkFormat/inlineLimit`` are read: the class's rows.
+    let rows: DatabaseHandle
+    let txn: Transaction
+    init(column: Int, op: QueryOperator, constant: [UInt8], text: String?, rows: DatabaseHandle, txn: Transaction) {
         self.column = column
         self.op = op
         self.constant = constant
         self.text = text
         self.constantIsASCII = constant.allSatisfy { $0 < 0x80 }
+        self.rows = rows
+        self.txn = txn
+    }
+
+    /// The value of slot `index`: from the chunk, or for a long value from its row.
+    @inline(__always)
+    private func value(_ block: ColumnBlock, _ index: Int, _ chunk: ColumnChunk) -> UnsafeRawBufferPointer {
+        guard block.isInRow(index) else { return block.tail(index) }
+        guard let row = txn.get(rows, integerKey: chunk.baseKey &+ UInt64(index)) else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        return RowView(bytes: row).tail(column)
     }
 
     override func fill(_ chunk: ColumnChunk, _ out: UnsafeMutablePointer<UInt64>) {
@@ -151,7 +166,7 @@ final class BytesTest: ChunkTest {
                 while candidates != 0 {
                     let bit = candidates.trailingZeroBitCount
                     candidates &= candidates &- 1
-                    if matches(block.tail(word &<< 6 &+ bit), pattern) { bits |= 1 &<< UInt64(bit) }
+                    if matches(value(block, word &<< 6 &+ bit, chunk), pattern) { bits |= 1 &<< UInt64(bit) }
                 }
                 out[word] = (nullMatches ? bits | nulls : bits) & present
             }

@@ -66,10 +66,10 @@ import Testing
         #expect(realm.objects(ColumnSample.self).filter("int != 12345").isEmpty)
     }
 
-    @Test func smallWritesPatchTheirChunkAndCompactItWhenUnusedBytesPileUp() throws {
+    @Test func writesOfAFewObjectsPerChunkPatchItAndCompactItWhenUnusedBytesPileUp() throws {
         let realm = try open("patches.realm", chunkShift: 6)
         try realm.write {
-            realm.add((0..<64).map { i in ColumnSample(value: ["serial": i, "name": "name \(i)"]) })
+            realm.add((0..<128).map { i in ColumnSample(value: ["serial": i, "name": "name \(i)"]) })
         }
         guard let table = realm.core.table(for: ColumnSample.self, create: false), let storage = table.columns else {
             Issue.record("no column copy")
@@ -78,19 +78,54 @@ import Testing
         func chunkSize() -> Int { realm.core.transaction.get(storage.database, integerKey: 0)?.count ?? 0 }
         let fresh = chunkSize()
         var largest = fresh
-        let target = realm.objects(ColumnSample.self).filter("serial == 7").first
-        for round in 0..<400 {
-            // Each rename appends the new name and leaves the old one unused in the chunk.
-            try realm.write { target?.name = String(repeating: "x", count: 20 + round % 50) }
+        let renamed = Array(realm.objects(ColumnSample.self).filter("serial IN {1, 2, 3, 4, 5, 65, 66, 67, 68, 69}"))
+        for round in 0..<200 {
+            // Ten objects, five per chunk: too many for the delta, few enough to patch each
+            // chunk. Each rename appends the new name and leaves the old one unused.
+            try realm.write { for sample in renamed { sample.name = "r\(round) " + String(repeating: "x", count: round % 40) } }
             largest = max(largest, chunkSize())
         }
         #expect(realm._consistencyProblems().isEmpty)
-        #expect(largest > fresh, "small writes patch the chunk (its unused bytes grow)")
-        #expect(largest < 2 * fresh + 200, "a chunk is rebuilt once unused bytes outweigh the rest")
-        #expect(realm.objects(ColumnSample.self).filter("name BEGINSWITH 'xxxx'").count == 1)
-        try realm.write { realm.delete(realm.objects(ColumnSample.self).filter("serial < 60")) }
+        #expect(largest > fresh, "the chunk is patched (its unused bytes grow)")
+        #expect(largest < 2 * fresh + 400, "a chunk is rebuilt once unused bytes outweigh the rest")
+        #expect(realm.objects(ColumnSample.self).filter("name BEGINSWITH 'r199 '").count == 10)
+        try realm.write { realm.delete(realm.objects(ColumnSample.self).filter("serial < 124")) }
         #expect(realm._consistencyProblems().isEmpty)
         #expect(realm.objects(ColumnSample.self).filter("serial >= 0").count == 4)
+    }
+
+    @Test func smallWritesGoToTheDeltaUntilItIsFoldedIntoTheChunks() throws {
+        let realm = try open("delta.realm", chunkShift: 6)
+        try realm.write { realm.add((0..<64).map { i in ColumnSample(value: ["serial": i, "int": i]) }) }
+        guard let table = realm.core.table(for: ColumnSample.self, create: false), let storage = table.columns,
+              let delta = storage.delta
+        else {
+            Issue.record("no column copy")
+            return
+        }
+        func stored() -> [UInt8] { realm.core.transaction.get(storage.database, integerKey: 0).map { Array($0) } ?? [] }
+        func pending() -> Int { realm.core.transaction.entryCount(delta) }
+        let before = stored()
+        let all = realm.objects(ColumnSample.self)
+        for serial in 0..<10 {
+            try realm.write { all.filter("serial == \(serial)").first?.int = 1000 + serial }
+        }
+        try realm.write { realm.add(ColumnSample(value: ["serial": 64, "int": 2000])) }  // a chunk only the delta has
+        try realm.write { realm.delete(all.filter("serial == 63")) }
+        #expect(pending() == 12, "one key per object the small transactions changed")
+        #expect(stored() == before, "the stored chunk is not rewritten")
+        #expect(all.filter("int >= 1000").count == 11)
+        #expect(all.filter("serial == 63").isEmpty && all.filter("int == 63").isEmpty)
+        #expect(all.sum(of: \.int) == (0..<63).reduce(0, +) - (0..<10).reduce(0, +) + (1000..<1010).reduce(0, +) + 2000)
+        #expect(Array(all.sorted(byKeyPath: "int", ascending: false)).first?.serial == 64)
+        #expect(realm._consistencyProblems().isEmpty)
+        for serial in 10..<70 {
+            try realm.write { all.filter("serial == \(serial)").first?.int = 3000 }
+        }
+        #expect(pending() < ColumnDelta.limit, "the delta was folded into the chunks")
+        #expect(stored() != before)
+        #expect(all.filter("int == 3000").count == 54)  // serials 10...62 and 64
+        #expect(realm._consistencyProblems().isEmpty)
     }
 
     @Test func aWriteThatIsCancelledLeavesTheColumnCopyAsItWas() throws {

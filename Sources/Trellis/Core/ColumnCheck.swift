@@ -20,26 +20,20 @@ enum ColumnCheck {
         }
         var problems: [String] = []
         var seen = Set<UInt64>()
-        if let cursor = txn.existingCursor(storage.database) {
-            var entry = cursor.first()
-            while let (rawKey, bytes) = entry {
-                let number = Cursor.integerKey(rawKey)
-                seen.insert(number)
-                if let builder = expected[number] {
-                    let matches = builder.encoded().withUnsafeBytes { rebuilt in
-                        guard let stored = ColumnChunk(bytes, slotCount: storage.slotCount),
-                              let fromRows = ColumnChunk(rebuilt, slotCount: storage.slotCount)
-                        else { return false }
-                        return sameContents(stored, fromRows, kinds: storage.kinds)
-                    }
-                    if !matches {
-                        problems.append("'\(name)' chunk \(number) does not hold the values of its rows")
-                    }
-                } else {
-                    problems.append("'\(name)' has chunk \(number), but no object has a key in it")
-                }
-                entry = cursor.next()
+        // The chunks as readers see them: stored, with the delta applied.
+        storage.forEachChunk(in: txn) { stored, base in
+            let number = base >> UInt64(storage.shift)
+            seen.insert(number)
+            guard let builder = expected[number] else {
+                problems.append("'\(name)' has chunk \(number), but no object has a key in it")
+                return true
             }
+            let matches = builder.encoded().withUnsafeBytes { rebuilt in
+                guard let fromRows = ColumnChunk(rebuilt, slotCount: storage.slotCount) else { return false }
+                return sameContents(stored, fromRows, kinds: storage.kinds)
+            }
+            if !matches { problems.append("'\(name)' chunk \(number) does not hold the values of its rows") }
+            return true
         }
         for number in expected.keys.sorted() where !seen.contains(number) {
             problems.append("'\(name)' lacks chunk \(number), which objects of \(table.info.className) fall in")

@@ -8,6 +8,10 @@
 /// checker compares them with the rows.
 struct ColumnStorage {
     let database: DatabaseHandle
+    /// The delta (see ``ColumnDelta``); nil when the file has none.
+    let delta: DatabaseHandle?
+    /// The rows the copy is made from (the delta's values are read there).
+    let rows: DatabaseHandle
     /// log2 of the slots per chunk (8 in files Trellis makes; tests make it small).
     let shift: Int
     /// The kind of each row column, in row order.
@@ -17,24 +21,11 @@ struct ColumnStorage {
 
     static func name(_ className: String) -> String { "c.\(className)" }
 
-    /// The chunk stored under `number`, if any and well formed.
-    func chunk(_ number: UInt64, in txn: Transaction) -> ColumnChunk? {
+    /// The chunk stored under `number`, if any and well formed, without the delta (what writers
+    /// change; readers call ``chunk(_:in:)``).
+    func storedChunk(_ number: UInt64, in txn: Transaction) -> ColumnChunk? {
         txn.get(database, integerKey: number).flatMap {
             ColumnChunk($0, slotCount: slotCount, baseKey: number << UInt64(shift))
-        }
-    }
-
-    /// Calls `body` with each chunk in key order and the object key of its first slot; stops when
-    /// `body` returns false. A chunk that is not well formed (a damaged file) is skipped.
-    func forEachChunk(in txn: Transaction, _ body: (ColumnChunk, ObjectKey) -> Bool) {
-        guard let cursor = txn.existingCursor(database) else { return }
-        var entry = cursor.first()
-        while let (key, bytes) = entry {
-            let base = Cursor.integerKey(key) << UInt64(shift)
-            if let chunk = ColumnChunk(bytes, slotCount: slotCount, baseKey: base) {
-                if !body(chunk, base) { return }
-            }
-            entry = cursor.next()
         }
     }
 
@@ -104,6 +95,8 @@ final class ColumnLog {
         /// Copies of the rows as written.
         let rows = ByteBuffer(capacity: 4096)
         static let deleted = UInt64.max
+        /// An entry whose values are read from the object's row as it is (a folded delta key).
+        static let fromRow = UInt64.max - 1
         init(_ storage: ColumnStorage) { self.storage = storage }
 
         func clear() {
@@ -178,6 +171,23 @@ final class ColumnLog {
         let storage = log.storage
         let shift = UInt64(storage.shift)
         var entries = log.entries
+        if let delta = storage.delta, entries.count <= ColumnDelta.smallTransaction,
+           txn.entryCount(delta) + entries.count <= ColumnDelta.limit
+        {
+            // A small transaction: its keys go to the delta, its chunks stay as they are.
+            for (key, _) in entries {
+                try [UInt8]().withUnsafeBytes { try txn.put(delta, integerKey: key, value: $0) }
+            }
+            return
+        }
+        let pending = storage.deltaKeys(in: txn)
+        if let delta = storage.delta, !pending.isEmpty {
+            // Folded into the chunks with this transaction's rows: the delta's objects are read
+            // from their rows as they are now, before this transaction's logged rows (which
+            // are as new or newer).
+            entries = pending.map { ($0, TableLog.fromRow) } + entries
+            try txn.empty(delta)
+        }
         // Rows usually come in key order (new objects): then each chunk's rows are one run.
         // Otherwise a stable sort by chunk gathers them, so the last write still wins.
         for index in entries.indices.dropFirst() where entries[index].key >> shift < entries[index - 1].key >> shift {
@@ -205,12 +215,18 @@ final class ColumnLog {
     {
         let storage = log.storage
         let mask = UInt64(storage.slotCount - 1)
-        let stored = storage.chunk(number, in: txn)
+        let stored = storage.storedChunk(number, in: txn)
         if let stored, entries.count * 8 <= storage.slotCount, var patch = ChunkPatch(stored, kinds: storage.kinds) {
             // A few rows of a stored chunk (small transactions): changed in a copy of its bytes.
             for (key, span) in entries {
                 let slot = Int(key & mask)
-                if span == TableLog.deleted {
+                if span == TableLog.fromRow {
+                    if let row = txn.get(storage.rows, integerKey: key) {
+                        patch.set(slot, row: RowView(bytes: row))
+                    } else {
+                        patch.remove(slot)
+                    }
+                } else if span == TableLog.deleted {
                     patch.remove(slot)
                 } else {
                     patch.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF), length: Int(span >> 32))))
@@ -223,7 +239,13 @@ final class ColumnLog {
             ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
         for (key, span) in entries {
             let slot = Int(key & mask)
-            if span == TableLog.deleted {
+            if span == TableLog.fromRow {
+                if let row = txn.get(storage.rows, integerKey: key) {
+                    builder.set(slot, row: RowView(bytes: row))
+                } else {
+                    builder.remove(slot)
+                }
+            } else if span == TableLog.deleted {
                 builder.remove(slot)
             } else {
                 builder.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF), length: Int(span >> 32))),

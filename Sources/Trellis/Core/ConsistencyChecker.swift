@@ -166,6 +166,7 @@ struct ConsistencyChecker {
             if let primaryKeys = table.primaryKeys { expected.append((Table.primaryKeysName(table.info.className), primaryKeys)) }
             expected += table.indexes.map { (SecondaryIndex.name(table.info.className, $0.field.columnName), $0.database) }
             if let columns = table.columns { expected.append((ColumnStorage.name(table.info.className), columns.database)) }
+            if let delta = table.columns?.delta { expected.append((ColumnDelta.name(table.info.className), delta)) }
             for (name, handle) in expected {
                 if let opened = handles.name(of: handle), opened != name {
                     problems.append("\(table.info.className) reads '\(name)' through the handle of '\(opened)'")

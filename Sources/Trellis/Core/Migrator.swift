@@ -412,13 +412,15 @@ final class Migrator {
         // Rows recorded for the column copies earlier in this transaction go to the copies
         // first, and are then emptied with them.
         try core.columnLog.flush(in: txn)
-        var names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name), ColumnStorage.name(stored.name)]
+        var names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name), ColumnStorage.name(stored.name),
+                     ColumnDelta.name(stored.name)]
         names += stored.properties.map { SecondaryIndex.name(stored.name, $0.name) }
         if let info = models[stored.name] {
             names += info.storedFields.map { SecondaryIndex.name(stored.name, $0.columnName) }
         }
         for name in Set(names) {
-            let isRows = name == Table.rowsName(stored.name) || name == ColumnStorage.name(stored.name)
+            let isRows = [Table.rowsName(stored.name), ColumnStorage.name(stored.name), ColumnDelta.name(stored.name)]
+                .contains(name)
             if let database = try txn.database(named: name, create: false, integerKeys: isRows) {
                 try txn.empty(database)
             }

@@ -44,13 +44,14 @@ final class Table: @unchecked Sendable {
     /// Every database of the table.
     var databases: [DatabaseHandle] {
         [rows] + (primaryKeys.map { [$0] } ?? []) + indexes.map(\.database) + (columns.map { [$0.database] } ?? [])
+            + (columns?.delta.map { [$0] } ?? [])
     }
 
     /// Whether `other` reads and writes the same LMDB databases.
     func hasSameDatabases(as other: Table) -> Bool {
         rows == other.rows && primaryKeys == other.primaryKeys
             && indexes.map(\.database) == other.indexes.map(\.database)
-            && columns?.database == other.columns?.database
+            && columns?.database == other.columns?.database && columns?.delta == other.columns?.delta
     }
 
     /// The index of `field`, if it has one.
@@ -89,7 +90,9 @@ final class Table: @unchecked Sendable {
         if let columnShift,
            let database = try txn.database(named: ColumnStorage.name(info.className), create: create, integerKeys: true)
         {
-            columns = ColumnStorage(database: database, shift: columnShift, kinds: ColumnKind.of(info))
+            let delta = try txn.database(named: ColumnDelta.name(info.className), create: create, integerKeys: true)
+            columns = ColumnStorage(database: database, delta: delta, rows: rows, shift: columnShift,
+                                    kinds: ColumnKind.of(info))
         }
         return Table(info: info, tableId: tableId, rows: rows, primaryKeys: primaryKeys, indexes: indexes,
                      columns: columns)

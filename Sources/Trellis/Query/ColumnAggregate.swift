@@ -8,7 +8,8 @@ struct ColumnReader {
     let txn: Transaction
     private var number: UInt64 = .max
     private var block: ColumnBlock?
-    private var chunk: ColumnChunk?
+    /// The chunk read last (its bytes, when the delta applied to it, kept alive here).
+    private var read: ReadChunk?
 
     init(storage: ColumnStorage, column: Int, txn: Transaction) {
         self.storage = storage
@@ -22,8 +23,8 @@ struct ColumnReader {
         let wanted = key >> UInt64(storage.shift)
         if wanted != number {
             number = wanted
-            chunk = storage.chunk(wanted, in: txn)
-            block = chunk?.block(column)
+            read = storage.chunk(wanted, in: txn)
+            block = read?.chunk.block(column)
         }
         guard let block else { return nil }
         let index = Int(key & UInt64(storage.slotCount - 1))

@@ -291,7 +291,7 @@ final class LinkedTest: ChunkTest {
                 if number != loaded {
                     loaded = number
                     if let targetChunk = target.chunk(number, in: txn) {
-                        inner.fill(targetChunk, mask)
+                        inner.fill(targetChunk.chunk, mask)
                     } else {
                         for index in 0..<words { mask[index] = 0 }
                     }

@@ -43,9 +43,14 @@ struct ResultsPipeline {
     }
 
     /// The number of objects of the class that match, counted in the column copy; nil when it
-    /// cannot answer the predicate.
+    /// cannot answer the predicate, or when an index can (a primary key `==` is one lookup).
     func columnCount(_ predicate: QueryPredicate) -> Int? {
         _ = compile(predicate)  // checks the predicate, and reports a bad one
+        if table.info.primaryKeyField != nil || !table.indexes.isEmpty,
+           indexedCandidates([.filter(predicate)]) != nil
+        {
+            return nil
+        }
         guard let test = ColumnScanCompiler.compile(predicate, table: table, core: core),
               let storage = core.readableColumns(of: table)
         else { return nil }

@@ -25,7 +25,9 @@ enum ColumnUpgrade {
                                                           integerKeys: true)
                     else { continue }
                     try txn.empty(database)
-                    let storage = ColumnStorage(database: database, shift: shift, kinds: ColumnKind.of(stored))
+                    let delta = try txn.database(named: ColumnDelta.name(stored.name), create: true, integerKeys: true)
+                    let storage = ColumnStorage(database: database, delta: delta, rows: rows, shift: shift,
+                                                kinds: ColumnKind.of(stored))
                     try storage.build(fromRows: rows, in: txn)
                 }
                 catalog.format = SchemaCatalog.formatVersion

@@ -113,7 +113,7 @@ extension Realm {
             for stored in (core.pendingCatalog ?? core.file.catalog(readingNewerFrom: txn)).classes {
                 let indexNames = stored.properties.filter(\.indexed).map { SecondaryIndex.name(stored.name, $0.name) }
                 let names = [Table.rowsName(stored.name), Table.primaryKeysName(stored.name),
-                             ColumnStorage.name(stored.name)] + indexNames
+                             ColumnStorage.name(stored.name), ColumnDelta.name(stored.name)] + indexNames
                 for name in names {
                     if let dbi = core.file.environment.handles.handle(named: name) { try txn.empty(dbi) }
                 }

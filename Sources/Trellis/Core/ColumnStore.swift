@@ -111,7 +111,7 @@ final class ColumnLog {
     @exclusivity(unchecked) private var order: [DatabaseHandle] = []
     @exclusivity(unchecked) private var count = 0
     /// Entries kept before a flush, so that one huge transaction does not hold every row twice.
-    private static let flushThreshold = 1 << 16
+    private static let flushThreshold = 1 << 13
 
     var isEmpty: Bool { count == 0 }
 

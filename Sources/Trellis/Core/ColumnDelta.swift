@@ -1,17 +1,23 @@
-/// The delta of a column copy: the keys of objects that small write transactions changed since
-/// their chunks were last written, in the integer-keyed database `cd.<Class>` (object key →
-/// nothing).
+/// The delta of a column copy: what small write transactions changed since the chunks were last
+/// written, in the integer-keyed database `cd.<Class>`:
+/// - the keys of existing objects they changed or deleted (object key → nothing);
+/// - under the key ``coveredKey``, the first object key the chunks do not cover: objects made
+///   since (keys only grow) are read from the rows past it, so a small insert writes nothing
+///   for the column copy at all.
 ///
 /// A transaction that changes a few objects of a class records their keys here instead of
 /// rewriting their chunks (one small put instead of a chunk of several KB). Readers apply the
 /// delta to the chunks they read, taking the objects' values from their rows; once the delta
-/// holds more than ``limit`` keys, the next write folds it into the chunks and empties it.
-/// The copies stay exact at every commit: a chunk plus its delta is what the rows hold.
+/// holds more than ``limit`` keys (or objects past the covered key), the next write folds it
+/// into the chunks. The copies stay exact at every commit: the chunks plus the delta are what
+/// the rows hold.
 enum ColumnDelta {
     /// A transaction that logged at most this many rows of a class goes to the delta.
     static let smallTransaction = 8
-    /// The most keys the delta holds before it is folded into the chunks.
+    /// The most keys the delta stands for before it is folded into the chunks.
     static let limit = 64
+    /// The delta's entry holding the first key the chunks do not cover (u64, native order).
+    static let coveredKey = UInt64.max
 
     static func name(_ className: String) -> String { "cd.\(className)" }
 }
@@ -45,32 +51,72 @@ struct ReadChunk {
 }
 
 extension ColumnStorage {
-    /// The delta's keys, in order (usually none).
+    /// The first object key the chunks do not cover (0 when the delta does not say).
+    func coveredUpTo(in txn: Transaction) -> ObjectKey {
+        guard let delta else { return 0 }
+        return txn.get(delta, integerKey: ColumnDelta.coveredKey).map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 0
+    }
+
+    /// Records that the chunks cover every object below `key`.
+    func setCovered(upTo key: ObjectKey, in txn: Transaction) throws {
+        guard let delta else { return }
+        var value = key
+        try withUnsafeBytes(of: &value) { try txn.put(delta, integerKey: ColumnDelta.coveredKey, value: $0) }
+    }
+
+    /// The first key after every object of the class (0 without objects).
+    func keyAfterLastObject(in txn: Transaction) -> ObjectKey {
+        guard let cursor = txn.existingCursor(rows), let (key, _) = cursor.last() else { return 0 }
+        return Cursor.integerKey(key) &+ 1
+    }
+
+    /// How many keys the delta records (its covered key aside).
+    func deltaCount(in txn: Transaction) -> Int {
+        guard let delta else { return 0 }
+        let count = txn.entryCount(delta)
+        return txn.get(delta, integerKey: ColumnDelta.coveredKey) == nil ? count : count - 1
+    }
+
+    /// The keys readers take from the rows, in order (usually none): the delta's, then those
+    /// of the objects past the covered key.
     func deltaKeys(in txn: Transaction) -> [ObjectKey] {
-        guard let delta, let cursor = txn.existingCursor(delta) else { return [] }
+        deltaKeys(from: 0, to: .max, in: txn)
+    }
+
+    /// The keys readers take from the rows in `[start, end)`, in order; objects past the covered
+    /// key count only below `rowsBelow`.
+    func deltaKeys(from start: ObjectKey, to end: ObjectKey, rowsBelow: ObjectKey = .max, in txn: Transaction)
+        -> [ObjectKey]
+    {
+        guard let delta else { return [] }
         var keys: [ObjectKey] = []
-        var entry = cursor.first()
-        while let (key, _) = entry {
-            keys.append(Cursor.integerKey(key))
+        if let cursor = txn.existingCursor(delta) {
+            var first = start
+            var entry = withUnsafeBytes(of: &first) { cursor.seek(atLeast: $0) }
+            while let (rawKey, _) = entry {
+                let key = Cursor.integerKey(rawKey)
+                guard key < end, key != ColumnDelta.coveredKey else { break }
+                keys.append(key)
+                entry = cursor.next()
+            }
+        }
+        var first = Swift.max(start, coveredUpTo(in: txn))
+        let last = Swift.min(end, rowsBelow)
+        guard first < last, let cursor = txn.existingCursor(rows) else { return keys }
+        var entry = withUnsafeBytes(of: &first) { cursor.seek(atLeast: $0) }
+        while let (rawKey, _) = entry {
+            let key = Cursor.integerKey(rawKey)
+            guard key < last else { break }
+            keys.append(key)
             entry = cursor.next()
         }
         return keys
     }
 
-    /// The delta's keys that fall in chunk `number`, in order.
+    /// The keys readers take from the rows that fall in chunk `number`, in order.
     private func deltaKeys(inChunk number: UInt64, in txn: Transaction) -> [ObjectKey] {
-        guard let delta, let cursor = txn.existingCursor(delta) else { return [] }
-        var first = number << UInt64(shift)
-        let end = first &+ UInt64(slotCount)
-        var keys: [ObjectKey] = []
-        var entry = withUnsafeBytes(of: &first) { cursor.seek(atLeast: $0) }
-        while let (rawKey, _) = entry {
-            let key = Cursor.integerKey(rawKey)
-            guard key < end else { break }
-            keys.append(key)
-            entry = cursor.next()
-        }
-        return keys
+        let first = number << UInt64(shift)
+        return deltaKeys(from: first, to: first &+ UInt64(slotCount), in: txn)
     }
 
     /// Chunk `number` as readers see it: the stored chunk with the delta applied. Nil when it

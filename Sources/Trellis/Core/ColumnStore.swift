@@ -50,6 +50,7 @@ struct ColumnStorage {
         }
         if let cursorFailure = cursor.failure { throw cursorFailure }
         if let builder { try put(builder, number: current, in: txn) }
+        try setCovered(upTo: keyAfterLastObject(in: txn), in: txn)
     }
 
     /// Stores a patched chunk under `number`: as it is, rebuilt when unused bytes outweigh the
@@ -94,12 +95,15 @@ final class ColumnLog {
         @exclusivity(unchecked) var entries: [(key: ObjectKey, span: UInt64)] = []
         /// Copies of the rows as written.
         let rows = ByteBuffer(capacity: 4096)
+        /// The first key of an object this transaction made (its objects are in the log).
+        @exclusivity(unchecked) var firstNewKey = ObjectKey.max
         static let deleted = UInt64.max
         /// An entry whose values are read from the object's row as it is (a folded delta key).
         static let fromRow = UInt64.max - 1
         init(_ storage: ColumnStorage) { self.storage = storage }
 
         func clear() {
+            firstNewKey = .max
             entries.removeAll(keepingCapacity: entries.count <= 4096)
             rows.removeAll()
         }
@@ -116,8 +120,9 @@ final class ColumnLog {
     var isEmpty: Bool { count == 0 }
 
     @inline(__always)
-    func recordWrite(_ table: Table, key: ObjectKey, row: [UInt8], in txn: Transaction) throws {
+    func recordWrite(_ table: Table, key: ObjectKey, row: [UInt8], isNew: Bool, in txn: Transaction) throws {
         guard let log = log(for: table) else { return }
+        if isNew, key < log.firstNewKey { log.firstNewKey = key }
         let offset = row.withUnsafeBytes { log.rows.append($0) }
         log.entries.append((key, UInt64(offset) | UInt64(row.count) << 32))
         count &+= 1
@@ -171,22 +176,28 @@ final class ColumnLog {
         let storage = log.storage
         let shift = UInt64(storage.shift)
         var entries = log.entries
-        if let delta = storage.delta, entries.count <= ColumnDelta.smallTransaction,
-           txn.entryCount(delta) + entries.count <= ColumnDelta.limit
-        {
-            // A small transaction: its keys go to the delta, its chunks stay as they are.
-            for (key, _) in entries {
-                try [UInt8]().withUnsafeBytes { try txn.put(delta, integerKey: key, value: $0) }
+        if let delta = storage.delta, entries.count <= ColumnDelta.smallTransaction {
+            // A small transaction: the keys of covered objects it changed go to the delta, new
+            // objects (past the covered key) are read from the rows; no chunk is written.
+            let covered = storage.coveredUpTo(in: txn)
+            let changed = entries.filter { $0.key < covered }
+            let newest = entries.reduce(covered) { Swift.max($0, $1.key &+ 1) }
+            if storage.deltaCount(in: txn) + changed.count + Int(newest - covered) <= ColumnDelta.limit {
+                for (key, _) in changed {
+                    try [UInt8]().withUnsafeBytes { try txn.put(delta, integerKey: key, value: $0) }
+                }
+                return
             }
-            return
         }
-        let pending = storage.deltaKeys(in: txn)
-        if let delta = storage.delta, !pending.isEmpty {
+        // Objects past the covered key that this transaction made are in the log already.
+        let pending = storage.deltaKeys(from: 0, to: .max, rowsBelow: log.firstNewKey, in: txn)
+        if let delta = storage.delta {
             // Folded into the chunks with this transaction's rows: the delta's objects are read
             // from their rows as they are now, before this transaction's logged rows (which
             // are as new or newer).
-            entries = pending.map { ($0, TableLog.fromRow) } + entries
-            try txn.empty(delta)
+            if !pending.isEmpty { entries = pending.map { ($0, TableLog.fromRow) } + entries }
+            if storage.deltaCount(in: txn) > 0 { try txn.empty(delta) }
+            try storage.setCovered(upTo: storage.keyAfterLastObject(in: txn), in: txn)
         }
         // Rows usually come in key order (new objects): then each chunk's rows are one run.
         // Otherwise a stable sort by chunk gathers them, so the last write still wins.

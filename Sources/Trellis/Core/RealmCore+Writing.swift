@@ -65,7 +65,7 @@ extension RealmCore {
         do {
             // New keys come from a counter that only grows, so a new row goes at the end.
             try bytes.withUnsafeBytes { try txn.put(table.rows, integerKey: key, value: $0, append: isNew) }
-            try columnLog.recordWrite(table, key: key, row: bytes, in: txn)
+            try columnLog.recordWrite(table, key: key, row: bytes, isNew: isNew, in: txn)
         } catch {
             storageFailure(error)
         }

@@ -88,6 +88,12 @@ final class Cursor {
         return move(MDB_FIRST)
     }
 
+    func last() -> Entry? {
+        lastIntegerKey = nil
+        lastCounted = nil
+        return move(MDB_LAST)
+    }
+
     func next() -> Entry? {
         lastIntegerKey = nil
         lastCounted = nil

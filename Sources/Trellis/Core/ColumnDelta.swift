@@ -51,16 +51,22 @@ struct ReadChunk {
 }
 
 extension ColumnStorage {
-    /// The first object key the chunks do not cover (0 when the delta does not say).
-    func coveredUpTo(in txn: Transaction) -> ObjectKey {
-        guard let delta else { return 0 }
-        return txn.get(delta, integerKey: ColumnDelta.coveredKey).map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 0
+    /// The first object key the chunks do not cover (0 when the delta does not say), and at
+    /// most how many keys the delta records: read in one lookup on every small write.
+    func deltaState(in txn: Transaction) -> (covered: ObjectKey, count: Int) {
+        guard let delta, let value = txn.get(delta, integerKey: ColumnDelta.coveredKey) else { return (0, 0) }
+        return (value.load(orZeroAt: 0, as: UInt64.self), Int(clamping: value.load(orZeroAt: 8, as: UInt64.self)))
     }
 
-    /// Records that the chunks cover every object below `key`.
-    func setCovered(upTo key: ObjectKey, in txn: Transaction) throws {
+    func coveredUpTo(in txn: Transaction) -> ObjectKey { deltaState(in: txn).covered }
+
+    /// At most how many keys the delta records (its covered key aside).
+    func deltaCount(in txn: Transaction) -> Int { deltaState(in: txn).count }
+
+    /// Records the delta's covered key and key count.
+    func setDeltaState(covered: ObjectKey, count: Int, in txn: Transaction) throws {
         guard let delta else { return }
-        var value = key
+        var value = (covered, UInt64(count))
         try withUnsafeBytes(of: &value) { try txn.put(delta, integerKey: ColumnDelta.coveredKey, value: $0) }
     }
 
@@ -68,13 +74,6 @@ extension ColumnStorage {
     func keyAfterLastObject(in txn: Transaction) -> ObjectKey {
         guard let cursor = txn.existingCursor(rows), let (key, _) = cursor.last() else { return 0 }
         return Cursor.integerKey(key) &+ 1
-    }
-
-    /// How many keys the delta records (its covered key aside).
-    func deltaCount(in txn: Transaction) -> Int {
-        guard let delta else { return 0 }
-        let count = txn.entryCount(delta)
-        return txn.get(delta, integerKey: ColumnDelta.coveredKey) == nil ? count : count - 1
     }
 
     /// The keys readers take from the rows, in order (usually none): the delta's, then those

@@ -50,7 +50,7 @@ struct ColumnStorage {
         }
         if let cursorFailure = cursor.failure { throw cursorFailure }
         if let builder { try put(builder, number: current, in: txn) }
-        try setCovered(upTo: keyAfterLastObject(in: txn), in: txn)
+        try setDeltaState(covered: keyAfterLastObject(in: txn), count: 0, in: txn)
     }
 
     /// Stores a patched chunk under `number`: as it is, rebuilt when unused bytes outweigh the
@@ -179,12 +179,15 @@ final class ColumnLog {
         if let delta = storage.delta, entries.count <= ColumnDelta.smallTransaction {
             // A small transaction: the keys of covered objects it changed go to the delta, new
             // objects (past the covered key) are read from the rows; no chunk is written.
-            let covered = storage.coveredUpTo(in: txn)
-            let changed = entries.filter { $0.key < covered }
-            let newest = entries.reduce(covered) { Swift.max($0, $1.key &+ 1) }
-            if storage.deltaCount(in: txn) + changed.count + Int(newest - covered) <= ColumnDelta.limit {
+            let state = storage.deltaState(in: txn)
+            let changed = entries.filter { $0.key < state.covered }
+            let newest = entries.reduce(state.covered) { Swift.max($0, $1.key &+ 1) }
+            if state.count + changed.count + Int(newest - state.covered) <= ColumnDelta.limit {
                 for (key, _) in changed {
                     try [UInt8]().withUnsafeBytes { try txn.put(delta, integerKey: key, value: $0) }
+                }
+                if !changed.isEmpty {
+                    try storage.setDeltaState(covered: state.covered, count: state.count + changed.count, in: txn)
                 }
                 return
             }
@@ -197,7 +200,7 @@ final class ColumnLog {
             // are as new or newer).
             if !pending.isEmpty { entries = pending.map { ($0, TableLog.fromRow) } + entries }
             if storage.deltaCount(in: txn) > 0 { try txn.empty(delta) }
-            try storage.setCovered(upTo: storage.keyAfterLastObject(in: txn), in: txn)
+            try storage.setDeltaState(covered: storage.keyAfterLastObject(in: txn), count: 0, in: txn)
         }
         // Rows usually come in key order (new objects): then each chunk's rows are one run.
         // Otherwise a stable sort by chunk gathers them, so the last write still wins.

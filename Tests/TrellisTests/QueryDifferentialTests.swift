@@ -62,18 +62,7 @@ import Testing
     }
 
     static func predicate(_ g: inout Generator, depth: Int) -> Case {
-        if depth == 0 || Int.random(in: 0..<3, using: &g) == 0 { return leaf(&g) }
-        let a = predicate(&g, depth: depth - 1)
-        switch Int.random(in: 0..<3, using: &g) {
-        case 0:
-            let b = predicate(&g, depth: depth - 1)
-            return ("(\(a.text)) AND (\(b.text))", { a.test($0) && b.test($0) })
-        case 1:
-            let b = predicate(&g, depth: depth - 1)
-            return ("(\(a.text)) OR (\(b.text))", { a.test($0) || b.test($0) })
-        default:
-            return ("NOT (\(a.text))", { !a.test($0) })
-        }
+        RandomPredicates.combination(&g, depth: depth, leaf: leaf)
     }
 
     func populate(_ realm: Realm, _ g: inout Generator) throws {

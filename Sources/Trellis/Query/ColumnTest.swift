@@ -15,10 +15,7 @@ class ChunkTest {
 func fillFixed(_ chunk: ColumnChunk, _ column: Int, _ out: UnsafeMutablePointer<UInt64>, nullMatches: Bool,
                _ test: (UInt64) -> Bool)
 {
-    guard let block = chunk.block(column) else {
-        for word in 0..<chunk.wordCount { out[word] = nullMatches ? chunk.presence(word) : 0 }
-        return
-    }
+    guard let block = chunk.block(column) else { return fillAll(chunk, out, matching: nullMatches) }
     let slotCount = chunk.slotCount
     for word in 0..<chunk.wordCount {
         let start = word &<< 6
@@ -31,6 +28,32 @@ func fillFixed(_ chunk: ColumnChunk, _ column: Int, _ out: UnsafeMutablePointer<
         }
         let nulls = block.nullWord(word)
         out[word] = (nullMatches ? bits | nulls : bits & ~nulls) & chunk.presence(word)
+    }
+}
+
+/// Every object of the chunk, or none.
+@inline(__always)
+func fillAll(_ chunk: ColumnChunk, _ out: UnsafeMutablePointer<UInt64>, matching: Bool) {
+    for word in 0..<chunk.wordCount { out[word] = matching ? chunk.presence(word) : 0 }
+}
+
+/// Fills the mask of a column whose values are tested one by one: `test` sees the slot index
+/// of each object with a value; `nullMatches` says what null (and absent columns) give.
+@inline(__always)
+func fillSparse(_ chunk: ColumnChunk, _ column: Int, _ out: UnsafeMutablePointer<UInt64>, nullMatches: Bool,
+                _ test: (ColumnBlock, Int) -> Bool)
+{
+    guard let block = chunk.block(column) else { return fillAll(chunk, out, matching: nullMatches) }
+    for word in 0..<chunk.wordCount {
+        let present = chunk.presence(word), nulls = block.nullWord(word)
+        var bits: UInt64 = 0
+        var candidates = present & ~nulls
+        while candidates != 0 {
+            let bit = candidates.trailingZeroBitCount
+            candidates &= candidates &- 1
+            if test(block, word &<< 6 &+ bit) { bits |= 1 &<< UInt64(bit) }
+        }
+        out[word] = (nullMatches ? bits | (nulls & present) : bits) & present
     }
 }
 
@@ -153,22 +176,9 @@ final class BytesTest: ChunkTest {
     }
 
     override func fill(_ chunk: ColumnChunk, _ out: UnsafeMutablePointer<UInt64>) {
-        let nullMatches = op == .notEqual
-        guard let block = chunk.block(column) else {
-            for word in 0..<chunk.wordCount { out[word] = nullMatches ? chunk.presence(word) : 0 }
-            return
-        }
         constant.withUnsafeBytes { pattern in
-            for word in 0..<chunk.wordCount {
-                let present = chunk.presence(word), nulls = block.nullWord(word)
-                var bits: UInt64 = 0
-                var candidates = present & ~nulls
-                while candidates != 0 {
-                    let bit = candidates.trailingZeroBitCount
-                    candidates &= candidates &- 1
-                    if matches(value(block, word &<< 6 &+ bit, chunk), pattern) { bits |= 1 &<< UInt64(bit) }
-                }
-                out[word] = (nullMatches ? bits | nulls : bits) & present
+            fillSparse(chunk, column, out, nullMatches: op == .notEqual) { block, index in
+                matches(value(block, index, chunk), pattern)
             }
         }
     }
@@ -236,7 +246,7 @@ final class ConstantTest: ChunkTest {
     let value: Bool
     init(_ value: Bool) { self.value = value }
     override func fill(_ chunk: ColumnChunk, _ out: UnsafeMutablePointer<UInt64>) {
-        for word in 0..<chunk.wordCount { out[word] = value ? chunk.presence(word) : 0 }
+        fillAll(chunk, out, matching: value)
     }
 }
 
@@ -274,32 +284,20 @@ final class LinkedTest: ChunkTest {
     deinit { mask.deallocate() }
 
     override func fill(_ chunk: ColumnChunk, _ out: UnsafeMutablePointer<UInt64>) {
-        guard let block = chunk.block(column) else {
-            for word in 0..<chunk.wordCount { out[word] = nilMatches ? chunk.presence(word) : 0 }
-            return
-        }
         let shift = UInt64(target.shift), slotMask = UInt64(target.slotCount - 1)
-        for word in 0..<chunk.wordCount {
-            let present = chunk.presence(word), nulls = block.nullWord(word)
-            var bits: UInt64 = 0
-            var links = present & ~nulls
-            while links != 0 {
-                let bit = links.trailingZeroBitCount
-                links &= links &- 1
-                let key = block.slot(word &<< 6 &+ bit)
-                let number = key >> shift
-                if number != loaded {
-                    loaded = number
-                    if let targetChunk = target.chunk(number, in: txn) {
-                        inner.fill(targetChunk.chunk, mask)
-                    } else {
-                        for index in 0..<words { mask[index] = 0 }
-                    }
+        fillSparse(chunk, column, out, nullMatches: nilMatches) { block, index in
+            let key = block.slot(index)
+            let number = key >> shift
+            if number != loaded {
+                loaded = number
+                if let targetChunk = target.chunk(number, in: txn) {
+                    inner.fill(targetChunk.chunk, mask)
+                } else {
+                    for word in 0..<words { mask[word] = 0 }
                 }
-                let index = Int(key & slotMask)
-                bits |= ((mask[index &>> 6] &>> UInt64(index & 63)) & 1) &<< UInt64(bit)
             }
-            out[word] = (nilMatches ? bits | (nulls & present) : bits) & present
+            let slot = Int(key & slotMask)
+            return (mask[slot &>> 6] &>> UInt64(slot & 63)) & 1 != 0
         }
     }
 }

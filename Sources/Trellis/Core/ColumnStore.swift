@@ -230,7 +230,7 @@ final class ColumnLog {
         let storage = log.storage
         let mask = UInt64(storage.slotCount - 1)
         let stored = storage.storedChunk(number, in: txn)
-        if let stored, entries.count * 8 <= storage.slotCount, var patch = ChunkPatch(stored, kinds: storage.kinds) {
+        if let stored, entries.count * 2 <= storage.slotCount, var patch = ChunkPatch(stored, kinds: storage.kinds) {
             // A few rows of a stored chunk (small transactions): changed in a copy of its bytes.
             for (key, span) in entries {
                 let slot = Int(key & mask)

@@ -52,7 +52,13 @@ struct TableIdMap<Value> {
 
     /// Every (number, value), by increasing number.
     var sorted: [(id: UInt32, value: Value)] {
-        ids.sorted().compactMap { id in self[id].map { (id, $0) } }
+        var result: [(id: UInt32, value: Value)] = []
+        result.reserveCapacity(ids.count)
+        for id in ids {
+            if let value = self[id] { result.append((id, value)) }
+        }
+        if result.count > 1 { result.sort { $0.id < $1.id } }  // usually one table per write
+        return result
     }
 
     mutating func removeAll() {

@@ -80,15 +80,16 @@ extension RealmCore {
     }
 
     private func linkTargets(of table: Table, row: RowView) -> [LinkTarget] {
-        table.info.storedFields.compactMap { field in
-            guard field.isLink, field.typeInfo.collection == .none, !row.isNull(field.rowColumn) else { return nil }
-            return LinkTarget(field: field, key: row.slot(field.rowColumn))
+        guard !table.toOneLinks.isEmpty else { return [] }
+        return table.toOneLinks.compactMap { field in
+            row.isNull(field.rowColumn) ? nil : LinkTarget(field: field, key: row.slot(field.rowColumn))
         }
     }
 
     private func linkTargets(of table: Table, values: [_StoredValue.Payload]) -> [LinkTarget] {
-        table.info.storedFields.compactMap { field in
-            guard field.isLink, case .link(let key) = values[field.rowColumn] else { return nil }
+        guard !table.toOneLinks.isEmpty else { return [] }
+        return table.toOneLinks.compactMap { field in
+            guard case .link(let key) = values[field.rowColumn] else { return nil }
             return LinkTarget(field: field, key: key)
         }
     }

@@ -17,6 +17,8 @@ final class Table: @unchecked Sendable {
     let columns: ColumnStorage?
     /// The handle of the column copy's database, -1 without one (read on every row written).
     let columnDatabase: Int
+    /// The to-one link fields, whose targets keep backlinks (looked at on every row written).
+    let toOneLinks: [FieldInfo]
     /// Whether accessors of this class need `LinkingObjects(fromType:property:)` fields made
     /// live (see ``ClassInfo/legacyLinkingObjects``); a plain flag, read on every new accessor.
     let hasLegacyLinkingObjects: Bool
@@ -36,6 +38,7 @@ final class Table: @unchecked Sendable {
         self.indexes = indexes
         self.columns = columns
         self.columnDatabase = columns.map { Int($0.database) } ?? -1
+        self.toOneLinks = info.storedFields.filter { $0.isLink && $0.typeInfo.collection == .none }
         self.hasLegacyLinkingObjects = !info.legacyLinkingObjects.isEmpty
         self.isEncodable = info.objectType is any Encodable.Type
         self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable || !info.legacyFields.isEmpty

@@ -1,8 +1,9 @@
-/// A few rows changed in a stored chunk, in a copy of its bytes: fixed-width slots and null
+/// Some rows changed in a stored chunk, in a copy of its bytes: fixed-width slots and null
 /// bits are overwritten where they are, a new variable-width value is appended after the tail
-/// (the old one stays as unused bytes). A small write transaction then costs a copy of one
-/// chunk instead of decoding and encoding it (``ChunkBuilder``), which the column log uses for
-/// new chunks, for large changes, and to drop the unused bytes once they outweigh the rest.
+/// (the old one stays as unused bytes). Changing up to half a chunk's objects then costs a copy
+/// of the chunk instead of decoding and encoding it (``ChunkBuilder``, which the column log
+/// uses for new chunks, for larger changes, and to drop the unused bytes once they outweigh the
+/// rest). Readers use it too, to apply the delta to a chunk (``ColumnDelta``).
 struct ChunkPatch {
     private(set) var bytes: [UInt8]
     let slotCount: Int

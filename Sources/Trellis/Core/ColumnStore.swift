@@ -3,9 +3,10 @@
 ///
 /// Rows stay the home of every object (an object read is one lookup); the chunks hold the same
 /// values column by column, so that a scan, an aggregate or a sort reads one packed array per
-/// column instead of decoding every row. They are derived data, rewritten from the rows each
-/// write changed when the write transaction commits (see ``ColumnLog``); the consistency
-/// checker compares them with the rows.
+/// column instead of decoding every row. They are derived data: the rows a write transaction
+/// changed are brought into them when it commits (see ``ColumnLog``), or, for a small
+/// transaction, recorded in the delta that readers apply (see ``ColumnDelta``); the
+/// consistency checker compares what readers see with the rows.
 struct ColumnStorage {
     let database: DatabaseHandle
     /// The delta (see ``ColumnDelta``); nil when the file has none.
@@ -79,9 +80,10 @@ struct ColumnStorage {
 }
 
 /// The rows a write transaction wrote or deleted, in order, for the column copies of their
-/// classes. Recording costs an append per row; ``flush(in:)`` brings each chunk that holds one
-/// of them up to date (decoded once, changed, encoded once), before a commit and before a scan
-/// in the write transaction reads the columns.
+/// classes. Recording costs an append per row; ``flush(in:)``, before a commit and before a
+/// scan in the write transaction reads the columns, records a small transaction's keys in the
+/// delta, or brings each chunk that holds one of the rows up to date (patched or rebuilt once),
+/// folding the delta in.
 final class ColumnLog {
     /// The rows logged for one column copy, in the order they were written.
     private final class TableLog {

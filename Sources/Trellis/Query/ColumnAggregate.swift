@@ -51,52 +51,66 @@ enum ColumnAggregate {
     {
         if type == .int {
             var accumulator = IntegerAccumulator()
-            visit(column, storage, txn, keys) { accumulator.add(Int64(bitPattern: $0)) }
+            visit(column, storage, txn, keys, into: &accumulator)
             return accumulator.result(op)
         }
-        var accumulator = FloatingAccumulator()
+        let result: QueryValue
         if type == .float {
-            visit(column, storage, txn, keys) { accumulator.add(Double(Float(bitPattern: UInt32(truncatingIfNeeded: $0)))) }
+            var accumulator = FloatAccumulator()
+            visit(column, storage, txn, keys, into: &accumulator)
+            result = accumulator.doubles.result(op)
         } else {
-            visit(column, storage, txn, keys) { accumulator.add(Double(bitPattern: $0)) }
+            var accumulator = FloatingAccumulator()
+            visit(column, storage, txn, keys, into: &accumulator)
+            result = accumulator.result(op)
         }
-        let result = accumulator.result(op)
         if type == .date, case .double(let seconds) = result, op == .min || op == .max {
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
         }
         return result
     }
 
-    /// Calls `body` with the slot of every non-null value, in object order or in `keys`' order.
-    @inline(__always)
-    private static func visit(_ column: Int, _ storage: ColumnStorage, _ txn: Transaction, _ keys: [ObjectKey]?,
-                              _ body: (UInt64) -> Void)
+    /// Adds the slot of every non-null value to `accumulator`, in object order or in `keys`'
+    /// order. Generic over the accumulator (not a closure), so that the add is specialized into
+    /// the per-chunk loop.
+    private static func visit<A: SlotAccumulator>(_ column: Int, _ storage: ColumnStorage, _ txn: Transaction,
+                                                  _ keys: [ObjectKey]?, into accumulator: inout A)
     {
         if let keys {
             var reader = ColumnReader(storage: storage, column: column, txn: txn)
-            for key in keys { if let slot = reader.slot(key) { body(slot) } }
+            for key in keys { if let slot = reader.slot(key) { accumulator.add(slot: slot) } }
             return
         }
         storage.forEachChunk(in: txn) { chunk, _ in
             guard let block = chunk.block(column) else { return true }
-            for word in 0..<chunk.wordCount {
-                var bits = chunk.presence(word) & ~block.nullWord(word)
-                let base = word &<< 6
-                if bits == ~0 {
-                    for index in base..<(base &+ 64) { body(block.slot(index)) }
-                    continue
-                }
-                while bits != 0 {
-                    body(block.slot(base &+ bits.trailingZeroBitCount))
-                    bits &= bits &- 1
-                }
-            }
+            accumulate(block, chunk, into: &accumulator)
             return true
+        }
+    }
+
+    @inline(never)
+    private static func accumulate<A: SlotAccumulator>(_ block: ColumnBlock, _ chunk: ColumnChunk, into accumulator: inout A) {
+        for word in 0..<chunk.wordCount {
+            var bits = chunk.presence(word) & ~block.nullWord(word)
+            let base = word &<< 6
+            if bits == ~0 {
+                for index in base..<(base &+ 64) { accumulator.add(slot: block.slot(index)) }
+                continue
+            }
+            while bits != 0 {
+                accumulator.add(slot: block.slot(base &+ bits.trailingZeroBitCount))
+                bits &= bits &- 1
+            }
         }
     }
 }
 
-private struct IntegerAccumulator {
+/// Takes slots one at a time (see ``ColumnAggregate``).
+private protocol SlotAccumulator {
+    mutating func add(slot: UInt64)
+}
+
+private struct IntegerAccumulator: SlotAccumulator {
     var count = 0
     var total: Int64 = 0
     var smallest = Int64.max
@@ -121,7 +135,7 @@ private struct IntegerAccumulator {
     }
 }
 
-private struct FloatingAccumulator {
+private struct FloatingAccumulator: SlotAccumulator {
     var count = 0
     var total = 0.0
     var smallest = 0.0
@@ -152,4 +166,23 @@ private struct FloatingAccumulator {
         default: return .null
         }
     }
+}
+
+extension IntegerAccumulator {
+    @inline(__always)
+    mutating func add(slot: UInt64) { add(Int64(bitPattern: slot)) }
+}
+
+extension FloatingAccumulator {
+    /// A Double or a Date (seconds since 2001) slot.
+    @inline(__always)
+    mutating func add(slot: UInt64) { add(Double(bitPattern: slot)) }
+}
+
+/// A Float column's slots, added as Doubles (as ``QueryAggregate`` adds them).
+private struct FloatAccumulator: SlotAccumulator {
+    var doubles = FloatingAccumulator()
+
+    @inline(__always)
+    mutating func add(slot: UInt64) { doubles.add(Double(Float(bitPattern: UInt32(truncatingIfNeeded: slot)))) }
 }

@@ -99,3 +99,32 @@ struct ChunkPatch {
         store(change(load(at: offset)), at: offset)
     }
 }
+
+/// A chunk being changed object by object: rebuilt (``ChunkBuilder``) or patched
+/// (``ChunkPatch``). The column log and the delta change both the same way.
+protocol ChunkChanges {
+    /// Stores the values of `row` in slot `index`. With `external`, the row lies in that buffer,
+    /// which outlives the changes, and values may point into it instead of being copied.
+    mutating func set(_ index: Int, row: RowView, external: UnsafeRawPointer?)
+    /// Empties slot `index` (its object was deleted).
+    mutating func remove(_ index: Int)
+}
+
+extension ChunkChanges {
+    /// Gives `key`'s slot the object's row as it is now in `rows`, or empties it when the
+    /// object is gone.
+    mutating func refresh(_ key: ObjectKey, slotMask: UInt64, rows: DatabaseHandle, in txn: Transaction) {
+        if let row = txn.get(rows, integerKey: key) {
+            set(Int(key & slotMask), row: RowView(bytes: row), external: nil)
+        } else {
+            remove(Int(key & slotMask))
+        }
+    }
+}
+
+extension ChunkBuilder: ChunkChanges {}
+
+extension ChunkPatch: ChunkChanges {
+    /// A patch copies every value into its bytes, so `external` is not needed.
+    mutating func set(_ index: Int, row: RowView, external: UnsafeRawPointer?) { set(index, row: row) }
+}

@@ -7,17 +7,7 @@ enum ColumnCheck {
         guard let storage = table.columns else { return [] }
         let name = ColumnStorage.name(table.info.className)
         var expected: [UInt64: ChunkBuilder] = [:]
-        if let cursor = txn.existingCursor(table.rows) {
-            var entry = cursor.first()
-            while let (rawKey, bytes) = entry {
-                let key = Cursor.integerKey(rawKey)
-                let number = key >> UInt64(storage.shift)
-                let builder = expected[number] ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
-                builder.set(Int(key & UInt64(storage.slotCount - 1)), row: RowView(bytes: bytes))
-                expected[number] = builder
-                entry = cursor.next()
-            }
-        }
+        try? storage.forEachChunkOfRows(in: txn) { number, builder in expected[number] = builder }
         var problems: [String] = []
         var seen = Set<UInt64>()
         // The chunks as readers see them: stored, with the delta applied.

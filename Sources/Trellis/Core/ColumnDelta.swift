@@ -178,24 +178,12 @@ extension ColumnStorage {
         let base = number << UInt64(shift), mask = UInt64(slotCount - 1)
         let encoded: [UInt8]
         if let stored, var patch = ChunkPatch(stored, kinds: kinds) {
-            for key in keys {
-                if let row = txn.get(rows, integerKey: key) {
-                    patch.set(Int(key & mask), row: RowView(bytes: row))
-                } else {
-                    patch.remove(Int(key & mask))
-                }
-            }
+            for key in keys { patch.refresh(key, slotMask: mask, rows: rows, in: txn) }
             if patch.isEmpty { return nil }
             encoded = patch.bytes
         } else {
-            let builder = stored.map { ChunkBuilder($0, kinds: kinds) } ?? ChunkBuilder(slotCount: slotCount, kinds: kinds)
-            for key in keys {
-                if let row = txn.get(rows, integerKey: key) {
-                    builder.set(Int(key & mask), row: RowView(bytes: row))
-                } else {
-                    builder.remove(Int(key & mask))
-                }
-            }
+            var builder = stored.map { ChunkBuilder($0, kinds: kinds) } ?? ChunkBuilder(slotCount: slotCount, kinds: kinds)
+            for key in keys { builder.refresh(key, slotMask: mask, rows: rows, in: txn) }
             if builder.isEmpty { return nil }
             encoded = builder.encoded()
         }

@@ -30,9 +30,9 @@ struct ColumnStorage {
         }
     }
 
-    /// Writes the chunks of every row in `rows` (an upgraded file, or a table whose column copy
-    /// was emptied); the column database must be empty.
-    func build(fromRows rows: DatabaseHandle, in txn: Transaction) throws {
+    /// Calls `body` with each chunk built from the rows as they are, in key order (the chunks a
+    /// copy made now would hold).
+    func forEachChunkOfRows(in txn: Transaction, _ body: (UInt64, ChunkBuilder) throws -> Void) throws {
         guard let cursor = txn.existingCursor(rows) else { return }
         var builder: ChunkBuilder?
         var current: UInt64 = 0
@@ -41,16 +41,22 @@ struct ColumnStorage {
             let key = Cursor.integerKey(rawKey)
             let number = key >> UInt64(shift)
             if let finished = builder, number != current {
-                try put(finished, number: current, in: txn)
+                try body(current, finished)
                 builder = nil
             }
             current = number
-            if builder == nil { builder = ChunkBuilder(slotCount: slotCount, kinds: kinds) }
-            builder?.set(Int(key & UInt64(slotCount - 1)), row: RowView(bytes: bytes))
+            let chunk = builder ?? ChunkBuilder(slotCount: slotCount, kinds: kinds)
+            chunk.set(Int(key & UInt64(slotCount - 1)), row: RowView(bytes: bytes))
+            builder = chunk
             entry = cursor.next()
         }
         if let cursorFailure = cursor.failure { throw cursorFailure }
-        if let builder { try put(builder, number: current, in: txn) }
+        if let builder { try body(current, builder) }
+    }
+
+    /// Writes the chunks of every row (an upgraded file); the column database must be empty.
+    func buildFromRows(in txn: Transaction) throws {
+        try forEachChunkOfRows(in: txn) { number, builder in try put(builder, number: number, in: txn) }
         try setDeltaState(covered: keyAfterLastObject(in: txn), count: 0, in: txn)
     }
 
@@ -230,44 +236,34 @@ final class ColumnLog {
                        toChunk number: UInt64, in txn: Transaction) throws
     {
         let storage = log.storage
-        let mask = UInt64(storage.slotCount - 1)
         let stored = storage.storedChunk(number, in: txn)
         if let stored, entries.count * 2 <= storage.slotCount, var patch = ChunkPatch(stored, kinds: storage.kinds) {
-            // A few rows of a stored chunk (small transactions): changed in a copy of its bytes.
-            for (key, span) in entries {
-                let slot = Int(key & mask)
-                if span == TableLog.fromRow {
-                    if let row = txn.get(storage.rows, integerKey: key) {
-                        patch.set(slot, row: RowView(bytes: row))
-                    } else {
-                        patch.remove(slot)
-                    }
-                } else if span == TableLog.deleted {
-                    patch.remove(slot)
-                } else {
-                    patch.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF), length: Int(span >> 32))))
-                }
-            }
+            // Up to half the chunk's objects: changed in a copy of its bytes.
+            apply(entries, of: log, to: &patch, in: txn)
             try storage.put(patch, number: number, in: txn)
             return
         }
-        let builder = stored.map { ChunkBuilder($0, kinds: storage.kinds) }
+        var builder = stored.map { ChunkBuilder($0, kinds: storage.kinds) }
             ?? ChunkBuilder(slotCount: storage.slotCount, kinds: storage.kinds)
+        apply(entries, of: log, to: &builder, in: txn)
+        try storage.put(builder, number: number, in: txn)
+    }
+
+    private func apply<Changes: ChunkChanges>(_ entries: UnsafeBufferPointer<(key: ObjectKey, span: UInt64)>,
+                                              of log: TableLog, to changes: inout Changes, in txn: Transaction)
+    {
+        let storage = log.storage
+        let mask = UInt64(storage.slotCount - 1)
         for (key, span) in entries {
-            let slot = Int(key & mask)
-            if span == TableLog.fromRow {
-                if let row = txn.get(storage.rows, integerKey: key) {
-                    builder.set(slot, row: RowView(bytes: row))
-                } else {
-                    builder.remove(slot)
-                }
-            } else if span == TableLog.deleted {
-                builder.remove(slot)
-            } else {
-                builder.set(slot, row: RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF), length: Int(span >> 32))),
-                            external: UnsafeRawPointer(log.rows.base))
+            switch span {
+            case TableLog.fromRow:
+                changes.refresh(key, slotMask: mask, rows: storage.rows, in: txn)
+            case TableLog.deleted:
+                changes.remove(Int(key & mask))
+            default:
+                let row = RowView(bytes: log.rows.bytes(at: Int(span & 0xFFFF_FFFF), length: Int(span >> 32)))
+                changes.set(Int(key & mask), row: row, external: UnsafeRawPointer(log.rows.base))
             }
         }
-        try storage.put(builder, number: number, in: txn)
     }
 }

@@ -28,7 +28,7 @@ enum ColumnUpgrade {
                     let delta = try txn.database(named: ColumnDelta.name(stored.name), create: true, integerKeys: true)
                     let storage = ColumnStorage(database: database, delta: delta, rows: rows, shift: shift,
                                                 kinds: ColumnKind.of(stored))
-                    try storage.build(fromRows: rows, in: txn)
+                    try storage.buildFromRows(in: txn)
                 }
                 catalog.format = SchemaCatalog.formatVersion
                 catalog.columnShift = shift

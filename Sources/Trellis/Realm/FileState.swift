@@ -145,7 +145,8 @@ final class FileState: Sendable {
                 environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
                                                      initialMapSize: configuration.initialMapSize,
                                                      mapSizeLimit: configuration.maximumFileSize ?? Int.max,
-                                                     verifiesFile: configuration.verifiesFileOnOpen)
+                                                     verifiesFile: configuration.verifiesFileOnOpen,
+                                                     expectedDatabases: expectedDatabases(configuration))
             } catch {
                 throw RealmErrors.opening(path, error)
             }
@@ -154,6 +155,12 @@ final class FileState: Sendable {
             registry[path] = WeakFileState(state: state)
             return state
         }
+    }
+
+    /// A generous estimate of the named databases `configuration`'s classes need: rows, primary
+    /// keys, a column copy and its delta, and a few indexes per class, plus the file's own.
+    private static func expectedDatabases(_ configuration: Realm.Configuration) -> Int {
+        16 + (configuration.objectTypes?.count ?? 0) * 8
     }
 
     private static func load(_ environment: Environment, path: String, columnShift: Int) throws -> FileState {

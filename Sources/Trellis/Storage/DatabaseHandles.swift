@@ -82,7 +82,8 @@ final class DatabaseHandles: Sendable {
     /// Opens a handle for every database of the file that has none, in `txn`, which must have
     /// begun while the caller held ``gate`` (so no handle was published since). Returns the
     /// handles opened; the caller publishes them once `txn` commits.
-    func openMissing(in txn: OpaquePointer) throws -> [String: MDB_dbi] {
+    /// `limit`: the environment's ``Environment/databaseLimit``, for the error when it is reached.
+    func openMissing(in txn: OpaquePointer, limit: UInt32) throws -> [String: MDB_dbi] {
         var opened = [String: MDB_dbi]()
         var unopenable = [String]()
         for name in try Self.databaseNames(in: txn) where handle(named: name) == nil {
@@ -93,8 +94,7 @@ final class DatabaseHandles: Sendable {
             case MDB_SUCCESS: opened[name] = dbi
             case MDB_INCOMPATIBLE, MDB_NOTFOUND: unopenable.append(name)
             case MDB_DBS_FULL:
-                throw StorageError(code: code, operation: "opening the database '\(name)'",
-                                   detail: "the file has more than \(Environment.maximumNamedDatabases) databases")
+                throw StorageError.databaseLimitReached(opening: name, limit: limit)
             default: try lmdbCheck(code, "opening the database '\(name)'")
             }
         }
@@ -173,5 +173,16 @@ final class DatabaseHandles: Sendable {
         var stat = MDB_stat()
         guard mdb_stat(txn, mainDatabase, &stat) == 0 else { return 0 }
         return stat.ms_entries
+    }
+}
+
+extension StorageError {
+    /// LMDB's `MDB_DBS_FULL`: the file holds more named databases than the environment was
+    /// opened with room for (another process, or a lazily registered class, added them).
+    static func databaseLimitReached(opening name: String, limit: UInt32) -> StorageError {
+        StorageError(code: MDB_DBS_FULL, operation: "opening the database '\(name)'",
+                     detail: "the file needs more than the \(limit) named databases this process opened it with "
+                        + "room for. Close every Realm of the file and open it again: Trellis then sizes the limit "
+                        + "to the file's databases")
     }
 }

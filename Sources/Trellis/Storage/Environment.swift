@@ -29,24 +29,69 @@ final class Environment: Sendable {
         var mapSize: Int
     }
 
-    static let maximumNamedDatabases: UInt32 = 4096
+    /// How many named databases this environment can open (LMDB's `maxdbs`, fixed when the file
+    /// is opened). LMDB copies one word per possible database at the start of every write
+    /// transaction, so the limit is sized to the file (``databaseLimit(forDatabases:)``) rather
+    /// than set high once for all: 4,096 cost 14,000 instructions per commit, 1,024 about 3,500.
+    let databaseLimit: UInt32
+
+    /// The smallest limit an environment opens with: about 250 classes of four databases each.
+    static let minimumDatabaseLimit: UInt32 = 1024
+
+    /// The limit for a file that holds (or is about to hold) `count` named databases: twice that
+    /// and then some, as a power of two, so classes can be added without reopening the file.
+    static func databaseLimit(forDatabases count: Int) -> UInt32 {
+        let wanted = UInt32(clamping: max(0, count) * 2 + 128)
+        guard wanted > minimumDatabaseLimit else { return minimumDatabaseLimit }
+        return UInt32(clamping: 1 << (UInt32.bitWidth - (wanted - 1).leadingZeroBitCount))
+    }
     /// Reader slots in the lock file: one per live snapshot of every process (each `Realm`,
     /// each frozen version). Slots of processes that died are cleared (``clearDeadReaders()``).
     static let defaultMaximumReaders: UInt32 = 4096
 
     /// Opens the file with a map of `initialMapSize` bytes (or the file's size, if larger) that
     /// may grow up to `mapSizeLimit`.
+    /// `expectedDatabases`: how many named databases the schema being opened may create (the
+    /// limit also covers twice what the file holds already).
     init(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
-         maximumReaders: UInt32 = Environment.defaultMaximumReaders) throws
+         maximumReaders: UInt32 = Environment.defaultMaximumReaders, expectedDatabases: Int = 0) throws
     {
         let mapSize = min(initialMapSize, mapSizeLimit)
         try LockFile.reserveSpace(path: path + "-lock", readers: maximumReaders)
+        var limit = Self.databaseLimit(forDatabases: expectedDatabases)
+        var env = try Self.open(path, readOnly: readOnly, mapSize: mapSize, readers: maximumReaders, databases: limit)
+        // The file's own count is known only once it is open: a file with more databases than
+        // the schema suggests is opened again with room for them (nothing else uses it yet).
+        let stored = Self.namedDatabaseCount(env)
+        if Self.databaseLimit(forDatabases: stored) > limit {
+            mdb_env_close(env)
+            limit = Self.databaseLimit(forDatabases: max(stored, expectedDatabases))
+            env = try Self.open(path, readOnly: readOnly, mapSize: mapSize, readers: maximumReaders, databases: limit)
+        }
+        self.handle = env
+        self.databaseLimit = limit
+        self.path = path
+        self.isReadOnly = readOnly
+        self.mapSizeLimit = max(mapSizeLimit, mapSize)
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        self.mapState = Mutex(MapState(mapSize: max(mapSize, info.me_mapsize)))
+        self.mapBase = Atomic(0)
+        self.mapEnd = Atomic(0)
+        self.knownFileEnd = Atomic(0)
+        noteMapBounds()
+    }
+
+    /// Opens the LMDB environment of `path` with room for `databases` named databases.
+    private static func open(_ path: String, readOnly: Bool, mapSize: Int, readers: UInt32,
+                             databases: UInt32) throws -> OpaquePointer
+    {
         var env: OpaquePointer?
         try lmdbCheck(mdb_env_create(&env), "creating the environment")
         guard let env else { throw StorageError(code: ENOMEM, operation: "creating the environment") }
         do {
-            try lmdbCheck(mdb_env_set_maxdbs(env, Self.maximumNamedDatabases), "setting the database limit")
-            try lmdbCheck(mdb_env_set_maxreaders(env, maximumReaders), "setting the reader limit")
+            try lmdbCheck(mdb_env_set_maxdbs(env, databases), "setting the database limit")
+            try lmdbCheck(mdb_env_set_maxreaders(env, readers), "setting the reader limit")
             try lmdbCheck(mdb_env_set_mapsize(env, mapSize), "setting the map size")
             var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
             if readOnly { flags |= UInt32(MDB_RDONLY) }
@@ -59,17 +104,18 @@ final class Environment: Sendable {
             mdb_env_close(env)
             throw error
         }
-        self.handle = env
-        self.path = path
-        self.isReadOnly = readOnly
-        self.mapSizeLimit = max(mapSizeLimit, mapSize)
-        var info = MDB_envinfo()
-        mdb_env_info(env, &info)
-        self.mapState = Mutex(MapState(mapSize: max(mapSize, info.me_mapsize)))
-        self.mapBase = Atomic(0)
-        self.mapEnd = Atomic(0)
-        self.knownFileEnd = Atomic(0)
-        noteMapBounds()
+        return env
+    }
+
+    /// How many named databases the newest version of the file holds (the entries of LMDB's
+    /// main database); 0 when it cannot be read, which a later open of the databases reports.
+    private static func namedDatabaseCount(_ env: OpaquePointer) -> Int {
+        var txn: OpaquePointer?
+        guard mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn) == 0, let txn else { return 0 }
+        defer { mdb_txn_abort(txn) }
+        var stat = MDB_stat()
+        guard mdb_stat(txn, DatabaseHandles.mainDatabase, &stat) == 0 else { return 0 }
+        return Int(stat.ms_entries)
     }
 
     // MARK: - Values past the end of the file
@@ -144,7 +190,7 @@ final class Environment: Sendable {
         let txn = try Transaction.begin(self, readOnly: true)
         let opened: [String: MDB_dbi]
         do {
-            opened = try handles.openMissing(in: txn)
+            opened = try handles.openMissing(in: txn, limit: databaseLimit)
         } catch {
             mdb_txn_abort(txn)
             transactionEnded()
@@ -285,8 +331,10 @@ extension Environment {
     /// Every `Realm` of one file in one process shares the same environment, as LMDB requires.
     /// With `verifiesFile`, the first open in the process checks the file's structure first
     /// (``TreeVerifier``) and fails with `MDB_CORRUPTED` and the damage found.
+    /// `expectedDatabases`: how many named databases the schema being opened may need (see
+    /// ``databaseLimit``); used only when this call opens the environment.
     static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
-                       verifiesFile: Bool = true) throws -> Environment
+                       verifiesFile: Bool = true, expectedDatabases: Int = 0) throws -> Environment
     {
         let result: Result<Environment, StorageError> = registry.withLock { envs in
             if let existing = envs[path]?.environment { return .success(existing) }
@@ -296,7 +344,7 @@ extension Environment {
             }
             do {
                 let env = try Environment(path: path, readOnly: readOnly, initialMapSize: initialMapSize,
-                                          mapSizeLimit: mapSizeLimit)
+                                          mapSizeLimit: mapSizeLimit, expectedDatabases: expectedDatabases)
                 envs[path] = WeakEnvironment(environment: env)
                 return .success(env)
             } catch let error as StorageError {

@@ -218,7 +218,9 @@ final class Transaction {
         if sortedDuplicates { flags |= UInt32(MDB_DUPSORT) }
         var dbi = MDB_dbi()
         // Safe: this write transaction holds the handle gate, so no other handle is being opened.
-        try lmdbCheck(mdb_dbi_open(txn, name, flags, &dbi), "creating the database '\(name)'")
+        let code = mdb_dbi_open(txn, name, flags, &dbi)
+        if code == MDB_DBS_FULL { throw StorageError.databaseLimitReached(opening: name, limit: environment.databaseLimit) }
+        try lmdbCheck(code, "creating the database '\(name)'")
         openedHandles[name] = dbi
         return dbi
     }

@@ -30,7 +30,8 @@ import Testing
         var configuration = Realm.Configuration(fileURL: url, objectTypes: F2Fixture.types())
         configuration.columnChunkShift = 3
         let upgraded = try Realm(configuration: configuration)
-        #expect(upgraded.core.file.catalog.format == 3)
+        #expect(upgraded.core.file.catalog.format == SchemaCatalog.formatVersion)
+        #expect(upgraded.core.file.backlinkCounts != nil)
         #expect(upgraded.core.table(for: F2Owner.self, create: false)?.columns != nil)
         #expect(upgraded._consistencyProblems().isEmpty)
 
@@ -54,6 +55,11 @@ import Testing
             #expect(columns == Array(fresh.objects(F2Owner.self).filter(text)).map(\.id), "\(text)")
         }
         #expect(owners.sum(of: \.age) == fresh.objects(F2Owner.self).sum(of: \.age))
+        // Backlink counts are stored by the upgrade too.
+        #expect(Array(upgraded.objects(F2Dog.self).sorted(byKeyPath: "id")).map(\.owners.count)
+            == Array(fresh.objects(F2Dog.self).sorted(byKeyPath: "id")).map(\.owners.count))
+        #expect(upgraded.objects(F2Dog.self).filter("owners.@count > 3").count
+            == fresh.objects(F2Dog.self).filter("owners.@count > 3").count)
         #expect(Array(owners.sorted(byKeyPath: "age")).map(\.id)
             == Array(fresh.objects(F2Owner.self).sorted(byKeyPath: "age")).map(\.id))
 
@@ -75,6 +81,8 @@ import Testing
         let realm = try Realm(configuration: configuration)
         #expect(realm.core.file.catalog.format == 2)
         #expect(realm.core.table(for: F2Owner.self, create: false)?.columns == nil)
+        #expect(realm.core.file.backlinkCounts == nil)
+        #expect(realm.objects(F2Dog.self).filter("id == 39").first?.owners.count == 7)
         let owners = realm.objects(F2Owner.self)
         #expect(owners.filter("age > 40").count == Array(owners).filter { $0.age > 40 }.count)
         #expect(owners.sum(of: \.age) == Array(owners).reduce(0) { $0 + $1.age })

@@ -3,6 +3,7 @@
 /// - every forward link (to-one column, list/set element, map value) points at an existing row;
 /// - the backlink index holds exactly one count per (target, origin, property) equal to the
 ///   number of forward links, and nothing else;
+/// - the stored backlink counts are the sums of the backlink index's counts;
 /// - every embedded object has exactly one parent link;
 /// - every stored collection belongs to an existing row, and its header agrees with its contents;
 /// - every `indexed:` property's index holds exactly one entry per row, with the row's value;
@@ -32,6 +33,7 @@ struct ConsistencyChecker {
             problems += ColumnCheck.problems(of: table, in: core.transaction)
         }
         checkBacklinks(tables)
+        checkBacklinkCounts()
         checkCollectionOwners()
         return problems
     }
@@ -103,6 +105,20 @@ struct ConsistencyChecker {
             }
             return entries.compactMap { CollectionElement.linkKey($0.value) }
         }
+    }
+
+    /// The stored backlink counts agree with the backlink index (written first, inside a write).
+    private mutating func checkBacklinkCounts() {
+        guard let counts = core.file.backlinkCounts else { return }
+        if let txn = core.writeTransaction {
+            do {
+                try core.flushBacklinkCounts(txn)
+            } catch {
+                problems.append("backlink counts could not be written: \(error)")
+            }
+            core.noteChange()
+        }
+        problems += BacklinkCountBuilder.problems(counts: counts, backlinks: core.file.backlinks, core.transaction)
     }
 
     private mutating func checkBacklinks(_ tables: [Table]) {

@@ -432,6 +432,15 @@ final class Migrator {
             guard let backlink = BacklinkKey(key) else { return false }
             return backlink.originTable == stored.tableId || (dropDatabases && backlink.targetTable == stored.tableId)
         }
+        // The counts of the links just deleted: changes recorded earlier in this transaction go
+        // to the blocks first, then the blocks of those links go with them.
+        try core.flushBacklinkCounts(txn)
+        if let counts = core.file.backlinkCounts {
+            try deleteEntries(of: counts) { key in
+                guard let block = BacklinkCountBlockKey(key) else { return false }
+                return block.originTable == stored.tableId || (dropDatabases && block.targetTable == stored.tableId)
+            }
+        }
     }
 
     private func deleteEntries(of database: DatabaseHandle, where matches: (UnsafeRawBufferPointer) -> Bool) throws {

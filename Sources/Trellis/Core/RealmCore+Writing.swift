@@ -129,14 +129,14 @@ extension RealmCore {
         let key = BacklinkKey(targetTable: target.tableId, targetKey: targetKey, originTable: origin.tableId,
                               originColumn: UInt16(column.rowColumn), originKey: originKey)
         do {
-            try key.withBytes { (k) in
+            let applied = try key.withBytes { (k) -> Int in
                 if delta > 0 {
                     // Most links are new: one write that fails if the entry exists already.
                     var count = UInt32(delta)
                     let inserted = try withUnsafeBytes(of: &count) { (v) in
                         try txn.put(file.backlinks, key: k, value: v, noOverwrite: true)
                     }
-                    if inserted { return }
+                    if inserted { return delta }
                 }
                 let current = txn.get(file.backlinks, key: k).map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
                 let updated = current + delta
@@ -148,17 +148,28 @@ extension RealmCore {
                         try txn.put(file.backlinks, key: k, value: v)
                     }
                 }
+                return max(updated, 0) - current
+            }
+            // The stored count changes by what the entry changed (never below zero).
+            if applied != 0, file.backlinkCounts != nil {
+                backlinkCountLog.record(targetTable: key.targetTable, targetKey: targetKey, originTable: key.originTable,
+                                        originColumn: key.originColumn, delta: applied)
             }
         } catch {
             storageFailure(error)
         }
     }
 
-    /// The number of links to a target from one origin table and column, or from every origin
-    /// without one (`@links.@count`): the sum of the counts of its backlink entries, read in place
-    /// with a reused cursor (no entry is copied).
+    /// The number of links to a target from one origin table and column (its stored count), or
+    /// from every origin without one (`@links.@count`): the sum of the counts of its backlink
+    /// entries, read in place with a reused cursor (no entry is copied).
     func backlinkCount(to table: Table, key: ObjectKey, from origin: Table? = nil, column: Int = 0) -> Int {
-        withUnsafeTemporaryAllocation(byteCount: 18, alignment: 8) { prefix in
+        if let origin, readsStoredBacklinkCounts,
+           let stored = storedBacklinkCount(to: table, key: key, from: origin, column: column)
+        {
+            return stored
+        }
+        return withUnsafeTemporaryAllocation(byteCount: 18, alignment: 8) { prefix in
             BigEndian.store(table.tableId, into: prefix, at: 0)
             BigEndian.store(key, into: prefix, at: 4)
             guard let origin else { return backlinkCount(withPrefix: UnsafeRawBufferPointer(rebasing: prefix[..<12])) }

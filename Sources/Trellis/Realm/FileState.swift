@@ -12,6 +12,9 @@ final class FileState: Sendable {
     /// One change record per commit, keyed by version (see ``ChangeRecordEncoding``); nil in a
     /// read-only file written before change records existed.
     let changes: DatabaseHandle?
+    /// The stored backlink counts (see ``BacklinkCountBlockKey``); nil in a read-only file of
+    /// format 3 or older, whose counts are then summed from the backlinks.
+    let backlinkCounts: DatabaseHandle?
     /// The Realms of this file in this process that have observers (see ``ObservationHub``).
     let observation = ObservationHub()
     /// The turn-taking of `asyncWrite`s.
@@ -36,6 +39,7 @@ final class FileState: Sendable {
     private let state: Mutex<State>
 
     static let catalogKey = Array("catalog".utf8)
+    static let backlinkCountsName = "backlinkCounts"
     static let magicKey = Array("magic".utf8)
     /// A checksum of the catalog's bytes (since catalog format 2), so a damaged catalog is
     /// detected instead of being read as a different schema.
@@ -43,11 +47,13 @@ final class FileState: Sendable {
     static let magic = Array("trellis".utf8)
 
     private init(environment: Environment, meta: DatabaseHandle, backlinks: DatabaseHandle,
-                 collections: DatabaseHandle, changes: DatabaseHandle?, catalog: SchemaCatalog)
+                 backlinkCounts: DatabaseHandle?, collections: DatabaseHandle, changes: DatabaseHandle?,
+                 catalog: SchemaCatalog)
     {
         self.environment = environment
         self.meta = meta
         self.backlinks = backlinks
+        self.backlinkCounts = backlinkCounts
         self.collections = collections
         self.changes = changes
         self.state = Mutex(State(catalog: catalog))
@@ -191,9 +197,11 @@ final class FileState: Sendable {
         }
         let changes = try txn.database(named: "changes", create: false)
         if changes == nil && !environment.isReadOnly { return nil }
+        let backlinkCounts = try txn.database(named: Self.backlinkCountsName, create: false)
+        if backlinkCounts == nil && !environment.isReadOnly { return nil }
         if magicKey.withUnsafeBytes({ txn.get(meta, key: $0) }) == nil && !environment.isReadOnly { return nil }
         let catalog = try readCatalog(txn, meta: meta, path: path)
-        return FileState(environment: environment, meta: meta, backlinks: backlinks,
+        return FileState(environment: environment, meta: meta, backlinks: backlinks, backlinkCounts: backlinkCounts,
                          collections: collections, changes: changes, catalog: catalog)
     }
 
@@ -215,15 +223,33 @@ final class FileState: Sendable {
             txn.abort()
             throw RealmErrors.notTrellis(path)
         }
-        let catalog: SchemaCatalog
+        var catalog: SchemaCatalog
+        let backlinkCounts: DatabaseHandle
         do {
             catalog = try readCatalog(txn, meta: meta, path: path, newFileColumnShift: columnShift)
+            if let existing = try txn.database(named: Self.backlinkCountsName, create: false) {
+                backlinkCounts = existing
+            } else {
+                // A file of format 3 or older: its counts are built from its backlinks, in this
+                // transaction. (Format 2 files get format 4 when their column copies are built.)
+                guard let created = try txn.database(named: Self.backlinkCountsName, create: true) else {
+                    throw RealmErrors.notTrellis(path)
+                }
+                backlinkCounts = created
+                try BacklinkCountBuilder.rebuild(created, fromBacklinks: backlinks, txn)
+                if catalog.format == 3 {
+                    catalog.format = SchemaCatalog.formatVersion
+                    try writeCatalog(catalog, txn: txn, meta: meta)
+                    Logger.log(.info, Category.Storage.all, "Upgraded '\(path)' to file format \(catalog.format) "
+                        + "(stored backlink counts)")
+                }
+            }
         } catch {
             txn.abort()
             throw error
         }
         try txn.commit()
-        return FileState(environment: environment, meta: meta, backlinks: backlinks,
+        return FileState(environment: environment, meta: meta, backlinks: backlinks, backlinkCounts: backlinkCounts,
                          collections: collections, changes: changes, catalog: catalog)
     }
 

@@ -121,6 +121,8 @@ extension Realm {
             // The rows recorded for the column copies are gone with the copies.
             core.columnLog.reset()
             try txn.empty(core.file.backlinks)
+            core.backlinkCountLog.reset()
+            if let counts = core.file.backlinkCounts { try txn.empty(counts) }
             try txn.empty(core.file.collections)
         } catch {
             throwRealmException("Trellis could not delete the objects of '\(core.environmentPath)': \(error)")

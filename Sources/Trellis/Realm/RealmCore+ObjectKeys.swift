@@ -25,6 +25,7 @@ extension RealmCore {
         guard let txn = writeTransaction else { return }
         try persistKeyCounters(txn)
         try columnLog.flush(in: txn)
+        try flushBacklinkCounts(txn)
         noteChange()
     }
 

@@ -52,9 +52,16 @@ final class RealmCore {
     var recordedChanges = ChangeRecorder()
     /// The rows this write transaction changed, for the column copies (see ``ColumnLog``).
     let columnLog = ColumnLog()
+    /// The backlink count changes of the write transaction (see ``BacklinkCountLog``).
+    let backlinkCountLog = BacklinkCountLog()
+    /// See ``storedBacklinkCount(to:key:from:column:)``.
+    @exclusivity(unchecked) var cachedCountBlock: CachedCountBlock?
     /// Whether queries, aggregates and sorts read the column copies (the tests turn it off to
     /// compare the answers with the rows').
     var readsColumnCopies = true
+    /// Whether link counts read the stored counts (the tests turn it off to compare them with
+    /// the sums of the backlinks).
+    var readsStoredBacklinkCounts = true
     /// Set while TrellisSync applies downloaded changes: the commit is not queued for upload.
     var isApplyingSyncDownload = false
     /// The last commit queued changes for upload (the sync hook is told after it commits).
@@ -253,6 +260,7 @@ final class RealmCore {
         let version = txn.version
         do {
             try columnLog.flush(in: txn)
+            try flushBacklinkCounts(txn)
             try recordSyncChanges()
             try persistKeyCounters(txn)
             try persistChangeRecord(txn)
@@ -339,6 +347,7 @@ final class RealmCore {
         noticedWriteFailure = false
         recordedChanges.reset()
         columnLog.reset()
+        backlinkCountLog.reset()
         pendingTables = [:]
         pendingCatalog = nil
         keyCounters.removeAll()

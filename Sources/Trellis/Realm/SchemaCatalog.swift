@@ -9,7 +9,10 @@ struct SchemaCatalog: Codable, Equatable {
     /// 3: every class keeps a column copy of its rows (``ColumnStorage``); a writable open
     /// upgrades a file of format 2 (``ColumnUpgrade``), and Trellis versions that read format 2
     /// refuse format 3, so no older writer can leave the copies behind the rows.
-    static let formatVersion = 3
+    /// 4: backlink counts are stored (``BacklinkCountBlockKey``); a writable open builds them
+    /// from the backlinks of a file of format 3 (``FileState``), and versions that read format 3
+    /// refuse format 4, so no older writer can change a link without its count.
+    static let formatVersion = 4
     /// log2 of the objects per chunk of the column copies, unless the configuration says
     /// otherwise (tests make chunks small, so that they fill and empty across many keys).
     static let defaultColumnShift = 8

@@ -1,0 +1,221 @@
+import Foundation
+
+/// Stored backlink counts: how many times each object is linked through each origin property,
+/// so that `dog.owners.count` (and `@count` of linking objects in a query) reads one number
+/// instead of walking the backlink index.
+///
+/// The counts live in the `backlinkCounts` database, in blocks of 256 consecutive object keys of
+/// one target class and one origin property (object keys only grow, so a key's block is
+/// `key >> 8`, with no search and no split):
+///
+/// ```
+/// key (18 bytes, big-endian): targetTable u32 | originTable u32 | originColumn u16 | block u64
+/// value (1,024 bytes):        256 x u32 count, little-endian, slot = key & 255
+/// ```
+///
+/// A block whose counts are all zero is not stored. The counts are a summary of the backlink
+/// index (``BacklinkKey``): every change to it is recorded in the write transaction's
+/// ``BacklinkCountLog`` and written when the transaction commits (or before a read inside it).
+/// The consistency checker rebuilds them from the index and compares.
+struct BacklinkCountBlockKey: Hashable, Comparable {
+    var targetTable: UInt32
+    var originTable: UInt32
+    var originColumn: UInt16
+    var block: UInt64
+
+    static let size = 18
+    /// Object keys per block.
+    static let slots = 256
+    static let valueSize = slots * 4
+
+    init(targetTable: UInt32, originTable: UInt32, originColumn: UInt16, block: UInt64) {
+        self.targetTable = targetTable
+        self.originTable = originTable
+        self.originColumn = originColumn
+        self.block = block
+    }
+
+    /// The block holding `targetKey`'s count of links from `originTable`'s `originColumn`.
+    init(targetTable: UInt32, targetKey: ObjectKey, originTable: UInt32, originColumn: UInt16) {
+        self.init(targetTable: targetTable, originTable: originTable, originColumn: originColumn,
+                  block: targetKey >> 8)
+    }
+
+    init?(_ raw: UnsafeRawBufferPointer) {
+        guard raw.count == Self.size else { return nil }
+        targetTable = BigEndian.read(raw, at: 0)
+        originTable = BigEndian.read(raw, at: 4)
+        originColumn = BigEndian.read(raw, at: 8)
+        block = BigEndian.read(raw, at: 10)
+    }
+
+    /// The slot of `key` in its block.
+    @inline(__always)
+    static func slot(_ key: ObjectKey) -> Int { Int(truncatingIfNeeded: key & 0xFF) }
+
+    /// Calls `body` with the encoded key in a stack buffer.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: Self.size, alignment: 8) { buffer in
+            BigEndian.store(targetTable, into: buffer, at: 0)
+            BigEndian.store(originTable, into: buffer, at: 4)
+            BigEndian.store(originColumn, into: buffer, at: 8)
+            BigEndian.store(block, into: buffer, at: 10)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
+    static func < (a: Self, b: Self) -> Bool {
+        (a.targetTable, a.originTable, a.originColumn, a.block) < (b.targetTable, b.originTable, b.originColumn, b.block)
+    }
+
+    /// The count in slot `slot` of a stored block (0 for a block too short: a damaged file).
+    @inline(__always)
+    static func count(in block: UnsafeRawBufferPointer, slot: Int) -> Int {
+        guard block.count == valueSize else { return 0 }
+        return Int(UInt32(littleEndian: block.loadUnaligned(fromByteOffset: slot &* 4, as: UInt32.self)))
+    }
+}
+
+/// The backlink count changes of one write transaction, not yet written to the count blocks.
+/// Recording one is an append; the flush sorts them and rewrites each block touched once.
+final class BacklinkCountLog {
+    private struct Change {
+        var block: BacklinkCountBlockKey
+        var slot: UInt8
+        var delta: Int32
+    }
+    @exclusivity(unchecked) private var changes: [Change] = []
+
+    var isEmpty: Bool { changes.isEmpty }
+
+    /// Notes that `originTable`'s `originColumn` links `targetKey` `delta` more times.
+    func record(targetTable: UInt32, targetKey: ObjectKey, originTable: UInt32, originColumn: UInt16, delta: Int) {
+        let block = BacklinkCountBlockKey(targetTable: targetTable, targetKey: targetKey, originTable: originTable,
+                                          originColumn: originColumn)
+        changes.append(Change(block: block, slot: UInt8(truncatingIfNeeded: targetKey & 0xFF),
+                              delta: Int32(clamping: delta)))
+    }
+
+    /// Forgets the changes (the transaction was cancelled, or its backlinks were all deleted).
+    func reset() { changes.removeAll(keepingCapacity: true) }
+
+    /// Writes the recorded changes into `database`: each block touched is read, changed and
+    /// written once (deleted when it holds no count any more).
+    func flush(into database: DatabaseHandle, _ txn: Transaction) throws {
+        guard !changes.isEmpty else { return }
+        // The changes of a block are summed before they are applied, so their order is free.
+        changes.sort { $0.block < $1.block }
+        var sums = [Int64](repeating: 0, count: BacklinkCountBlockKey.slots)
+        var counts = [UInt32](repeating: 0, count: BacklinkCountBlockKey.slots)
+        var start = 0
+        while start < changes.count {
+            let block = changes[start].block
+            var end = start
+            try block.withBytes { key in
+                Self.load(txn.get(database, key: key), into: &counts)
+                for slot in sums.indices { sums[slot] = Int64(counts[slot]) }
+                while end < changes.count, changes[end].block == block {
+                    sums[Int(changes[end].slot)] += Int64(changes[end].delta)
+                    end += 1
+                }
+                for slot in sums.indices { counts[slot] = UInt32(clamping: max(0, sums[slot])).littleEndian }
+                if counts.allSatisfy({ $0 == 0 }) {
+                    _ = try txn.delete(database, key: key)
+                } else {
+                    _ = try counts.withUnsafeBytes { try txn.put(database, key: key, value: $0) }
+                }
+            }
+            start = end
+        }
+        changes.removeAll(keepingCapacity: true)
+    }
+
+    /// The counts of a stored block (all zero for none, or for a block of the wrong size).
+    private static func load(_ stored: UnsafeRawBufferPointer?, into counts: inout [UInt32]) {
+        guard let stored, stored.count == BacklinkCountBlockKey.valueSize else {
+            for index in counts.indices { counts[index] = 0 }
+            return
+        }
+        counts.withUnsafeMutableBytes { $0.copyMemory(from: stored) }
+        for index in counts.indices { counts[index] = UInt32(littleEndian: counts[index]) }
+    }
+}
+
+/// Building and checking the count blocks from the backlink index.
+enum BacklinkCountBuilder {
+    /// Every block the backlink index implies, with its counts.
+    static func expectedBlocks(fromBacklinks backlinks: DatabaseHandle, _ txn: Transaction) throws
+        -> [BacklinkCountBlockKey: [UInt32]]
+    {
+        var blocks = [BacklinkCountBlockKey: [UInt32]]()
+        let cursor = try txn.cursor(backlinks)
+        var entry = cursor.first()
+        while let (key, value) = entry {
+            if let backlink = BacklinkKey(key) {
+                let block = BacklinkCountBlockKey(targetTable: backlink.targetTable, targetKey: backlink.targetKey,
+                                                  originTable: backlink.originTable,
+                                                  originColumn: backlink.originColumn)
+                let count = value.load(orZeroAt: 0, as: UInt32.self)
+                blocks[block, default: [UInt32](repeating: 0, count: BacklinkCountBlockKey.slots)][
+                    BacklinkCountBlockKey.slot(backlink.targetKey)] &+= count
+            }
+            entry = cursor.next()
+        }
+        return blocks.filter { $0.value.contains { $0 != 0 } }
+    }
+
+    /// Replaces the contents of `counts` with the blocks the backlink index implies.
+    static func rebuild(_ counts: DatabaseHandle, fromBacklinks backlinks: DatabaseHandle, _ txn: Transaction) throws {
+        let blocks = try expectedBlocks(fromBacklinks: backlinks, txn)
+        try txn.empty(counts)
+        for (block, values) in blocks.sorted(by: { $0.key < $1.key }) {
+            let littleEndian = values.map(\.littleEndian)
+            try block.withBytes { key in
+                _ = try littleEndian.withUnsafeBytes { try txn.put(counts, key: key, value: $0) }
+            }
+        }
+    }
+}
+
+extension BacklinkCountBuilder {
+    /// How the stored count blocks differ from the blocks the backlink index implies.
+    static func problems(counts: DatabaseHandle, backlinks: DatabaseHandle, _ txn: Transaction) -> [String] {
+        do {
+            var expected = try expectedBlocks(fromBacklinks: backlinks, txn)
+            var problems = [String]()
+            let cursor = try txn.cursor(counts)
+            var entry = cursor.first()
+            while let (key, value) = entry {
+                entry = cursor.next()
+                guard let block = BacklinkCountBlockKey(key), value.count == BacklinkCountBlockKey.valueSize else {
+                    problems.append("backlink count block with a malformed key or value")
+                    continue
+                }
+                let stored = (0..<BacklinkCountBlockKey.slots).map {
+                    UInt32(BacklinkCountBlockKey.count(in: value, slot: $0))
+                }
+                let wanted = expected.removeValue(forKey: block) ?? []
+                if stored != wanted {
+                    let slot = (0..<BacklinkCountBlockKey.slots).first {
+                        stored[$0] != (wanted.isEmpty ? 0 : wanted[$0])
+                    } ?? 0
+                    problems.append("backlink count of \(describe(block, slot: slot)) is \(stored[slot]), the "
+                        + "backlinks count \(wanted.isEmpty ? 0 : wanted[slot])")
+                }
+            }
+            for (block, wanted) in expected {
+                let slot = wanted.firstIndex { $0 != 0 } ?? 0
+                problems.append("missing backlink count of \(describe(block, slot: slot)) (the backlinks count "
+                    + "\(wanted[slot]))")
+            }
+            return problems
+        } catch {
+            return ["backlink counts unreadable: \(error)"]
+        }
+    }
+
+    private static func describe(_ block: BacklinkCountBlockKey, slot: Int) -> String {
+        "table \(block.targetTable) key \(block.block << 8 | UInt64(slot)) from table \(block.originTable) "
+            + "column \(block.originColumn)"
+    }
+}

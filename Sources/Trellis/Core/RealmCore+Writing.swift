@@ -128,18 +128,21 @@ extension RealmCore {
                                  column: ChangeSet.backlinkColumn(originTable: origin.tableId, originColumn: column.rowColumn))
         let key = BacklinkKey(targetTable: target.tableId, targetKey: targetKey, originTable: origin.tableId,
                               originColumn: UInt16(column.rowColumn), originKey: originKey)
+        // What the entry's count changes by (never below zero): the stored count changes by it.
+        var applied = delta
         do {
-            let applied = try key.withBytes { (k) -> Int in
+            try key.withBytes { (k) in
                 if delta > 0 {
                     // Most links are new: one write that fails if the entry exists already.
                     var count = UInt32(delta)
                     let inserted = try withUnsafeBytes(of: &count) { (v) in
                         try txn.put(file.backlinks, key: k, value: v, noOverwrite: true)
                     }
-                    if inserted { return delta }
+                    if inserted { return }
                 }
                 let current = txn.get(file.backlinks, key: k).map { Int($0.load(orZeroAt: 0, as: UInt32.self)) } ?? 0
                 let updated = current + delta
+                applied = max(updated, 0) - current
                 if updated <= 0 {
                     try txn.delete(file.backlinks, key: k)
                 } else {
@@ -148,10 +151,8 @@ extension RealmCore {
                         try txn.put(file.backlinks, key: k, value: v)
                     }
                 }
-                return max(updated, 0) - current
             }
-            // The stored count changes by what the entry changed (never below zero).
-            if applied != 0, file.backlinkCounts != nil {
+            if applied != 0, storesBacklinkCounts {
                 backlinkCountLog.record(targetTable: key.targetTable, targetKey: targetKey, originTable: key.originTable,
                                         originColumn: key.originColumn, delta: applied)
             }

@@ -53,7 +53,9 @@ final class RealmCore {
     /// The rows this write transaction changed, for the column copies (see ``ColumnLog``).
     let columnLog = ColumnLog()
     /// The backlink count changes of the write transaction (see ``BacklinkCountLog``).
-    let backlinkCountLog = BacklinkCountLog()
+    @exclusivity(unchecked) var backlinkCountLog = BacklinkCountLog()
+    /// Whether the file stores backlink counts (see ``FileState/backlinkCounts``).
+    let storesBacklinkCounts: Bool
     /// See ``storedBacklinkCount(to:key:from:column:)``.
     @exclusivity(unchecked) var cachedCountBlock: CachedCountBlock?
     /// Whether queries, aggregates and sorts read the column copies (the tests turn it off to
@@ -92,6 +94,7 @@ final class RealmCore {
     {
         self.configuration = configuration
         self.file = file
+        self.storesBacklinkCounts = file.backlinkCounts != nil
         self.environmentPath = file.environment.path
         self.ownerThread = pthread_self()
         self.confinement = confinement

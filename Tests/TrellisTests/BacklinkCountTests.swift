@@ -131,6 +131,34 @@ final class BCPerson: Object {
         #expect(realm._consistencyProblems().isEmpty)
     }
 
+    @Test func aKeptLinkingObjectsValueCountsLiveAcrossWritesAndRefreshes() throws {
+        let realm = try open()
+        try realm.write { realm.add((1...300).map { BCDog(value: ["id": $0]) }) }
+        let dog = try #require(realm.object(ofType: BCDog.self, forPrimaryKey: 7))
+        let owners = dog.listOwners
+        #expect(owners.count == 0)
+        try realm.write {
+            realm.add(BCPerson(value: ["id": 1000, "dogs": [dog]]))
+            #expect(owners.count == 1)
+        }
+        #expect(owners.count == 1)
+        // Another thread's commit, seen after a refresh.
+        try onOtherThread {
+            let other = try Realm(configuration: folder.configuration([BCDog.self, BCPerson.self], name: "counts.realm"))
+            try other.write {
+                let dog = other.object(ofType: BCDog.self, forPrimaryKey: 7)
+                other.add(BCPerson(value: ["id": 1001, "dogs": [dog, dog]]))
+            }
+        }
+        realm.refresh()
+        #expect(owners.count == 3)
+        realm.beginWrite()
+        realm.delete(realm.objects(BCPerson.self).filter("id == 1001"))
+        #expect(owners.count == 1)
+        realm.cancelWrite()
+        #expect(owners.count == 3)
+    }
+
     @Test func deleteAllEmptiesTheStoredCounts() throws {
         let realm = try open()
         try realm.write {

@@ -105,6 +105,9 @@ final class LinkingObjectsSource {
     }
     /// Whether `results` was made (checked by `count` without copying the existential).
     private(set) var hasResults = false
+    /// The stored count block `count` read last (see ``RealmCore/storedBacklinkCount(to:key:from:column:cache:)``):
+    /// a source repointed at the next object of an iteration reads its count from it directly.
+    @exclusivity(unchecked) private var countBlock: CachedCountBlock?
 
     init(core: RealmCore, target: Table, key: ObjectKey, originProperty: String, field: FieldInfo?) {
         self.core = core
@@ -133,11 +136,15 @@ final class LinkingObjectsSource {
     /// (see ``LinkingObjects/managedValue(_:_:readFrom:)``).
     func repoint(target: Table, key: ObjectKey, originProperty: String, field: FieldInfo) {
         // Usually another object of the same class: only the key changes (no reference counted).
-        if self.target !== target { self.target = target }
+        if self.target !== target {
+            self.target = target
+            countBlock = nil
+        }
         self.key = key
         if self.field !== field {
             self.originProperty = originProperty
             self.field = field
+            countBlock = nil
         }
         if hasResults { results = nil }
     }
@@ -147,11 +154,23 @@ final class LinkingObjectsSource {
         // Borrowed: this source keeps its core, which keeps its tables.
         Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { core in
             core.verifyThread()
+            // The block read last holds this key's count, and nothing changed since.
+            if let block = countBlock, block.stamp == core.changeStamp, block.key.block == key &>> 8,
+               core.writeTransaction == nil, core.readsStoredBacklinkCounts
+            {
+                return BacklinkCountBlockKey.count(in: block.bytes, slot: BacklinkCountBlockKey.slot(key))
+            }
             guard let origin = core.backlinkOrigin(field, originType: originType, originProperty: originProperty) else {
                 return 0
             }
             return Unmanaged.passUnretained(target)._withUnsafeGuaranteedRef { target in
-                core.backlinkCount(to: target, key: key, from: origin.table, column: origin.column)
+                if core.readsStoredBacklinkCounts, field != nil,
+                   let stored = core.storedBacklinkCount(to: target, key: key, from: origin.table, column: origin.column,
+                                                         cache: &countBlock)
+                {
+                    return stored
+                }
+                return core.backlinkCount(to: target, key: key, from: origin.table, column: origin.column)
             }
         }
     }

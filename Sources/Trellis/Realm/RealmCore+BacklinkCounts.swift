@@ -12,13 +12,22 @@ extension RealmCore {
     /// Outside a write transaction the block read last is kept while the snapshot stays, so
     /// counting the links of objects in key order reads one block per 256 objects.
     func storedBacklinkCount(to table: Table, key: ObjectKey, from origin: Table, column: Int) -> Int? {
+        storedBacklinkCount(to: table, key: key, from: origin, column: column, cache: &cachedCountBlock)
+    }
+
+    /// ``storedBacklinkCount(to:key:from:column:)`` keeping the block read in `cache` (a
+    /// `LinkingObjects` value's source keeps its own, so that counting the objects of a class in
+    /// key order goes straight to the block).
+    func storedBacklinkCount(to table: Table, key: ObjectKey, from origin: Table, column: Int,
+                             cache: inout CachedCountBlock?) -> Int?
+    {
         guard let counts = file.backlinkCounts else { return nil }
         let txn = transaction
         let blockKey = BacklinkCountBlockKey(targetTable: table.tableId, targetKey: key, originTable: origin.tableId,
                                              originColumn: UInt16(truncatingIfNeeded: column))
         let slot = BacklinkCountBlockKey.slot(key)
         let cacheable = writeTransaction == nil && !isFrozen
-        if cacheable, let cached = cachedCountBlock, cached.stamp == changeStamp, cached.key == blockKey {
+        if cacheable, let cached = cache, cached.stamp == changeStamp, cached.key == blockKey {
             return BacklinkCountBlockKey.count(in: cached.bytes, slot: slot)
         }
         if writeTransaction != nil, !backlinkCountLog.isEmpty {
@@ -32,10 +41,10 @@ extension RealmCore {
         }
         let bytes = blockKey.withBytes { txn.get(counts, key: $0) }
         guard let bytes else {
-            if cacheable { cachedCountBlock = nil }
+            if cacheable { cache = nil }
             return 0
         }
-        if cacheable { cachedCountBlock = CachedCountBlock(stamp: changeStamp, key: blockKey, bytes: bytes) }
+        if cacheable { cache = CachedCountBlock(stamp: changeStamp, key: blockKey, bytes: bytes) }
         return BacklinkCountBlockKey.count(in: bytes, slot: slot)
     }
 }

@@ -129,16 +129,18 @@ final class AddSession {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         if !isNew, policy == .modified { planInPlaceUpdates(object, base: base, table: table, key: key) }
         // A collection's column holds nothing: its elements are stored when it is attached.
-        let values = info.storedFields.map {
-            $0.typeInfo.collection != .none ? .none : $0.witness.encodeUnmanaged(at: base + $0.offset, context).payload
+        // Links and mixed values are let go of once encoded (the object is managed from here on,
+        // and its pending entry keeps it alive): releasing the targets here keeps a long chain of
+        // objects from being released recursively later (one stack frame per link).
+        let values = info.storedFields.map { field -> _StoredValue.Payload in
+            if field.typeInfo.collection != .none { return .none }
+            if field.isLink || field.typeInfo.type == .any {
+                return field.witness.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
+            }
+            return field.witness.encodeUnmanaged(at: base + field.offset, context).payload
         }
         core.writeRow(table, key: key, values: values, isNew: isNew)
         core.makeManaged(object, table: table, key: key)
-        for field in info.storedFields where field.typeInfo.collection == .none && (field.isLink || field.typeInfo.type == .any) {
-            // Managed now: reads go to the row. Letting go of the unmanaged target keeps a long
-            // chain of objects from being released recursively (one stack frame per link).
-            field.witness.markManaged(at: base + field.offset)
-        }
         for field in info.storedFields where field.typeInfo.collection != .none {
             // Never touched while unmanaged and the owner is new: nothing to store; the managed
             // accessor is made on first use.

@@ -11,6 +11,11 @@ protocol PersistedFieldWitness: SendableMetatype {
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration
     /// Encodes the unmanaged value held at `field` (computing its default if needed).
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue
+    /// Encodes the unmanaged value held at `field`, then lets go of it (the field reads as
+    /// managed): for to-one and mixed fields of an object being added, which are never read
+    /// unmanaged again. One call, so `Persisted<Value>`'s metadata is looked up once, not four
+    /// times (``encodeUnmanaged(at:_:)`` then ``markManaged(at:)``).
+    static func encodeUnmanagedAndRelease(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue
     /// The unmanaged value at `field`.
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any
     /// Whether the unmanaged property at `field` was never read or written (its default is
@@ -28,6 +33,18 @@ protocol PersistedFieldWitness: SendableMetatype {
     /// For a collection field of an object being added: stores its contents and keeps the
     /// managed collection in the field.
     static func attachCollection(at field: UnsafeMutableRawPointer, binding: CollectionBinding, session: AddSession)
+}
+
+extension PersistedFieldWitness {
+    /// The two steps one after the other (fields other than `Persisted` hold no unmanaged value
+    /// to let go of in one step).
+    static func encodeUnmanagedAndRelease(at field: UnsafeMutableRawPointer, _ context: _EncodingContext)
+        -> _StoredValue
+    {
+        let encoded = encodeUnmanaged(at: field, context)
+        markManaged(at: field)
+        return encoded
+    }
 }
 
 /// Learns a model class's properties from its stored fields.
@@ -125,6 +142,21 @@ extension Persisted: PersistedFieldWitness {
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
         let value = field.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue()
         return Value._trellisEncode(value, context)
+    }
+
+    static func encodeUnmanagedAndRelease(at field: UnsafeMutableRawPointer, _ context: _EncodingContext)
+        -> _StoredValue
+    {
+        let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
+        let value: Value
+        switch storage.pointee._storage {
+        case .unmanaged(let held), .managedCached(let held): value = held
+        case .unmanagedNoDefault, .managed: value = Value._trellisDefaultValue()
+        }
+        let encoded = Value._trellisEncode(value, context)
+        storage.pointee._storage = .managed
+        storage.pointee._untouched = false
+        return encoded
     }
 
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any {

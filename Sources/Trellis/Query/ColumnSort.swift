@@ -36,18 +36,23 @@ enum ColumnSort {
             var reader = ColumnReader(storage: storage, column: field.rowColumn, txn: txn)
             var sortKeys = [UInt64](repeating: 0, count: keys.count)
             var nulls = [Bool](repeating: false, count: keys.count)
+            var hasNulls = false
+            let type = field.typeInfo.type, ascending = descriptor.ascending
             for index in keys.indices {
                 guard let slot = reader.slot(keys[index]) else {
                     nulls[index] = true
+                    hasNulls = true
                     continue
                 }
-                guard let key = sortKey(slot, field.typeInfo.type) else { return nil }
-                sortKeys[index] = descriptor.ascending ? key : ~key
+                guard let key = sortKey(slot, type) else { return nil }
+                sortKeys[index] = ascending ? key : ~key
             }
             radixSort(&order, by: sortKeys)
             // Nil before every value ascending, after every value descending; stable.
-            let nullsFirst = descriptor.ascending
-            order = order.filter { nulls[$0] == nullsFirst } + order.filter { nulls[$0] != nullsFirst }
+            if hasNulls {
+                let nullsFirst = ascending
+                order = order.filter { nulls[$0] == nullsFirst } + order.filter { nulls[$0] != nullsFirst }
+            }
         }
         return order.map { keys[$0] }
     }
@@ -81,23 +86,41 @@ enum ColumnSort {
         let differing = all ^ any
         var buffer = order
         var counts = [Int](repeating: 0, count: 256)
-        for byte in 0..<8 {
-            let shift = UInt64(byte * 8)
-            guard (differing >> shift) & 0xFF != 0 else { continue }
-            for index in 0..<256 { counts[index] = 0 }
-            for index in order { counts[Int(truncatingIfNeeded: keys[index] >> shift) & 0xFF] += 1 }
-            var offset = 0
-            for index in 0..<256 {
-                let count = counts[index]
-                counts[index] = offset
-                offset += count
+        keys.withUnsafeBufferPointer { keys in
+            counts.withUnsafeMutableBufferPointer { counts in
+                for byte in 0..<8 {
+                    let shift = UInt64(byte * 8)
+                    guard (differing >> shift) & 0xFF != 0 else { continue }
+                    order.withUnsafeMutableBufferPointer { order in
+                        buffer.withUnsafeMutableBufferPointer { buffer in
+                            pass(order, into: buffer, keys, counts, shift: shift)
+                        }
+                    }
+                    swap(&order, &buffer)
+                }
             }
-            for index in order {
-                let digit = Int(truncatingIfNeeded: keys[index] >> shift) & 0xFF
-                buffer[counts[digit]] = index
-                counts[digit] += 1
-            }
-            swap(&order, &buffer)
+        }
+    }
+
+    /// One counting pass: `order`, stably ordered by the byte of `keys` at `shift`, into `buffer`.
+    /// Every index in `order` is a valid index of `keys` (it came from `keys.indices`).
+    @inline(__always)
+    private static func pass(_ order: UnsafeMutableBufferPointer<Int>, into buffer: UnsafeMutableBufferPointer<Int>,
+                             _ keys: UnsafeBufferPointer<UInt64>, _ counts: UnsafeMutableBufferPointer<Int>,
+                             shift: UInt64)
+    {
+        for index in 0..<256 { counts[index] = 0 }
+        for index in order { counts[Int(truncatingIfNeeded: keys[index] &>> shift) & 0xFF] &+= 1 }
+        var offset = 0
+        for index in 0..<256 {
+            let count = counts[index]
+            counts[index] = offset
+            offset &+= count
+        }
+        for index in order {
+            let digit = Int(truncatingIfNeeded: keys[index] &>> shift) & 0xFF
+            buffer[counts[digit]] = index
+            counts[digit] &+= 1
         }
     }
 }

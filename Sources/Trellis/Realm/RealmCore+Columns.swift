@@ -44,6 +44,12 @@ enum ColumnScan {
             guard let mask = buffer.baseAddress else { return }
             storage.forEachChunk(in: txn) { chunk, base in
                 test.fill(chunk, mask)
+                var matches = 0
+                for word in 0..<chunk.wordCount { matches &+= mask[word].nonzeroBitCount }
+                // Grown geometrically, so appending never copies the keys more than twice over.
+                if keys.capacity < keys.count + matches {
+                    keys.reserveCapacity(Swift.max(keys.count + matches, keys.capacity * 2))
+                }
                 for word in 0..<chunk.wordCount {
                     var bits = mask[word]
                     let wordBase = base &+ UInt64(word &<< 6)

@@ -34,6 +34,22 @@ final class ByteBuffer {
         }
     }
 
+    /// Empties the buffer and fills it with `count` zero bytes, which the caller writes (valid
+    /// until the buffer next changes). For rows encoded once per write: no array is allocated.
+    func resetZeroed(count: Int) -> UnsafeMutableRawBufferPointer {
+        self.count = 0
+        if capacity > 1 << 20, count <= 4096 {
+            // One large row left the buffer large: give the memory back.
+            base.deallocate()
+            capacity = 4096
+            base = .allocate(byteCount: capacity, alignment: 8)
+        }
+        if count > capacity { grow(to: count) }
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+        self.count = count
+        return UnsafeMutableRawBufferPointer(start: base, count: count)
+    }
+
     /// The `length` bytes at `offset`.
     @inline(__always)
     func bytes(at offset: Int, length: Int) -> UnsafeRawBufferPointer {

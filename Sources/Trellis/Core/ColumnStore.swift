@@ -128,10 +128,10 @@ final class ColumnLog {
     var isEmpty: Bool { count == 0 }
 
     @inline(__always)
-    func recordWrite(_ table: Table, key: ObjectKey, row: [UInt8], isNew: Bool, in txn: Transaction) throws {
+    func recordWrite(_ table: Table, key: ObjectKey, row: UnsafeRawBufferPointer, isNew: Bool, in txn: Transaction) throws {
         guard let log = log(for: table) else { return }
         if isNew, key < log.firstNewKey { log.firstNewKey = key }
-        let offset = row.withUnsafeBytes { log.rows.append($0) }
+        let offset = log.rows.append(row)
         log.entries.append((key, UInt64(offset) | UInt64(row.count) << 32))
         count &+= 1
         if count >= Self.flushThreshold { try flush(in: txn) }

@@ -19,16 +19,15 @@ extension RealmCore {
         let old = isNew ? nil : rowView(table, key)
         let oldLinks = old.map { linkTargets(of: table, row: $0) } ?? []
         updateIndexes(table, key: key, old: old, new: values)
-        let bytes = RowWriter.encode(values)
+        // Used up by putRow, before anything below can encode another row.
+        let bytes = RowWriter.encode(values, into: rowScratch)
         if isNew {
             recordedChanges.inserted(table.tableId, key)
         } else if let old = rowView(table, key) {  // read again: the index writes may have moved it
-            bytes.withUnsafeBytes { new in
-                for field in table.info.storedFields where field.typeInfo.collection == .none
-                    && !old.hasSameColumn(RowView(bytes: new), field.rowColumn, variableWidth: field.typeInfo.type.isVariableWidth)
-                {
-                    recordedChanges.modified(table.tableId, key, column: field.rowColumn)
-                }
+            for field in table.info.storedFields where field.typeInfo.collection == .none
+                && !old.hasSameColumn(RowView(bytes: bytes), field.rowColumn, variableWidth: field.typeInfo.type.isVariableWidth)
+            {
+                recordedChanges.modified(table.tableId, key, column: field.rowColumn)
             }
         }
         putRow(bytes, table, key: key, in: txn, isNew: isNew)
@@ -51,7 +50,7 @@ extension RealmCore {
             values[field.rowColumn] = value
             updateIndexes(table, key: key, old: row, new: values)
         }
-        putRow(bytes, table, key: key, in: txn)
+        bytes.withUnsafeBytes { putRow($0, table, key: key, in: txn) }
         recordedChanges.modified(table.tableId, key, column: field.rowColumn)
         if field.isLink {
             var newLink: [LinkTarget] = []
@@ -61,10 +60,12 @@ extension RealmCore {
     }
 
     /// Stores a row's bytes under its key.
-    private func putRow(_ bytes: [UInt8], _ table: Table, key: ObjectKey, in txn: Transaction, isNew: Bool = false) {
+    private func putRow(_ bytes: UnsafeRawBufferPointer, _ table: Table, key: ObjectKey, in txn: Transaction,
+                        isNew: Bool = false)
+    {
         do {
             // New keys come from a counter that only grows, so a new row goes at the end.
-            try bytes.withUnsafeBytes { try txn.put(table.rows, integerKey: key, value: $0, append: isNew) }
+            try txn.put(table.rows, integerKey: key, value: bytes, append: isNew)
             try columnLog.recordWrite(table, key: key, row: bytes, isNew: isNew, in: txn)
         } catch {
             storageFailure(error)

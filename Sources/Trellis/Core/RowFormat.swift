@@ -159,6 +159,17 @@ enum RowWriter {
         }
     }
 
+    /// The row of `values`, encoded into `scratch` (valid until `scratch` next changes): a row
+    /// written per object allocates no array, whose storage type a generic allocation looks up.
+    static func encode(_ values: [_StoredValue.Payload], into scratch: ByteBuffer) -> UnsafeRawBufferPointer {
+        let count = values.count
+        var tailSize = 0
+        for value in values { tailSize += tailByteCount(of: value) }
+        let raw = scratch.resetZeroed(count: RowFormat.tailStart(count) + tailSize)
+        write(values, into: raw)
+        return UnsafeRawBufferPointer(raw)
+    }
+
     private static func write(_ values: [_StoredValue.Payload], into buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress else { return }
         let count = values.count

@@ -54,6 +54,8 @@ final class RealmCore {
     let columnLog = ColumnLog()
     /// The backlink count changes of the write transaction (see ``BacklinkCountLog``).
     @exclusivity(unchecked) var backlinkCountLog = BacklinkCountLog()
+    /// Where ``writeRow(_:key:values:isNew:)`` encodes each row before it is put.
+    let rowScratch = ByteBuffer()
     /// Whether the file stores backlink counts (see ``FileState/backlinkCounts``).
     let storesBacklinkCounts: Bool
     /// See ``storedBacklinkCount(to:key:from:column:)``.

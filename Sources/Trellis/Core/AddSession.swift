@@ -3,7 +3,8 @@
 final class AddSession {
     let core: RealmCore
     let policy: Realm.UpdatePolicy
-    private var added = AddedObjects()
+    // Unchecked: a session runs on its Realm's thread, within one add.
+    @exclusivity(unchecked) private var added = AddedObjects()
     /// Unmanaged embedded objects that `update: .modified` writes into an existing embedded row
     /// instead of replacing it (Realm updates embedded objects in place under `.modified`).
     private var inPlace: [ObjectIdentifier: ObjectKey] = [:]
@@ -51,9 +52,9 @@ final class AddSession {
 
     /// Objects whose key is reserved and whose row is still to be written, stored in the
     /// order they were reached (so of two objects with one primary key, the later one's values win).
-    private var pending: [PendingObject] = []
-    private var nextPending = 0
-    private var isStoring = false
+    @exclusivity(unchecked) private var pending: [PendingObject] = []
+    @exclusivity(unchecked) private var nextPending = 0
+    @exclusivity(unchecked) private var isStoring = false
 
     private struct PendingObject {
         let object: ObjectBase
@@ -172,24 +173,40 @@ final class AddSession {
     }
 }
 
-/// The objects an add session has stored, by identity. Most sessions store one or two objects,
-/// so the first few are kept in a small array (a hash table is made only past that).
+/// The objects an add session has stored, by identity. Most sessions store one or two objects:
+/// those are kept inline (no allocation per `add`), the next few in a small array, and a hash
+/// table is made only past that.
 private struct AddedObjects {
     private static let linearLimit = 8
-    private var few: [(object: ObjectIdentifier, key: ObjectKey)] = []
+    /// One stored object (a struct, not a tuple: an array of tuples looks its storage type up
+    /// at run time on every allocation).
+    private struct Entry {
+        let object: ObjectIdentifier
+        let key: ObjectKey
+    }
+    private var first: Entry?
+    private var second: Entry?
+    private var few: [Entry] = []
     private var many: [ObjectIdentifier: ObjectKey] = [:]
 
     func key(of object: ObjectIdentifier) -> ObjectKey? {
+        if let first, first.object == object { return first.key }
+        if let second, second.object == object { return second.key }
         if many.isEmpty { return few.first { $0.object == object }?.key }
         return many[object]
     }
 
     mutating func insert(_ object: ObjectIdentifier, key: ObjectKey) {
-        if many.isEmpty, few.count < Self.linearLimit {
-            few.append((object, key))
-            return
+        let entry = Entry(object: object, key: key)
+        if first == nil {
+            first = entry
+        } else if second == nil {
+            second = entry
+        } else if many.isEmpty, few.count < Self.linearLimit {
+            few.append(entry)
+        } else {
+            if many.isEmpty { many = Dictionary(uniqueKeysWithValues: few.map { ($0.object, $0.key) }) }
+            many[object] = key
         }
-        if many.isEmpty { many = Dictionary(uniqueKeysWithValues: few.map { ($0.object, $0.key) }) }
-        many[object] = key
     }
 }

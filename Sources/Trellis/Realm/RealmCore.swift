@@ -49,7 +49,7 @@ final class RealmCore {
     /// Whether reads have moved off a write transaction that ran out of space.
     private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).
-    var recordedChanges = ChangeRecorder()
+    @exclusivity(unchecked) var recordedChanges = ChangeRecorder()
     /// The rows this write transaction changed, for the column copies (see ``ColumnLog``).
     let columnLog = ColumnLog()
     /// The backlink count changes of the write transaction (see ``BacklinkCountLog``).

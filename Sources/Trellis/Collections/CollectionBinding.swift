@@ -146,6 +146,16 @@ struct CollectionBinding {
     }
 }
 
+/// Where a managed collection's contents are (a List keeps this beside its in-memory elements,
+/// see ``List``): not generic, so using it looks no type up at run time.
+enum CollectionBacking {
+    /// In memory (the elements are beside it).
+    case unmanaged
+    case managed(CollectionBinding)
+    /// A list or dictionary inside an `AnyRealmValue` of a managed object.
+    case nested(NestedCollectionBinding)
+}
+
 /// Where a List, MutableSet or Map keeps its contents: in memory until its owner is added to a
 /// Realm (`Contents` is an array or dictionary), then in the database.
 enum CollectionStorage<Contents> {

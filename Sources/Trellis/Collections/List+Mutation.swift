@@ -6,12 +6,7 @@ extension List {
     /// Appends an element. An unmanaged object appended to a managed list is added to the Realm.
     public func append(_ object: Element) {
         // An unmanaged list (a model being built) appends to its array in place.
-        if case .unmanaged(var elements) = storage {
-            storage = .unmanaged([])  // drop the second reference so the array grows in place
-            elements.append(object)
-            storage = .unmanaged(elements)
-            return
-        }
+        if appendIfUnmanaged(object) { return }
         let count = prepareMutation()
         splice(count..<count, with: [object])
     }

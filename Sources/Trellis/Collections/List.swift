@@ -17,15 +17,62 @@ import Foundation
 public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection,
     CustomStringConvertible
 {
-    var storage: CollectionStorage<[Element]>
+    // The contents are kept in two stored properties rather than one `CollectionStorage<[Element]>`:
+    // code generic over `Element` (every call from an app's module) looks a generic enum's
+    // type up at run time on each use, about 650 instructions per `append` with the array's.
+    // Unchecked: a list is used on its Realm's thread (an unmanaged one by its one owner).
+    /// The elements of an unmanaged list; empty once the list is managed.
+    @exclusivity(unchecked) private var unmanagedElements: [Element]
+    /// Where a managed list's elements are (`.unmanaged` while in memory).
+    @exclusivity(unchecked) private var backing: CollectionBacking
+
+    /// The contents, in memory or stored (see ``CollectionStorage``).
+    var storage: CollectionStorage<[Element]> {
+        get {
+            switch backing {
+            case .unmanaged: .unmanaged(unmanagedElements)
+            case .managed(let binding): .managed(binding)
+            case .nested(let nested): .nested(nested)
+            }
+        }
+        set {
+            switch newValue {
+            case .unmanaged(let elements):
+                backing = .unmanaged
+                unmanagedElements = elements
+            case .managed(let binding):
+                unmanagedElements = []
+                backing = .managed(binding)
+            case .nested(let nested):
+                unmanagedElements = []
+                backing = .nested(nested)
+            }
+        }
+    }
 
     /// Creates an empty, unmanaged list.
-    public init() { storage = .unmanaged([]) }
+    public init() {
+        unmanagedElements = []
+        backing = .unmanaged
+    }
 
-    init(binding: CollectionBinding) { storage = .managed(binding) }
+    init(binding: CollectionBinding) {
+        unmanagedElements = []
+        backing = .managed(binding)
+    }
 
     /// A list nested in an `AnyRealmValue` (`Element` is `AnyRealmValue`).
-    init(nested: NestedCollectionBinding) { storage = .nested(nested) }
+    init(nested: NestedCollectionBinding) {
+        unmanagedElements = []
+        backing = .nested(nested)
+    }
+
+    /// Appends to an unmanaged list in place; false for a managed one.
+    func appendIfUnmanaged(_ element: Element) -> Bool {
+        guard case .unmanaged = backing else { return false }
+        unmanagedElements.append(element)
+        return true
+    }
 
     /// The elements of a nested list, read now.
     private func nestedElements(_ nested: NestedCollectionBinding) -> [Element] {
@@ -48,8 +95,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     /// The number of elements.
     public var count: Int {
-        switch storage {
-        case .unmanaged(let elements): return elements.count
+        switch backing {
+        case .unmanaged: return unmanagedElements.count
         case .managed(let binding):
             binding.verifyReadable()
             return binding.core.listCount(binding.location)
@@ -63,10 +110,10 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     /// replaces the element (inside a write when managed).
     public subscript(position: Int) -> Element {
         get {
-            switch storage {
-            case .unmanaged(let elements):
-                CollectionIndex.check(position, count: elements.count)
-                return elements[position]
+            switch backing {
+            case .unmanaged:
+                CollectionIndex.check(position, count: unmanagedElements.count)
+                return unmanagedElements[position]
             case .managed(let binding):
                 binding.verifyReadable()
                 let header = binding.core.listHeader(binding.location)
@@ -107,9 +154,9 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     /// Iterates the elements the list held when iteration began.
     public func makeIterator() -> Iterator {
-        switch storage {
-        case .unmanaged(let elements):
-            return Iterator(source: .array(elements))
+        switch backing {
+        case .unmanaged:
+            return Iterator(source: .array(unmanagedElements))
         case .managed(let binding):
             binding.verifyReadable()
             let elements = binding.core.listElements(binding.location)

@@ -155,22 +155,17 @@ final class LinkingObjectsSource {
         Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { core in
             core.verifyThread()
             // The block read last holds this key's count, and nothing changed since.
-            if let block = countBlock, block.stamp == core.changeStamp, block.key.block == key &>> 8,
-               core.writeTransaction == nil, core.readsStoredBacklinkCounts
+            // (Its target and origin are this source's: repointing elsewhere forgets it.)
+            if core.writeTransaction == nil, core.readsStoredBacklinkCounts,
+               let count = countBlock?.count(of: key, at: core.changeStamp)
             {
-                return BacklinkCountBlockKey.count(in: block.bytes, slot: BacklinkCountBlockKey.slot(key))
+                return count
             }
             guard let origin = core.backlinkOrigin(field, originType: originType, originProperty: originProperty) else {
                 return 0
             }
             return Unmanaged.passUnretained(target)._withUnsafeGuaranteedRef { target in
-                if core.readsStoredBacklinkCounts, field != nil,
-                   let stored = core.storedBacklinkCount(to: target, key: key, from: origin.table, column: origin.column,
-                                                         cache: &countBlock)
-                {
-                    return stored
-                }
-                return core.backlinkCount(to: target, key: key, from: origin.table, column: origin.column)
+                core.backlinkCount(to: target, key: key, from: origin.table, column: origin.column, cache: &countBlock)
             }
         }
     }

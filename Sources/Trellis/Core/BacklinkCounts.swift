@@ -145,11 +145,15 @@ struct BacklinkCountLog {
 
 /// Building and checking the count blocks from the backlink index.
 enum BacklinkCountBuilder {
+    /// A block's counts when it has none.
+    private static let noCounts = [UInt32](repeating: 0, count: BacklinkCountBlockKey.slots)
+
     /// Every block the backlink index implies, with its counts.
     static func expectedBlocks(fromBacklinks backlinks: DatabaseHandle, _ txn: Transaction) throws
         -> [BacklinkCountBlockKey: [UInt32]]
     {
         var blocks = [BacklinkCountBlockKey: [UInt32]]()
+        let noCounts = self.noCounts
         let cursor = try txn.cursor(backlinks)
         var entry = cursor.first()
         while let (key, value) = entry {
@@ -158,7 +162,7 @@ enum BacklinkCountBuilder {
                                                   originTable: backlink.originTable,
                                                   originColumn: backlink.originColumn)
                 let count = value.load(orZeroAt: 0, as: UInt32.self)
-                blocks[block, default: [UInt32](repeating: 0, count: BacklinkCountBlockKey.slots)][
+                blocks[block, default: noCounts][
                     BacklinkCountBlockKey.slot(backlink.targetKey)] &+= count
             }
             entry = cursor.next()
@@ -196,13 +200,10 @@ extension BacklinkCountBuilder {
                 let stored = (0..<BacklinkCountBlockKey.slots).map {
                     UInt32(BacklinkCountBlockKey.count(in: value, slot: $0))
                 }
-                let wanted = expected.removeValue(forKey: block) ?? []
-                if stored != wanted {
-                    let slot = (0..<BacklinkCountBlockKey.slots).first {
-                        stored[$0] != (wanted.isEmpty ? 0 : wanted[$0])
-                    } ?? 0
+                let wanted = expected.removeValue(forKey: block) ?? noCounts
+                if let slot = wanted.indices.first(where: { stored[$0] != wanted[$0] }) {
                     problems.append("backlink count of \(describe(block, slot: slot)) is \(stored[slot]), the "
-                        + "backlinks count \(wanted.isEmpty ? 0 : wanted[slot])")
+                        + "backlinks count \(wanted[slot])")
                 }
             }
             for (block, wanted) in expected {

@@ -110,13 +110,10 @@ struct ConsistencyChecker {
     /// The stored backlink counts agree with the backlink index (written first, inside a write).
     private mutating func checkBacklinkCounts() {
         guard let counts = core.file.backlinkCounts else { return }
-        if let txn = core.writeTransaction {
-            do {
-                try core.flushBacklinkCounts(txn)
-            } catch {
-                problems.append("backlink counts could not be written: \(error)")
-            }
-            core.noteChange()
+        do {
+            try core.flushBacklinkCountsForReading()
+        } catch {
+            problems.append("backlink counts could not be written: \(error)")
         }
         problems += BacklinkCountBuilder.problems(counts: counts, backlinks: core.file.backlinks, core.transaction)
     }

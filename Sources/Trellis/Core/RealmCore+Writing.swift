@@ -166,8 +166,16 @@ extension RealmCore {
     /// from every origin without one (`@links.@count`): the sum of the counts of its backlink
     /// entries, read in place with a reused cursor (no entry is copied).
     func backlinkCount(to table: Table, key: ObjectKey, from origin: Table? = nil, column: Int = 0) -> Int {
+        backlinkCount(to: table, key: key, from: origin, column: column, cache: &cachedCountBlock)
+    }
+
+    /// ``backlinkCount(to:key:from:column:)`` keeping the stored count block it reads in `cache`
+    /// (see ``storedBacklinkCount(to:key:from:column:cache:)``).
+    func backlinkCount(to table: Table, key: ObjectKey, from origin: Table?, column: Int,
+                       cache: inout CachedCountBlock?) -> Int
+    {
         if let origin, readsStoredBacklinkCounts,
-           let stored = storedBacklinkCount(to: table, key: key, from: origin, column: column)
+           let stored = storedBacklinkCount(to: table, key: key, from: origin, column: column, cache: &cache)
         {
             return stored
         }

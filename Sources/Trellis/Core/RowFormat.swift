@@ -145,12 +145,16 @@ enum RowWriter {
         }
     }
 
-    /// Encodes a full row from one value per column, in one allocation.
-    static func encode(_ values: [_StoredValue.Payload]) -> [UInt8] {
-        let count = values.count
+    /// The size of the row of `values`: header, slots and tail.
+    private static func byteCount(of values: [_StoredValue.Payload]) -> Int {
         var tailSize = 0
         for value in values { tailSize += tailByteCount(of: value) }
-        let size = RowFormat.tailStart(count) + tailSize
+        return RowFormat.tailStart(values.count) + tailSize
+    }
+
+    /// Encodes a full row from one value per column, in one allocation.
+    static func encode(_ values: [_StoredValue.Payload]) -> [UInt8] {
+        let size = byteCount(of: values)
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             raw.initializeMemory(as: UInt8.self, repeating: 0)
@@ -162,10 +166,7 @@ enum RowWriter {
     /// The row of `values`, encoded into `scratch` (valid until `scratch` next changes): a row
     /// written per object allocates no array, whose storage type a generic allocation looks up.
     static func encode(_ values: [_StoredValue.Payload], into scratch: ByteBuffer) -> UnsafeRawBufferPointer {
-        let count = values.count
-        var tailSize = 0
-        for value in values { tailSize += tailByteCount(of: value) }
-        let raw = scratch.resetZeroed(count: RowFormat.tailStart(count) + tailSize)
+        let raw = scratch.resetZeroed(count: byteCount(of: values))
         write(values, into: raw)
         return UnsafeRawBufferPointer(raw)
     }

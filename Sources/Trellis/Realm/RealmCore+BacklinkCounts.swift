@@ -6,18 +6,21 @@ extension RealmCore {
         try backlinkCountLog.flush(into: counts, txn)
     }
 
+    /// Inside a write transaction, writes the count changes recorded so far, so that reads see
+    /// them (before a count is read, and before the checker compares the blocks).
+    func flushBacklinkCountsForReading() throws {
+        guard let txn = writeTransaction, !backlinkCountLog.isEmpty else { return }
+        try flushBacklinkCounts(txn)
+        // Pointers into pages read before the flush may have moved with them.
+        noteChange()
+    }
+
     /// The stored number of times `origin`'s `column` links `key` of `table`; nil when the file
     /// keeps no counts (a file of format 3 or older opened read-only).
     ///
-    /// Outside a write transaction the block read last is kept while the snapshot stays, so
-    /// counting the links of objects in key order reads one block per 256 objects.
-    func storedBacklinkCount(to table: Table, key: ObjectKey, from origin: Table, column: Int) -> Int? {
-        storedBacklinkCount(to: table, key: key, from: origin, column: column, cache: &cachedCountBlock)
-    }
-
-    /// ``storedBacklinkCount(to:key:from:column:)`` keeping the block read in `cache` (a
-    /// `LinkingObjects` value's source keeps its own, so that counting the objects of a class in
-    /// key order goes straight to the block).
+    /// Outside a write transaction the block read is kept in `cache` while the snapshot stays,
+    /// so counting the links of objects in key order reads one block per 256 objects (the core
+    /// keeps one cache; a `LinkingObjects` value's source keeps its own).
     func storedBacklinkCount(to table: Table, key: ObjectKey, from origin: Table, column: Int,
                              cache: inout CachedCountBlock?) -> Int?
     {
@@ -27,17 +30,13 @@ extension RealmCore {
                                              originColumn: UInt16(truncatingIfNeeded: column))
         let slot = BacklinkCountBlockKey.slot(key)
         let cacheable = writeTransaction == nil && !isFrozen
-        if cacheable, let cached = cache, cached.stamp == changeStamp, cached.key == blockKey {
-            return BacklinkCountBlockKey.count(in: cached.bytes, slot: slot)
+        if cacheable, let cached = cache, cached.key == blockKey, let count = cached.count(of: key, at: changeStamp) {
+            return count
         }
-        if writeTransaction != nil, !backlinkCountLog.isEmpty {
-            do {
-                try flushBacklinkCounts(txn)
-            } catch {
-                throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
-            }
-            // Pointers into pages read before the flush may have moved with them.
-            noteChange()
+        do {
+            try flushBacklinkCountsForReading()
+        } catch {
+            throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
         }
         let bytes = blockKey.withBytes { txn.get(counts, key: $0) }
         guard let bytes else {
@@ -55,4 +54,11 @@ struct CachedCountBlock {
     let stamp: UInt64
     let key: BacklinkCountBlockKey
     let bytes: UnsafeRawBufferPointer
+
+    /// The count of `objectKey` when this block holds it and the change stamp is still `stamp`.
+    @inline(__always)
+    func count(of objectKey: ObjectKey, at stamp: UInt64) -> Int? {
+        guard self.stamp == stamp, key.block == objectKey &>> 8 else { return nil }
+        return BacklinkCountBlockKey.count(in: bytes, slot: BacklinkCountBlockKey.slot(objectKey))
+    }
 }

@@ -203,12 +203,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 let count = Swift.min(core.transaction.entryCount(table.rows), 1 << 20)
                 keys.reserveCapacity(count)
                 rows.reserveCapacity(count)
-                var entry = cursor.first()
-                while let (key, row) = entry {
-                    keys.append(Cursor.integerKey(key))
-                    rows.append(row)
-                    entry = cursor.next()
-                }
+                cursor.appendAllIntegerKeyed(keys: &keys, values: &rows)
             }
         }
         return (keys, rows, 0)

@@ -10,19 +10,30 @@ import Foundation
 /// Decimal128, UUID, AnyRealmValue), the tail offset (low 32 bits) and length (high 32 bits).
 /// Collections keep nothing in the row. A row written with fewer columns than the schema
 /// (an older schema) reads as null for the missing ones.
+@usableFromInline
 enum RowFormat {
-    static func bitmapBytes(_ columns: Int) -> Int { (columns + 7) / 8 }
-    static func slotsStart(_ columns: Int) -> Int { 2 + bitmapBytes(columns) }
-    static func tailStart(_ columns: Int) -> Int { slotsStart(columns) + 8 * columns }
+    @inlinable @inline(__always)
+    static func bitmapBytes(_ columns: Int) -> Int { (columns &+ 7) >> 3 }
+    @inlinable @inline(__always)
+    static func slotsStart(_ columns: Int) -> Int { 2 &+ bitmapBytes(columns) }
+    @inlinable @inline(__always)
+    static func tailStart(_ columns: Int) -> Int { slotsStart(columns) &+ 8 &* columns }
 }
 
 /// A read-only view of a row inside the memory map. Never kept past the current read.
+///
+/// The scalar reads are inlinable: a model's `@Persisted` getter, specialized in the app's
+/// module, reads its slot with no call.
+@usableFromInline
 struct RowView {
-    let bytes: UnsafeRawBufferPointer
+    @usableFromInline let bytes: UnsafeRawBufferPointer
+
+    @inlinable
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// The number of columns the row holds; 0 for bytes too short for the count they claim
     /// (a damaged file), so every column then reads as null.
-    @inline(__always)
+    @inlinable @inline(__always)
     var columnCount: Int {
         guard bytes.count >= 2 else { return 0 }
         let count = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self))
@@ -38,41 +49,53 @@ struct RowView {
         return slot(column) == other.slot(column)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func isNull(_ column: Int) -> Bool {
         guard column < columnCount else { return true }
         let byte = bytes[2 + column >> 3]
         return byte & (1 << UInt8(column & 7)) != 0
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func slot(_ column: Int) -> UInt64 {
         guard column < columnCount else { return 0 }
-        return bytes.loadUnaligned(fromByteOffset: RowFormat.slotsStart(columnCount) + 8 * column, as: UInt64.self)
+        return bytes.loadUnaligned(fromByteOffset: RowFormat.slotsStart(columnCount) &+ 8 &* column, as: UInt64.self)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func int(_ column: Int) -> Int64 { Int64(bitPattern: slot(column)) }
-    @inline(__always)
+    @inlinable @inline(__always)
     func double(_ column: Int) -> Double { Double(bitPattern: slot(column)) }
-    @inline(__always)
+    @inlinable @inline(__always)
     func float(_ column: Int) -> Float { Float(bitPattern: UInt32(truncatingIfNeeded: slot(column))) }
-    @inline(__always)
+    @inlinable @inline(__always)
     func bool(_ column: Int) -> Bool { slot(column) != 0 }
 
     /// The tail bytes of a variable-width column (empty when null or absent).
-    @inline(__always)
+    @inlinable @inline(__always)
     func tail(_ column: Int) -> UnsafeRawBufferPointer {
         let s = slot(column)
         let offset = Int(s & 0xFFFF_FFFF), length = Int(s >> 32)
-        guard length > 0, offset + length <= bytes.count else {
+        guard length > 0, offset &+ length <= bytes.count, let base = bytes.baseAddress else {
             return UnsafeRawBufferPointer(start: bytes.baseAddress, count: 0)
         }
-        return UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length])
+        return UnsafeRawBufferPointer(start: base + offset, count: length)
     }
 
-    func string(_ column: Int) -> String { String(decoding: tail(column), as: UTF8.self) }
+    /// A text column. Short texts (up to 15 bytes) are built in place as a small string, which
+    /// checks them for ASCII with one test instead of validating them byte by byte; anything
+    /// else is validated (invalid UTF-8 from a damaged file is repaired, never trusted).
+    @inlinable
+    func string(_ column: Int) -> String {
+        let utf8 = tail(column)
+        guard utf8.count <= 15 else { return String(decoding: utf8, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: utf8.count) { buffer in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: utf8)
+            return utf8.count
+        }
+    }
     func data(_ column: Int) -> Data { Data(tail(column)) }
+    @inlinable
     func date(_ column: Int) -> Date { Date(timeIntervalSinceReferenceDate: double(column)) }
 
     func objectId(_ column: Int) -> ObjectId { ObjectId(bytes: tail(column)) ?? ObjectId() }

@@ -3,8 +3,9 @@
 /// The references are unowned so that copying this (on every property read) touches no
 /// reference count: the object keeps its core alive through `ObjectBase._coreOwner`, and the
 /// core keeps its file state, which keeps the tables.
+@usableFromInline
 struct ManagedObject {
-    unowned(unsafe) let core: RealmCore
+    @usableFromInline unowned(unsafe) let core: RealmCore
     unowned(unsafe) let table: Table
     let key: ObjectKey
     /// The Realm's epoch when the accessor was made (see `Realm.invalidate()`).
@@ -14,9 +15,16 @@ struct ManagedObject {
 }
 
 /// The last row read through an accessor, valid while the Realm's change stamp is unchanged.
+@usableFromInline
 struct RowCache {
-    var stamp: UInt64 = 0
-    var bytes: UnsafeRawBufferPointer?
+    @usableFromInline var stamp: UInt64 = 0
+    @usableFromInline var bytes: UnsafeRawBufferPointer?
+
+    @usableFromInline
+    init(stamp: UInt64 = 0, bytes: UnsafeRawBufferPointer? = nil) {
+        self.stamp = stamp
+        self.bytes = bytes
+    }
 }
 
 /// The common base of ``Object`` and ``EmbeddedObject``, as in Realm.
@@ -27,8 +35,8 @@ open class ObjectBase: CustomStringConvertible {
     /// Set when the object is managed by a Realm.
     // Accessors are confined to their Realm's thread (checked on each access), so dynamic
     // exclusivity checks are skipped on these hot fields.
-    @exclusivity(unchecked) final var _managed: ManagedObject?
-    @exclusivity(unchecked) final var _rowCache = RowCache()
+    @usableFromInline @exclusivity(unchecked) final var _managed: ManagedObject?
+    @usableFromInline @exclusivity(unchecked) final var _rowCache = RowCache()
     /// Keeps the Realm of a managed object alive (see ``ManagedObject``).
     final var _coreOwner: RealmCore?
     /// Set on the prototypes that turn a Swift key path into property names (queries, sorts).
@@ -167,9 +175,25 @@ extension ObjectBase {
     /// (see `Persisted._column`): the row for a column, no row for LinkingObjects (made from the
     /// object alone). Nil for an unmanaged object.
     ///
-    /// Non-generic on purpose: the inlined `@Persisted` getter calls it, then decodes.
-    @usableFromInline
+    /// Inlined into the `@Persisted` getter, which the model's module specializes: when the row
+    /// read last is still current (same thread, nothing changed since), reading a scalar is a
+    /// few loads with no call. Anything else goes through ``_managedRowReaderLookingUp(_:)``.
+    @inlinable @inline(__always)
     final func _managedRowReader(_ column: Int) -> _RowReader? {
+        // `managed.core` is read through its unowned(unsafe) reference each time: binding it to
+        // a local would retain and release it.
+        if column >= 0, let managed = _managed, _rowCache.stamp == managed.core.changeStamp,
+           let bytes = _rowCache.bytes, managed.core.isOwnerThread
+        {
+            return _RowReader(row: RowView(bytes: bytes), core: managed.core, owner: self)
+        }
+        return _managedRowReaderLookingUp(column)
+    }
+
+    /// ``_managedRowReader(_:)`` when the cached row cannot be used: looks the row up (and
+    /// checks the thread and that the object still exists).
+    @usableFromInline @inline(never)
+    final func _managedRowReaderLookingUp(_ column: Int) -> _RowReader? {
         guard let managed = _managed else { return nil }
         if column < 0 {
             return _RowReader(row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)), core: managed.core,

@@ -43,13 +43,14 @@ public protocol _Indexable {}
 
 /// A managed row being read, with the Realm it belongs to. Not API.
 public struct _RowReader {
-    let row: RowView
+    @usableFromInline let row: RowView
     /// Unowned: a reader lives only during one property read of an object that keeps the core.
-    unowned(unsafe) let core: RealmCore
+    @usableFromInline unowned(unsafe) let core: RealmCore
     /// The object whose row this is, when known: a nested collection read from it is bound to
     /// it (see ``AnyRealmValue``).
-    unowned(unsafe) var owner: ObjectBase?
+    @usableFromInline unowned(unsafe) var owner: ObjectBase?
 
+    @inlinable
     init(row: RowView, core: RealmCore, owner: ObjectBase? = nil) {
         self.row = row
         self.core = core
@@ -101,6 +102,7 @@ public protocol _PersistableInteger: _PersistableInsideOptional, FixedWidthInteg
 extension _PersistableInteger {
     public static var _trellisTypeInfo: _PropertyTypeInfo { _PropertyTypeInfo(.int, swiftName: "\(Self.self)") }
     public static func _trellisDefaultValue() -> Self { 0 }
+    @inlinable @inline(__always)
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
         Self(truncatingIfNeeded: row.row.int(column))
     }
@@ -120,6 +122,7 @@ extension Int64: _PersistableInteger {}
 extension Bool: _PersistableInsideOptional, _PrimaryKey, _Indexable {
     public static var _trellisTypeInfo: _PropertyTypeInfo { _PropertyTypeInfo(.bool, swiftName: "Bool") }
     public static func _trellisDefaultValue() -> Bool { false }
+    @inlinable @inline(__always)
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Bool { row.row.bool(column) }
     public static func _trellisEncode(_ value: Bool, _ context: _EncodingContext) -> _StoredValue { _StoredValue(.bool(value)) }
 }
@@ -127,6 +130,7 @@ extension Bool: _PersistableInsideOptional, _PrimaryKey, _Indexable {
 extension Float: _PersistableInsideOptional {
     public static var _trellisTypeInfo: _PropertyTypeInfo { _PropertyTypeInfo(.float, swiftName: "Float") }
     public static func _trellisDefaultValue() -> Float { 0 }
+    @inlinable @inline(__always)
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Float { row.row.float(column) }
     public static func _trellisEncode(_ value: Float, _ context: _EncodingContext) -> _StoredValue { _StoredValue(.float(value)) }
 }
@@ -134,6 +138,7 @@ extension Float: _PersistableInsideOptional {
 extension Double: _PersistableInsideOptional {
     public static var _trellisTypeInfo: _PropertyTypeInfo { _PropertyTypeInfo(.double, swiftName: "Double") }
     public static func _trellisDefaultValue() -> Double { 0 }
+    @inlinable @inline(__always)
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Double { row.row.double(column) }
     public static func _trellisEncode(_ value: Double, _ context: _EncodingContext) -> _StoredValue { _StoredValue(.double(value)) }
 }
@@ -141,6 +146,7 @@ extension Double: _PersistableInsideOptional {
 extension String: _PersistableInsideOptional, _PrimaryKey, _Indexable {
     public static var _trellisTypeInfo: _PropertyTypeInfo { _PropertyTypeInfo(.string, swiftName: "String") }
     public static func _trellisDefaultValue() -> String { "" }
+    @inlinable @inline(__always)
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> String { row.row.string(column) }
     public static func _trellisEncode(_ value: String, _ context: _EncodingContext) -> _StoredValue { _StoredValue(.string(value)) }
 }
@@ -155,6 +161,7 @@ extension Data: _PersistableInsideOptional {
 extension Date: _PersistableInsideOptional, _Indexable {
     public static var _trellisTypeInfo: _PropertyTypeInfo { _PropertyTypeInfo(.date, swiftName: "Date") }
     public static func _trellisDefaultValue() -> Date { Date(timeIntervalSince1970: 0) }
+    @inlinable @inline(__always)
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Date { row.row.date(column) }
     public static func _trellisEncode(_ value: Date, _ context: _EncodingContext) -> _StoredValue { _StoredValue(.date(value)) }
 }

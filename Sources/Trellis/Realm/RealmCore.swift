@@ -10,11 +10,12 @@ func nextChangeStamp() -> UInt64 { stampCounter.wrappingAdd(1, ordering: .relaxe
 /// thread it belongs to, and the tables it has bound.
 ///
 /// Confined to the thread that opened it; every entry point checks.
+@usableFromInline
 final class RealmCore {
     let configuration: Realm.Configuration
     let file: FileState
     let environmentPath: String
-    private let ownerThread: pthread_t
+    @usableFromInline let ownerThread: pthread_t
     /// What the core is confined to; the thread that opened it unless said otherwise.
     let confinement: Confinement
     /// The entry of this core in the per-thread instance registry, if it has one.
@@ -25,7 +26,7 @@ final class RealmCore {
     @exclusivity(unchecked) private var readTransaction: Transaction?
     @exclusivity(unchecked) private(set) var writeTransaction: Transaction?
     /// Changes whenever what a read would see may have changed.
-    @exclusivity(unchecked) private(set) var changeStamp: UInt64 = nextChangeStamp()
+    @usableFromInline @exclusivity(unchecked) private(set) var changeStamp: UInt64 = nextChangeStamp()
     /// Bumped by `invalidate()`: accessors from an earlier epoch are invalidated.
     @exclusivity(unchecked) private(set) var epoch: UInt64 = 0
     private(set) var isClosed = false
@@ -138,6 +139,11 @@ final class RealmCore {
     }
 
     // MARK: - Confinement and state
+
+    /// Whether the caller runs on the thread that opened this core (the common case; a core
+    /// confined to a queue or an actor, or frozen, may also be used elsewhere).
+    @inlinable @inline(__always)
+    var isOwnerThread: Bool { pthread_equal(ownerThread, pthread_self()) != 0 }
 
     @inline(__always)
     func verifyThread() {

@@ -12,7 +12,7 @@ final class Cursor {
     /// The transaction's environment, read on every step without retaining it: the
     /// transaction keeps it alive, and a retain would cost two atomic operations per step,
     /// slow ones, since the environment registry's weak reference gives it a side table.
-    private let environment: Unmanaged<Environment>
+    let environment: Unmanaged<Environment>
 
     init(transaction: Transaction, txn: OpaquePointer, database: DatabaseHandle, ownedByTransaction: Bool = false)
         throws
@@ -35,7 +35,7 @@ final class Cursor {
     /// The error that ended the last walk early, if it was not the end of the data.
     private(set) var failure: StorageError?
 
-    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) -> Entry? {
+    func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) -> Entry? {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val()
         let code = mdb_cursor_get(handle, &k, &v, op)

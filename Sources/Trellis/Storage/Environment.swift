@@ -76,6 +76,8 @@ final class Environment: Sendable {
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         self.mapState = Mutex(MapState(mapSize: max(mapSize, info.me_mapsize)))
+        var statistics = MDB_stat()
+        self.pageSize = mdb_env_stat(env, &statistics) == 0 ? Int(statistics.ms_psize) : 0
         self.mapBase = Atomic(0)
         self.mapEnd = Atomic(0)
         self.knownFileEnd = Atomic(0)
@@ -126,6 +128,17 @@ final class Environment: Sendable {
     /// resized, which refreshes these (``noteMapBounds()``).
     private let mapBase: Atomic<UInt>
     private let mapEnd: Atomic<UInt>
+
+    /// The size of the file's pages.
+    let pageSize: Int
+
+    /// Where the pages are, for reading leaf pages in place (``Cursor/appendAllIntegerKeyed(keys:values:)``);
+    /// nil while the map's place is unknown.
+    var pageLayout: PageLayout? {
+        let base = mapBase.load(ordering: .relaxed), end = mapEnd.load(ordering: .relaxed)
+        guard base != 0, end > base, pageSize >= 512 else { return nil }
+        return PageLayout(mapStart: base, mapEnd: end, pageSize: pageSize, environment: self)
+    }
 
     /// The map's address range as last noted; empty when it is unknown. For tests.
     var mapRange: Range<UInt> {

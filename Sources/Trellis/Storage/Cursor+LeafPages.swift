@@ -1,0 +1,144 @@
+import CLMDB
+
+/// Reading a whole integer-keyed database (a class's rows) a leaf page at a time.
+///
+/// Stepping a cursor costs LMDB about 130 instructions per entry, and the checks on what it
+/// returns as much again: most of enumerating a class. The entries of one leaf page sit
+/// side by side in the map, so once the cursor has landed on a page, its nodes are read in
+/// place (the LMDB 0.9 page format, which ``TreeVerifier`` and ``MapAddress`` read too), and
+/// the cursor moves on only once per page: it is set on the page's last key, which LMDB finds
+/// without a search when the cursor is on that page already, then stepped to the next page.
+///
+/// Nothing is trusted that LMDB has not shown: a page is read this way only if it lies in the
+/// map and the file, names itself, is a leaf, and its first node is where the cursor says the
+/// entry it stands on is. Every node and value must lie inside the page (an overflow value
+/// inside the file). Anything else (a page a write transaction changed, which lives outside the
+/// map; a damaged page) is read entry by entry through the cursor, as before.
+extension Cursor {
+    /// Appends every entry's key and value, in key order.
+    func appendAllIntegerKeyed(keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) {
+        let layout = environment._withUnsafeGuaranteedRef { $0.pageLayout }
+        var entry = first()
+        var refusedPage: UnsafeRawPointer?
+        while let (key, value) = entry {
+            if let layout, let page = layout.page(holding: key.baseAddress), page.start != refusedPage {
+                let before = keys.count
+                if let last = page.appendEntries(startingAt: key, value: value, layout: layout, keys: &keys,
+                                                 values: &values)
+                {
+                    // On to the next page: the cursor stands on the page's last entry, then steps.
+                    var lastKey = last
+                    let set = withUnsafeBytes(of: &lastKey) { move(MDB_SET_KEY, key: $0) }
+                    entry = set == nil ? nil : next()
+                    continue
+                }
+                // Not a page this reader understands: entry by entry through the cursor.
+                keys.removeSubrange(before...)
+                values.removeSubrange(before...)
+                refusedPage = page.start
+            }
+            keys.append(Cursor.integerKey(key))
+            values.append(value)
+            entry = next()
+        }
+    }
+}
+
+/// Where an environment's pages are: the map's start and end, the page size, and the end of
+/// the file as last seen (``Environment/pageLayout``).
+struct PageLayout {
+    let mapStart: UInt
+    let mapEnd: UInt
+    let pageSize: Int
+    /// The environment, to check a value against the file's end.
+    unowned(unsafe) let environment: Environment
+
+    /// The leaf page holding `address`, if it lies in the map; nil otherwise (a page a write
+    /// transaction changed, or an address the map does not hold).
+    @inline(__always)
+    func page(holding address: UnsafeRawPointer?) -> LeafPage? {
+        guard let address else { return nil }
+        let at = UInt(bitPattern: address)
+        guard at >= mapStart, at < mapEnd else { return nil }
+        let number = (at &- mapStart) / UInt(pageSize)
+        guard let start = UnsafeRawPointer(bitPattern: mapStart &+ number &* UInt(pageSize)),
+              environment.isReadable(start, count: pageSize)
+        else { return nil }
+        return LeafPage(start: start, number: UInt64(number), size: pageSize)
+    }
+}
+
+/// One leaf page of an integer-keyed database, in the map.
+struct LeafPage {
+    let start: UnsafeRawPointer
+    let number: UInt64
+    let size: Int
+
+    private static let headerSize = 16
+    private static let nodeHeaderSize = 8
+    private static let leafFlag: UInt16 = 0x02
+    private static let bigDataNode: UInt16 = 0x01
+
+    /// Appends the page's entries from the one the cursor stands on (`key`, `value`: it must be
+    /// the page's first) to its end, and returns the last key; nil, with some entries perhaps
+    /// appended, when the page is not one this reader understands.
+    func appendEntries(startingAt key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, layout: PageLayout,
+                       keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) -> UInt64?
+    {
+        let page = UnsafeRawBufferPointer(start: start, count: size)
+        // The header: this page's own number, a plain leaf, a sound node table.
+        guard page.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == number,
+              page.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == Self.leafFlag
+        else { return nil }
+        let lower = Int(page.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
+        let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
+        guard lower > Self.headerSize, lower <= upper, upper <= size else { return nil }
+        let count = (lower &- Self.headerSize) >> 1
+        var lastKey: UInt64 = 0
+        for index in 0..<count {
+            let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
+            let keyStart = offset &+ Self.nodeHeaderSize
+            guard offset >= upper, keyStart &+ 8 <= size,
+                  page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8
+            else { return nil }
+            let flags = page.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self)
+            let dataSize = Int(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+                | Int(page.loadUnaligned(fromByteOffset: offset &+ 2, as: UInt16.self)) << 16
+            let dataStart = keyStart &+ 8
+            let data: UnsafeRawBufferPointer
+            if flags == 0 {
+                guard dataStart &+ dataSize <= size else { return nil }
+                data = UnsafeRawBufferPointer(start: start + dataStart, count: dataSize)
+            } else if flags == Self.bigDataNode {
+                guard dataStart &+ 8 <= size,
+                      let overflow = Self.overflowValue(page: page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self),
+                                                        count: dataSize, layout: layout)
+                else { return nil }
+                data = overflow
+            } else {
+                return nil
+            }
+            if index == 0 {
+                // Where LMDB itself says the cursor's entry is: the layout is read right.
+                guard key.baseAddress == start + keyStart, key.count == 8, value.baseAddress == data.baseAddress,
+                      value.count == dataSize
+                else { return nil }
+            }
+            lastKey = page.loadUnaligned(fromByteOffset: keyStart, as: UInt64.self)
+            keys.append(lastKey)
+            values.append(data)
+        }
+        return lastKey
+    }
+
+    /// A value kept on overflow pages from `page` on, if it lies in the map and the file.
+    private static func overflowValue(page: UInt64, count: Int, layout: PageLayout) -> UnsafeRawBufferPointer? {
+        let (offset, overflow) = page.multipliedReportingOverflow(by: UInt64(layout.pageSize))
+        guard !overflow, offset < UInt64(layout.mapEnd &- layout.mapStart),
+              UInt64(layout.mapEnd &- layout.mapStart) &- offset >= UInt64(headerSize &+ count),
+              let pageStart = UnsafeRawPointer(bitPattern: layout.mapStart &+ UInt(offset)),
+              layout.environment.isReadable(pageStart, count: headerSize &+ count)
+        else { return nil }
+        return UnsafeRawBufferPointer(start: pageStart + headerSize, count: count)
+    }
+}

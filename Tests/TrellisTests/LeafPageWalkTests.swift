@@ -1,0 +1,127 @@
+import CLMDB
+import Foundation
+import Testing
+@testable import Trellis
+
+/// `Cursor.appendAllIntegerKeyed` reads a class's rows a leaf page at a time, in place. It must
+/// give exactly what stepping the cursor entry by entry gives: the same keys, in order, each
+/// with the same value bytes, for values on the page and on overflow pages, for pages a write
+/// transaction changed (outside the map), and after deletes.
+@Suite struct LeafPageWalkTests {
+    let folder = TemporaryFolder()
+
+    /// Deterministic values: `key`'s value is `length` bytes derived from the key and a round.
+    static func value(for key: UInt64, round: Int, length: Int) -> [UInt8] {
+        (0..<length).map { UInt8(truncatingIfNeeded: Int(key) &* 31 &+ $0 &* 7 &+ round) }
+    }
+
+    /// What stepping the cursor entry by entry gives.
+    static func stepped(_ cursor: Cursor) -> [(UInt64, [UInt8])] {
+        var entries = [(UInt64, [UInt8])]()
+        var entry = cursor.first()
+        while let (key, value) = entry {
+            entries.append((Cursor.integerKey(key), Array(value)))
+            entry = cursor.next()
+        }
+        return entries
+    }
+
+    /// What reading leaf pages in place gives.
+    static func walked(_ cursor: Cursor) -> [(UInt64, [UInt8])] {
+        var keys = [UInt64](), values = [UnsafeRawBufferPointer]()
+        cursor.appendAllIntegerKeyed(keys: &keys, values: &values)
+        return zip(keys, values).map { ($0, Array($1)) }
+    }
+
+    static func expectSame(_ walked: [(UInt64, [UInt8])], _ stepped: [(UInt64, [UInt8])],
+                           sourceLocation: SourceLocation = #_sourceLocation)
+    {
+        #expect(walked.count == stepped.count, sourceLocation: sourceLocation)
+        #expect(walked.map(\.0) == stepped.map(\.0), sourceLocation: sourceLocation)
+        let differing = zip(walked, stepped).filter { $0.0.1 != $0.1.1 }.map(\.0.0)
+        #expect(differing.isEmpty, "values differ for keys \(differing.prefix(5))", sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func readingLeafPagesInPlaceGivesWhatSteppingTheCursorGives(seed: UInt64) throws {
+        let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
+                                          mapSizeLimit: 1 << 30)
+        var random = SeededGenerator(state: seed)
+        var stored = [UInt64: [UInt8]]()
+        var nextKey: UInt64 = 1
+        for round in 0..<6 {
+            let txn = try environment.beginWrite()
+            let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
+            // New rows, mostly small, some far larger than a page (overflow pages).
+            for _ in 0..<Int.random(in: 200...900, using: &random) {
+                let length = Int.random(in: 0..<10, using: &random) == 0 ? Int.random(in: 2_000...12_000, using: &random)
+                    : Int.random(in: 0...120, using: &random)
+                let value = Self.value(for: nextKey, round: round, length: length)
+                try value.withUnsafeBytes { try txn.put(rows, integerKey: nextKey, value: $0, append: true) }
+                stored[nextKey] = value
+                nextKey += UInt64.random(in: 1...3, using: &random)
+            }
+            // Changes and deletes of older rows: their pages are copied out of the map.
+            for key in stored.keys.sorted() where Int.random(in: 0..<12, using: &random) == 0 {
+                if Bool.random(using: &random) {
+                    _ = try txn.delete(rows, integerKey: key)
+                    stored[key] = nil
+                } else {
+                    let value = Self.value(for: key, round: round + 100, length: Int.random(in: 0...300, using: &random))
+                    try value.withUnsafeBytes { try txn.put(rows, integerKey: key, value: $0) }
+                    stored[key] = value
+                }
+            }
+            // Inside the write: changed pages live outside the map, unchanged ones in it.
+            let expected = stored.keys.sorted().map { ($0, stored[$0] ?? []) }
+            let inWrite = try txn.cursor(rows)
+            Self.expectSame(Self.walked(inWrite), Self.stepped(inWrite))
+            Self.expectSame(Self.walked(inWrite), expected)
+            try txn.commit()
+
+            // A read: every page in the map.
+            let read = try environment.beginRead()
+            let cursor = try read.cursor(try #require(try read.database(named: "rows", create: false, integerKeys: true)))
+            // The pages a read sees are in the map: this compares the in-place reading itself.
+            let first = try #require(cursor.first())
+            #expect(environment.pageLayout?.page(holding: first.key.baseAddress) != nil)
+            Self.expectSame(Self.walked(cursor), Self.stepped(cursor))
+            Self.expectSame(Self.walked(cursor), expected)
+            read.abort()
+        }
+    }
+
+    @Test func anEmptyDatabaseGivesNothing() throws {
+        let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
+                                          mapSizeLimit: 1 << 30)
+        let txn = try environment.beginWrite()
+        let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
+        try txn.commit()
+        let read = try environment.beginRead()
+        defer { read.abort() }
+        #expect(Self.walked(try read.cursor(rows)).isEmpty)
+    }
+
+    @Test func theMapIsKnownSoPagesAreReadInPlace() throws {
+        // Without the map's place every page would be read through the cursor: still right,
+        // but this guards the speed-up against silently switching itself off.
+        let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
+                                          mapSizeLimit: 1 << 30)
+        let txn = try environment.beginWrite()
+        let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
+        for key in UInt64(1)...500 {
+            try Self.value(for: key, round: 0, length: 40).withUnsafeBytes { try txn.put(rows, integerKey: key, value: $0) }
+        }
+        try txn.commit()
+        let read = try environment.beginRead()
+        defer { read.abort() }
+        let layout = try #require(environment.pageLayout)
+        let cursor = try read.cursor(rows)
+        let (key, value) = try #require(cursor.first())
+        let page = try #require(layout.page(holding: key.baseAddress))
+        var keys = [UInt64](), values = [UnsafeRawBufferPointer]()
+        let last = page.appendEntries(startingAt: key, value: value, layout: layout, keys: &keys, values: &values)
+        #expect(last == keys.last)
+        #expect(keys.first == 1 && keys.count > 20)
+    }
+}

@@ -15,32 +15,34 @@ import CLMDB
 /// inside the file). Anything else (a page a write transaction changed, which lives outside the
 /// map; a damaged page) is read entry by entry through the cursor, as before.
 extension Cursor {
-    /// Appends every entry's key and value, in key order.
-    func appendAllIntegerKeyed(keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) {
+    /// Appends every entry's key and value, in key order; returns how many leaf pages were read
+    /// in place.
+    @discardableResult
+    func appendAllIntegerKeyed(keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) -> Int {
+        var pagesReadInPlace = 0
         let layout = environment._withUnsafeGuaranteedRef { $0.pageLayout }
         var entry = first()
         var refusedPage: UnsafeRawPointer?
         while let (key, value) = entry {
             if let layout, let page = layout.page(holding: key.baseAddress), page.start != refusedPage {
-                let before = keys.count
                 if let last = page.appendEntries(startingAt: key, value: value, layout: layout, keys: &keys,
                                                  values: &values)
                 {
                     // On to the next page: the cursor stands on the page's last entry, then steps.
+                    pagesReadInPlace += 1
                     var lastKey = last
                     let set = withUnsafeBytes(of: &lastKey) { move(MDB_SET_KEY, key: $0) }
                     entry = set == nil ? nil : next()
                     continue
                 }
                 // Not a page this reader understands: entry by entry through the cursor.
-                keys.removeSubrange(before...)
-                values.removeSubrange(before...)
                 refusedPage = page.start
             }
             keys.append(Cursor.integerKey(key))
             values.append(value)
             entry = next()
         }
+        return pagesReadInPlace
     }
 }
 
@@ -79,9 +81,9 @@ struct LeafPage {
     private static let leafFlag: UInt16 = 0x02
     private static let bigDataNode: UInt16 = 0x01
 
-    /// Appends the page's entries from the one the cursor stands on (`key`, `value`: it must be
-    /// the page's first) to its end, and returns the last key; nil, with some entries perhaps
-    /// appended, when the page is not one this reader understands.
+    /// Appends the page's entries, from the one the cursor stands on (`key`, `value`: it must be
+    /// the page's first) to its end, and returns the last key; nil, with nothing appended, when
+    /// the page is not one this reader understands.
     func appendEntries(startingAt key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, layout: PageLayout,
                        keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) -> UInt64?
     {
@@ -94,41 +96,52 @@ struct LeafPage {
         let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
         guard lower > Self.headerSize, lower <= upper, upper <= size else { return nil }
         let count = (lower &- Self.headerSize) >> 1
-        var lastKey: UInt64 = 0
-        for index in 0..<count {
-            let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
-            let keyStart = offset &+ Self.nodeHeaderSize
-            guard offset >= upper, keyStart &+ 8 <= size,
-                  page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8
-            else { return nil }
-            let flags = page.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self)
-            let dataSize = Int(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-                | Int(page.loadUnaligned(fromByteOffset: offset &+ 2, as: UInt16.self)) << 16
-            let dataStart = keyStart &+ 8
-            let data: UnsafeRawBufferPointer
-            if flags == 0 {
-                guard dataStart &+ dataSize <= size else { return nil }
-                data = UnsafeRawBufferPointer(start: start + dataStart, count: dataSize)
-            } else if flags == Self.bigDataNode {
-                guard dataStart &+ 8 <= size,
-                      let overflow = Self.overflowValue(page: page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self),
-                                                        count: dataSize, layout: layout)
-                else { return nil }
-                data = overflow
-            } else {
-                return nil
+        // Where LMDB itself says the cursor's entry is: the layout is read right.
+        let firstNode = Int(page.loadUnaligned(fromByteOffset: Self.headerSize, as: UInt16.self))
+        guard let first = entry(0, upper: upper, layout: layout), key.count == 8,
+              key.baseAddress == start + (firstNode &+ Self.nodeHeaderSize), value.baseAddress == first.value.baseAddress,
+              value.count == first.value.count
+        else { return nil }
+        // Read into a buffer first, then appended at once: nothing is appended from a page with
+        // a damaged node, and the arrays are checked for growth once per page, not per entry.
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { pageKeys in
+            withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { pageValues in
+                for index in 0..<count {
+                    guard let (key, value) = entry(index, upper: upper, layout: layout) else { return nil }
+                    pageKeys.initializeElement(at: index, to: key)
+                    pageValues.initializeElement(at: index, to: value)
+                }
+                keys.append(contentsOf: pageKeys)
+                values.append(contentsOf: pageValues)
+                return pageKeys[count &- 1]
             }
-            if index == 0 {
-                // Where LMDB itself says the cursor's entry is: the layout is read right.
-                guard key.baseAddress == start + keyStart, key.count == 8, value.baseAddress == data.baseAddress,
-                      value.count == dataSize
-                else { return nil }
-            }
-            lastKey = page.loadUnaligned(fromByteOffset: keyStart, as: UInt64.self)
-            keys.append(lastKey)
-            values.append(data)
         }
-        return lastKey
+    }
+
+    /// Node `index`: its 8-byte key and its value; nil if it is not a plain or overflow node of
+    /// an 8-byte key lying inside the page (a value on overflow pages inside the file).
+    @inline(__always)
+    private func entry(_ index: Int, upper: Int, layout: PageLayout) -> (key: UInt64, value: UnsafeRawBufferPointer)? {
+        let page = UnsafeRawBufferPointer(start: start, count: size)
+        let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
+        let keyStart = offset &+ Self.nodeHeaderSize
+        guard offset >= upper, keyStart &+ 8 <= size,
+              page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8
+        else { return nil }
+        let flags = page.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self)
+        let dataSize = Int(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            | Int(page.loadUnaligned(fromByteOffset: offset &+ 2, as: UInt16.self)) << 16
+        let dataStart = keyStart &+ 8
+        let key = page.loadUnaligned(fromByteOffset: keyStart, as: UInt64.self)
+        if flags == 0 {
+            guard dataStart &+ dataSize <= size else { return nil }
+            return (key, UnsafeRawBufferPointer(start: start + dataStart, count: dataSize))
+        }
+        guard flags == Self.bigDataNode, dataStart &+ 8 <= size,
+              let overflow = Self.overflowValue(page: page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self),
+                                                count: dataSize, layout: layout)
+        else { return nil }
+        return (key, overflow)
     }
 
     /// A value kept on overflow pages from `page` on, if it lies in the map and the file.

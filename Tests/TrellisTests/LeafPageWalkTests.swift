@@ -98,6 +98,45 @@ import Testing
         }
     }
 
+    /// `Transaction.get(_:nearIntegerKey:)` keeps the leaf page it landed on and answers the
+    /// keys it holds from it: every answer must be LMDB's own, for present and absent keys,
+    /// keys in runs and at random, values on the page and on overflow pages.
+    @Test(arguments: [4, 5] as [UInt64])
+    func nearbyLookupsFromTheKeptLeafPageGiveWhatLMDBGives(seed: UInt64) throws {
+        let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
+                                          mapSizeLimit: 1 << 30)
+        var random = SeededGenerator(state: seed)
+        let txn = try environment.beginWrite()
+        let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
+        var key: UInt64 = 10
+        for _ in 0..<3_000 {
+            let length = Int.random(in: 0..<25, using: &random) == 0 ? Int.random(in: 2_000...9_000, using: &random)
+                : Int.random(in: 0...90, using: &random)
+            try Self.value(for: key, round: 0, length: length).withUnsafeBytes {
+                try txn.put(rows, integerKey: key, value: $0, append: true)
+            }
+            key += Int.random(in: 0..<4, using: &random) == 0 ? UInt64.random(in: 2...5, using: &random) : 1
+        }
+        try txn.commit()
+
+        let read = try environment.beginRead()
+        defer { read.abort() }
+        var probe: UInt64 = 0
+        var found = 0
+        for _ in 0..<20_000 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: probe = UInt64.random(in: 0...(key + 50), using: &random)  // anywhere, absent ones too
+            case 1: probe = probe &- UInt64.random(in: 1...3, using: &random)  // back a little
+            default: probe &+= 1  // runs, as links made in order give
+            }
+            let near = read.get(rows, nearIntegerKey: probe).map(Array.init)
+            let plain = read.get(rows, integerKey: probe).map(Array.init)
+            #expect(near == plain, "key \(probe)")
+            if plain != nil { found += 1 }
+        }
+        #expect(found > 10_000)
+    }
+
     @Test func anEmptyDatabaseGivesNothing() throws {
         let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
                                           mapSizeLimit: 1 << 30)

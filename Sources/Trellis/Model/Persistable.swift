@@ -90,7 +90,7 @@ extension Optional: _PrimaryKey where Wrapped: _PrimaryKey {}
 extension Optional: _Indexable where Wrapped: _Indexable {}
 
 extension _RowReader {
-    @usableFromInline
+    @inlinable @inline(__always)
     func isNull(_ column: Int) -> Bool { row.isNull(column) }
 }
 

@@ -81,6 +81,30 @@ struct LeafPage {
     private static let leafFlag: UInt16 = 0x02
     private static let bigDataNode: UInt16 = 0x01
 
+    /// The number of nodes and where the node space begins, if the header is that of a leaf
+    /// naming itself with a sound node table.
+    func checkedHeader() -> (count: Int, upper: Int)? {
+        let page = UnsafeRawBufferPointer(start: start, count: size)
+        guard page.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == number,
+              page.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == Self.leafFlag
+        else { return nil }
+        let lower = Int(page.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
+        let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
+        guard lower > Self.headerSize, lower <= upper, upper <= size else { return nil }
+        return ((lower &- Self.headerSize) >> 1, upper)
+    }
+
+    /// The 8-byte key of node `index` (below the node count), if the node lies inside the page.
+    @inline(__always)
+    func key(_ index: Int, upper: Int) -> UInt64? {
+        let page = UnsafeRawBufferPointer(start: start, count: size)
+        let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
+        guard offset >= upper, offset &+ Self.nodeHeaderSize &+ 8 <= size,
+              page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8
+        else { return nil }
+        return page.loadUnaligned(fromByteOffset: offset &+ Self.nodeHeaderSize, as: UInt64.self)
+    }
+
     /// Appends the page's entries, from the one the cursor stands on (`key`, `value`: it must be
     /// the page's first) to its end, and returns the last key; nil, with nothing appended, when
     /// the page is not one this reader understands.
@@ -88,14 +112,7 @@ struct LeafPage {
                        keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) -> UInt64?
     {
         let page = UnsafeRawBufferPointer(start: start, count: size)
-        // The header: this page's own number, a plain leaf, a sound node table.
-        guard page.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == number,
-              page.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == Self.leafFlag
-        else { return nil }
-        let lower = Int(page.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
-        let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
-        guard lower > Self.headerSize, lower <= upper, upper <= size else { return nil }
-        let count = (lower &- Self.headerSize) >> 1
+        guard let (count, upper) = checkedHeader() else { return nil }
         // Where LMDB itself says the cursor's entry is: the layout is read right.
         let firstNode = Int(page.loadUnaligned(fromByteOffset: Self.headerSize, as: UInt16.self))
         guard let first = entry(0, upper: upper, layout: layout), key.count == 8,
@@ -121,7 +138,7 @@ struct LeafPage {
     /// Node `index`: its 8-byte key and its value; nil if it is not a plain or overflow node of
     /// an 8-byte key lying inside the page (a value on overflow pages inside the file).
     @inline(__always)
-    private func entry(_ index: Int, upper: Int, layout: PageLayout) -> (key: UInt64, value: UnsafeRawBufferPointer)? {
+    func entry(_ index: Int, upper: Int, layout: PageLayout) -> (key: UInt64, value: UnsafeRawBufferPointer)? {
         let page = UnsafeRawBufferPointer(start: start, count: size)
         let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
         let keyStart = offset &+ Self.nodeHeaderSize
@@ -153,5 +170,58 @@ struct LeafPage {
               layout.environment.isReadable(pageStart, count: headerSize &+ count)
         else { return nil }
         return UnsafeRawBufferPointer(start: pageStart + headerSize, count: count)
+    }
+}
+
+/// The leaf page a lookup by integer key landed on last (``Cursor/value(forIntegerKey:)``).
+///
+/// A B-tree leaf holds every key from its first to its last, so a key in that range is on it
+/// or nowhere. Lookups of nearby keys (links made in order, list elements, a walk's rows) then
+/// read the page in place: a guess at the key's place (keys made in order are dense), else a
+/// binary search. Kept only in read snapshots, whose pages never change; a node that is not
+/// sound sends the lookup back to LMDB.
+struct CachedLeaf {
+    let page: LeafPage
+    let layout: PageLayout
+    let count: Int
+    let upper: Int
+    let firstKey: UInt64
+    let lastKey: UInt64
+
+    /// The leaf holding `keyAddress` (a key LMDB just returned), if its page is in the map and
+    /// its header, first and last nodes are sound.
+    init?(holding keyAddress: UnsafeRawPointer?, layout: PageLayout?) {
+        guard let layout, let page = layout.page(holding: keyAddress), let (count, upper) = page.checkedHeader(),
+              let first = page.key(0, upper: upper), let last = page.key(count &- 1, upper: upper), first <= last
+        else { return nil }
+        self.page = page
+        self.layout = layout
+        self.count = count
+        self.upper = upper
+        firstKey = first
+        lastKey = last
+    }
+
+    /// `.some(value)` for a key on this page, `.some(nil)` for a key in its range it does not
+    /// hold (so no page does), nil when LMDB must answer (outside the range, or a node that is
+    /// not sound).
+    @inline(__always)
+    func value(forKey key: UInt64) -> UnsafeRawBufferPointer?? {
+        guard key >= firstKey, key <= lastKey else { return nil }
+        let guess = key &- firstKey
+        if guess < UInt64(count), let found = page.entry(Int(guess), upper: upper, layout: layout), found.key == key {
+            return .some(found.value)
+        }
+        var low = 0, high = count &- 1
+        while low <= high {
+            let middle = (low &+ high) >> 1
+            guard let found = page.key(middle, upper: upper) else { return nil }
+            if found == key {
+                guard let entry = page.entry(middle, upper: upper, layout: layout) else { return nil }
+                return .some(entry.value)
+            }
+            if found < key { low = middle &+ 1 } else { high = middle &- 1 }
+        }
+        return .some(nil)
     }
 }

@@ -57,29 +57,32 @@ final class Cursor {
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
-    /// The value stored under an integer key, positioning the cursor there. When the cursor
+    /// The value stored under an integer key (see ``entry(forIntegerKey:)``).
+    func value(forIntegerKey key: UInt64) -> UnsafeRawBufferPointer? { entry(forIntegerKey: key)?.value }
+
+    /// The entry stored under an integer key, positioning the cursor there. When the cursor
     /// already sits on the page holding `key`, LMDB searches only that page, so a run of
     /// nearby keys costs far less than one `get` each.
-    func value(forIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
+    func entry(forIntegerKey key: UInt64) -> Entry? {
         lastCounted = nil
         if let last = lastIntegerKey, key == last &+ 1, let (nextKey, value) = move(MDB_NEXT), nextKey.count == 8,
            Cursor.integerKey(nextKey) == key
         {
             // Links made in order point at consecutive keys: stepping is cheaper than searching.
             lastIntegerKey = key
-            return value
+            return (nextKey, value)
         }
         var keyValue = key
-        let value = withUnsafeBytes(of: &keyValue) { raw in move(MDB_SET_KEY, key: raw)?.value }
-        lastIntegerKey = value == nil ? nil : key
-        return value
+        let entry = withUnsafeBytes(of: &keyValue) { raw in move(MDB_SET_KEY, key: raw) }
+        lastIntegerKey = entry == nil ? nil : key
+        return entry
     }
 
     /// The object key of an entry of an integer-keyed database (`MDB_INTEGERKEY`: native byte
     /// order, as `Transaction` writes them).
     static func integerKey(_ raw: UnsafeRawBufferPointer) -> UInt64 { raw.load(orZeroAt: 0, as: UInt64.self) }
 
-    /// The key `value(forIntegerKey:)` last found, where the cursor now sits.
+    /// The key `entry(forIntegerKey:)` last found, where the cursor now sits.
     private var lastIntegerKey: UInt64?
 
     func first() -> Entry? {

@@ -28,6 +28,9 @@ final class Transaction {
     /// entries, and a run of link hops to consecutive keys steps instead of searching. Closed
     /// before the transaction ends.
     private var reusableCursors: (Cursor?, Cursor?)
+    /// The leaf page ``get(_:nearIntegerKey:)`` last landed on, and its database; forgotten with
+    /// the reusable cursors, when the snapshot ends.
+    private var nearbyLeaf: (DatabaseHandle, CachedLeaf)?
     /// Set when the transaction is read from several threads at once (a frozen Realm): then no
     /// cursor is shared.
     private var isShared = false
@@ -103,6 +106,7 @@ final class Transaction {
 
     deinit {
         reusableCursors = (nil, nil)
+        nearbyLeaf = nil
         if let handle {
             mdb_txn_abort(handle)
             environment.transactionEnded()
@@ -122,6 +126,7 @@ final class Transaction {
 
     func commit() throws {
         reusableCursors = (nil, nil)
+        nearbyLeaf = nil
         let txn = self.txn
         handle = nil
         let code = mdb_txn_commit(txn)
@@ -140,6 +145,7 @@ final class Transaction {
 
     func abort() {
         reusableCursors = (nil, nil)
+        nearbyLeaf = nil
         guard let handle else { return }
         mdb_txn_abort(handle)
         self.handle = nil
@@ -163,6 +169,7 @@ final class Transaction {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be suspended.")
         guard let txn = handle, suspendedVersion == nil else { return }
         reusableCursors = (nil, nil)
+        nearbyLeaf = nil
         suspendedVersion = mdb_txn_id(txn)
         mdb_txn_reset(txn)
     }
@@ -171,6 +178,7 @@ final class Transaction {
     func renew() throws {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
         reusableCursors = (nil, nil)
+        nearbyLeaf = nil
         let txn = self.txn
         if suspendedVersion == nil { mdb_txn_reset(txn) }
         suspendedVersion = nil
@@ -275,6 +283,7 @@ final class Transaction {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
         isShared = true
         reusableCursors = (nil, nil)
+        nearbyLeaf = nil
         for dbi in environment.handles.all { _ = entryCount(dbi) }
     }
 
@@ -406,11 +415,19 @@ final class Transaction {
     /// The value stored under an integer key, like ``get(_:integerKey:)``, looked up with the
     /// reused cursor of `dbi`: when the key follows the one looked up last (links made in order,
     /// list elements), the cursor steps to it instead of searching the tree.
+    ///
+    /// The leaf page the last such lookup landed on is kept (``CachedLeaf``): a key it holds is
+    /// read from it in place, with no call into LMDB. A read snapshot's pages never change.
     func get(_ dbi: DatabaseHandle, nearIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
         if isShared || !isReadOnly { return get(dbi, integerKey: key) }
+        if let (database, leaf) = nearbyLeaf, database == dbi, let found = leaf.value(forKey: key) { return found }
         let found = withReusableCursor(dbi) { cursor -> UnsafeRawBufferPointer?? in
             guard let cursor else { return .some(nil) }
-            if let value = cursor.value(forIntegerKey: key) { return value }
+            if let (foundKey, value) = cursor.entry(forIntegerKey: key) {
+                let layout = environment.pageLayout
+                nearbyLeaf = CachedLeaf(holding: foundKey.baseAddress, layout: layout).map { (dbi, $0) }
+                return value
+            }
             // Not found, or a fault: the plain lookup tells which (and stops on a fault).
             return cursor.failure == nil ? .some(nil) : nil
         }

@@ -49,7 +49,7 @@ extension RealmCore {
         guard owner._isIterationAccessor, reusesAccessors(of: table) else { return nil }
         if var spare = owner._spareLinkTarget {
             owner._spareLinkTarget = nil
-            if Swift.type(of: spare) == type, spare._coreOwner === self, Self.nothingElseReferences(&spare) {
+            if Swift.type(of: spare) == type, spare._coreOwner === self, soleReference.holds(&spare) {
                 spare._repoint(core: self, table: table, key: key, epoch: epoch)
                 owner._spareLinkTarget = spare
                 return unsafeDowncast(spare, to: type)
@@ -79,7 +79,7 @@ extension RealmCore {
     {
         if var candidate = previous {
             previous = nil
-            if Self.nothingElseReferences(&candidate) {
+            if soleReference.holds(&candidate) {
                 candidate._repoint(core: self, table: table, key: key, epoch: epoch)
                 return candidate
             }
@@ -100,11 +100,6 @@ extension RealmCore {
         table.info.accessorsAreReusable && !table.needsAccessorSetup && !isFrozen
     }
 
-    /// Whether `object`, held by the caller, has no other strong, weak or unowned reference: then
-    /// nobody can see it pointed at another row.
-    private static func nothingElseReferences(_ object: inout ObjectBase) -> Bool {
-        isKnownUniquelyReferenced(&object) && _getWeakRetainCount(object) <= 1 && _getUnownedRetainCount(object) <= 1
-    }
 
     func makeManaged(_ object: ObjectBase, table: Table, key: ObjectKey) {
         object._coreOwner = self

@@ -27,6 +27,9 @@ final class RealmCore {
     @exclusivity(unchecked) private(set) var writeTransaction: Transaction?
     /// Changes whenever what a read would see may have changed.
     @usableFromInline @exclusivity(unchecked) private(set) var changeStamp: UInt64 = nextChangeStamp()
+    /// Whether an accessor held by an iteration has no other reference: then nobody can see it
+    /// pointed at another row (see ``accessor(reusing:_:table:key:)``).
+    @exclusivity(unchecked) var soleReference = SoleReference()
     /// Bumped by `invalidate()`: accessors from an earlier epoch are invalidated.
     @exclusivity(unchecked) private(set) var epoch: UInt64 = 0
     private(set) var isClosed = false

@@ -177,7 +177,18 @@ final class RealmCore {
     var hasReadTransaction: Bool { readTransaction != nil }
 
     /// The transaction reads use: the write transaction if one is open, else the snapshot.
+    /// The common case, a live snapshot and no write, is inlined into every read.
     var transaction: Transaction {
+        @inline(__always) get {
+            if writeTransaction == nil, let readTransaction, !readTransaction.isSuspended { return readTransaction }
+            return transactionBeginningIfNeeded
+        }
+    }
+
+    /// ``transaction`` in every other case: a write, a write that ran out of space, a suspended
+    /// or missing snapshot.
+    @inline(never)
+    private var transactionBeginningIfNeeded: Transaction {
         if let writeTransaction {
             if writeTransaction.resourceFailure == nil { return writeTransaction }
             // The write ran out of space and LMDB refuses to read it any more: reads see the

@@ -137,6 +137,51 @@ import Testing
         #expect(found > 10_000)
     }
 
+    /// `Transaction.get(_:nearKey:)` does the same for byte keys in LMDB's default order: keys
+    /// of different lengths, some the beginning of others (as a collection's header key is of
+    /// its chunks' keys), compared with what LMDB's own get answers.
+    @Test(arguments: [6, 7] as [UInt64])
+    func nearbyByteKeyLookupsFromTheKeptLeafPageGiveWhatLMDBGives(seed: UInt64) throws {
+        let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
+                                          mapSizeLimit: 1 << 30)
+        var random = SeededGenerator(state: seed)
+        func key(_ owner: UInt64, _ tail: [UInt8]) -> [UInt8] {
+            withUnsafeBytes(of: owner.bigEndian) { Array($0) } + tail
+        }
+        var keys = [[UInt8]]()
+        for owner in UInt64(0)..<1_500 where Int.random(in: 0..<5, using: &random) != 0 {
+            keys.append(key(owner, [0]))  // a header
+            for chunk in 0..<Int.random(in: 0...3, using: &random) { keys.append(key(owner, [1, 0, 0, 0, UInt8(chunk)])) }
+            if Bool.random(using: &random) { keys.append(key(owner, [])) }  // the beginning of the others
+        }
+        let txn = try environment.beginWrite()
+        let data = try #require(try txn.database(named: "bytes", create: true))
+        for stored in keys {
+            let length = Int.random(in: 0..<30, using: &random) == 0 ? Int.random(in: 2_000...6_000, using: &random)
+                : Int.random(in: 0...60, using: &random)
+            let value = (0..<length).map { UInt8(truncatingIfNeeded: $0 &+ stored.count &* 13 &+ Int(stored[stored.count / 2])) }
+            _ = try stored.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.put(data, key: k, value: $0) } }
+        }
+        try txn.commit()
+
+        let read = try environment.beginRead()
+        defer { read.abort() }
+        var index = 0
+        for _ in 0..<20_000 {
+            let probe: [UInt8]
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0: probe = key(UInt64.random(in: 0...1_600, using: &random), [UInt8.random(in: 0...2, using: &random)])
+            case 1: probe = Array(keys[Int.random(in: 0..<keys.count, using: &random)].dropLast())
+            default:
+                index = (index + 1) % keys.count
+                probe = keys[index]
+            }
+            let near = probe.withUnsafeBytes { read.get(data, nearKey: $0).map(Array.init) }
+            let plain = probe.withUnsafeBytes { read.get(data, key: $0).map(Array.init) }
+            #expect(near == plain, "key \(probe)")
+        }
+    }
+
     @Test func anEmptyDatabaseGivesNothing() throws {
         let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
                                           mapSizeLimit: 1 << 30)

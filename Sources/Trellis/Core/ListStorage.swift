@@ -117,7 +117,7 @@ extension RealmCore {
         var out = [UnsafeRawBufferPointer]()
         out.reserveCapacity(header.count)
         for chunk in header.chunks {
-            if let bytes = location.withChunkKey(chunk.id, { transaction.get(file.collections, key: $0) }) {
+            if let bytes = location.withChunkKey(chunk.id, { transaction.get(file.collections, nearKey: $0) }) {
                 ListChunk.appendElements(of: bytes, to: &out)
             }
         }

@@ -3,13 +3,13 @@ extension RealmCore {
     // MARK: - Raw entries
 
     func collectionValue(_ key: [UInt8]) -> UnsafeRawBufferPointer? {
-        key.withUnsafeBytes { transaction.get(file.collections, key: $0) }
+        key.withUnsafeBytes { transaction.get(file.collections, nearKey: $0) }
     }
 
     /// A collection's header (a list's count and chunks; a set's or map's count), read with its
     /// key built on the stack: every collection read starts here.
     func collectionHeader(_ location: CollectionLocation) -> UnsafeRawBufferPointer? {
-        location.withHeaderKey { transaction.get(file.collections, key: $0) }
+        location.withHeaderKey { transaction.get(file.collections, nearKey: $0) }
     }
 
     func putCollectionValue(_ key: [UInt8], _ value: [UInt8]) {

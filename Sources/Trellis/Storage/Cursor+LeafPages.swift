@@ -141,24 +141,41 @@ struct LeafPage {
     func entry(_ index: Int, upper: Int, layout: PageLayout) -> (key: UInt64, value: UnsafeRawBufferPointer)? {
         let page = UnsafeRawBufferPointer(start: start, count: size)
         let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
-        let keyStart = offset &+ Self.nodeHeaderSize
-        guard offset >= upper, keyStart &+ 8 <= size,
-              page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8
+        guard offset >= upper, offset &+ Self.nodeHeaderSize &+ 8 <= size,
+              page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8,
+              let value = value(ofNodeAt: offset, keySize: 8, layout: layout)
         else { return nil }
+        return (page.loadUnaligned(fromByteOffset: offset &+ Self.nodeHeaderSize, as: UInt64.self), value)
+    }
+
+    /// The key of node `index` (below the node count), if the node and its key lie inside the
+    /// page; with the node's offset.
+    @inline(__always)
+    func keyBytes(_ index: Int, upper: Int) -> (key: UnsafeRawBufferPointer, offset: Int)? {
+        let page = UnsafeRawBufferPointer(start: start, count: size)
+        let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
+        guard offset >= upper, offset &+ Self.nodeHeaderSize <= size else { return nil }
+        let keySize = Int(page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self))
+        guard offset &+ Self.nodeHeaderSize &+ keySize <= size else { return nil }
+        return (UnsafeRawBufferPointer(start: start + (offset &+ Self.nodeHeaderSize), count: keySize), offset)
+    }
+
+    /// The value of the node at `offset` whose key is `keySize` bytes: in the page, or on
+    /// overflow pages inside the file; nil for any other kind of node, or one reaching outside.
+    @inline(__always)
+    func value(ofNodeAt offset: Int, keySize: Int, layout: PageLayout) -> UnsafeRawBufferPointer? {
+        let page = UnsafeRawBufferPointer(start: start, count: size)
         let flags = page.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self)
         let dataSize = Int(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
             | Int(page.loadUnaligned(fromByteOffset: offset &+ 2, as: UInt16.self)) << 16
-        let dataStart = keyStart &+ 8
-        let key = page.loadUnaligned(fromByteOffset: keyStart, as: UInt64.self)
+        let dataStart = offset &+ Self.nodeHeaderSize &+ keySize
         if flags == 0 {
             guard dataStart &+ dataSize <= size else { return nil }
-            return (key, UnsafeRawBufferPointer(start: start + dataStart, count: dataSize))
+            return UnsafeRawBufferPointer(start: start + dataStart, count: dataSize)
         }
-        guard flags == Self.bigDataNode, dataStart &+ 8 <= size,
-              let overflow = Self.overflowValue(page: page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self),
-                                                count: dataSize, layout: layout)
-        else { return nil }
-        return (key, overflow)
+        guard flags == Self.bigDataNode, dataStart &+ 8 <= size else { return nil }
+        return Self.overflowValue(page: page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self),
+                                  count: dataSize, layout: layout)
     }
 
     /// A value kept on overflow pages from `page` on, if it lies in the map and the file.
@@ -173,55 +190,3 @@ struct LeafPage {
     }
 }
 
-/// The leaf page a lookup by integer key landed on last (``Cursor/value(forIntegerKey:)``).
-///
-/// A B-tree leaf holds every key from its first to its last, so a key in that range is on it
-/// or nowhere. Lookups of nearby keys (links made in order, list elements, a walk's rows) then
-/// read the page in place: a guess at the key's place (keys made in order are dense), else a
-/// binary search. Kept only in read snapshots, whose pages never change; a node that is not
-/// sound sends the lookup back to LMDB.
-struct CachedLeaf {
-    let page: LeafPage
-    let layout: PageLayout
-    let count: Int
-    let upper: Int
-    let firstKey: UInt64
-    let lastKey: UInt64
-
-    /// The leaf holding `keyAddress` (a key LMDB just returned), if its page is in the map and
-    /// its header, first and last nodes are sound.
-    init?(holding keyAddress: UnsafeRawPointer?, layout: PageLayout?) {
-        guard let layout, let page = layout.page(holding: keyAddress), let (count, upper) = page.checkedHeader(),
-              let first = page.key(0, upper: upper), let last = page.key(count &- 1, upper: upper), first <= last
-        else { return nil }
-        self.page = page
-        self.layout = layout
-        self.count = count
-        self.upper = upper
-        firstKey = first
-        lastKey = last
-    }
-
-    /// `.some(value)` for a key on this page, `.some(nil)` for a key in its range it does not
-    /// hold (so no page does), nil when LMDB must answer (outside the range, or a node that is
-    /// not sound).
-    @inline(__always)
-    func value(forKey key: UInt64) -> UnsafeRawBufferPointer?? {
-        guard key >= firstKey, key <= lastKey else { return nil }
-        let guess = key &- firstKey
-        if guess < UInt64(count), let found = page.entry(Int(guess), upper: upper, layout: layout), found.key == key {
-            return .some(found.value)
-        }
-        var low = 0, high = count &- 1
-        while low <= high {
-            let middle = (low &+ high) >> 1
-            guard let found = page.key(middle, upper: upper) else { return nil }
-            if found == key {
-                guard let entry = page.entry(middle, upper: upper, layout: layout) else { return nil }
-                return .some(entry.value)
-            }
-            if found < key { low = middle &+ 1 } else { high = middle &- 1 }
-        }
-        return .some(nil)
-    }
-}

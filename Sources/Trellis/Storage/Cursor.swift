@@ -82,6 +82,13 @@ final class Cursor {
     /// order, as `Transaction` writes them).
     static func integerKey(_ raw: UnsafeRawBufferPointer) -> UInt64 { raw.load(orZeroAt: 0, as: UInt64.self) }
 
+    /// The entry stored under `key`, positioning the cursor there.
+    func entry(forKey key: UnsafeRawBufferPointer) -> Entry? {
+        lastIntegerKey = nil
+        lastCounted = nil
+        return move(MDB_SET_KEY, key: key)
+    }
+
     /// The key `entry(forIntegerKey:)` last found, where the cursor now sits.
     private var lastIntegerKey: UInt64?
 

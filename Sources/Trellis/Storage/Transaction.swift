@@ -31,6 +31,8 @@ final class Transaction {
     /// The leaf page ``get(_:nearIntegerKey:)`` last landed on, and its database; forgotten with
     /// the reusable cursors, when the snapshot ends.
     private var nearbyLeaf: (DatabaseHandle, CachedLeaf)?
+    /// The leaf page ``get(_:nearKey:)`` last landed on, and its database; forgotten likewise.
+    private var nearbyBytesLeaf: (DatabaseHandle, CachedBytesLeaf)?
     /// Set when the transaction is read from several threads at once (a frozen Realm): then no
     /// cursor is shared.
     private var isShared = false
@@ -107,6 +109,7 @@ final class Transaction {
     deinit {
         reusableCursors = (nil, nil)
         nearbyLeaf = nil
+        nearbyBytesLeaf = nil
         if let handle {
             mdb_txn_abort(handle)
             environment.transactionEnded()
@@ -127,6 +130,7 @@ final class Transaction {
     func commit() throws {
         reusableCursors = (nil, nil)
         nearbyLeaf = nil
+        nearbyBytesLeaf = nil
         let txn = self.txn
         handle = nil
         let code = mdb_txn_commit(txn)
@@ -146,6 +150,7 @@ final class Transaction {
     func abort() {
         reusableCursors = (nil, nil)
         nearbyLeaf = nil
+        nearbyBytesLeaf = nil
         guard let handle else { return }
         mdb_txn_abort(handle)
         self.handle = nil
@@ -170,6 +175,7 @@ final class Transaction {
         guard let txn = handle, suspendedVersion == nil else { return }
         reusableCursors = (nil, nil)
         nearbyLeaf = nil
+        nearbyBytesLeaf = nil
         suspendedVersion = mdb_txn_id(txn)
         mdb_txn_reset(txn)
     }
@@ -179,6 +185,7 @@ final class Transaction {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
         reusableCursors = (nil, nil)
         nearbyLeaf = nil
+        nearbyBytesLeaf = nil
         let txn = self.txn
         if suspendedVersion == nil { mdb_txn_reset(txn) }
         suspendedVersion = nil
@@ -284,6 +291,7 @@ final class Transaction {
         isShared = true
         reusableCursors = (nil, nil)
         nearbyLeaf = nil
+        nearbyBytesLeaf = nil
         for dbi in environment.handles.all { _ = entryCount(dbi) }
     }
 
@@ -432,6 +440,25 @@ final class Transaction {
             return cursor.failure == nil ? .some(nil) : nil
         }
         return found ?? get(dbi, integerKey: key)
+    }
+
+    /// The value stored under a byte key, like ``get(_:key:)``; in a read snapshot, the leaf page
+    /// the last such lookup landed on is kept (``CachedBytesLeaf``), so that a key it holds is
+    /// read from it in place: a collection's header and chunks, and those of the next object,
+    /// sit side by side.
+    func get(_ dbi: DatabaseHandle, nearKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        if isShared || !isReadOnly { return get(dbi, key: key) }
+        if let (database, leaf) = nearbyBytesLeaf, database == dbi, let found = leaf.value(forKey: key) { return found }
+        let found = withReusableCursor(dbi) { cursor -> UnsafeRawBufferPointer?? in
+            guard let cursor else { return .some(nil) }
+            if let (foundKey, value) = cursor.entry(forKey: key) {
+                nearbyBytesLeaf = CachedBytesLeaf(holding: foundKey.baseAddress, layout: environment.pageLayout)
+                    .map { (dbi, $0) }
+                return value
+            }
+            return cursor.failure == nil ? .some(nil) : nil
+        }
+        return found ?? get(dbi, key: key)
     }
 
     /// A cursor over `dbi`, or nil when this snapshot does not have the database (it was

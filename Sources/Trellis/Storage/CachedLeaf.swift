@@ -1,0 +1,115 @@
+import Foundation
+
+// Leaf pages kept by a read snapshot for the lookups that follow: a B-tree leaf holds every key
+// from its first to its last, so a key in that range is on it or nowhere, and nearby lookups
+// (links made in order, list elements, the collections of consecutive objects) read it in
+// place instead of descending the tree again. A read snapshot's pages never change; a node
+// that is not sound sends the lookup back to LMDB.
+
+/// The leaf page a lookup by integer key landed on last (``Transaction/get(_:nearIntegerKey:)``).
+///
+/// A B-tree leaf holds every key from its first to its last, so a key in that range is on it
+/// or nowhere. Lookups of nearby keys (links made in order, list elements, a walk's rows) then
+/// read the page in place: a guess at the key's place (keys made in order are dense), else a
+/// binary search. Kept only in read snapshots, whose pages never change; a node that is not
+/// sound sends the lookup back to LMDB.
+struct CachedLeaf {
+    let page: LeafPage
+    let layout: PageLayout
+    let count: Int
+    let upper: Int
+    let firstKey: UInt64
+    let lastKey: UInt64
+
+    /// The leaf holding `keyAddress` (a key LMDB just returned), if its page is in the map and
+    /// its header, first and last nodes are sound.
+    init?(holding keyAddress: UnsafeRawPointer?, layout: PageLayout?) {
+        guard let layout, let page = layout.page(holding: keyAddress), let (count, upper) = page.checkedHeader(),
+              let first = page.key(0, upper: upper), let last = page.key(count &- 1, upper: upper), first <= last
+        else { return nil }
+        self.page = page
+        self.layout = layout
+        self.count = count
+        self.upper = upper
+        firstKey = first
+        lastKey = last
+    }
+
+    /// `.some(value)` for a key on this page, `.some(nil)` for a key in its range it does not
+    /// hold (so no page does), nil when LMDB must answer (outside the range, or a node that is
+    /// not sound).
+    @inline(__always)
+    func value(forKey key: UInt64) -> UnsafeRawBufferPointer?? {
+        guard key >= firstKey, key <= lastKey else { return nil }
+        let guess = key &- firstKey
+        if guess < UInt64(count), let found = page.entry(Int(guess), upper: upper, layout: layout), found.key == key {
+            return .some(found.value)
+        }
+        var low = 0, high = count &- 1
+        while low <= high {
+            let middle = (low &+ high) >> 1
+            guard let found = page.key(middle, upper: upper) else { return nil }
+            if found == key {
+                guard let entry = page.entry(middle, upper: upper, layout: layout) else { return nil }
+                return .some(entry.value)
+            }
+            if found < key { low = middle &+ 1 } else { high = middle &- 1 }
+        }
+        return .some(nil)
+    }
+}
+
+/// The leaf page a lookup by byte key landed on last (``Transaction/get(_:nearKey:)``), for a
+/// database in LMDB's default key order: bytes compared as unsigned, a key before any longer
+/// key it begins (the collections' headers and chunks, keyed by class, object and property).
+struct CachedBytesLeaf {
+    let page: LeafPage
+    let layout: PageLayout
+    let count: Int
+    let upper: Int
+    let firstKey: UnsafeRawBufferPointer
+    let lastKey: UnsafeRawBufferPointer
+
+    /// The leaf holding `keyAddress` (a key LMDB just returned), if its page is in the map and
+    /// its header, first and last nodes are sound.
+    init?(holding keyAddress: UnsafeRawPointer?, layout: PageLayout?) {
+        guard let layout, let page = layout.page(holding: keyAddress), let (count, upper) = page.checkedHeader(),
+              let first = page.keyBytes(0, upper: upper), let last = page.keyBytes(count &- 1, upper: upper),
+              Self.compare(first.key, last.key) <= 0
+        else { return nil }
+        self.page = page
+        self.layout = layout
+        self.count = count
+        self.upper = upper
+        firstKey = first.key
+        lastKey = last.key
+    }
+
+    /// As ``CachedLeaf/value(forKey:)``.
+    func value(forKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
+        guard Self.compare(key, firstKey) >= 0, Self.compare(key, lastKey) <= 0 else { return nil }
+        var low = 0, high = count &- 1
+        while low <= high {
+            let middle = (low &+ high) >> 1
+            guard let (found, offset) = page.keyBytes(middle, upper: upper) else { return nil }
+            let order = Self.compare(found, key)
+            if order == 0 {
+                guard let value = page.value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
+                return .some(value)
+            }
+            if order < 0 { low = middle &+ 1 } else { high = middle &- 1 }
+        }
+        return .some(nil)
+    }
+
+    /// LMDB's default order (`mdb_cmp_memn`): the shared bytes, then the shorter first.
+    @inline(__always)
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let shared = min(a.count, b.count)
+        if shared > 0, let left = a.baseAddress, let right = b.baseAddress {
+            let difference = memcmp(left, right, shared)
+            if difference != 0 { return Int(difference) }
+        }
+        return a.count &- b.count
+    }
+}

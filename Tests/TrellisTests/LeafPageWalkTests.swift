@@ -108,12 +108,18 @@ import Testing
         var random = SeededGenerator(state: seed)
         let txn = try environment.beginWrite()
         let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
+        // A second database (an owner's class beside its links' class): the transaction keeps a
+        // leaf for each of the two databases used last, which must never answer for the other.
+        let others = try #require(try txn.database(named: "others", create: true, integerKeys: true))
         var key: UInt64 = 10
         for _ in 0..<3_000 {
             let length = Int.random(in: 0..<25, using: &random) == 0 ? Int.random(in: 2_000...9_000, using: &random)
                 : Int.random(in: 0...90, using: &random)
             try Self.value(for: key, round: 0, length: length).withUnsafeBytes {
                 try txn.put(rows, integerKey: key, value: $0, append: true)
+            }
+            try Self.value(for: key, round: 1, length: length / 2).withUnsafeBytes {
+                try txn.put(others, integerKey: key, value: $0, append: true)
             }
             key += Int.random(in: 0..<4, using: &random) == 0 ? UInt64.random(in: 2...5, using: &random) : 1
         }
@@ -132,6 +138,11 @@ import Testing
             let near = read.get(rows, nearIntegerKey: probe).map(Array.init)
             let plain = read.get(rows, integerKey: probe).map(Array.init)
             #expect(near == plain, "key \(probe)")
+            if Bool.random(using: &random) {
+                let other = probe &+ UInt64.random(in: 0...2, using: &random)
+                #expect(read.get(others, nearIntegerKey: other).map(Array.init)
+                    == read.get(others, integerKey: other).map(Array.init), "other key \(other)")
+            }
             if plain != nil { found += 1 }
         }
         #expect(found > 10_000)

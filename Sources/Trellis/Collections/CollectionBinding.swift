@@ -64,8 +64,10 @@ struct CollectionBinding {
 
     /// Whether the owning object still exists in the current snapshot.
     var isValid: Bool {
+        // The owner's row is looked up near the last one read (iterating owners, their rows
+        // are consecutive: the kept leaf page answers).
         !core.isClosed && epoch == core.epoch && core.hasSnapshot
-            && core.rowView(location.table, location.key) != nil
+            && core.transaction.get(location.table.rows, nearIntegerKey: location.key) != nil
     }
 
     func verifyReadable() {

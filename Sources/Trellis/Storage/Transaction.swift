@@ -28,9 +28,9 @@ final class Transaction {
     /// entries, and a run of link hops to consecutive keys steps instead of searching. Closed
     /// before the transaction ends.
     private var reusableCursors: (Cursor?, Cursor?)
-    /// The leaf page ``get(_:nearIntegerKey:)`` last landed on, and its database; forgotten with
-    /// the reusable cursors, when the snapshot ends.
-    private var nearbyLeaf: (DatabaseHandle, CachedLeaf)?
+    /// The leaf pages ``get(_:nearIntegerKey:)`` last landed on in two databases, the most
+    /// recent first; forgotten with the reusable cursors, when the snapshot ends.
+    private var nearbyLeaves: ((DatabaseHandle, CachedLeaf)?, (DatabaseHandle, CachedLeaf)?)
     /// The leaf page ``get(_:nearKey:)`` last landed on, and its database; forgotten likewise.
     private var nearbyBytesLeaf: (DatabaseHandle, CachedBytesLeaf)?
     /// Set when the transaction is read from several threads at once (a frozen Realm): then no
@@ -108,7 +108,7 @@ final class Transaction {
 
     deinit {
         reusableCursors = (nil, nil)
-        nearbyLeaf = nil
+        nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
         if let handle {
             mdb_txn_abort(handle)
@@ -129,7 +129,7 @@ final class Transaction {
 
     func commit() throws {
         reusableCursors = (nil, nil)
-        nearbyLeaf = nil
+        nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
         let txn = self.txn
         handle = nil
@@ -149,7 +149,7 @@ final class Transaction {
 
     func abort() {
         reusableCursors = (nil, nil)
-        nearbyLeaf = nil
+        nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
         guard let handle else { return }
         mdb_txn_abort(handle)
@@ -174,7 +174,7 @@ final class Transaction {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be suspended.")
         guard let txn = handle, suspendedVersion == nil else { return }
         reusableCursors = (nil, nil)
-        nearbyLeaf = nil
+        nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
         suspendedVersion = mdb_txn_id(txn)
         mdb_txn_reset(txn)
@@ -184,7 +184,7 @@ final class Transaction {
     func renew() throws {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
         reusableCursors = (nil, nil)
-        nearbyLeaf = nil
+        nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
         let txn = self.txn
         if suspendedVersion == nil { mdb_txn_reset(txn) }
@@ -290,7 +290,7 @@ final class Transaction {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
         isShared = true
         reusableCursors = (nil, nil)
-        nearbyLeaf = nil
+        nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
         for dbi in environment.handles.all { _ = entryCount(dbi) }
     }
@@ -428,12 +428,16 @@ final class Transaction {
     /// read from it in place, with no call into LMDB. A read snapshot's pages never change.
     func get(_ dbi: DatabaseHandle, nearIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
         if isShared || !isReadOnly { return get(dbi, integerKey: key) }
-        if let (database, leaf) = nearbyLeaf, database == dbi, let found = leaf.value(forKey: key) { return found }
+        if let (database, leaf) = nearbyLeaves.0, database == dbi, let found = leaf.value(forKey: key) { return found }
+        if let (database, leaf) = nearbyLeaves.1, database == dbi, let found = leaf.value(forKey: key) { return found }
         let found = withReusableCursor(dbi) { cursor -> UnsafeRawBufferPointer?? in
             guard let cursor else { return .some(nil) }
             if let (foundKey, value) = cursor.entry(forIntegerKey: key) {
-                let layout = environment.pageLayout
-                nearbyLeaf = CachedLeaf(holding: foundKey.baseAddress, layout: layout).map { (dbi, $0) }
+                if let leaf = CachedLeaf(holding: foundKey.baseAddress, layout: environment.pageLayout) {
+                    // One leaf per database, the two used last: an owner's class and its links'.
+                    nearbyLeaves = nearbyLeaves.0?.0 == dbi ? ((dbi, leaf), nearbyLeaves.1)
+                        : ((dbi, leaf), nearbyLeaves.0)
+                }
                 return value
             }
             // Not found, or a fault: the plain lookup tells which (and stops on a fault).

@@ -181,14 +181,13 @@ public struct Persisted<Value: _Persistable> {
         guard let maker = field.accessorMaker else {
             throwRealmException("Trellis internal error: no accessor for '\(field.name)'.")
         }
-        // `maker` is `Value` itself (see FieldInfo.accessorMaker): it initializes the slot.
-        return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-            guard let slot = buffer.baseAddress else {
-                throwRealmException("Trellis internal error: no memory for the accessor of '\(field.name)'.")
-            }
-            maker._trellisMakeAccessor(object, field, into: UnsafeMutableRawPointer(slot))
-            return slot.move()
-        }
+        // `maker` is `Value` itself (see FieldInfo.accessorMaker): it initializes the slot. Not
+        // `withUnsafeTemporaryAllocation`, which in code generic over `Value` looks the metadata
+        // of a `Result` up at run time on every call (about 330 instructions).
+        let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        defer { slot.deallocate() }
+        maker._trellisMakeAccessor(object, field, into: UnsafeMutableRawPointer(slot))
+        return slot.move()
     }
 
     /// A managed object whose wrappers were never bound: a bug in Trellis, never a stale value.

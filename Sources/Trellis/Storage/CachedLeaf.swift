@@ -85,9 +85,25 @@ struct CachedBytesLeaf {
         lastKey = last.key
     }
 
-    /// As ``CachedLeaf/value(forKey:)``.
-    func value(forKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
+    /// The node a lookup found last: lookups often ask for the keys that follow it (a list's
+    /// header, then its chunk, then the next object's header).
+    private var lastFound = -1
+
+    /// As ``CachedLeaf/value(forKey:)``; tries the two nodes after the last one found first.
+    mutating func value(forKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
         guard Self.compare(key, firstKey) >= 0, Self.compare(key, lastKey) <= 0 else { return nil }
+        var guess = lastFound &+ 1
+        while guess > 0, guess <= lastFound &+ 2, guess < count {
+            guard let (found, offset) = page.keyBytes(guess, upper: upper) else { return nil }
+            let order = Self.compare(found, key)
+            if order > 0 { break }
+            if order == 0 {
+                guard let value = page.value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
+                lastFound = guess
+                return .some(value)
+            }
+            guess &+= 1
+        }
         var low = 0, high = count &- 1
         while low <= high {
             let middle = (low &+ high) >> 1
@@ -95,6 +111,7 @@ struct CachedBytesLeaf {
             let order = Self.compare(found, key)
             if order == 0 {
                 guard let value = page.value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
+                lastFound = middle
                 return .some(value)
             }
             if order < 0 { low = middle &+ 1 } else { high = middle &- 1 }

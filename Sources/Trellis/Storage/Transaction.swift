@@ -30,9 +30,10 @@ final class Transaction {
     private var reusableCursors: (Cursor?, Cursor?)
     /// The leaf pages ``get(_:nearIntegerKey:)`` last landed on in two databases, the most
     /// recent first; forgotten with the reusable cursors, when the snapshot ends.
-    private var nearbyLeaves: ((DatabaseHandle, CachedLeaf)?, (DatabaseHandle, CachedLeaf)?)
+    // Unchecked: used only when the transaction is not shared between threads.
+    @exclusivity(unchecked) private var nearbyLeaves: ((DatabaseHandle, CachedLeaf)?, (DatabaseHandle, CachedLeaf)?)
     /// The leaf page ``get(_:nearKey:)`` last landed on, and its database; forgotten likewise.
-    private var nearbyBytesLeaf: (DatabaseHandle, CachedBytesLeaf)?
+    @exclusivity(unchecked) private var nearbyBytesLeaf: (DatabaseHandle, CachedBytesLeaf)?
     /// Set when the transaction is read from several threads at once (a frozen Realm): then no
     /// cursor is shared.
     private var isShared = false
@@ -452,7 +453,7 @@ final class Transaction {
     /// sit side by side.
     func get(_ dbi: DatabaseHandle, nearKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         if isShared || !isReadOnly { return get(dbi, key: key) }
-        if let (database, leaf) = nearbyBytesLeaf, database == dbi, let found = leaf.value(forKey: key) { return found }
+        if nearbyBytesLeaf?.0 == dbi, let found = nearbyBytesLeaf?.1.value(forKey: key) { return found }
         let found = withReusableCursor(dbi) { cursor -> UnsafeRawBufferPointer?? in
             guard let cursor else { return .some(nil) }
             if let (foundKey, value) = cursor.entry(forKey: key) {

@@ -93,6 +93,40 @@ final class ReuseNode: Object {
         }
     }
 
+    @Test func listsTheCallerKeepsOrHoldsWeaklyNeverChangeUnderIt() throws {
+        // A list read through an iteration accessor and dropped is pointed at the next owner's
+        // list; one the caller keeps, or holds weakly or unowned, never is.
+        let realm = try ownersAndPets()
+        var kept = [(age: Int, pets: List<ReusePet>)]()
+        weak var weakList: List<ReusePet>?
+        var unownedLists = [UnownedList]()
+        for owner in realm.objects(ReuseOwner.self).sorted(byKeyPath: "age") {
+            let ages: [Int] = owner.pets.map(\.age)  // read and dropped: reusable
+            #expect(ages == [owner.age, owner.age + 1])
+            switch owner.age {
+            case 10: weakList = owner.pets
+            case 20: unownedLists.append(UnownedList(owner.pets))
+            default: if owner.age % 9 == 0 { kept.append((owner.age, owner.pets)) }
+            }
+            if let list = weakList { #expect(list.map(\.age) == [10, 11]) }
+            #expect(owner.pets.first?.name == "pet \(owner.age)")
+        }
+        for (age, pets) in kept { #expect(pets.map(\.age) == [age, age + 1]) }
+        #expect(kept.count == 23)
+    }
+
+    @Test func aReusedListAccessorFollowsWritesToItsNewOwner() throws {
+        let realm = try ownersAndPets()
+        var seen = 0
+        for owner in realm.objects(ReuseOwner.self).sorted(byKeyPath: "age") where owner.age < 20 {
+            _ = owner.pets.count
+            try realm.write { owner.pets.removeFirst() }
+            #expect(owner.pets.map(\.age) == [owner.age + 1])
+            seen += 1
+        }
+        #expect(seen == 20)
+    }
+
     @Test func linkingObjectsValuesTheCallerKeepsNeverChangeUnderIt() throws {
         let realm = try ownersAndPets()
         var kept = [(age: Int, owners: LinkingObjects<ReuseOwner>)]()
@@ -175,4 +209,10 @@ final class ReuseNode: Object {
         #expect(owner._spareLinkTarget == nil)
         #expect(owner.pet?.owners.count == 1)
     }
+}
+
+/// Holds a list unowned, as a program may.
+final class UnownedList {
+    unowned let list: List<ReusePet>
+    init(_ list: List<ReusePet>) { self.list = list }
 }

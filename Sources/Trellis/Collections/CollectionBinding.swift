@@ -208,6 +208,14 @@ extension _CollectionProperty {
         slot.initializeMemory(as: Self.self, to: Self(binding: CollectionBinding(object: object, field: field)))
     }
 
+    /// Sets and maps are made afresh for each owner (only `List` points its accessor at the next
+    /// owner's list, see ``List/_trellisRepointAccessor(at:to:_:)``).
+    static func _trellisRepointAccessor(at slot: UnsafeMutableRawPointer, to object: ObjectBase, _ field: FieldInfo)
+        -> Bool
+    {
+        false
+    }
+
     /// The Realm of a managed collection (the public `realm` of List, MutableSet and Map).
     var managingRealm: Realm? {
         switch storage {

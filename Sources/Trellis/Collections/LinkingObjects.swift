@@ -243,6 +243,13 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
         _StoredValue(.none)
     }
 
+    /// LinkingObjects values are made afresh on each read (see ``managedValue(_:_:readFrom:)``).
+    static func _trellisRepointAccessor(at slot: UnsafeMutableRawPointer, to object: ObjectBase, _ field: FieldInfo)
+        -> Bool
+    {
+        false
+    }
+
     static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo, into slot: UnsafeMutableRawPointer) {
         guard let managed = object._managed else {
             slot.initializeMemory(as: Self.self, to: _trellisDefaultValue())

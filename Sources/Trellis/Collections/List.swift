@@ -67,6 +67,23 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         backing = .nested(nested)
     }
 
+    /// Points the managed list accessor in `slot` at `field` of `object` when nothing else
+    /// references it: no other strong, weak or unowned reference, so nobody can see it change
+    /// (see ``Persisted/repointCollection(_:of:fieldIndex:)``). Saves an allocation, an
+    /// initialisation and a deinitialisation per owner whose list an iteration reads. Touches
+    /// `backing` only: the generic `storage` would look its type up at run time.
+    static func _trellisRepointAccessor(at slot: UnsafeMutableRawPointer, to object: ObjectBase, _ field: FieldInfo)
+        -> Bool
+    {
+        let accessor = slot.assumingMemoryBound(to: List<Element>.self)
+        guard isKnownUniquelyReferenced(&accessor.pointee), _getWeakRetainCount(accessor.pointee) <= 1,
+              _getUnownedRetainCount(accessor.pointee) <= 1, case .managed = accessor.pointee.backing,
+              object._managed != nil
+        else { return false }
+        accessor.pointee.backing = .managed(CollectionBinding(object: object, field: field))
+        return true
+    }
+
     /// Appends to an unmanaged list in place; false for a managed one.
     func appendIfUnmanaged(_ element: Element) -> Bool {
         guard case .unmanaged = backing else { return false }

@@ -131,6 +131,16 @@ public struct Persisted<Value: _Persistable> {
                 {
                     return value
                 }
+                // Kept for the row an iteration accessor read before it moved on: pointed at this
+                // row when nothing else references it (the wrapper lets go of it first).
+                if case .managedCached(var previous) = object[keyPath: storageKeyPath].storage {
+                    object[keyPath: storageKeyPath].storage = .managed
+                    if repointCollection(&previous, of: object, fieldIndex: field - 1) {
+                        object[keyPath: storageKeyPath].storage = .managedCached(previous)
+                        object[keyPath: storageKeyPath]._cachedFor = generation
+                        return previous
+                    }
+                }
                 let value = makeCollection(object, fieldIndex: field - 1)
                 object[keyPath: storageKeyPath].storage = .managedCached(value)
                 object[keyPath: storageKeyPath]._cachedFor = generation
@@ -174,6 +184,20 @@ public struct Persisted<Value: _Persistable> {
     static func makeCollection(_ object: ObjectBase, fieldIndex: Int) -> Value {
         guard let managed = object._managed else { unboundManagedRead(object) }
         return makeAccessor(object, managed.info.fields[fieldIndex])
+    }
+
+    /// Points `previous`, the collection accessor kept for the row `object` read before (an
+    /// iteration accessor moved on), at the collection of its current row; false when something
+    /// else references it (the program kept it), and a new one is made.
+    @usableFromInline
+    static func repointCollection(_ previous: inout Value, of object: ObjectBase, fieldIndex: Int) -> Bool {
+        guard let managed = object._managed, fieldIndex < managed.info.fields.count,
+              let maker = managed.info.fields[fieldIndex].accessorMaker
+        else { return false }
+        let field = managed.info.fields[fieldIndex]
+        return withUnsafeMutablePointer(to: &previous) {
+            maker._trellisRepointAccessor(at: UnsafeMutableRawPointer($0), to: object, field)
+        }
     }
 
     /// A new managed accessor of `field` (a collection or LinkingObjects) of `object`.
@@ -260,6 +284,10 @@ protocol _CachedAccessor {
     /// Initializes `slot` (uninitialized memory for one `Self`) with the managed accessor of
     /// `field` of `object`. Through a pointer rather than `Any`, so the caller casts nothing.
     static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo, into slot: UnsafeMutableRawPointer)
+    /// Points the accessor in `slot` (initialized, one `Self`) at `field` of `object` when
+    /// nothing but `slot` references it; false otherwise, leaving it as it was.
+    static func _trellisRepointAccessor(at slot: UnsafeMutableRawPointer, to object: ObjectBase, _ field: FieldInfo)
+        -> Bool
 }
 
 // MARK: - Codable

@@ -6,31 +6,40 @@ import Foundation
 // place instead of descending the tree again. A read snapshot's pages never change; a node
 // that is not sound sends the lookup back to LMDB.
 
-/// The leaf page a lookup by integer key landed on last (``Transaction/get(_:nearIntegerKey:)``).
-///
-/// A B-tree leaf holds every key from its first to its last, so a key in that range is on it
-/// or nowhere. Lookups of nearby keys (links made in order, list elements, a walk's rows) then
-/// read the page in place: a guess at the key's place (keys made in order are dense), else a
-/// binary search. Kept only in read snapshots, whose pages never change; a node that is not
-/// sound sends the lookup back to LMDB.
-struct CachedLeaf {
+/// A leaf page LMDB just landed on, in the map, with a sound header: what both kinds of cached
+/// leaf read their nodes from.
+struct CheckedLeaf {
     let page: LeafPage
     let layout: PageLayout
     let count: Int
     let upper: Int
-    let firstKey: UInt64
-    let lastKey: UInt64
 
-    /// The leaf holding `keyAddress` (a key LMDB just returned), if its page is in the map and
-    /// its header, first and last nodes are sound.
     init?(holding keyAddress: UnsafeRawPointer?, layout: PageLayout?) {
-        guard let layout, let page = layout.page(holding: keyAddress), let (count, upper) = page.checkedHeader(),
-              let first = page.key(0, upper: upper), let last = page.key(count &- 1, upper: upper), first <= last
+        guard let layout, let page = layout.page(holding: keyAddress), let (count, upper) = page.checkedHeader()
         else { return nil }
         self.page = page
         self.layout = layout
         self.count = count
         self.upper = upper
+    }
+}
+
+/// The leaf page a lookup by integer key landed on last (``Transaction/get(_:nearIntegerKey:)``):
+/// a key in its range is found by a guess at its place (keys made in order are dense), else a
+/// binary search.
+struct CachedLeaf {
+    let leaf: CheckedLeaf
+    let firstKey: UInt64
+    let lastKey: UInt64
+
+    /// The leaf holding `keyAddress` (a key LMDB just returned), if its first and last nodes
+    /// are sound too.
+    init?(holding keyAddress: UnsafeRawPointer?, layout: PageLayout?) {
+        guard let leaf = CheckedLeaf(holding: keyAddress, layout: layout),
+              let first = leaf.page.key(0, upper: leaf.upper), let last = leaf.page.key(leaf.count &- 1, upper: leaf.upper),
+              first <= last
+        else { return nil }
+        self.leaf = leaf
         firstKey = first
         lastKey = last
     }
@@ -41,6 +50,7 @@ struct CachedLeaf {
     @inline(__always)
     func value(forKey key: UInt64) -> UnsafeRawBufferPointer?? {
         guard key >= firstKey, key <= lastKey else { return nil }
+        let page = leaf.page, upper = leaf.upper, layout = leaf.layout, count = leaf.count
         let guess = key &- firstKey
         if guess < UInt64(count), let found = page.entry(Int(guess), upper: upper, layout: layout), found.key == key {
             return .some(found.value)
@@ -63,24 +73,19 @@ struct CachedLeaf {
 /// database in LMDB's default key order: bytes compared as unsigned, a key before any longer
 /// key it begins (the collections' headers and chunks, keyed by class, object and property).
 struct CachedBytesLeaf {
-    let page: LeafPage
-    let layout: PageLayout
-    let count: Int
-    let upper: Int
+    let leaf: CheckedLeaf
     let firstKey: UnsafeRawBufferPointer
     let lastKey: UnsafeRawBufferPointer
 
-    /// The leaf holding `keyAddress` (a key LMDB just returned), if its page is in the map and
-    /// its header, first and last nodes are sound.
+    /// The leaf holding `keyAddress` (a key LMDB just returned), if its first and last nodes
+    /// are sound too.
     init?(holding keyAddress: UnsafeRawPointer?, layout: PageLayout?) {
-        guard let layout, let page = layout.page(holding: keyAddress), let (count, upper) = page.checkedHeader(),
-              let first = page.keyBytes(0, upper: upper), let last = page.keyBytes(count &- 1, upper: upper),
+        guard let leaf = CheckedLeaf(holding: keyAddress, layout: layout),
+              let first = leaf.page.keyBytes(0, upper: leaf.upper),
+              let last = leaf.page.keyBytes(leaf.count &- 1, upper: leaf.upper),
               Self.compare(first.key, last.key) <= 0
         else { return nil }
-        self.page = page
-        self.layout = layout
-        self.count = count
-        self.upper = upper
+        self.leaf = leaf
         firstKey = first.key
         lastKey = last.key
     }
@@ -92,6 +97,7 @@ struct CachedBytesLeaf {
     /// As ``CachedLeaf/value(forKey:)``; tries the two nodes after the last one found first.
     mutating func value(forKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
         guard Self.compare(key, firstKey) >= 0, Self.compare(key, lastKey) <= 0 else { return nil }
+        let page = leaf.page, upper = leaf.upper, layout = leaf.layout, count = leaf.count
         var guess = lastFound &+ 1
         while guess > 0, guess <= lastFound &+ 2, guess < count {
             guard let (found, offset) = page.keyBytes(guess, upper: upper) else { return nil }

@@ -115,6 +115,32 @@ final class ReuseNode: Object {
         #expect(kept.count == 23)
     }
 
+    @Test func listElementsTheCallerKeepsNeverChangeUnderIt() throws {
+        // A list keeps the element accessor its iteration handed out last, for its next
+        // iteration (or the next owner's, when the list accessor moves on): one the caller kept
+        // must never be pointed at another row.
+        let realm = try ownersAndPets()
+        var kept = [ReusePet]()
+        for owner in realm.objects(ReuseOwner.self).sorted(byKeyPath: "age") {
+            for pet in owner.pets {
+                #expect(pet.name == "pet \(pet.age)")
+                if pet.age % 5 == 0 { kept.append(pet) }
+            }
+        }
+        #expect(kept.count == 80)  // 5, …, 195 twice (in two owners' lists), 0 and 200 once
+        for pet in kept { #expect(pet.age % 5 == 0 && pet.name == "pet \(pet.age)") }
+
+        // The same list iterated inside its own iteration.
+        let owner = try #require(realm.objects(ReuseOwner.self).sorted(byKeyPath: "age").first { $0.age == 3 })
+        var pairs = [[Int]]()
+        for outer in owner.pets {
+            let age = outer.age
+            for inner in owner.pets { pairs.append([outer.age, inner.age]) }
+            #expect(outer.age == age)
+        }
+        #expect(pairs == [[3, 3], [3, 4], [4, 3], [4, 4]])
+    }
+
     @Test func aReusedListAccessorFollowsWritesToItsNewOwner() throws {
         let realm = try ownersAndPets()
         var seen = 0

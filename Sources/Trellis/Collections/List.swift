@@ -25,6 +25,17 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     @exclusivity(unchecked) private var unmanagedElements: [Element]
     /// Where a managed list's elements are (`.unmanaged` while in memory).
     @exclusivity(unchecked) private var backing: CollectionBacking
+    /// The element accessor the last iteration handed out (made on the first iteration of a
+    /// list of objects).
+    @exclusivity(unchecked) private var spareElementBox: SpareAccessor?
+
+    /// The box of ``spareElementBox``, made when first needed.
+    private func spareElement() -> SpareAccessor {
+        if let box = spareElementBox { return box }
+        let box = SpareAccessor()
+        spareElementBox = box
+        return box
+    }
 
     /// The contents, in memory or stored (see ``CollectionStorage``).
     var storage: CollectionStorage<[Element]> {
@@ -177,7 +188,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         case .managed(let binding):
             binding.verifyReadable()
             let elements = binding.core.listElements(binding.location)
-            if let reader = ListObjectReader(binding, elementType: Element.self) {
+            if let reader = ListObjectReader(binding, elementType: Element.self, spare: spareElement) {
                 return Iterator(objects: _ListObjectWalk(core: binding.core, elements: elements, reader: reader))
             }
             return Iterator(source: .snapshot(binding, ElementSnapshot(elements)))

@@ -10,16 +10,32 @@ struct ListObjectReader {
     private let reusesAccessors: Bool
     /// The accessor handed out last, while `reusesAccessors`.
     private var handedOut: ObjectBase?
+    /// Where the list keeps it between iterations, so that its next iteration (or that of the
+    /// next owner's list, when the list accessor is pointed at it) starts with it instead of a
+    /// new one: taken when the iteration begins, given back when it reaches the end.
+    private let spare: SpareAccessor
 
     /// A reader for the elements of `binding`'s list, or nil when its elements are not objects
     /// of a class with a table (values, DynamicObjects, a class not stored yet: the generic path).
-    init?<Element>(_ binding: CollectionBinding, elementType _: Element.Type) {
+    init?<Element>(_ binding: CollectionBinding, elementType _: Element.Type, spare: () -> SpareAccessor) {
         guard binding.location.field.typeInfo.type == .object, let type = Element.self as? ObjectBase.Type,
               type != DynamicObject.self, let table = binding.core.table(for: type, create: false)
         else { return nil }
         self.type = type
         self.table = table
         reusesAccessors = binding.core.reusesAccessors(of: table)
+        self.spare = spare()
+        if reusesAccessors {
+            handedOut = self.spare.accessor
+            self.spare.accessor = nil
+        }
+    }
+
+    /// Gives the accessor handed out last back to the list, at the end of an iteration.
+    mutating func finish() {
+        guard let object = handedOut else { return }
+        handedOut = nil
+        spare.accessor = object
     }
 
     /// The accessor of the object `key` designates.
@@ -38,6 +54,14 @@ struct ListObjectReader {
         object._rowCache = RowCache(stamp: core.changeStamp, bytes: bytes)
         return object
     }
+}
+
+/// The element accessor a list's last iteration handed out (``ListObjectReader``), an object of
+/// the list's element class: the list keeps it, also when it is pointed at another owner's list
+/// (see ``List/_trellisRepointAccessor(at:to:_:)``).
+final class SpareAccessor {
+    // Unchecked: a list is iterated on its Realm's thread.
+    @exclusivity(unchecked) var accessor: ObjectBase?
 }
 
 /// The objects of a list of objects as it was when iteration began: its elements' keys, copied
@@ -66,7 +90,10 @@ public struct _ListObjectWalk {
     /// The next object; nil at the end.
     @usableFromInline
     mutating func next() -> ObjectBase? {
-        guard position < keys.count else { return nil }
+        guard position < keys.count else {
+            reader.finish()
+            return nil
+        }
         position += 1
         return reader.accessor(core, key: keys[position - 1])
     }

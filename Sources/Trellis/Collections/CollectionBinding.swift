@@ -38,6 +38,7 @@ extension Optional: RealmCollectionValue where Wrapped: RealmCollectionValue & _
 ///
 /// Holds the Realm strongly: a collection outlives the accessor of the object that owns it
 /// (`let dogs = person.dogs` stays usable), as in Realm.
+@usableFromInline
 struct CollectionBinding {
     let core: RealmCore
     let location: CollectionLocation

@@ -2,6 +2,7 @@
 /// iteration sees the collection as it was even if the loop body changes it (as in Realm).
 ///
 /// One allocation for all the bytes; elements are decoded one at a time as the loop asks.
+@usableFromInline
 final class ElementSnapshot {
     private let storage: UnsafeMutableRawBufferPointer
     private let starts: [Int]

@@ -181,16 +181,34 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     }
 
     /// Iterates the elements the list held when iteration began.
+    ///
+    /// Inlined into the app's module, where `Element` is known: an iterator over objects is made
+    /// and destroyed there with no run-time lookup of its generic type. Everything else is made
+    /// by ``_makeIterator()``.
+    @inlinable
     public func makeIterator() -> Iterator {
+        if let walk = _objectWalk() { return Iterator(objects: walk) }
+        return _makeIterator()
+    }
+
+    /// The walk over a managed list of objects (see ``ListObjectReader``); nil for any other list.
+    @usableFromInline
+    func _objectWalk() -> _ListObjectWalk? {
+        guard case .managed(let binding) = backing else { return nil }
+        binding.verifyReadable()
+        guard let reader = ListObjectReader(binding, elementType: Element.self, spare: spareElement) else { return nil }
+        return _ListObjectWalk(core: binding.core, elements: binding.core.listElements(binding.location), reader: reader)
+    }
+
+    /// The iterator of a list that ``_objectWalk()`` does not walk.
+    @usableFromInline
+    func _makeIterator() -> Iterator {
         switch backing {
         case .unmanaged:
             return Iterator(source: .array(unmanagedElements))
         case .managed(let binding):
             binding.verifyReadable()
             let elements = binding.core.listElements(binding.location)
-            if let reader = ListObjectReader(binding, elementType: Element.self, spare: spareElement) {
-                return Iterator(objects: _ListObjectWalk(core: binding.core, elements: elements, reader: reader))
-            }
             return Iterator(source: .snapshot(binding, ElementSnapshot(elements)))
         case .nested(let nested):
             return Iterator(source: .array(nestedElements(nested)))
@@ -202,13 +220,14 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     /// For a list of objects the walk is not generic (``_ListObjectWalk``) and `next()` is inlined
     /// into the caller, so handing out each object costs no generic value-witness call.
     public struct Iterator: IteratorProtocol {
+        @usableFromInline
         enum Source {
             case array([Element])
             case snapshot(CollectionBinding, ElementSnapshot)
             case objects
         }
-        let source: Source
-        var position = 0
+        @usableFromInline let source: Source
+        @usableFromInline var position = 0
         /// For a list of objects: its keys, made into accessors without generic code.
         @usableFromInline var objects: _ListObjectWalk?
 
@@ -216,6 +235,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             self.source = source
         }
 
+        @inlinable
         init(objects: _ListObjectWalk) {
             self.source = .objects
             self.objects = objects

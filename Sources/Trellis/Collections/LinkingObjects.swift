@@ -13,24 +13,27 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     CustomStringConvertible
 {
     /// The property of `Element` that links to the object.
-    public let propertyName: String
+    public var propertyName: String { source?.originProperty ?? declaredPropertyName }
+    /// The name an unmanaged value was declared with; a managed value's source knows its own
+    /// (so that a property read copies no string).
+    private let declaredPropertyName: String
     /// Where a managed value reads from; nil when unmanaged. Made on every property read, so it
     /// holds only what `count` needs: the `Results` behind everything else is made on first use.
     let source: LinkingObjectsSource?
 
     /// The objects of `type` linking here through `propertyName` (the legacy declaration form).
     public init(fromType _: Element.Type, property propertyName: String) {
-        self.propertyName = propertyName
+        declaredPropertyName = propertyName
         self.source = nil
     }
 
-    init(propertyName: String, results: Results<Element>) {
-        self.propertyName = propertyName
+    init(propertyName _: String, results: Results<Element>) {
+        declaredPropertyName = ""
         self.source = LinkingObjectsSource(results: results, core: results.core)
     }
 
-    init(propertyName: String, source: LinkingObjectsSource) {
-        self.propertyName = propertyName
+    init(source: LinkingObjectsSource) {
+        declaredPropertyName = ""
         self.source = source
     }
 
@@ -134,15 +137,16 @@ final class LinkingObjectsSource {
 
     /// Makes this source, which nothing else references, the source of another object's value
     /// (see ``LinkingObjects/managedValue(_:_:readFrom:)``).
-    func repoint(target: Table, key: ObjectKey, originProperty: String, field: FieldInfo) {
-        // Usually another object of the same class: only the key changes (no reference counted).
+    func repoint(target: Table, key: ObjectKey, field: FieldInfo) {
+        // Usually another object of the same class: only the key changes (no reference counted,
+        // no string copied).
         if self.target !== target {
             self.target = target
             countBlock = nil
         }
         self.key = key
         if self.field !== field {
-            self.originProperty = originProperty
+            self.originProperty = field.originProperty ?? ""
             self.field = field
             countBlock = nil
         }
@@ -176,7 +180,7 @@ extension LinkingObjects: Equatable {
     public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
         switch (lhs.source, rhs.source) {
         case (let a?, let b?): a === b
-        case (nil, nil): lhs.propertyName == rhs.propertyName
+        case (nil, nil): lhs.declaredPropertyName == rhs.declaredPropertyName
         default: false
         }
     }
@@ -215,28 +219,33 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     /// spare, which the next read points at its target when nothing else references it (the
     /// caller let go of the value, as `dog.owners.count` does), so that a read allocates nothing.
     static func managedValue(_ managed: ManagedObject, _ field: FieldInfo, readFrom object: ObjectBase? = nil) -> Self {
-        let origin = field.originProperty ?? ""
         func newSource() -> LinkingObjectsSource {
-            LinkingObjectsSource(core: managed.core, target: managed.table, key: managed.key, originProperty: origin,
-                                 field: field)
+            LinkingObjectsSource(core: managed.core, target: managed.table, key: managed.key,
+                                 originProperty: field.originProperty ?? "", field: field)
         }
-        guard let object, object._isIterationAccessor, !managed.core.isFrozen else {
-            let value = Self(propertyName: origin, source: newSource())
-            if managed.core.isFrozen { _ = value.results }
+        // The core and table are borrowed from `managed` (the object keeps them): no retain.
+        let isFrozen = Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef { $0.isFrozen }
+        guard let object, object._isIterationAccessor, !isFrozen else {
+            let value = Self(source: newSource())
+            if isFrozen { _ = value.results }
             return value
         }
-        // Taken out of the object first, so that it is uniquely referenced when the caller let go.
-        var spare = object._spareLinkingObjectsSource
-        object._spareLinkingObjectsSource = nil
-        let source: LinkingObjectsSource
-        if isKnownUniquelyReferenced(&spare), let reusable = spare, reusable.core === managed.core {
-            reusable.repoint(target: managed.table, key: managed.key, originProperty: origin, field: field)
-            source = reusable
-        } else {
-            source = newSource()
+        // Moved out of the object first (no copy), so that it is uniquely referenced when the
+        // caller let go.
+        var spare: LinkingObjectsSource?
+        swap(&spare, &object._spareLinkingObjectsSource)
+        if isKnownUniquelyReferenced(&spare), let reusable = spare,
+           reusable.core === Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef({ $0 })
+        {
+            Unmanaged.passUnretained(managed.table)._withUnsafeGuaranteedRef {
+                reusable.repoint(target: $0, key: managed.key, field: field)
+            }
+            object._spareLinkingObjectsSource = reusable
+            return Self(source: reusable)
         }
+        let source = newSource()
         object._spareLinkingObjectsSource = source
-        return Self(propertyName: origin, source: source)
+        return Self(source: source)
     }
 
     public static func _trellisEncode(_ value: LinkingObjects, _ context: _EncodingContext) -> _StoredValue {

@@ -70,39 +70,51 @@ struct PageLayout {
     }
 }
 
-/// One leaf page of an integer-keyed database, in the map.
+/// One leaf page of a database, in the map (the LMDB 0.9 page format, ``PageFormat``).
 struct LeafPage {
     let start: UnsafeRawPointer
     let number: UInt64
     let size: Int
 
-    private static let headerSize = 16
-    private static let nodeHeaderSize = 8
-    private static let leafFlag: UInt16 = 0x02
-    private static let bigDataNode: UInt16 = 0x01
 
     /// The number of nodes and where the node space begins, if the header is that of a leaf
     /// naming itself with a sound node table.
     func checkedHeader() -> (count: Int, upper: Int)? {
         let page = UnsafeRawBufferPointer(start: start, count: size)
         guard page.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == number,
-              page.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == Self.leafFlag
+              page.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == PageFormat.leafFlag
         else { return nil }
         let lower = Int(page.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
         let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
-        guard lower > Self.headerSize, lower <= upper, upper <= size else { return nil }
-        return ((lower &- Self.headerSize) >> 1, upper)
+        guard lower > PageFormat.headerSize, lower <= upper, upper <= size else { return nil }
+        return ((lower &- PageFormat.headerSize) >> 1, upper)
+    }
+
+    /// Where node `index` (below the node count) begins, if its header and the first `keyRoom`
+    /// bytes after it lie in the node space.
+    @inline(__always)
+    private func nodeOffset(_ index: Int, upper: Int, keyRoom: Int = 0) -> Int? {
+        let offset = Int(UnsafeRawBufferPointer(start: start, count: size)
+            .loadUnaligned(fromByteOffset: PageFormat.headerSize &+ 2 &* index, as: UInt16.self))
+        guard offset >= upper, offset &+ PageFormat.nodeHeaderSize &+ keyRoom <= size else { return nil }
+        return offset
+    }
+
+    /// Where node `index` begins, if it has an 8-byte key lying inside the page.
+    @inline(__always)
+    private func integerKeyNodeOffset(_ index: Int, upper: Int) -> Int? {
+        guard let offset = nodeOffset(index, upper: upper, keyRoom: 8),
+              UnsafeRawBufferPointer(start: start, count: size).loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8
+        else { return nil }
+        return offset
     }
 
     /// The 8-byte key of node `index` (below the node count), if the node lies inside the page.
     @inline(__always)
     func key(_ index: Int, upper: Int) -> UInt64? {
-        let page = UnsafeRawBufferPointer(start: start, count: size)
-        let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
-        guard offset >= upper, offset &+ Self.nodeHeaderSize &+ 8 <= size,
-              page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8
-        else { return nil }
-        return page.loadUnaligned(fromByteOffset: offset &+ Self.nodeHeaderSize, as: UInt64.self)
+        guard let offset = integerKeyNodeOffset(index, upper: upper) else { return nil }
+        return UnsafeRawBufferPointer(start: start, count: size)
+            .loadUnaligned(fromByteOffset: offset &+ PageFormat.nodeHeaderSize, as: UInt64.self)
     }
 
     /// Appends the page's entries, from the one the cursor stands on (`key`, `value`: it must be
@@ -111,13 +123,11 @@ struct LeafPage {
     func appendEntries(startingAt key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, layout: PageLayout,
                        keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) -> UInt64?
     {
-        let page = UnsafeRawBufferPointer(start: start, count: size)
         guard let (count, upper) = checkedHeader() else { return nil }
         // Where LMDB itself says the cursor's entry is: the layout is read right.
-        let firstNode = Int(page.loadUnaligned(fromByteOffset: Self.headerSize, as: UInt16.self))
-        guard let first = entry(0, upper: upper, layout: layout), key.count == 8,
-              key.baseAddress == start + (firstNode &+ Self.nodeHeaderSize), value.baseAddress == first.value.baseAddress,
-              value.count == first.value.count
+        guard let firstNode = nodeOffset(0, upper: upper), let first = entry(0, upper: upper, layout: layout),
+              key.count == 8, key.baseAddress == start + (firstNode &+ PageFormat.nodeHeaderSize),
+              value.baseAddress == first.value.baseAddress, value.count == first.value.count
         else { return nil }
         // Read into a buffer first, then appended at once: nothing is appended from a page with
         // a damaged node, and the arrays are checked for growth once per page, not per entry.
@@ -139,25 +149,22 @@ struct LeafPage {
     /// an 8-byte key lying inside the page (a value on overflow pages inside the file).
     @inline(__always)
     func entry(_ index: Int, upper: Int, layout: PageLayout) -> (key: UInt64, value: UnsafeRawBufferPointer)? {
-        let page = UnsafeRawBufferPointer(start: start, count: size)
-        let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
-        guard offset >= upper, offset &+ Self.nodeHeaderSize &+ 8 <= size,
-              page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self) == 8,
+        guard let offset = integerKeyNodeOffset(index, upper: upper),
               let value = value(ofNodeAt: offset, keySize: 8, layout: layout)
         else { return nil }
-        return (page.loadUnaligned(fromByteOffset: offset &+ Self.nodeHeaderSize, as: UInt64.self), value)
+        return (UnsafeRawBufferPointer(start: start, count: size)
+            .loadUnaligned(fromByteOffset: offset &+ PageFormat.nodeHeaderSize, as: UInt64.self), value)
     }
 
     /// The key of node `index` (below the node count), if the node and its key lie inside the
     /// page; with the node's offset.
     @inline(__always)
     func keyBytes(_ index: Int, upper: Int) -> (key: UnsafeRawBufferPointer, offset: Int)? {
-        let page = UnsafeRawBufferPointer(start: start, count: size)
-        let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize &+ 2 &* index, as: UInt16.self))
-        guard offset >= upper, offset &+ Self.nodeHeaderSize <= size else { return nil }
-        let keySize = Int(page.loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self))
-        guard offset &+ Self.nodeHeaderSize &+ keySize <= size else { return nil }
-        return (UnsafeRawBufferPointer(start: start + (offset &+ Self.nodeHeaderSize), count: keySize), offset)
+        guard let offset = nodeOffset(index, upper: upper) else { return nil }
+        let keySize = Int(UnsafeRawBufferPointer(start: start, count: size)
+            .loadUnaligned(fromByteOffset: offset &+ 6, as: UInt16.self))
+        guard offset &+ PageFormat.nodeHeaderSize &+ keySize <= size else { return nil }
+        return (UnsafeRawBufferPointer(start: start + (offset &+ PageFormat.nodeHeaderSize), count: keySize), offset)
     }
 
     /// The value of the node at `offset` whose key is `keySize` bytes: in the page, or on
@@ -168,12 +175,12 @@ struct LeafPage {
         let flags = page.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self)
         let dataSize = Int(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
             | Int(page.loadUnaligned(fromByteOffset: offset &+ 2, as: UInt16.self)) << 16
-        let dataStart = offset &+ Self.nodeHeaderSize &+ keySize
+        let dataStart = offset &+ PageFormat.nodeHeaderSize &+ keySize
         if flags == 0 {
             guard dataStart &+ dataSize <= size else { return nil }
             return UnsafeRawBufferPointer(start: start + dataStart, count: dataSize)
         }
-        guard flags == Self.bigDataNode, dataStart &+ 8 <= size else { return nil }
+        guard flags == PageFormat.bigDataNode, dataStart &+ 8 <= size else { return nil }
         return Self.overflowValue(page: page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self),
                                   count: dataSize, layout: layout)
     }
@@ -182,11 +189,11 @@ struct LeafPage {
     private static func overflowValue(page: UInt64, count: Int, layout: PageLayout) -> UnsafeRawBufferPointer? {
         let (offset, overflow) = page.multipliedReportingOverflow(by: UInt64(layout.pageSize))
         guard !overflow, offset < UInt64(layout.mapEnd &- layout.mapStart),
-              UInt64(layout.mapEnd &- layout.mapStart) &- offset >= UInt64(headerSize &+ count),
+              UInt64(layout.mapEnd &- layout.mapStart) &- offset >= UInt64(PageFormat.headerSize &+ count),
               let pageStart = UnsafeRawPointer(bitPattern: layout.mapStart &+ UInt(offset)),
-              layout.environment.isReadable(pageStart, count: headerSize &+ count)
+              layout.environment.isReadable(pageStart, count: PageFormat.headerSize &+ count)
         else { return nil }
-        return UnsafeRawBufferPointer(start: pageStart + headerSize, count: count)
+        return UnsafeRawBufferPointer(start: pageStart + PageFormat.headerSize, count: count)
     }
 }
 

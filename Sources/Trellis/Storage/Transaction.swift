@@ -34,6 +34,14 @@ final class Transaction {
     @exclusivity(unchecked) private var nearbyLeaves: ((DatabaseHandle, CachedLeaf)?, (DatabaseHandle, CachedLeaf)?)
     /// The leaf page ``get(_:nearKey:)`` last landed on, and its database; forgotten likewise.
     @exclusivity(unchecked) private var nearbyBytesLeaf: (DatabaseHandle, CachedBytesLeaf)?
+    /// Closes the kept cursors and forgets the kept leaf pages: done whenever the snapshot ends,
+    /// moves, or starts being read by several threads.
+    private func forgetKeptCursorsAndLeaves() {
+        reusableCursors = (nil, nil)
+        nearbyLeaves = (nil, nil)
+        nearbyBytesLeaf = nil
+    }
+
     /// Set when the transaction is read from several threads at once (a frozen Realm): then no
     /// cursor is shared.
     private var isShared = false
@@ -108,9 +116,7 @@ final class Transaction {
     }
 
     deinit {
-        reusableCursors = (nil, nil)
-        nearbyLeaves = (nil, nil)
-        nearbyBytesLeaf = nil
+        forgetKeptCursorsAndLeaves()
         if let handle {
             mdb_txn_abort(handle)
             environment.transactionEnded()
@@ -129,9 +135,7 @@ final class Transaction {
     // MARK: - Ending
 
     func commit() throws {
-        reusableCursors = (nil, nil)
-        nearbyLeaves = (nil, nil)
-        nearbyBytesLeaf = nil
+        forgetKeptCursorsAndLeaves()
         let txn = self.txn
         handle = nil
         let code = mdb_txn_commit(txn)
@@ -149,9 +153,7 @@ final class Transaction {
     }
 
     func abort() {
-        reusableCursors = (nil, nil)
-        nearbyLeaves = (nil, nil)
-        nearbyBytesLeaf = nil
+        forgetKeptCursorsAndLeaves()
         guard let handle else { return }
         mdb_txn_abort(handle)
         self.handle = nil
@@ -174,9 +176,7 @@ final class Transaction {
     func suspend() {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be suspended.")
         guard let txn = handle, suspendedVersion == nil else { return }
-        reusableCursors = (nil, nil)
-        nearbyLeaves = (nil, nil)
-        nearbyBytesLeaf = nil
+        forgetKeptCursorsAndLeaves()
         suspendedVersion = mdb_txn_id(txn)
         mdb_txn_reset(txn)
     }
@@ -184,9 +184,7 @@ final class Transaction {
     /// Moves a read transaction to the newest committed version (cheap: reuses the reader slot).
     func renew() throws {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
-        reusableCursors = (nil, nil)
-        nearbyLeaves = (nil, nil)
-        nearbyBytesLeaf = nil
+        forgetKeptCursorsAndLeaves()
         let txn = self.txn
         if suspendedVersion == nil { mdb_txn_reset(txn) }
         suspendedVersion = nil
@@ -290,9 +288,7 @@ final class Transaction {
     func shareBetweenThreads() {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
         isShared = true
-        reusableCursors = (nil, nil)
-        nearbyLeaves = (nil, nil)
-        nearbyBytesLeaf = nil
+        forgetKeptCursorsAndLeaves()
         for dbi in environment.handles.all { _ = entryCount(dbi) }
     }
 

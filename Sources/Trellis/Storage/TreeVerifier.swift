@@ -69,19 +69,11 @@ struct TreeVerifier {
 
     // MARK: - Layout (LMDB 0.9, 64-bit)
 
-    private static let headerSize = 16
-    private static let nodeHeaderSize = 8
     private static let databaseRecordSize = 48
     private static let invalidPage = UInt64.max
     /// LMDB's cursor holds at most 32 pages (`CURSOR_STACK`): a deeper tree fails every search
     /// with `MDB_CURSOR_FULL` and leaves the transaction unusable.
     private static let maximumDepth = 32
-
-    private static let branchFlag: UInt16 = 0x01
-    private static let leafFlag: UInt16 = 0x02
-    private static let overflowFlag: UInt16 = 0x04
-    private static let leaf2Flag: UInt16 = 0x20
-    private static let subpageFlag: UInt16 = 0x40
 
     private static let duplicateSortFlag: UInt16 = 0x04 // MDB_DUPSORT, in a database record
     /// The flags a database record of a Trellis file may carry: `MDB_INTEGERKEY` and
@@ -90,10 +82,6 @@ struct TreeVerifier {
     /// where an extra bit (such as its own `MDB_VALID`, 0x8000) fails every read with
     /// `MDB_INCOMPATIBLE`; with `MDB_REVERSEKEY` added its searches miss keys its scans find.
     private static let databaseFlags: UInt16 = 0x0C
-
-    private static let bigDataNode: UInt16 = 0x01
-    private static let subDatabaseNode: UInt16 = 0x02
-    private static let duplicatesNode: UInt16 = 0x04
 
     /// A database record (`MDB_db`): its key size for fixed-size duplicates, its key order and
     /// its root.
@@ -160,11 +148,11 @@ struct TreeVerifier {
         }
         let bytes = try read(number)
         let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
-        let isBranch = flags & Self.branchFlag != 0, isLeaf = flags & Self.leafFlag != 0
-        guard isBranch != isLeaf, flags & (Self.overflowFlag | Self.subpageFlag) == 0 else {
+        let isBranch = flags & PageFormat.branchFlag != 0, isLeaf = flags & PageFormat.leafFlag != 0
+        guard isBranch != isLeaf, flags & (PageFormat.overflowFlag | PageFormat.subpageFlag) == 0 else {
             throw Damage(reason: "page \(number) is not a B-tree page (flags \(flags))")
         }
-        if flags & Self.leaf2Flag != 0 {
+        if flags & PageFormat.leaf2Flag != 0 {
             guard isLeaf, fixedKeySize > 0 else {
                 throw Damage(reason: "page \(number) has fixed-size keys out of place")
             }
@@ -218,19 +206,19 @@ struct TreeVerifier {
     private mutating func leaf(_ header: NodeHeader, at offset: Int, end: Int, in bytes: UnsafeRawBufferPointer,
                                page number: UInt64, kind: TreeKind, fixedKeySize: Int) throws(Damage)
     {
-        let dataStart = offset + Self.nodeHeaderSize + header.keySize
+        let dataStart = offset + PageFormat.nodeHeaderSize + header.keySize
         // LMDB follows these flags wherever it finds them: a sub-database or duplicates flag
         // where the database has none would send it to a page that is not one.
-        let kindFlags = header.flags & (Self.subDatabaseNode | Self.duplicatesNode)
+        let kindFlags = header.flags & (PageFormat.subDatabaseNode | PageFormat.duplicatesNode)
         let allowed: Bool = switch kind {
-        case .main: kindFlags == 0 || kindFlags == Self.subDatabaseNode
-        case .user(duplicates: true): kindFlags != Self.subDatabaseNode
+        case .main: kindFlags == 0 || kindFlags == PageFormat.subDatabaseNode
+        case .user(duplicates: true): kindFlags != PageFormat.subDatabaseNode
         case .user(duplicates: false), .free, .duplicates: kindFlags == 0
         }
-        guard allowed, header.flags & ~(Self.bigDataNode | Self.subDatabaseNode | Self.duplicatesNode) == 0,
-              kindFlags == 0 || header.flags & Self.bigDataNode == 0
+        guard allowed, header.flags & ~(PageFormat.bigDataNode | PageFormat.subDatabaseNode | PageFormat.duplicatesNode) == 0,
+              kindFlags == 0 || header.flags & PageFormat.bigDataNode == 0
         else { throw Damage(reason: "page \(number) has a node with flags \(header.flags) out of place") }
-        if header.flags & Self.bigDataNode != 0 {
+        if header.flags & PageFormat.bigDataNode != 0 {
             guard dataStart + 8 <= end else { throw Damage(reason: "page \(number) has a node reaching past its end") }
             let first = bytes.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
             try overflow(first, dataSize: header.dataSize, from: number)
@@ -240,7 +228,7 @@ struct TreeVerifier {
             throw Damage(reason: "page \(number) has a node reaching past its end")
         }
         let data = dataStart..<(dataStart + header.dataSize)
-        if header.flags & Self.subDatabaseNode != 0 {
+        if header.flags & PageFormat.subDatabaseNode != 0 {
             guard data.count == Self.databaseRecordSize else {
                 throw Damage(reason: "page \(number) has a sub-database record of \(data.count) bytes")
             }
@@ -260,7 +248,7 @@ struct TreeVerifier {
             let subKind: TreeKind = kind == .main ? .user(duplicates: database.allowsDuplicates) : .duplicates
             try tree(root: database.root, kind: subKind, fixedKeySize: database.fixedKeySize,
                      order: kind == .main ? database.order : .unchecked)
-        } else if header.flags & Self.duplicatesNode != 0 {
+        } else if header.flags & PageFormat.duplicatesNode != 0 {
             try subpage(bytes, data, page: number)
         } else if kind == .free {
             try freeList(bytes, data, page: number)
@@ -269,14 +257,14 @@ struct TreeVerifier {
 
     /// Duplicates kept inside the node: a small page of their own.
     private func subpage(_ bytes: UnsafeRawBufferPointer, _ data: Range<Int>, page: UInt64) throws(Damage) {
-        guard data.count >= Self.headerSize else {
+        guard data.count >= PageFormat.headerSize else {
             throw Damage(reason: "page \(page) has a truncated duplicate sub-page")
         }
         let flags = bytes.loadUnaligned(fromByteOffset: data.lowerBound + 10, as: UInt16.self)
-        guard flags & Self.leafFlag != 0, flags & Self.subpageFlag != 0 else {
+        guard flags & PageFormat.leafFlag != 0, flags & PageFormat.subpageFlag != 0 else {
             throw Damage(reason: "page \(page) has a duplicate sub-page with flags \(flags)")
         }
-        if flags & Self.leaf2Flag != 0 {
+        if flags & PageFormat.leaf2Flag != 0 {
             // A sub-page of fixed-size duplicates keeps their size in its header's pad field.
             let keySize = Int(bytes.loadUnaligned(fromByteOffset: data.lowerBound + 8, as: UInt16.self))
             try Self.checkFixedKeys(bytes, data, keySize: keySize, page: page)
@@ -292,8 +280,8 @@ struct TreeVerifier {
         let bytes = try read(first)
         let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
         let pages = Int(bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
-        guard flags & Self.overflowFlag != 0, pages >= 1, Int(first) + pages - 1 <= lastPage,
-              dataSize <= pages * pageSize - Self.headerSize
+        guard flags & PageFormat.overflowFlag != 0, pages >= 1, Int(first) + pages - 1 <= lastPage,
+              dataSize <= pages * pageSize - PageFormat.headerSize
         else { throw Damage(reason: "page \(page) has a value whose overflow pages at \(first) are damaged") }
         for extra in 1..<pages { try mark(first + UInt64(extra)) }
     }
@@ -357,26 +345,26 @@ struct TreeVerifier {
         init(_ bytes: UnsafeRawBufferPointer, in range: Range<Int>, page: UInt64) throws(Damage) {
             let lower = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 12, as: UInt16.self))
             let upper = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 14, as: UInt16.self))
-            guard lower >= TreeVerifier.headerSize, lower <= upper, upper <= range.count,
-                  (lower - TreeVerifier.headerSize) % 2 == 0
+            guard lower >= PageFormat.headerSize, lower <= upper, upper <= range.count,
+                  (lower - PageFormat.headerSize) % 2 == 0
             else { throw Damage(reason: "page \(page) has a damaged node table (lower \(lower), upper \(upper))") }
             self.bytes = bytes
             self.range = range
             self.upper = upper
             self.page = page
-            count = (lower - TreeVerifier.headerSize) / 2
+            count = (lower - PageFormat.headerSize) / 2
         }
 
         /// Node `index`: its offset in `bytes`, header and key.
         func node(_ index: Int) throws(Damage) -> (offset: Int, header: NodeHeader, key: UnsafeRawBufferPointer) {
-            let relative = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + TreeVerifier.headerSize + index * 2,
+            let relative = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + PageFormat.headerSize + index * 2,
                                                    as: UInt16.self))
-            guard relative >= upper, relative + TreeVerifier.nodeHeaderSize <= range.count else {
+            guard relative >= upper, relative + PageFormat.nodeHeaderSize <= range.count else {
                 throw Damage(reason: "page \(page) has a node at offset \(relative), outside its node space")
             }
             let offset = range.lowerBound + relative
             let header = TreeVerifier.nodeHeader(bytes, at: offset)
-            let keyStart = offset + TreeVerifier.nodeHeaderSize
+            let keyStart = offset + PageFormat.nodeHeaderSize
             guard keyStart + header.keySize <= range.upperBound else {
                 throw Damage(reason: "page \(page) has a key reaching past its end")
             }
@@ -389,7 +377,9 @@ struct TreeVerifier {
                                        page: UInt64) throws(Damage)
     {
         let lower = Int(bytes.loadUnaligned(fromByteOffset: range.lowerBound + 12, as: UInt16.self))
-        guard lower >= headerSize, keySize > 0, headerSize + (lower - headerSize) / 2 * keySize <= range.count else {
+        guard lower >= PageFormat.headerSize, keySize > 0,
+              PageFormat.headerSize + (lower - PageFormat.headerSize) / 2 * keySize <= range.count
+        else {
             throw Damage(reason: "page \(page) has damaged fixed-size keys")
         }
     }

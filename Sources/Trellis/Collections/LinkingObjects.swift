@@ -27,7 +27,9 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
         self.source = nil
     }
 
-    init(propertyName _: String, results: Results<Element>) {
+    /// A value over existing results (freezing, thawing, observing, thread-safe references):
+    /// their source names the origin property.
+    init(results: Results<Element>) {
         declaredPropertyName = ""
         self.source = LinkingObjectsSource(results: results, core: results.core)
     }
@@ -234,9 +236,7 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
         // caller let go.
         var spare: LinkingObjectsSource?
         swap(&spare, &object._spareLinkingObjectsSource)
-        if isKnownUniquelyReferenced(&spare), let reusable = spare,
-           reusable.core === Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef({ $0 })
-        {
+        if isKnownUniquelyReferenced(&spare), let reusable = spare, reusable.core === managed.core {
             Unmanaged.passUnretained(managed.table)._withUnsafeGuaranteedRef {
                 reusable.repoint(target: $0, key: managed.key, field: field)
             }
@@ -279,7 +279,7 @@ extension LinkingObjects: _LegacyLinkingObjects {
         guard let managed = object._managed else { return }
         let slot = field.assumingMemoryBound(to: LinkingObjects.self)
         let origin = slot.pointee.propertyName
-        slot.pointee = LinkingObjects(propertyName: origin, results: Results(core: managed.core, source: .linkingObjects(
+        slot.pointee = LinkingObjects(results: Results(core: managed.core, source: .linkingObjects(
             target: managed.table, key: managed.key, originProperty: origin)))
     }
 }

@@ -87,8 +87,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         -> Bool
     {
         let accessor = slot.assumingMemoryBound(to: List<Element>.self)
-        guard isKnownUniquelyReferenced(&accessor.pointee), _getWeakRetainCount(accessor.pointee) <= 1,
-              _getUnownedRetainCount(accessor.pointee) <= 1, case .managed = accessor.pointee.backing,
+        guard SoleReference.isOnlyReference(&accessor.pointee), case .managed = accessor.pointee.backing,
               object._managed != nil
         else { return false }
         accessor.pointee.backing = .managed(CollectionBinding(object: object, field: field))

@@ -97,11 +97,10 @@ extension Results: ThreadConfined {
 
 extension LinkingObjects: ThreadConfined {
     public func _trellisResolver() -> _ThreadSafeResolver {
-        let propertyName = self.propertyName
         guard let results else { return _ThreadSafeResolver { _ in nil } }
         let inner = results._trellisResolver()
         return _ThreadSafeResolver { core in
-            (inner.resolve(core) as? Results<Element>).map { LinkingObjects(propertyName: propertyName, results: $0) }
+            (inner.resolve(core) as? Results<Element>).map { LinkingObjects(results: $0) }
         }
     }
 }

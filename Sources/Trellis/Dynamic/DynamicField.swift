@@ -73,7 +73,7 @@ enum DynamicFieldWitness<Value: RealmCollectionValue>: PersistedFieldWitness {
         guard let managed = object._managed else { noUnmanagedStorage() }
         let core = managed.core
         if field.isLinkingObjects {
-            return LinkingObjects<DynamicObject>(propertyName: field.originProperty ?? "", results: Results(
+            return LinkingObjects<DynamicObject>(results: Results(
                 core: core, source: .linkingObjects(target: managed.table, key: managed.key,
                                                     originProperty: field.originProperty ?? "")))
         }

@@ -10,10 +10,9 @@ extension LinkingObjects {
             throwRealmException("Change notifications are only supported on managed collections.")
         }
         results.core.verifyCanObserve()
-        let propertyName = self.propertyName
         return results.core.observing(on: queue) { target in
             let moved = Results<Element>(core: target, source: results.source, steps: results.steps)
-            return CollectionObserver(core: target, collection: LinkingObjects(propertyName: propertyName, results: moved),
+            return CollectionObserver(core: target, collection: LinkingObjects(results: moved),
                                       source: moved.observationSource(keyPaths), block: block)
         }
     }

@@ -112,13 +112,13 @@ extension LinkingObjects {
     /// The linking objects frozen at the Realm's current version.
     public func freeze() -> LinkingObjects {
         guard let results else { throwRealmException("Unmanaged objects cannot be frozen.") }
-        return LinkingObjects(propertyName: propertyName, results: results.freeze())
+        return LinkingObjects(results: results.freeze())
     }
 
     /// The live linking objects in a Realm on the calling thread.
     public func thaw() -> LinkingObjects? {
         guard let results, let thawed = results.thaw() else { return nil }
-        return LinkingObjects(propertyName: propertyName, results: thawed)
+        return LinkingObjects(results: thawed)
     }
 }
 

@@ -100,7 +100,6 @@ extension RealmCore {
         table.info.accessorsAreReusable && !table.needsAccessorSetup && !isFrozen
     }
 
-
     func makeManaged(_ object: ObjectBase, table: Table, key: ObjectKey) {
         object._coreOwner = self
         object._managed = ManagedObject(core: self, table: table, key: key, epoch: epoch)

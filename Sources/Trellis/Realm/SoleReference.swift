@@ -22,11 +22,16 @@ struct SoleReference {
     mutating func holds(_ object: inout ObjectBase) -> Bool {
         let word = Self.countWord(object)
         if word == accepted, word != 0 { return true }
-        guard isKnownUniquelyReferenced(&object), _getWeakRetainCount(object) <= 1,
-              _getUnownedRetainCount(object) <= 1
-        else { return false }
+        guard Self.isOnlyReference(&object) else { return false }
         if Self.layoutIsAsExpected, word & Self.sideTableBit == 0 { accepted = word }
         return true
+    }
+
+    /// The full test: whether `object`, held by the caller, has no other strong, weak or unowned
+    /// reference (the runtime's counts include one implicit weak and unowned reference each).
+    @inline(__always)
+    static func isOnlyReference<Object: AnyObject>(_ object: inout Object) -> Bool {
+        isKnownUniquelyReferenced(&object) && _getWeakRetainCount(object) <= 1 && _getUnownedRetainCount(object) <= 1
     }
 
     /// Set in the word when the counts live in a side table (Swift's `UseSlowRC` bit).

@@ -268,7 +268,7 @@ extension RealmCore {
     func lookUpPrimaryKey(_ table: Table, _ value: _StoredValue.Payload) -> ObjectKey? {
         guard let index = table.primaryKeys else { return nil }
         return PrimaryKeyEncoding.withEncoded(value) { k in
-            transaction.get(index, key: k).map { $0.load(orZeroAt: 0, as: UInt64.self) }
+            transaction.get(index, searchingKey: k).map { $0.load(orZeroAt: 0, as: UInt64.self) }
         }
     }
 

@@ -17,14 +17,16 @@ extension RealmCore {
 
     /// The accessor of an object of `table` with its row cached, or nil if the row is missing.
     /// `nearby`: the key likely follows the one read last (link hops, list elements), so the
-    /// reused cursor looks it up (stepping instead of searching when it does). `owner`: the
+    /// reused cursor looks it up (stepping instead of searching when it does); else the tree is
+    /// searched in place (``Transaction/get(_:searchingKey:)``). `owner`: the
     /// object whose to-one property is read, when known (see ``linkTarget(_:table:key:reading:)``).
     /// Inlined: a link hop (through the first form) pays no second call.
     @inline(__always)
     func linkedAccessor<T: ObjectBase>(_ type: T.Type, table: Table, key: ObjectKey, nearby: Bool = true,
                                        from owner: ObjectBase? = nil) -> T?
     {
-        let row = nearby ? transaction.get(table.rows, nearIntegerKey: key) : transaction.get(table.rows, integerKey: key)
+        let row = nearby ? transaction.get(table.rows, nearIntegerKey: key)
+            : transaction.get(table.rows, searchingIntegerKey: key)
         guard let bytes = row else { return nil }
         let object: T
         if let owner, let target = linkTarget(type, table: table, key: key, reading: owner) {

@@ -9,7 +9,7 @@ import Foundation
 /// A leaf page LMDB just landed on, in the map, with a sound header: what both kinds of cached
 /// leaf read their nodes from.
 struct CheckedLeaf {
-    let page: LeafPage
+    let page: TreePage
     let layout: PageLayout
     let count: Int
     let upper: Int
@@ -70,8 +70,8 @@ struct CachedLeaf {
 }
 
 /// The leaf page a lookup by byte key landed on last (``Transaction/get(_:nearKey:)``), for a
-/// database in LMDB's default key order: bytes compared as unsigned, a key before any longer
-/// key it begins (the collections' headers and chunks, keyed by class, object and property).
+/// database in LMDB's default key order (``KeyOrder/compareBytes(_:_:)``): the collections'
+/// headers and chunks, keyed by class, object and property.
 struct CachedBytesLeaf {
     let leaf: CheckedLeaf
     let firstKey: UnsafeRawBufferPointer
@@ -83,7 +83,7 @@ struct CachedBytesLeaf {
         guard let leaf = CheckedLeaf(holding: keyAddress, layout: layout),
               let first = leaf.page.keyBytes(0, upper: leaf.upper),
               let last = leaf.page.keyBytes(leaf.count &- 1, upper: leaf.upper),
-              Self.compare(first.key, last.key) <= 0
+              KeyOrder.compareBytes(first.key, last.key) <= 0
         else { return nil }
         self.leaf = leaf
         firstKey = first.key
@@ -96,12 +96,12 @@ struct CachedBytesLeaf {
 
     /// As ``CachedLeaf/value(forKey:)``; tries the two nodes after the last one found first.
     mutating func value(forKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
-        guard Self.compare(key, firstKey) >= 0, Self.compare(key, lastKey) <= 0 else { return nil }
+        guard KeyOrder.compareBytes(key, firstKey) >= 0, KeyOrder.compareBytes(key, lastKey) <= 0 else { return nil }
         let page = leaf.page, upper = leaf.upper, layout = leaf.layout, count = leaf.count
         var guess = lastFound &+ 1
         while guess > 0, guess <= lastFound &+ 2, guess < count {
             guard let (found, offset) = page.keyBytes(guess, upper: upper) else { return nil }
-            let order = Self.compare(found, key)
+            let order = KeyOrder.compareBytes(found, key)
             if order > 0 { break }
             if order == 0 {
                 guard let value = page.value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
@@ -114,7 +114,7 @@ struct CachedBytesLeaf {
         while low <= high {
             let middle = (low &+ high) >> 1
             guard let (found, offset) = page.keyBytes(middle, upper: upper) else { return nil }
-            let order = Self.compare(found, key)
+            let order = KeyOrder.compareBytes(found, key)
             if order == 0 {
                 guard let value = page.value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
                 lastFound = middle
@@ -123,16 +123,5 @@ struct CachedBytesLeaf {
             if order < 0 { low = middle &+ 1 } else { high = middle &- 1 }
         }
         return .some(nil)
-    }
-
-    /// LMDB's default order (`mdb_cmp_memn`): the shared bytes, then the shorter first.
-    @inline(__always)
-    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let shared = min(a.count, b.count)
-        if shared > 0, let left = a.baseAddress, let right = b.baseAddress {
-            let difference = memcmp(left, right, shared)
-            if difference != 0 { return Int(difference) }
-        }
-        return a.count &- b.count
     }
 }

@@ -52,37 +52,53 @@ struct PageLayout {
     let mapStart: UInt
     let mapEnd: UInt
     let pageSize: Int
-    /// The environment, to check a value against the file's end.
+    /// Where the file ended when the layout was taken: bytes before it are readable.
+    let knownFileEnd: UInt
+    /// The environment, to check a value past `knownFileEnd` against the file's end now.
     unowned(unsafe) let environment: Environment
+
+    /// Whether `count` bytes from `start`, in the map, lie in the file.
+    @inline(__always)
+    func isReadable(_ start: UnsafeRawPointer, count: Int) -> Bool {
+        UInt(bitPattern: start) &+ UInt(count) <= knownFileEnd || isReadableNow(start, count: count)
+    }
+
+    /// As ``isReadable(_:count:)``, past the file's end as last seen: the file may have grown.
+    @inline(never)
+    private func isReadableNow(_ start: UnsafeRawPointer, count: Int) -> Bool {
+        environment.isReadable(start, count: count)
+    }
 
     /// The leaf page holding `address`, if it lies in the map; nil otherwise (a page a write
     /// transaction changed, or an address the map does not hold).
     @inline(__always)
-    func page(holding address: UnsafeRawPointer?) -> LeafPage? {
+    func page(holding address: UnsafeRawPointer?) -> TreePage? {
         guard let address else { return nil }
         let at = UInt(bitPattern: address)
         guard at >= mapStart, at < mapEnd else { return nil }
         let number = (at &- mapStart) / UInt(pageSize)
         guard let start = UnsafeRawPointer(bitPattern: mapStart &+ number &* UInt(pageSize)),
-              environment.isReadable(start, count: pageSize)
+              isReadable(start, count: pageSize)
         else { return nil }
-        return LeafPage(start: start, number: UInt64(number), size: pageSize)
+        return TreePage(start: start, number: UInt64(number), size: pageSize)
     }
 }
 
-/// One leaf page of a database, in the map (the LMDB 0.9 page format, ``PageFormat``).
-struct LeafPage {
+/// One page of a database's B-tree, in the map (the LMDB 0.9 page format, ``PageFormat``): a leaf
+/// here; ``TreeSearch`` reads branch pages through it too.
+struct TreePage {
     let start: UnsafeRawPointer
     let number: UInt64
     let size: Int
 
 
-    /// The number of nodes and where the node space begins, if the header is that of a leaf
-    /// naming itself with a sound node table.
-    func checkedHeader() -> (count: Int, upper: Int)? {
+    /// The number of nodes and where the node space begins, if the header is that of a page of
+    /// this kind (a plain leaf unless told) naming itself with a sound node table.
+    @inline(__always)
+    func checkedHeader(kind: UInt16 = PageFormat.leafFlag) -> (count: Int, upper: Int)? {
         let page = UnsafeRawBufferPointer(start: start, count: size)
         guard page.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == number,
-              page.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == PageFormat.leafFlag
+              page.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == kind
         else { return nil }
         let lower = Int(page.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
         let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
@@ -93,7 +109,7 @@ struct LeafPage {
     /// Where node `index` (below the node count) begins, if its header and the first `keyRoom`
     /// bytes after it lie in the node space.
     @inline(__always)
-    private func nodeOffset(_ index: Int, upper: Int, keyRoom: Int = 0) -> Int? {
+    func nodeOffset(_ index: Int, upper: Int, keyRoom: Int = 0) -> Int? {
         let offset = Int(UnsafeRawBufferPointer(start: start, count: size)
             .loadUnaligned(fromByteOffset: PageFormat.headerSize &+ 2 &* index, as: UInt16.self))
         guard offset >= upper, offset &+ PageFormat.nodeHeaderSize &+ keyRoom <= size else { return nil }
@@ -191,7 +207,7 @@ struct LeafPage {
         guard !overflow, offset < UInt64(layout.mapEnd &- layout.mapStart),
               UInt64(layout.mapEnd &- layout.mapStart) &- offset >= UInt64(PageFormat.headerSize &+ count),
               let pageStart = UnsafeRawPointer(bitPattern: layout.mapStart &+ UInt(offset)),
-              layout.environment.isReadable(pageStart, count: PageFormat.headerSize &+ count)
+              layout.isReadable(pageStart, count: PageFormat.headerSize &+ count)
         else { return nil }
         return UnsafeRawBufferPointer(start: pageStart + PageFormat.headerSize, count: count)
     }

@@ -24,6 +24,8 @@ final class DatabaseHandles: Sendable {
     private struct State {
         /// Published handles by database name.
         var byName: [String: MDB_dbi] = [:]
+        /// The same, by handle.
+        var names: [MDB_dbi: String] = [:]
         /// The order in which each handle was published (0, 1, …).
         var order: [MDB_dbi: Int] = [:]
         /// Names in the file that are not databases LMDB can open (a damaged main database):
@@ -44,7 +46,7 @@ final class DatabaseHandles: Sendable {
 
     /// The name of the database a published handle opens.
     func name(of handle: MDB_dbi) -> String? {
-        state.withLock { state in state.byName.first { $0.value == handle }?.key }
+        state.withLock { $0.names[handle] }
     }
 
     /// Every published handle.
@@ -66,6 +68,7 @@ final class DatabaseHandles: Sendable {
             for (name, handle) in opened.sorted(by: { $0.value < $1.value }) where state.byName[name] == nil {
                 state.order[handle] = state.byName.count
                 state.byName[name] = handle
+                state.names[handle] = name
             }
             knownCount.store(state.byName.count + state.unopenable.count, ordering: .releasing)
         }
@@ -137,6 +140,20 @@ final class DatabaseHandles: Sendable {
         // An MDB_db record: the entry count is the 64-bit word at offset 32.
         guard code == MDB_SUCCESS, value.mv_size >= 40, let data = value.mv_data else { return nil }
         return Int(data.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
+    }
+
+    /// The tree of the database named `name` as `txn`'s snapshot holds it (its record in the main
+    /// database, which LMDB itself reads for the snapshot), or nil if there is no such database
+    /// or ``TreeSearch`` does not read its kind.
+    static func treeRoot(named name: String, in txn: OpaquePointer) -> TreeRoot? {
+        var key = MDB_val(mv_size: name.utf8.count, mv_data: nil)
+        var value = MDB_val()
+        let code = name.withCString { pointer in
+            key.mv_data = UnsafeMutableRawPointer(mutating: pointer)
+            return mdb_get(txn, mainDatabase, &key, &value)
+        }
+        guard code == MDB_SUCCESS else { return nil }
+        return TreeRoot(record: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
     }
 
     /// The pages the data of `txn`'s snapshot occupies: every named database's pages (from its

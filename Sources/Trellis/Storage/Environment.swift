@@ -137,7 +137,8 @@ final class Environment: Sendable {
     var pageLayout: PageLayout? {
         let base = mapBase.load(ordering: .relaxed), end = mapEnd.load(ordering: .relaxed)
         guard base != 0, end > base, pageSize >= 512 else { return nil }
-        return PageLayout(mapStart: base, mapEnd: end, pageSize: pageSize, environment: self)
+        return PageLayout(mapStart: base, mapEnd: end, pageSize: pageSize,
+                          knownFileEnd: knownFileEnd.load(ordering: .relaxed), environment: self)
     }
 
     /// The map's address range as last noted; empty when it is unknown. For tests.

@@ -1,5 +1,5 @@
 /// The parts of LMDB 0.9's page format (64-bit) that Trellis reads itself: ``TreeVerifier``
-/// checks a file's pages before LMDB maps it, and ``LeafPage`` reads leaf pages in place.
+/// checks a file's pages before LMDB maps it; ``TreePage`` and ``TreeSearch`` read pages in place.
 enum PageFormat {
     /// A page's header: page number (8 bytes), pad (2), flags (2), lower and upper bounds of the
     /// free space (2 + 2); the node table follows.

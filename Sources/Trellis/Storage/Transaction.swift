@@ -34,12 +34,16 @@ final class Transaction {
     @exclusivity(unchecked) private var nearbyLeaves: ((DatabaseHandle, CachedLeaf)?, (DatabaseHandle, CachedLeaf)?)
     /// The leaf page ``get(_:nearKey:)`` last landed on, and its database; forgotten likewise.
     @exclusivity(unchecked) private var nearbyBytesLeaf: (DatabaseHandle, CachedBytesLeaf)?
+    /// The trees ``get(_:searchingKey:)`` searched last in two databases, the most recent
+    /// first; forgotten likewise.
+    @exclusivity(unchecked) private var knownRoots: ((DatabaseHandle, TreeRoot)?, (DatabaseHandle, TreeRoot)?)
     /// Closes the kept cursors and forgets the kept leaf pages: done whenever the snapshot ends,
     /// moves, or starts being read by several threads.
     private func forgetKeptCursorsAndLeaves() {
         reusableCursors = (nil, nil)
         nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
+        knownRoots = (nil, nil)
     }
 
     /// Set when the transaction is read from several threads at once (a frozen Realm): then no
@@ -460,6 +464,41 @@ final class Transaction {
             return cursor.failure == nil ? .some(nil) : nil
         }
         return found ?? get(dbi, key: key)
+    }
+
+    /// The value stored under `key`, like ``get(_:key:)``; in a read snapshot, found by reading
+    /// the tree's pages in place (``TreeSearch``): for lookups of keys with no order to them,
+    /// such as primary keys, which the kept leaf pages do not help.
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, searchingKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        if !isShared, isReadOnly, let layout = environment.pageLayout, let root = treeRoot(of: dbi),
+           let found = TreeSearch.value(forKey: key, in: root, layout: layout)
+        {
+            return found
+        }
+        return get(dbi, key: key)
+    }
+
+    /// As ``get(_:searchingKey:)``, for an integer key.
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, searchingIntegerKey integerKey: UInt64) -> UnsafeRawBufferPointer? {
+        var key = integerKey
+        return withUnsafeBytes(of: &key) { get(dbi, searchingKey: $0) }
+    }
+
+    /// The tree of `dbi` in this snapshot, read from its record once and kept; nil if the
+    /// snapshot has no such database or it is of a kind ``TreeSearch`` does not read.
+    private func treeRoot(of dbi: DatabaseHandle) -> TreeRoot? {
+        if let (database, root) = knownRoots.0, database == dbi { return root }
+        if let (database, root) = knownRoots.1, database == dbi {
+            knownRoots = (knownRoots.1, knownRoots.0)
+            return root
+        }
+        guard let name = environment.handles.name(of: dbi),
+              let root = DatabaseHandles.treeRoot(named: name, in: txn)
+        else { return nil }
+        knownRoots = ((dbi, root), knownRoots.0)
+        return root
     }
 
     /// A cursor over `dbi`, or nil when this snapshot does not have the database (it was

@@ -1,0 +1,132 @@
+import Foundation
+
+/// A database's B-tree as one read snapshot holds it: its root page and depth, from the
+/// database's record in the main database (`MDB_db`, the record LMDB itself reads for the
+/// snapshot), and its key order.
+struct TreeRoot {
+    /// The root page's number; ``emptyTree`` for a database with no entries.
+    let page: UInt64
+    /// The levels from the root to the leaves, both included.
+    let depth: Int
+    /// Keys compared as native unsigned integers (`MDB_INTEGERKEY`); else byte-wise.
+    let integerKeys: Bool
+
+    /// LMDB's `P_INVALID`: the root of an empty tree.
+    static let emptyTree = UInt64.max
+    /// The deepest tree searched in place; LMDB's own cursors stop at 32 levels.
+    static let maximumDepth = 32
+
+    private static let integerKeyFlag: UInt16 = 0x08
+
+    /// The tree a 48-byte database record describes; nil for a kind ``TreeSearch`` does not
+    /// read (duplicates, reversed keys: any flag but `MDB_INTEGERKEY`) or a record that is not
+    /// sound.
+    init?(record: UnsafeRawBufferPointer) {
+        guard record.count == 48 else { return nil }
+        let flags = record.loadUnaligned(fromByteOffset: 4, as: UInt16.self)
+        guard flags & ~Self.integerKeyFlag == 0 else { return nil }
+        let depth = Int(record.loadUnaligned(fromByteOffset: 6, as: UInt16.self))
+        page = record.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
+        guard page == Self.emptyTree ? depth == 0 : (1...Self.maximumDepth).contains(depth) else { return nil }
+        self.depth = depth
+        integerKeys = flags & Self.integerKeyFlag != 0
+    }
+}
+
+/// Finding a key by reading a read snapshot's B-tree pages in place, as `mdb_get` would find
+/// it, without LMDB's cursor set-up and its comparison calls through a function pointer: about
+/// a quarter of `mdb_get`'s instructions (a primary-key lookup is two such searches).
+///
+/// The pages are LMDB 0.9's (``PageFormat``). Nothing is trusted: every page must lie in the
+/// map and the file, name itself, be a branch above the leaf level and a plain leaf at it, and
+/// every node must lie inside its page. Anything else sends the lookup back to LMDB, which
+/// reads the same snapshot. Used only in read snapshots, whose pages never change.
+enum TreeSearch {
+    /// The value stored under `key`: `.some(value)`, `.some(nil)` when the tree has no such
+    /// key, nil when LMDB must answer.
+    static func value(forKey key: UnsafeRawBufferPointer, in root: TreeRoot, layout: PageLayout)
+        -> UnsafeRawBufferPointer??
+    {
+        if root.page == TreeRoot.emptyTree { return .some(nil) }
+        if root.integerKeys, key.count != 8 { return nil }
+        var number = root.page
+        for _ in 1..<root.depth {
+            guard let page = layout.page(numbered: number), let child = page.child(coveringKey: key, root: root)
+            else { return nil }
+            number = child
+        }
+        guard let leaf = layout.page(numbered: number) else { return nil }
+        return leaf.leafValue(forKey: key, root: root, layout: layout)
+    }
+
+    /// How the key `found` sorts against `key` in the tree's order (negative, zero, positive);
+    /// nil for an integer key that is not 8 bytes long.
+    @inline(__always)
+    fileprivate static func order(_ found: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer, integerKeys: Bool)
+        -> Int?
+    {
+        guard integerKeys else { return KeyOrder.compareBytes(found, key) }
+        guard found.count == 8 else { return nil }
+        let left = found.loadUnaligned(as: UInt64.self), right = key.loadUnaligned(as: UInt64.self)
+        return left < right ? -1 : (left == right ? 0 : 1)
+    }
+}
+
+extension PageLayout {
+    /// The page numbered `number`, if it lies in the map and the file.
+    @inline(__always)
+    func page(numbered number: UInt64) -> TreePage? {
+        let mapSize = UInt64(mapEnd &- mapStart)
+        let (offset, overflow) = number.multipliedReportingOverflow(by: UInt64(pageSize))
+        guard !overflow, offset < mapSize, mapSize &- offset >= UInt64(pageSize),
+              let start = UnsafeRawPointer(bitPattern: mapStart &+ UInt(offset)),
+              isReadable(start, count: pageSize)
+        else { return nil }
+        return TreePage(start: start, number: number, size: pageSize)
+    }
+}
+
+extension TreePage {
+    /// On a branch page: the number of the child whose subtree holds `key` (the last node whose
+    /// key is not after it; the first node's key stands for every key before the second's).
+    @inline(__always)
+    fileprivate func child(coveringKey key: UnsafeRawBufferPointer, root: TreeRoot) -> UInt64? {
+        guard let (count, upper) = checkedHeader(kind: PageFormat.branchFlag) else { return nil }
+        // The first node from 1 on whose key is after `key`, in low...high.
+        var low = 1, high = count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            guard let (found, _) = keyBytes(middle, upper: upper),
+                  let order = TreeSearch.order(found, key, integerKeys: root.integerKeys)
+            else { return nil }
+            if order > 0 { high = middle } else { low = middle &+ 1 }
+        }
+        guard let offset = nodeOffset(low &- 1, upper: upper) else { return nil }
+        // A branch node keeps its child's page number in its first six bytes, low words first.
+        let page = UnsafeRawBufferPointer(start: start, count: size)
+        return UInt64(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            | UInt64(page.loadUnaligned(fromByteOffset: offset &+ 2, as: UInt16.self)) << 16
+            | UInt64(page.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self)) << 32
+    }
+
+    /// On a leaf page: the value stored under `key`, as ``TreeSearch/value(forKey:in:layout:)``.
+    @inline(__always)
+    fileprivate func leafValue(forKey key: UnsafeRawBufferPointer, root: TreeRoot, layout: PageLayout)
+        -> UnsafeRawBufferPointer??
+    {
+        guard let (count, upper) = checkedHeader() else { return nil }
+        var low = 0, high = count &- 1
+        while low <= high {
+            let middle = (low &+ high) >> 1
+            guard let (found, offset) = keyBytes(middle, upper: upper),
+                  let order = TreeSearch.order(found, key, integerKeys: root.integerKeys)
+            else { return nil }
+            if order == 0 {
+                guard let value = value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
+                return .some(value)
+            }
+            if order < 0 { low = middle &+ 1 } else { high = middle &- 1 }
+        }
+        return .some(nil)
+    }
+}

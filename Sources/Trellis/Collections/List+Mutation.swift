@@ -4,9 +4,22 @@ import Foundation
 /// splice: replace a range of elements with new ones.
 extension List {
     /// Appends an element. An unmanaged object appended to a managed list is added to the Realm.
+    ///
+    /// Inlined into the app's module: an unmanaged list (a model being built) appends to its
+    /// array in place there, where the array's element type is known (code generic over it looks
+    /// the array's type up at run time on every append, about 650 instructions).
+    @inlinable
     public func append(_ object: Element) {
-        // An unmanaged list (a model being built) appends to its array in place.
-        if appendIfUnmanaged(object) { return }
+        if _isUnmanaged {
+            unmanagedElements.append(object)
+            return
+        }
+        _appendToManagedList(object)
+    }
+
+    /// ``append(_:)`` on a managed list.
+    @usableFromInline
+    func _appendToManagedList(_ object: Element) {
         let count = prepareMutation()
         splice(count..<count, with: [object])
     }

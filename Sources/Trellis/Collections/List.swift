@@ -22,7 +22,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     // type up at run time on each use, about 650 instructions per `append` with the array's.
     // Unchecked: a list is used on its Realm's thread (an unmanaged one by its one owner).
     /// The elements of an unmanaged list; empty once the list is managed.
-    @exclusivity(unchecked) private var unmanagedElements: [Element]
+    @usableFromInline @exclusivity(unchecked) var unmanagedElements: [Element]
     /// Where a managed list's elements are (`.unmanaged` while in memory).
     @exclusivity(unchecked) private var backing: CollectionBacking
     /// The element accessor the last iteration handed out (made on the first iteration of a
@@ -94,11 +94,11 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         return true
     }
 
-    /// Appends to an unmanaged list in place; false for a managed one.
-    func appendIfUnmanaged(_ element: Element) -> Bool {
-        guard case .unmanaged = backing else { return false }
-        unmanagedElements.append(element)
-        return true
+    /// Whether the list is in memory (its object is not managed): then ``unmanagedElements``
+    /// are its elements.
+    @usableFromInline var _isUnmanaged: Bool {
+        if case .unmanaged = backing { return true }
+        return false
     }
 
     /// The elements of a nested list, read now.

@@ -66,3 +66,25 @@ final class ByteBuffer {
         capacity = newCapacity
     }
 }
+
+extension Array where Element == UInt8 {
+    /// `count` bytes, zeroed then written by `body`, with room for `extraCapacity` more.
+    ///
+    /// Written on the stack, then appended to an array reserved to size: a byte array made
+    /// with `Array(unsafeUninitializedCapacity:)` (or `Array(repeating:count:)`) is allocated by
+    /// a function of the standard library that is never inlined, so it stays generic and looks
+    /// the array's storage type up at run time, about 300 instructions per array. For the small
+    /// arrays made per element or per object.
+    static func zeroed(count: Int, extraCapacity: Int = 0, _ body: (UnsafeMutableRawBufferPointer) -> Void)
+        -> [UInt8]
+    {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(count + extraCapacity)
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { buffer in
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            body(buffer)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(buffer))
+        }
+        return bytes
+    }
+}

@@ -21,10 +21,7 @@ struct CollectionLocation {
 
     /// The owner prefix; room for a tag and a chunk id after it, which most keys add.
     var ownerPrefix: [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: CollectionKey.ownerSize + 9) { buffer, count in
-            storeOwnerPrefix(into: UnsafeMutableRawBufferPointer(buffer))
-            count = CollectionKey.ownerSize
-        }
+        [UInt8].zeroed(count: CollectionKey.ownerSize, extraCapacity: 9) { storeOwnerPrefix(into: $0) }
     }
 
     var headerKey: [UInt8] { ownerPrefix + [CollectionKey.headerTag] }

@@ -177,13 +177,7 @@ enum RowWriter {
 
     /// Encodes a full row from one value per column, in one allocation.
     static func encode(_ values: [_StoredValue.Payload]) -> [UInt8] {
-        let size = byteCount(of: values)
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            raw.initializeMemory(as: UInt8.self, repeating: 0)
-            write(values, into: raw)
-            initialized = size
-        }
+        [UInt8].zeroed(count: byteCount(of: values)) { write(values, into: $0) }
     }
 
     /// The row of `values`, encoded into `scratch` (valid until `scratch` next changes): a row

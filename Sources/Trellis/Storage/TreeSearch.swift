@@ -59,6 +59,19 @@ enum TreeSearch {
         return leaf.leafValue(forKey: key, root: root, layout: layout)
     }
 
+    /// A number that grows with the key, for guessing its place among numbered keys: an
+    /// integer key's value; for a byte key of a tag byte and an 8-byte big-endian number (an
+    /// integer primary key), the number, with the tag (keys compare as numbers only under the
+    /// same tag). Nil for any other key.
+    @inline(__always)
+    fileprivate static func ordinal(of key: UnsafeRawBufferPointer, integerKeys: Bool)
+        -> (tag: UInt8, number: UInt64)?
+    {
+        if integerKeys { return key.count == 8 ? (0, key.loadUnaligned(as: UInt64.self)) : nil }
+        guard key.count == 9 else { return nil }
+        return (key[0], UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+    }
+
     /// How the key `found` sorts against `key` in the tree's order (negative, zero, positive);
     /// nil for an integer key that is not 8 bytes long.
     @inline(__always)
@@ -94,6 +107,9 @@ extension TreePage {
         guard let (count, upper) = checkedHeader(kind: PageFormat.branchFlag) else { return nil }
         // The first node from 1 on whose key is after `key`, in low...high.
         var low = 1, high = count
+        if let guess = guessedChild(coveringKey: key, count: count, upper: upper, integerKeys: root.integerKeys) {
+            (low, high) = (guess &+ 1, guess &+ 1)
+        }
         while low < high {
             let middle = (low &+ high) >> 1
             guard let (found, _) = keyBytes(middle, upper: upper),
@@ -115,6 +131,19 @@ extension TreePage {
         -> UnsafeRawBufferPointer??
     {
         guard let (count, upper) = checkedHeader() else { return nil }
+        // Numbered keys made in order (object keys, integer primary keys) are dense: the key's
+        // place is its distance from the first key.
+        if let wanted = TreeSearch.ordinal(of: key, integerKeys: root.integerKeys),
+           let (firstKey, _) = keyBytes(0, upper: upper),
+           let first = TreeSearch.ordinal(of: firstKey, integerKeys: root.integerKeys), first.tag == wanted.tag,
+           wanted.number >= first.number, wanted.number &- first.number < UInt64(count)
+        {
+            let guess = Int(wanted.number &- first.number)
+            guard let (found, offset) = keyBytes(guess, upper: upper) else { return nil }
+            if TreeSearch.order(found, key, integerKeys: root.integerKeys) == 0 {
+                return value(ofNodeAt: offset, keySize: found.count, layout: layout).map { .some($0) }
+            }
+        }
         var low = 0, high = count &- 1
         while low <= high {
             let middle = (low &+ high) >> 1
@@ -128,5 +157,31 @@ extension TreePage {
             if order < 0 { low = middle &+ 1 } else { high = middle &- 1 }
         }
         return .some(nil)
+    }
+
+    /// On a branch page: the child covering `key` found by guessing its place from the numbers
+    /// of the second and last nodes' keys (``TreeSearch/ordinal(of:integerKeys:)``; leaves of
+    /// keys made in order hold equal runs of them), checked against the keys either side; nil
+    /// for keys without numbers, or when the guess is off.
+    @inline(__always)
+    private func guessedChild(coveringKey key: UnsafeRawBufferPointer, count: Int, upper: Int, integerKeys: Bool)
+        -> Int?
+    {
+        guard count > 2, let wanted = TreeSearch.ordinal(of: key, integerKeys: integerKeys),
+              let (secondKey, _) = keyBytes(1, upper: upper), let (lastKey, _) = keyBytes(count &- 1, upper: upper),
+              let second = TreeSearch.ordinal(of: secondKey, integerKeys: integerKeys),
+              let last = TreeSearch.ordinal(of: lastKey, integerKeys: integerKeys),
+              second.tag == wanted.tag, last.tag == wanted.tag,
+              wanted.number >= second.number, wanted.number < last.number
+        else { return nil }
+        // (key - second) / (last - second) of the way from node 1 to the last: below it.
+        let scaled = (wanted.number &- second.number).multipliedFullWidth(by: UInt64(count &- 2))
+        let guess = 1 &+ Int((last.number &- second.number).dividingFullWidth((scaled.high, scaled.low)).quotient)
+        guard let (atGuess, _) = keyBytes(guess, upper: upper),
+              let orderAt = TreeSearch.order(atGuess, key, integerKeys: integerKeys), orderAt <= 0,
+              let (afterGuess, _) = keyBytes(guess &+ 1, upper: upper),
+              let orderAfter = TreeSearch.order(afterGuess, key, integerKeys: integerKeys), orderAfter > 0
+        else { return nil }
+        return guess
     }
 }

@@ -134,17 +134,14 @@ enum PrimaryKeyEncoding {
     }
 
     /// The stored form of a primary-key value whose type is exactly the key property's, for
-    /// the common key types (`Int`, `Int64`, `String`), read straight from its type: no
-    /// reflection, no conversion. Nil otherwise (optionals, conversions, wrong types and their
-    /// messages take the general path).
-    static func payload<Key>(ofKey key: Key, for keyType: _PropertyTypeInfo) -> _StoredValue.Payload? {
-        if Key.self == Int.self, keyType.type == .int, !keyType.isOptional, keyType.swiftName == "Int" {
-            return .int(Int64(withUnsafeBytes(of: key) { $0.load(as: Int.self) }))
-        }
-        if Key.self == Int64.self, keyType.type == .int, !keyType.isOptional, keyType.swiftName == "Int64" {
-            return .int(withUnsafeBytes(of: key) { $0.load(as: Int64.self) })
-        }
-        if Key.self == String.self, keyType.type == .string, !keyType.isOptional {
+    /// the common key types (`Int`, `Int64`, `String`: ``FieldInfo/directKeyType``), read
+    /// straight from its type: no reflection, no conversion. Nil otherwise (optionals,
+    /// conversions, wrong types and their messages take the general path).
+    static func payload<Key>(ofKey key: Key, for field: FieldInfo) -> _StoredValue.Payload? {
+        guard let direct = field.directKeyType, direct == Key.self else { return nil }
+        if Key.self == Int.self { return .int(Int64(withUnsafeBytes(of: key) { $0.load(as: Int.self) })) }
+        if Key.self == Int64.self { return .int(withUnsafeBytes(of: key) { $0.load(as: Int64.self) }) }
+        if Key.self == String.self {
             return withUnsafePointer(to: key) { pointer in
                 pointer.withMemoryRebound(to: String.self, capacity: 1) { .string($0.pointee) }
             }

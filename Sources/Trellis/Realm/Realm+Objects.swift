@@ -145,7 +145,7 @@ extension Realm {
         // reflection and no probe object. Everything else (optionals, conversions, wrong types
         // and their messages) takes the general path.
         if let table = core.table(for: type, create: false), let pkField = table.info.primaryKeyField,
-           let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField.typeInfo)
+           let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField)
         {
             guard let objectKey = core.lookUpPrimaryKey(table, payload) else { return nil }
             return core.linkedAccessor(type, table: table, key: objectKey, nearby: false)

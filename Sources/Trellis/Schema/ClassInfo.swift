@@ -22,6 +22,9 @@ final class FieldInfo: Sendable {
     /// For collections and LinkingObjects: the value type, which makes the managed accessor
     /// (looked up once here, so a read makes no dynamic cast).
     let accessorMaker: (any _CachedAccessor.Type)?
+    /// The property's type when it is one a primary-key lookup encodes straight from the key
+    /// (`Int`, `Int64`, `String`; see ``PrimaryKeyEncoding/payload(ofKey:for:)``).
+    let directKeyType: Any.Type?
 
     init(name: String, index: Int, rowColumn: Int, offset: Int, witness: any PersistedFieldWitness.Type,
          typeInfo: _PropertyTypeInfo, declaration: PropertyDeclaration, columnName: String? = nil)
@@ -37,6 +40,12 @@ final class FieldInfo: Sendable {
         self.isIndexed = declaration.isIndexed
         self.originProperty = declaration.originProperty
         self.accessorMaker = witness.cachedAccessorType
+        self.directKeyType = switch (typeInfo.type, typeInfo.isOptional, typeInfo.swiftName) {
+        case (.int, false, "Int"): Int.self
+        case (.int, false, "Int64"): Int64.self
+        case (.string, false, _): String.self
+        default: nil
+        }
     }
 
     var isLinkingObjects: Bool { typeInfo.type == .linkingObjects }

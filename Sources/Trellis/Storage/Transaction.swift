@@ -34,9 +34,11 @@ final class Transaction {
     @exclusivity(unchecked) private var nearbyLeaves: ((DatabaseHandle, CachedLeaf)?, (DatabaseHandle, CachedLeaf)?)
     /// The leaf page ``get(_:nearKey:)`` last landed on, and its database; forgotten likewise.
     @exclusivity(unchecked) private var nearbyBytesLeaf: (DatabaseHandle, CachedBytesLeaf)?
-    /// The trees ``get(_:searchingKey:)`` searched last in two databases, the most recent
-    /// first; forgotten likewise.
+    /// The trees ``get(_:searchingKey:)`` searched in two databases (a primary-key index and its
+    /// class, which lookups alternate between), and which of the two a third replaces;
+    /// forgotten likewise.
     @exclusivity(unchecked) private var knownRoots: ((DatabaseHandle, TreeRoot)?, (DatabaseHandle, TreeRoot)?)
+    @exclusivity(unchecked) private var replacesFirstKnownRoot = true
     /// Closes the kept cursors and forgets the kept leaf pages: done whenever the snapshot ends,
     /// moves, or starts being read by several threads.
     private func forgetKeptCursorsAndLeaves() {
@@ -490,14 +492,12 @@ final class Transaction {
     /// snapshot has no such database or it is of a kind ``TreeSearch`` does not read.
     private func treeRoot(of dbi: DatabaseHandle) -> TreeRoot? {
         if let (database, root) = knownRoots.0, database == dbi { return root }
-        if let (database, root) = knownRoots.1, database == dbi {
-            knownRoots = (knownRoots.1, knownRoots.0)
-            return root
-        }
+        if let (database, root) = knownRoots.1, database == dbi { return root }
         guard let name = environment.handles.name(of: dbi),
               let root = DatabaseHandles.treeRoot(named: name, in: txn)
         else { return nil }
-        knownRoots = ((dbi, root), knownRoots.0)
+        if replacesFirstKnownRoot { knownRoots.0 = (dbi, root) } else { knownRoots.1 = (dbi, root) }
+        replacesFirstKnownRoot.toggle()
         return root
     }
 

@@ -169,6 +169,28 @@ final class ReuseNode: Object {
         }
     }
 
+    /// An iteration reading the same LinkingObjects property of each object moves the source it
+    /// kept to the next object: every read must still answer for its own object, whether the
+    /// previous value was only counted, read through its Results, or read for another property.
+    @Test func linkingObjectsReadInAnIterationAnswerForTheirOwnObject() throws {
+        let realm = try ownersAndPets()
+        var seen = 0
+        for pet in realm.objects(ReusePet.self).sorted(byKeyPath: "age") {
+            let age = pet.age
+            #expect(pet.owners.count == (age < 200 ? 1 : 0))
+            if age % 3 == 0 { #expect(pet.owners.first?.name == (age < 200 ? "owner \(age)" : nil)) }
+            #expect(pet.owners.count == (age < 200 ? 1 : 0))
+            if age % 4 == 0 {
+                let names = Set(pet.listOwners.map(\.name))
+                let expected = Set([age - 1, age].filter { (0..<200).contains($0) }.map { "owner \($0)" })
+                #expect(names == expected)
+            }
+            #expect(pet.owners.map(\.age) == (age < 200 ? [age] : []))
+            seen += 1
+        }
+        #expect(seen == 201)
+    }
+
     @Test func linkingObjectsStayLiveAfterTheirSourceWasReused() throws {
         let realm = try ownersAndPets()
         let pets = realm.objects(ReusePet.self).sorted(byKeyPath: "age")

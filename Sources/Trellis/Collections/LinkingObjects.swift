@@ -102,7 +102,12 @@ final class LinkingObjectsSource {
     @exclusivity(unchecked) private(set) var originProperty: String
     /// The `LinkingObjects` field this was read from, when known: the core remembers where its
     /// origin column is per field (see ``RealmCore/backlinkOrigin(_:originType:originProperty:)``).
-    @exclusivity(unchecked) private(set) var field: FieldInfo?
+    @exclusivity(unchecked) private(set) var field: FieldInfo? {
+        didSet { fieldColumn = field.map { ClassInfo.linkingObjectsColumn(fieldIndex: $0.index) } ?? 0 }
+    }
+    /// The wrapper column of ``field`` (see ``ClassInfo/linkingObjectsColumn(fieldIndex:)``);
+    /// 0 (no LinkingObjects column) when the field is not known.
+    @exclusivity(unchecked) private var fieldColumn = 0
     /// The `Results<Element>` of the value, made on first use. For a frozen Realm, whose values
     /// other threads read at the same time, made up front instead.
     var results: Any? {
@@ -120,6 +125,7 @@ final class LinkingObjectsSource {
         self.key = key
         self.originProperty = originProperty
         self.field = field
+        fieldColumn = field.map { ClassInfo.linkingObjectsColumn(fieldIndex: $0.index) } ?? 0
     }
 
     /// The source of existing results (freezing, thawing, observing, thread-safe references).
@@ -153,6 +159,16 @@ final class LinkingObjectsSource {
             countBlock = nil
         }
         if hasResults { results = nil }
+    }
+
+    /// Points this source, which nothing else references, at `managed` when it already reads
+    /// the LinkingObjects field of `column` of an object of the same class (an iteration reading
+    /// the same property of each object): only the key changes. False otherwise.
+    @inline(__always)
+    func moveIfReading(column: Int, of managed: ManagedObject) -> Bool {
+        guard fieldColumn == column, target === managed.table, core === managed.core, !hasResults else { return false }
+        key = managed.key
+        return true
     }
 
     /// The sum of the backlink counts: no origin row is read, nothing is allocated.
@@ -201,6 +217,20 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     /// The managed value, when the property read (see ``ObjectBase/_managedRowReader(_:)``) hands
     /// over its object and the encoded field: no row is read, no `Results` made yet.
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        // The common case first: an iteration reading this property of each object moves the
+        // source it kept from the previous object (when the caller let go of the value) to this
+        // one, without looking the field up.
+        if let object = row.owner, object._isIterationAccessor, let managed = object._managed {
+            var spare: LinkingObjectsSource?
+            swap(&spare, &object._spareLinkingObjectsSource)
+            if isKnownUniquelyReferenced(&spare), let reusable = spare,
+               reusable.moveIfReading(column: column, of: managed)
+            {
+                object._spareLinkingObjectsSource = reusable
+                return Self(source: reusable)
+            }
+            swap(&spare, &object._spareLinkingObjectsSource)
+        }
         guard let object = row.owner, let managed = object._managed,
               let index = ClassInfo.linkingObjectsFieldIndex(column: column)
         else {

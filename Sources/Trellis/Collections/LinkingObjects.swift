@@ -62,9 +62,10 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     /// The number of links (an origin linking twice counts twice), read without making the
     /// `Results`.
     public var count: Int {
-        guard let source else { return 0 }
-        if source.hasResults || Element.self == DynamicObject.self { return results?.count ?? 0 }
-        return source.count(originType: Element.self)
+        // Through optional chaining, which borrows the source: binding it would retain it.
+        guard let hasResults = source?.hasResults else { return 0 }
+        if hasResults || Element.self == DynamicObject.self { return results?.count ?? 0 }
+        return source?.count(originType: Element.self) ?? 0
     }
 
     /// Whether no object links here.
@@ -173,16 +174,23 @@ final class LinkingObjectsSource {
 
     /// The sum of the backlink counts: no origin row is read, nothing is allocated.
     func count(originType: ObjectBase.Type) -> Int {
+        // The block read last holds this key's count, and nothing changed since (its target and
+        // origin are this source's: repointing elsewhere forgets it). Read through `core`, an
+        // immutable reference: no closure, so the caller retains nothing for the call.
+        core.verifyThread()
+        if core.writeTransaction == nil, core.readsStoredBacklinkCounts,
+           let count = countBlock?.count(of: key, at: core.changeStamp)
+        {
+            return count
+        }
+        return countReadingTheBlock(originType: originType)
+    }
+
+    /// ``count(originType:)`` when the kept block does not answer: finds the origin column and
+    /// reads the count's block (keeping it).
+    private func countReadingTheBlock(originType: ObjectBase.Type) -> Int {
         // Borrowed: this source keeps its core, which keeps its tables.
         Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { core in
-            core.verifyThread()
-            // The block read last holds this key's count, and nothing changed since.
-            // (Its target and origin are this source's: repointing elsewhere forgets it.)
-            if core.writeTransaction == nil, core.readsStoredBacklinkCounts,
-               let count = countBlock?.count(of: key, at: core.changeStamp)
-            {
-                return count
-            }
             guard let origin = core.backlinkOrigin(field, originType: originType, originProperty: originProperty) else {
                 return 0
             }

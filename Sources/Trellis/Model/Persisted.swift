@@ -117,7 +117,10 @@ public struct Persisted<Value: _Persistable> {
             // (passing it to a function, a long access) would cost a `swift_getKeyPath` call or
             // a `swift_beginAccess` on every read.
             let column = Int(object[keyPath: storageKeyPath]._column)
-            if column != -1, let reader = object._managedRowReader(column) {
+            if column >= 0 {
+                if let reader = object._managedRowReader(column) { return Value._trellisRead(reader, column) }
+            } else if column < -1, let reader = object._linkingObjectsReader() {
+                // A LinkingObjects property (see ClassInfo.linkingObjectsColumn(fieldIndex:)).
                 return Value._trellisRead(reader, column)
             }
             let field = Int(object[keyPath: storageKeyPath]._field)

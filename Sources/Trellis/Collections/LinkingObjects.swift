@@ -225,10 +225,19 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     /// The managed value, when the property read (see ``ObjectBase/_managedRowReader(_:)``) hands
     /// over its object and the encoded field: no row is read, no `Results` made yet.
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        guard let object = row.owner else {
+            throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
+        }
+        return _trellisReadComputed(of: object, column)
+    }
+
+    /// The managed value of the LinkingObjects field of `column` (see
+    /// ``ClassInfo/linkingObjectsColumn(fieldIndex:)``) of `object`; what the property read calls.
+    public static func _trellisReadComputed(of object: ObjectBase, _ column: Int) -> Self {
         // The common case first: an iteration reading this property of each object moves the
         // source it kept from the previous object (when the caller let go of the value) to this
         // one, without looking the field up.
-        if let object = row.owner, object._isIterationAccessor, let managed = object._managed {
+        if object._isIterationAccessor, let managed = object._managed {
             var spare: LinkingObjectsSource?
             swap(&spare, &object._spareLinkingObjectsSource)
             if isKnownUniquelyReferenced(&spare), let reusable = spare,
@@ -239,8 +248,7 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
             }
             swap(&spare, &object._spareLinkingObjectsSource)
         }
-        guard let object = row.owner, let managed = object._managed,
-              let index = ClassInfo.linkingObjectsFieldIndex(column: column)
+        guard let managed = object._managed, let index = ClassInfo.linkingObjectsFieldIndex(column: column)
         else {
             throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
         }

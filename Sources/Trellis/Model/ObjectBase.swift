@@ -190,15 +190,6 @@ extension ObjectBase {
         return _managedRowReaderLookingUp(column)
     }
 
-    /// The reader a LinkingObjects property read hands its value type: the object and its core,
-    /// no row (the value is made from the object alone); nil when unmanaged.
-    @inlinable @inline(__always)
-    final func _linkingObjectsReader() -> _RowReader? {
-        guard let managed = _managed else { return nil }
-        return _RowReader(row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)), core: managed.core,
-                          owner: self)
-    }
-
     /// ``_managedRowReader(_:)`` when the cached row cannot be used: looks the row up (and
     /// checks the thread and that the object still exists).
     @usableFromInline @inline(never)

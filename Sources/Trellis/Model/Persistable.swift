@@ -14,11 +14,23 @@ public protocol _Persistable: _HasPersistedType {
     /// Whether values are ``DynamicObject`` links (or optional ones), whose class their Swift
     /// type does not name: collections then read and check them by the target class. Not API.
     static var _trellisIsDynamicObject: Bool { get }
+    /// Reads a managed property that has no row column (LinkingObjects: `column` is below -1)
+    /// from its object alone. Not API.
+    static func _trellisReadComputed(of object: ObjectBase, _ column: Int) -> Self
 }
 
 extension _Persistable {
     /// Values of every type but ``DynamicObject`` name their class by their type. Not API.
     public static var _trellisIsDynamicObject: Bool { false }
+
+    /// Reads through ``_trellisRead(_:_:)`` with a reader holding no row. Not API.
+    public static func _trellisReadComputed(of object: ObjectBase, _ column: Int) -> Self {
+        guard let managed = object._managed else {
+            throwRealmException("Trellis internal error: a computed property read from an unmanaged object.")
+        }
+        return _trellisRead(_RowReader(row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)),
+                                       core: managed.core, owner: object), column)
+    }
 }
 
 /// A type that may also be stored as an optional (`T?`).

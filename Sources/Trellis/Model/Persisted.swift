@@ -119,9 +119,9 @@ public struct Persisted<Value: _Persistable> {
             let column = Int(object[keyPath: storageKeyPath]._column)
             if column >= 0 {
                 if let reader = object._managedRowReader(column) { return Value._trellisRead(reader, column) }
-            } else if column < -1, let reader = object._linkingObjectsReader() {
+            } else if column < -1, object._managed != nil {
                 // A LinkingObjects property (see ClassInfo.linkingObjectsColumn(fieldIndex:)).
-                return Value._trellisRead(reader, column)
+                return Value._trellisReadComputed(of: object, column)
             }
             let field = Int(object[keyPath: storageKeyPath]._field)
             if field != 0 {

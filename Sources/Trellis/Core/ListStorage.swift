@@ -219,11 +219,23 @@ extension RealmCore {
     /// Moves backlinks for the link elements that left and arrived; embedded objects that left
     /// are deleted.
     func relink(_ location: CollectionLocation, removed: [[UInt8]], added: [[UInt8]]) {
-        var delta = [ObjectKey: Int]()
-        for element in removed { if let key = CollectionElement.linkKey(element) { delta[key, default: 0] -= 1 } }
-        for element in added { if let key = CollectionElement.linkKey(element) { delta[key, default: 0] += 1 } }
-        guard let target = linkedTable(location.field) else { return }
-        for (key, change) in delta.sorted(by: { $0.key < $1.key }) where change != 0 {
+        // The links removed (-1) and added (+1), sorted by target and summed per target: a
+        // sort, not a dictionary, which hashed each key and grew a table per splice.
+        var changes = [(key: ObjectKey, change: Int)]()
+        changes.reserveCapacity(removed.count + added.count)
+        for element in removed { if let key = CollectionElement.linkKey(element) { changes.append((key, -1)) } }
+        for element in added { if let key = CollectionElement.linkKey(element) { changes.append((key, 1)) } }
+        guard !changes.isEmpty, let target = linkedTable(location.field) else { return }
+        changes.sort { $0.key < $1.key }
+        var index = 0
+        while index < changes.count {
+            let key = changes[index].key
+            var change = 0
+            while index < changes.count, changes[index].key == key {
+                change += changes[index].change
+                index += 1
+            }
+            guard change != 0 else { continue }
             changeBacklink(target: target, targetKey: key, origin: location.table, column: location.field,
                            originKey: location.key, by: change)
             if change < 0, location.field.isEmbeddedLink { deleteObject(target, key: key) }

@@ -21,6 +21,12 @@ import Testing
         return (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ key.count &* 13 &+ Int(key.first ?? 0)) }
     }
 
+    /// A random number (in `lengths`) of random bytes (in `values`).
+    static func randomBytes(_ lengths: ClosedRange<Int>, of values: ClosedRange<UInt8>,
+                            using random: inout SeededGenerator) -> [UInt8] {
+        (0..<Int.random(in: lengths, using: &random)).map { _ in UInt8.random(in: values, using: &random) }
+    }
+
     /// What the in-place search answers; fails the test when it gives the lookup back to LMDB.
     static func searched(_ key: [UInt8], _ root: TreeRoot, _ layout: PageLayout,
                          sourceLocation: SourceLocation = #_sourceLocation) -> [UInt8]? {
@@ -45,8 +51,8 @@ import Testing
             var key: [UInt8] = [UInt8.random(in: 0...2, using: &random)]
             switch Int.random(in: 0..<4, using: &random) {
             case 0: key += withUnsafeBytes(of: UInt64.random(in: 0..<20_000, using: &random).bigEndian) { Array($0) }
-            case 1: key += (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 97...100, using: &random) }
-            default: key += (0..<Int.random(in: 0...12, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            case 1: key += Self.randomBytes(0...40, of: 97...100, using: &random)
+            default: key += Self.randomBytes(0...12, of: 0...255, using: &random)
             }
             keys.insert(key)
         }
@@ -70,7 +76,7 @@ import Testing
         for _ in 0..<15_000 {
             let probe: [UInt8]
             switch Int.random(in: 0..<6, using: &random) {
-            case 0: probe = (0..<Int.random(in: 0...10, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random) }
+            case 0: probe = Self.randomBytes(0...10, of: 0...3, using: &random)
             case 1: probe = Array(sorted[Int.random(in: 0..<sorted.count, using: &random)].dropLast())
             case 2: probe = sorted[Int.random(in: 0..<sorted.count, using: &random)] + [0]
             default: probe = sorted[Int.random(in: 0..<sorted.count, using: &random)]
@@ -124,8 +130,8 @@ import Testing
             #expect(read.get(rows, searchingIntegerKey: probe).map(Array.init) == lmdb)
         }
         // An integer key that is not 8 bytes long goes back to LMDB.
-        #expect([UInt8](repeating: 0, count: 4).withUnsafeBytes { TreeSearch.value(forKey: $0, in: root, layout: layout) }
-                == nil)
+        let shortKey = [UInt8](repeating: 0, count: 4)
+        #expect(shortKey.withUnsafeBytes { TreeSearch.value(forKey: $0, in: root, layout: layout) } == nil)
     }
 
     @Test func anEmptyTreeHoldsNoKey() throws {
@@ -145,7 +151,9 @@ import Testing
         let environment = try makeEnvironment()
         let txn = try environment.beginWrite()
         let data = try #require(try txn.database(named: "duplicates", create: true, sortedDuplicates: true))
-        _ = try [UInt8(1)].withUnsafeBytes { k in try [UInt8(2)].withUnsafeBytes { try txn.put(data, key: k, value: $0) } }
+        _ = try [UInt8(1)].withUnsafeBytes { k in
+            try [UInt8(2)].withUnsafeBytes { try txn.put(data, key: k, value: $0) }
+        }
         try txn.commit()
         let read = try environment.beginRead()
         defer { read.abort() }
@@ -161,7 +169,9 @@ import Testing
         func put(_ range: ClosedRange<UInt64>) throws {
             let txn = try environment.beginWrite()
             let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
-            for key in range { try [UInt8(truncatingIfNeeded: key)].withUnsafeBytes { try txn.put(rows, integerKey: key, value: $0) } }
+            for key in range {
+                try [UInt8(truncatingIfNeeded: key)].withUnsafeBytes { try txn.put(rows, integerKey: key, value: $0) }
+            }
             // Inside the write: the new keys are found (by LMDB).
             #expect(txn.get(rows, searchingIntegerKey: range.upperBound).map(Array.init)
                     == [UInt8(truncatingIfNeeded: range.upperBound)])

@@ -128,32 +128,32 @@ final class DatabaseHandles: Sendable {
         return names
     }
 
-    /// The entry count LMDB records for the database named `name` in `txn`'s snapshot (from its
-    /// record in the main database, not through a handle), or nil if there is no such database.
-    static func recordedEntryCount(named name: String, in txn: OpaquePointer) -> Int? {
+    /// The record (`MDB_db`) of the database named `name` in `txn`'s snapshot, read from the main
+    /// database rather than through a handle (the record LMDB itself reads for the snapshot);
+    /// nil if there is no such database. Points into the map: read it at once.
+    static func record(named name: String, in txn: OpaquePointer) -> UnsafeRawBufferPointer? {
         var key = MDB_val(mv_size: name.utf8.count, mv_data: nil)
         var value = MDB_val()
         let code = name.withCString { pointer in
             key.mv_data = UnsafeMutableRawPointer(mutating: pointer)
             return mdb_get(txn, mainDatabase, &key, &value)
         }
-        // An MDB_db record: the entry count is the 64-bit word at offset 32.
-        guard code == MDB_SUCCESS, value.mv_size >= 40, let data = value.mv_data else { return nil }
-        return Int(data.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
+        guard code == MDB_SUCCESS, let data = value.mv_data else { return nil }
+        return UnsafeRawBufferPointer(start: data, count: value.mv_size)
     }
 
-    /// The tree of the database named `name` as `txn`'s snapshot holds it (its record in the main
-    /// database, which LMDB itself reads for the snapshot), or nil if there is no such database
-    /// or ``TreeSearch`` does not read its kind.
+    /// The entry count LMDB records for the database named `name` in `txn`'s snapshot, or nil if
+    /// there is no such database.
+    static func recordedEntryCount(named name: String, in txn: OpaquePointer) -> Int? {
+        // An MDB_db record: the entry count is the 64-bit word at offset 32.
+        guard let record = record(named: name, in: txn), record.count >= 40 else { return nil }
+        return Int(record.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
+    }
+
+    /// The tree of the database named `name` as `txn`'s snapshot holds it, or nil if there is no
+    /// such database or ``TreeSearch`` does not read its kind.
     static func treeRoot(named name: String, in txn: OpaquePointer) -> TreeRoot? {
-        var key = MDB_val(mv_size: name.utf8.count, mv_data: nil)
-        var value = MDB_val()
-        let code = name.withCString { pointer in
-            key.mv_data = UnsafeMutableRawPointer(mutating: pointer)
-            return mdb_get(txn, mainDatabase, &key, &value)
-        }
-        guard code == MDB_SUCCESS else { return nil }
-        return TreeRoot(record: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+        record(named: name, in: txn).flatMap(TreeRoot.init(record:))
     }
 
     /// The pages the data of `txn`'s snapshot occupies: every named database's pages (from its

@@ -167,7 +167,9 @@ final class LinkingObjectsSource {
     /// the same property of each object): only the key changes. False otherwise.
     @inline(__always)
     func moveIfReading(column: Int, of managed: ManagedObject) -> Bool {
-        guard fieldColumn == column, target === managed.table, core === managed.core, !hasResults else { return false }
+        guard fieldColumn == column, target === managed.table, core === managed.core, !hasResults else {
+            return false
+        }
         key = managed.key
         return true
     }
@@ -222,8 +224,8 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
 
     public static func _trellisDefaultValue() -> Self { Self(fromType: Element.self, property: "") }
 
-    /// The managed value, when the property read (see ``ObjectBase/_managedRowReader(_:)``) hands
-    /// over its object and the encoded field: no row is read, no `Results` made yet.
+    /// The managed value, read through a row reader that knows its object (see
+    /// ``_trellisReadComputed(of:_:)``, which the property read calls directly).
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
         guard let object = row.owner else {
             throwRealmException("Trellis internal error: LinkingObjects are not read from a row.")
@@ -232,7 +234,8 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     }
 
     /// The managed value of the LinkingObjects field of `column` (see
-    /// ``ClassInfo/linkingObjectsColumn(fieldIndex:)``) of `object`; what the property read calls.
+    /// ``ClassInfo/linkingObjectsColumn(fieldIndex:)``) of `object`, which the property read
+    /// hands over borrowed: no row is read, no `Results` made yet.
     public static func _trellisReadComputed(of object: ObjectBase, _ column: Int) -> Self {
         // The common case first: an iteration reading this property of each object moves the
         // source it kept from the previous object (when the caller let go of the value) to this

@@ -104,7 +104,7 @@ final class LinkingObjectsSource {
     /// The `LinkingObjects` field this was read from, when known: the core remembers where its
     /// origin column is per field (see ``RealmCore/backlinkOrigin(_:originType:originProperty:)``).
     @exclusivity(unchecked) private(set) var field: FieldInfo? {
-        didSet { fieldColumn = field.map { ClassInfo.linkingObjectsColumn(fieldIndex: $0.index) } ?? 0 }
+        didSet { fieldColumn = Self.column(of: field) }
     }
     /// The wrapper column of ``field`` (see ``ClassInfo/linkingObjectsColumn(fieldIndex:)``);
     /// 0 (no LinkingObjects column) when the field is not known.
@@ -126,7 +126,12 @@ final class LinkingObjectsSource {
         self.key = key
         self.originProperty = originProperty
         self.field = field
-        fieldColumn = field.map { ClassInfo.linkingObjectsColumn(fieldIndex: $0.index) } ?? 0
+        fieldColumn = Self.column(of: field)
+    }
+
+    /// The wrapper column of a LinkingObjects `field`, 0 when it is not known.
+    private static func column(of field: FieldInfo?) -> Int {
+        field.map { ClassInfo.linkingObjectsColumn(fieldIndex: $0.index) } ?? 0
     }
 
     /// The source of existing results (freezing, thawing, observing, thread-safe references).

@@ -171,9 +171,8 @@ open class ObjectBase: CustomStringConvertible {
 }
 
 extension ObjectBase {
-    /// The reader of a managed object's row for a property whose wrapper knows its `column`
-    /// (see `Persisted._column`): the row for a column, no row for LinkingObjects (made from the
-    /// object alone). Nil for an unmanaged object.
+    /// The reader of a managed object's row for a property whose wrapper knows its row `column`
+    /// (0 or more, see `Persisted._column`). Nil for an unmanaged object.
     ///
     /// Inlined into the `@Persisted` getter, which the model's module specializes: when the row
     /// read last is still current (same thread, nothing changed since), reading a scalar is a
@@ -191,14 +190,11 @@ extension ObjectBase {
     }
 
     /// ``_managedRowReader(_:)`` when the cached row cannot be used: looks the row up (and
-    /// checks the thread and that the object still exists).
+    /// checks the thread and that the object still exists). A LinkingObjects property has no
+    /// row column and is read without a reader (``_Persistable/_trellisReadComputed(of:_:)``).
     @usableFromInline @inline(never)
     final func _managedRowReaderLookingUp(_ column: Int) -> _RowReader? {
         guard let managed = _managed else { return nil }
-        if column < 0 {
-            return _RowReader(row: RowView(bytes: UnsafeRawBufferPointer(start: nil, count: 0)), core: managed.core,
-                              owner: self)
-        }
         let row = Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef { $0.row(of: self, managed) }
         return _RowReader(row: row, core: managed.core, owner: self)
     }

@@ -164,8 +164,8 @@ final class ClassInfo: Sendable {
     }
 
     /// The column a LinkingObjects field's wrapper is given (see ``wrapperSlots``): below -1, so
-    /// that the property read hands it to `LinkingObjects._trellisRead`, which makes the value
-    /// from the object alone (see ``ObjectBase/_managedRowReader(_:)``).
+    /// that the property read hands it to `LinkingObjects._trellisReadComputed`, which makes the
+    /// value from the object alone (see `Persisted`'s getter).
     static func linkingObjectsColumn(fieldIndex: Int) -> Int { -2 - fieldIndex }
 
     /// The field index ``linkingObjectsColumn(fieldIndex:)`` encoded, or nil for any other column.

@@ -110,18 +110,10 @@ struct CachedBytesLeaf {
             }
             guess &+= 1
         }
-        var low = 0, high = count &- 1
-        while low <= high {
-            let middle = (low &+ high) >> 1
-            guard let (found, offset) = page.keyBytes(middle, upper: upper) else { return nil }
-            let order = KeyOrder.compareBytes(found, key)
-            if order == 0 {
-                guard let value = page.value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
-                lastFound = middle
-                return .some(value)
-            }
-            if order < 0 { low = middle &+ 1 } else { high = middle &- 1 }
-        }
-        return .some(nil)
+        guard let search = page.node(holding: key, count: count, upper: upper, integerKeys: false) else { return nil }
+        guard let node = search else { return .some(nil) }
+        guard let value = page.value(ofNodeAt: node.offset, keySize: node.keySize, layout: layout) else { return nil }
+        lastFound = node.index
+        return .some(value)
     }
 }

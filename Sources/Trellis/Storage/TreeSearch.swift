@@ -76,7 +76,7 @@ enum TreeSearch {
     /// How the key `found` sorts against `key` in the tree's order (negative, zero, positive);
     /// nil for an integer key that is not 8 bytes long.
     @inline(__always)
-    fileprivate static func order(_ found: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer, integerKeys: Bool)
+    static func order(_ found: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer, integerKeys: Bool)
         -> Int?
     {
         guard integerKeys else { return KeyOrder.compareBytes(found, key) }
@@ -145,16 +145,27 @@ extension TreePage {
                 return value(ofNodeAt: offset, keySize: found.count, layout: layout).map { .some($0) }
             }
         }
+        guard let search = node(holding: key, count: count, upper: upper, integerKeys: root.integerKeys) else {
+            return nil
+        }
+        guard let found = search else { return .some(nil) }
+        return value(ofNodeAt: found.offset, keySize: found.keySize, layout: layout).map { .some($0) }
+    }
+
+    /// On a leaf page of `count` nodes: the node whose key is `key`, found by a binary search
+    /// (keys compared as integers or in LMDB's byte order); `.some(nil)` when the page has no
+    /// such key, nil for a node that is not sound. Shared with ``CachedBytesLeaf``.
+    @inline(__always)
+    func node(holding key: UnsafeRawBufferPointer, count: Int, upper: Int, integerKeys: Bool)
+        -> (index: Int, offset: Int, keySize: Int)??
+    {
         var low = 0, high = count &- 1
         while low <= high {
             let middle = (low &+ high) >> 1
             guard let (found, offset) = keyBytes(middle, upper: upper),
-                  let order = TreeSearch.order(found, key, integerKeys: root.integerKeys)
+                  let order = TreeSearch.order(found, key, integerKeys: integerKeys)
             else { return nil }
-            if order == 0 {
-                guard let value = value(ofNodeAt: offset, keySize: found.count, layout: layout) else { return nil }
-                return .some(value)
-            }
+            if order == 0 { return .some((middle, offset, found.count)) }
             if order < 0 { low = middle &+ 1 } else { high = middle &- 1 }
         }
         return .some(nil)

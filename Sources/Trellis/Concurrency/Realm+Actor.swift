@@ -17,7 +17,7 @@ extension Realm {
                           downloadBeforeOpen: OpenBehavior = .never) async throws
     {
         let download = downloadBeforeOpen.downloads(configuration)
-        core = try RealmOpener.open(configuration, confinement: .actor(actor))
+        self.init(opened: try RealmOpener.open(configuration, confinement: .actor(actor)))
         configuration.syncHook?.realmDidOpen(configuration)
         if download { try await Self.downloadFromServer(configuration) }
     }
@@ -26,7 +26,7 @@ extension Realm {
     public static func open(configuration: Configuration = .defaultConfiguration,
                             _isolation actor: isolated any Actor = #isolation) async throws -> Realm
     {
-        let realm = Realm(core: try RealmOpener.open(configuration, confinement: .actor(actor)))
+        let realm = Realm(opened: try RealmOpener.open(configuration, confinement: .actor(actor)))
         configuration.syncHook?.realmDidOpen(configuration)
         return realm
     }

@@ -35,7 +35,7 @@ extension Realm {
     @MainActor
     public init(configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior) async throws {
         let download = downloadBeforeOpen.downloads(configuration)
-        core = try RealmOpener.open(configuration, confinement: .actor(MainActor.shared))
+        self.init(opened: try RealmOpener.open(configuration, confinement: .actor(MainActor.shared)))
         configuration.syncHook?.realmDidOpen(configuration)
         if download { try await Self.downloadFromServer(configuration) }
     }

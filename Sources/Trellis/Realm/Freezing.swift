@@ -51,7 +51,7 @@ extension Realm {
 
     /// A live Realm of the same file on the calling thread, at the newest version.
     public func thaw() -> Realm {
-        core.isFrozen ? Realm(core: core.thawedCore()) : self
+        core.isFrozen ? Realm(opened: core.thawedCore()) : self
     }
 
     /// `object` frozen at this Realm's version.

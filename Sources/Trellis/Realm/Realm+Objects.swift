@@ -148,7 +148,7 @@ extension Realm {
            let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField)
         {
             guard let objectKey = core.lookUpPrimaryKey(table, payload) else { return nil }
-            return core.linkedAccessor(type, table: table, key: objectKey, nearby: false)
+            return core.lookedUpAccessor(type, table: table, key: objectKey, spare: lookupSpare)
         }
         return object(ofType: type, forPrimaryKeyValue: key)
     }

@@ -18,8 +18,20 @@ import Synchronization
 /// opening the same file twice gives the same instance.
 public struct Realm {
     let core: RealmCore
+    /// Where primary-key lookups keep the accessor they handed out last (see ``LookupSpare``);
+    /// nil for a `Realm` made from an object or a collection while no opened one is alive.
+    let lookupSpare: LookupSpare?
 
-    init(core: RealmCore) { self.core = core }
+    init(core: RealmCore) {
+        self.core = core
+        lookupSpare = core.isFrozen ? nil : core.lookupSpare
+    }
+
+    /// A `Realm` the program opened: it shares the core's spare, made if there is none.
+    init(opened core: RealmCore) {
+        self.core = core
+        lookupSpare = LookupSpare.shared(by: core)
+    }
 
     // MARK: - Opening
 
@@ -36,14 +48,14 @@ public struct Realm {
     public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
         defer { configuration.syncHook?.realmDidOpen(configuration) }
         guard let queue else {
-            core = try RealmOpener.open(configuration)
+            self.init(opened: try RealmOpener.open(configuration))
             return
         }
         if !queue.isCurrent {
             throwRealmException("Realm opened from incorrect dispatch queue: open it from code running on "
                 + "'\(queue.label)'.")
         }
-        core = try RealmOpener.open(configuration, confinement: .queue(queue))
+        self.init(opened: try RealmOpener.open(configuration, confinement: .queue(queue)))
     }
 
     /// Opens the Realm at `fileURL` with the default configuration otherwise.

@@ -35,6 +35,31 @@ import Testing
         return answer.flatMap { $0.map(Array.init) }
     }
 
+    /// Stores `count` integer keys with their values in database "rows": mostly runs, about one
+    /// in `jumpOneIn` a far jump (keys above 2^32 too), then about one in `deleteOneIn` deleted.
+    /// Returns the database, what it holds, and the largest key made.
+    static func storeIntegerKeys(in environment: Environment, count: Int, jumpOneIn: Int, deleteOneIn: Int,
+                                 using random: inout SeededGenerator)
+        throws -> (rows: DatabaseHandle, stored: [UInt64: [UInt8]], last: UInt64)
+    {
+        var stored = [UInt64: [UInt8]]()
+        var key = UInt64.random(in: 0...1_000, using: &random)
+        let txn = try environment.beginWrite()
+        let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
+        for _ in 0..<count {
+            key += Int.random(in: 0..<jumpOneIn, using: &random) == 0 ? UInt64.random(in: 1...(1 << 40), using: &random) : 1
+            let value = Self.value(for: withUnsafeBytes(of: key) { Array($0) }, using: &random)
+            try value.withUnsafeBytes { try txn.put(rows, integerKey: key, value: $0) }
+            stored[key] = value
+        }
+        for deleted in stored.keys where Int.random(in: 0..<deleteOneIn, using: &random) == 0 {
+            _ = try txn.delete(rows, integerKey: deleted)
+            stored[deleted] = nil
+        }
+        try txn.commit()
+        return (rows, stored, key)
+    }
+
     static func root(of name: String, in txn: Transaction) throws -> TreeRoot {
         let handle = try #require(txn.handle)
         return try #require(DatabaseHandles.treeRoot(named: name, in: handle))
@@ -96,22 +121,8 @@ import Testing
     func searchingIntegerKeysInPlaceGivesWhatLMDBGives(seed: UInt64) throws {
         let environment = try makeEnvironment()
         var random = SeededGenerator(state: seed)
-        var stored = [UInt64: [UInt8]]()
-        var key = UInt64.random(in: 0...1_000, using: &random)
-        let txn = try environment.beginWrite()
-        let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
-        for _ in 0..<40_000 {
-            // Mostly runs, sometimes far jumps (keys above 2^32 too), some deleted later.
-            key += Int.random(in: 0..<50, using: &random) == 0 ? UInt64.random(in: 1...(1 << 40), using: &random) : 1
-            let value = Self.value(for: withUnsafeBytes(of: key) { Array($0) }, using: &random)
-            try value.withUnsafeBytes { try txn.put(rows, integerKey: key, value: $0) }
-            stored[key] = value
-        }
-        for deleted in stored.keys where Int.random(in: 0..<5, using: &random) == 0 {
-            _ = try txn.delete(rows, integerKey: deleted)
-            stored[deleted] = nil
-        }
-        try txn.commit()
+        let (rows, stored, key) = try Self.storeIntegerKeys(in: environment, count: 40_000, jumpOneIn: 50,
+                                                            deleteOneIn: 5, using: &random)
 
         let read = try environment.beginRead()
         defer { read.abort() }

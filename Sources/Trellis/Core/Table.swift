@@ -139,8 +139,8 @@ enum PrimaryKeyEncoding {
     /// conversions, wrong types and their messages take the general path).
     static func payload<Key>(ofKey key: Key, for field: FieldInfo) -> _StoredValue.Payload? {
         guard let direct = field.directKeyType, direct == Key.self else { return nil }
-        if Key.self == Int.self { return .int(Int64(withUnsafeBytes(of: key) { $0.load(as: Int.self) })) }
-        if Key.self == Int64.self { return .int(withUnsafeBytes(of: key) { $0.load(as: Int64.self) }) }
+        if Key.self == Int.self { return .int(Int64(unsafeBitCast(key, to: Int.self))) }
+        if Key.self == Int64.self { return .int(unsafeBitCast(key, to: Int64.self)) }
         if Key.self == String.self {
             return withUnsafePointer(to: key) { pointer in
                 pointer.withMemoryRebound(to: String.self, capacity: 1) { .string($0.pointee) }

@@ -12,12 +12,14 @@
 final class LookupSpare {
     /// The core whose lookups this spare serves.
     let core: RealmCore
-    /// The accessor handed out last; nil before the first lookup of a reusable class.
-    var accessor: ObjectBase?
+    /// The accessor handed out last, retained once; nil before the first lookup of a reusable
+    /// class. Unmanaged, so that checking and reusing it costs no retain or release.
+    private var kept: Unmanaged<ObjectBase>?
 
     private init(core: RealmCore) { self.core = core }
 
     deinit {
+        kept?.release()
         if core.lookupSpare === self { core.lookupSpare = nil }
     }
 
@@ -29,6 +31,25 @@ final class LookupSpare {
         let spare = LookupSpare(core: core)
         core.lookupSpare = spare
         return spare
+    }
+
+    /// The accessor kept, for tests.
+    var accessor: ObjectBase? { kept?.takeUnretainedValue() }
+
+    /// Keeps `object` in place of the accessor kept before.
+    func keep(_ object: ObjectBase) {
+        let previous = kept
+        kept = .passRetained(object)
+        previous?.release()
+    }
+
+    /// The accessor kept, still kept, if it is of class `type` and the program let go of it.
+    @inline(__always)
+    func reusableAccessor(of type: ObjectBase.Type, _ soleReference: inout SoleReference) -> Unmanaged<ObjectBase>? {
+        guard let kept, kept._withUnsafeGuaranteedRef({ Swift.type(of: $0) == type }),
+              soleReference.holds(kept: kept)
+        else { return nil }
+        return kept
     }
 }
 
@@ -42,21 +63,18 @@ extension RealmCore {
             return linkedAccessor(type, table: table, key: key, nearby: false)
         }
         guard let bytes = transaction.get(table.rows, searchingIntegerKey: key) else { return nil }
-        let object: T
-        if var previous = spare.accessor {
-            spare.accessor = nil
-            // The spare's `_coreOwner` is this core: only this core's lookups set it.
-            if Swift.type(of: previous) == type, soleReference.holds(&previous) {
-                previous._repoint(core: self, table: table, key: key, epoch: epoch)
-                object = unsafeDowncast(previous, to: type)
-            } else {
-                object = accessor(type, table: table, key: key)
+        let cache = RowCache(stamp: changeStamp, bytes: bytes)
+        // The spare's `_coreOwner` is this core: only this core's lookups keep accessors in it.
+        if let previous = spare.reusableAccessor(of: type, &soleReference) {
+            previous._withUnsafeGuaranteedRef { object in
+                object._repoint(core: self, table: table, key: key, epoch: epoch)
+                object._rowCache = cache
             }
-        } else {
-            object = accessor(type, table: table, key: key)
+            return unsafeDowncast(previous.takeUnretainedValue(), to: type)
         }
-        spare.accessor = object
-        object._rowCache = RowCache(stamp: changeStamp, bytes: bytes)
+        let object = accessor(type, table: table, key: key)
+        object._rowCache = cache
+        spare.keep(object)
         return object
     }
 }

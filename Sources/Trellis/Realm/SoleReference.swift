@@ -16,6 +16,8 @@
 struct SoleReference {
     /// A word the full test accepted (inline form); zero until then.
     private var accepted: UInt = 0
+    /// A word the full test accepted for ``holds(kept:)``; zero until then.
+    private var acceptedKept: UInt = 0
 
     /// Whether the caller's reference to `object` is its only one.
     @inline(__always)
@@ -24,6 +26,23 @@ struct SoleReference {
         if word == accepted, word != 0 { return true }
         guard Self.isOnlyReference(&object) else { return false }
         if Self.layoutIsAsExpected, word & Self.sideTableBit == 0 { accepted = word }
+        return true
+    }
+
+    /// As ``holds(_:)``, for an object the caller keeps through one retained `Unmanaged`
+    /// reference: whether that is its only one. No retain or release when the word was accepted.
+    /// The word is read in place, with no reference made for the read, and compared with a word
+    /// accepted the same way (``holds(_:)``'s may count a reference its read made).
+    @inline(__always)
+    mutating func holds(kept object: Unmanaged<ObjectBase>) -> Bool {
+        let word = UnsafeRawPointer(object.toOpaque())
+            .load(fromByteOffset: MemoryLayout<UnsafeRawPointer>.size, as: UInt.self)
+        if word == acceptedKept, word != 0 { return true }
+        // The kept reference, moved into a strong one for the full test, then kept again.
+        var strong = object.takeRetainedValue()
+        defer { _ = Unmanaged.passRetained(strong) }
+        guard Self.isOnlyReference(&strong) else { return false }
+        if Self.layoutIsAsExpected, word & Self.sideTableBit == 0 { acceptedKept = word }
         return true
     }
 

@@ -37,7 +37,7 @@ final class Transaction {
     /// The trees ``get(_:searchingKey:)`` searched in two databases (a primary-key index and its
     /// class, which lookups alternate between), and which of the two a third replaces;
     /// forgotten likewise.
-    @exclusivity(unchecked) private var knownRoots: ((DatabaseHandle, TreeRoot)?, (DatabaseHandle, TreeRoot)?)
+    @exclusivity(unchecked) private var knownRoots: (KnownRoot?, KnownRoot?)
     @exclusivity(unchecked) private var replacesFirstKnownRoot = true
     /// Closes the kept cursors and forgets the kept leaf pages: done whenever the snapshot ends,
     /// moves, or starts being read by several threads.
@@ -45,6 +45,8 @@ final class Transaction {
         reusableCursors = (nil, nil)
         nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
+        knownRoots.0?.forget()
+        knownRoots.1?.forget()
         knownRoots = (nil, nil)
     }
 
@@ -473,7 +475,7 @@ final class Transaction {
     /// such as primary keys, which the kept leaf pages do not help.
     @inline(__always)
     func get(_ dbi: DatabaseHandle, searchingKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        if !isShared, isReadOnly, let layout = environment.pageLayout, let root = treeRoot(of: dbi),
+        if !isShared, isReadOnly, let layout = environment.pageLayout, let root = treeRoot(of: dbi, layout: layout),
            let found = TreeSearch.value(forKey: key, in: root, layout: layout)
         {
             return found
@@ -488,17 +490,31 @@ final class Transaction {
         return withUnsafeBytes(of: &key) { get(dbi, searchingKey: $0) }
     }
 
-    /// The tree of `dbi` in this snapshot, read from its record once and kept; nil if the
-    /// snapshot has no such database or it is of a kind ``TreeSearch`` does not read.
-    private func treeRoot(of dbi: DatabaseHandle) -> TreeRoot? {
-        if let (database, root) = knownRoots.0, database == dbi { return root }
-        if let (database, root) = knownRoots.1, database == dbi { return root }
+    /// The tree of `dbi` in this snapshot, read from its record once and kept (with its root
+    /// indexed once searched often, ``KnownRoot``); nil if the snapshot has no such database or
+    /// it is of a kind ``TreeSearch`` does not read.
+    private func treeRoot(of dbi: DatabaseHandle, layout: PageLayout) -> TreeRoot? {
+        if knownRoots.0?.database == dbi { return knownRoots.0?.searched(layout: layout) }
+        if knownRoots.1?.database == dbi { return knownRoots.1?.searched(layout: layout) }
         guard let name = environment.handles.name(of: dbi),
               let root = DatabaseHandles.treeRoot(named: name, in: txn)
         else { return nil }
-        if replacesFirstKnownRoot { knownRoots.0 = (dbi, root) } else { knownRoots.1 = (dbi, root) }
+        var known = KnownRoot(database: dbi, root: root)
+        let searched = known.searched(layout: layout)
+        if replacesFirstKnownRoot {
+            knownRoots.0?.forget()
+            knownRoots.0 = known
+        } else {
+            knownRoots.1?.forget()
+            knownRoots.1 = known
+        }
         replacesFirstKnownRoot.toggle()
-        return root
+        return searched
+    }
+
+    /// Whether this snapshot searched `dbi` in place often enough to index its root (for tests).
+    func hasIndexedRoot(of dbi: DatabaseHandle) -> Bool {
+        [knownRoots.0, knownRoots.1].contains { $0?.database == dbi && $0?.root.index != nil }
     }
 
     /// A cursor over `dbi`, or nil when this snapshot does not have the database (it was

@@ -10,6 +10,9 @@ struct TreeRoot {
     let depth: Int
     /// Keys compared as native unsigned integers (`MDB_INTEGERKEY`); else byte-wise.
     let integerKeys: Bool
+    /// The root branch's keys, read into memory once a snapshot searched the tree often
+    /// (``KnownRoot``); nil until then, for a leaf root, or for keys without numbers.
+    var index: RootIndex?
 
     /// LMDB's `P_INVALID`: the root of an empty tree.
     static let emptyTree = UInt64.max
@@ -51,10 +54,16 @@ enum TreeSearch {
         if root.page == TreeRoot.emptyTree { return .some(nil) }
         if root.integerKeys, key.count != 8 { return nil }
         var number = root.page
-        for _ in 1..<root.depth {
+        var levelsAbove = root.depth &- 1
+        if let index = root.index, let child = index.child(coveringKey: key, integerKeys: root.integerKeys) {
+            number = child
+            levelsAbove &-= 1
+        }
+        while levelsAbove > 0 {
             guard let page = layout.page(numbered: number), let child = page.child(coveringKey: key, root: root)
             else { return nil }
             number = child
+            levelsAbove &-= 1
         }
         guard let leaf = layout.page(numbered: number) else { return nil }
         return leaf.leafValue(forKey: key, root: root, layout: layout)
@@ -65,7 +74,7 @@ enum TreeSearch {
     /// integer primary key), the number, with the tag (keys compare as numbers only under the
     /// same tag). Nil for any other key.
     @inline(__always)
-    fileprivate static func ordinal(of key: UnsafeRawBufferPointer, integerKeys: Bool)
+    static func ordinal(of key: UnsafeRawBufferPointer, integerKeys: Bool)
         -> (tag: UInt8, number: UInt64)?
     {
         if integerKeys { return key.count == 8 ? (0, key.loadUnaligned(as: UInt64.self)) : nil }
@@ -118,7 +127,13 @@ extension TreePage {
             else { return nil }
             if order > 0 { high = middle } else { low = middle &+ 1 }
         }
-        guard let offset = nodeOffset(low &- 1, upper: upper) else { return nil }
+        return childNumber(low &- 1, upper: upper)
+    }
+
+    /// On a branch page: the page number of node `index`'s child, if the node lies in the page.
+    @inline(__always)
+    func childNumber(_ index: Int, upper: Int) -> UInt64? {
+        guard let offset = nodeOffset(index, upper: upper) else { return nil }
         // A branch node keeps its child's page number in its first six bytes, low words first.
         let page = UnsafeRawBufferPointer(start: start, count: size)
         return UInt64(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))

@@ -135,6 +135,9 @@ final class AddSession {
         // objects from being released recursively later (one stack frame per link).
         let values = info.storedFields.map { field -> _StoredValue.Payload in
             if field.typeInfo.collection != .none { return .none }
+            if field.holdsOptionalObject {
+                return ObjectLinkField.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
+            }
             if field.isLink || field.typeInfo.type == .any {
                 return field.witness.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
             }

@@ -25,6 +25,9 @@ final class FieldInfo: Sendable {
     /// The property's type when it is one a primary-key lookup encodes straight from the key
     /// (`Int`, `Int64`, `String`; see ``PrimaryKeyEncoding/payload(ofKey:for:)``).
     let directKeyType: Any.Type?
+    /// A to-one property to an `Object` class, whose wrapper is read without generic code when
+    /// its object is added (``ObjectLinkField``).
+    let holdsOptionalObject: Bool
 
     init(name: String, index: Int, rowColumn: Int, offset: Int, witness: any PersistedFieldWitness.Type,
          typeInfo: _PropertyTypeInfo, declaration: PropertyDeclaration, columnName: String? = nil)
@@ -40,6 +43,7 @@ final class FieldInfo: Sendable {
         self.isIndexed = declaration.isIndexed
         self.originProperty = declaration.originProperty
         self.accessorMaker = witness.cachedAccessorType
+        self.holdsOptionalObject = typeInfo.type == .object && typeInfo.collection == .none && witness.holdsOptionalObject
         self.directKeyType = switch (typeInfo.type, typeInfo.isOptional, typeInfo.swiftName) {
         case (.int, false, "Int"): Int.self
         case (.int, false, "Int64"): Int64.self

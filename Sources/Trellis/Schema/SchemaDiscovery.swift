@@ -8,6 +8,9 @@ protocol PersistedFieldWitness: SendableMetatype {
     /// The value type when its managed accessor is made once and kept (collections,
     /// LinkingObjects), else nil.
     static var cachedAccessorType: (any _CachedAccessor.Type)? { get }
+    /// Whether the field is a to-one property to an `Object` class laid out as
+    /// `Persisted<Object?>` (see ``ObjectLinkField``).
+    static var holdsOptionalObject: Bool { get }
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration
     /// Encodes the unmanaged value held at `field` (computing its default if needed).
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue
@@ -36,6 +39,8 @@ protocol PersistedFieldWitness: SendableMetatype {
 }
 
 extension PersistedFieldWitness {
+    static var holdsOptionalObject: Bool { false }
+
     /// The two steps one after the other (fields other than `Persisted` hold no unmanaged value
     /// to let go of in one step).
     static func encodeUnmanagedAndRelease(at field: UnsafeMutableRawPointer, _ context: _EncodingContext)
@@ -117,6 +122,7 @@ extension Persisted: PersistedFieldWitness {
     static var valueTypeInfo: _PropertyTypeInfo { Value._trellisTypeInfo }
 
     static var cachedAccessorType: (any _CachedAccessor.Type)? { Value.self as? any _CachedAccessor.Type }
+    static var holdsOptionalObject: Bool { ObjectLinkField.qualifies(Value.self) }
 
 
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration {

@@ -41,6 +41,7 @@ final class Transaction {
     @exclusivity(unchecked) private var replacesFirstKnownRoot = true
     /// Closes the kept cursors and forgets the kept leaf pages: done whenever the snapshot ends,
     /// moves, or starts being read by several threads.
+    @inline(__always)
     private func forgetKeptCursorsAndLeaves() {
         reusableCursors = (nil, nil)
         nearbyLeaves = (nil, nil)

@@ -53,6 +53,7 @@ final class AddSession {
     /// Objects whose key is reserved and whose row is still to be written, stored in the
     /// order they were reached (so of two objects with one primary key, the later one's values win).
     @exclusivity(unchecked) private var pending: [PendingObject] = []
+    private static let initialPendingCapacity = 16
     @exclusivity(unchecked) private var nextPending = 0
     @exclusivity(unchecked) private var isStoring = false
 
@@ -119,6 +120,8 @@ final class AddSession {
             key = core.allocateKey(in: table)
         }
         added.insert(ObjectIdentifier(object), key: key)
+        // Room for a few at once: growing one at a time reallocates at 1, 2, 4 and 8 objects.
+        if pending.capacity == 0 { pending.reserveCapacity(Self.initialPendingCapacity) }
         pending.append(PendingObject(object: object, table: table, key: key, isNew: isNew))
         return key
     }

@@ -132,21 +132,16 @@ final class AddSession {
         let info = table.info
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         if !isNew, policy == .modified { planInPlaceUpdates(object, base: base, table: table, key: key) }
-        // A collection's column holds nothing: its elements are stored when it is attached.
-        // Links and mixed values are let go of once encoded (the object is managed from here on,
-        // and its pending entry keeps it alive): releasing the targets here keeps a long chain of
-        // objects from being released recursively later (one stack frame per link).
-        let values = info.storedFields.map { field -> _StoredValue.Payload in
-            if field.typeInfo.collection != .none { return .none }
-            if field.holdsOptionalObject {
-                return ObjectLinkField.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
+        // The values, on the stack (``encodedValue(of:at:)``): an array per object would be allocated, and freed through the runtime's
+        // generic destruction of its elements.
+        let fields = info.storedFields
+        withUnsafeTemporaryAllocation(of: _StoredValue.Payload.self, capacity: fields.count) { values in
+            for (column, field) in fields.enumerated() {
+                values.initializeElement(at: column, to: encodedValue(of: field, at: base))
             }
-            if field.isLink || field.typeInfo.type == .any {
-                return field.witness.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
-            }
-            return field.witness.encodeUnmanaged(at: base + field.offset, context).payload
+            core.writeRow(table, key: key, values: UnsafeBufferPointer(values), isNew: isNew)
+            for column in values.indices { values.deinitializeElement(at: column) }
         }
-        core.writeRow(table, key: key, values: values, isNew: isNew)
         core.makeManaged(object, table: table, key: key)
         for field in info.storedFields where field.typeInfo.collection != .none {
             // Never touched while unmanaged and the owner is new: nothing to store; the managed
@@ -157,6 +152,23 @@ final class AddSession {
                                            binding: CollectionBinding(core: core, table: table, key: key, field: field),
                                            session: self)
         }
+    }
+
+    /// The value to store for `field` of the object at `base`. A collection's column holds
+    /// nothing: its elements are stored when it is attached. Links and mixed values are let go
+    /// of once encoded (the object is managed from here on, and its pending entry keeps it
+    /// alive): releasing the targets here keeps a long chain of objects from being released
+    /// recursively later (one stack frame per link).
+    @inline(__always)
+    private func encodedValue(of field: FieldInfo, at base: UnsafeMutableRawPointer) -> _StoredValue.Payload {
+        if field.typeInfo.collection != .none { return .none }
+        if field.holdsOptionalObject {
+            return ObjectLinkField.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
+        }
+        if field.isLink || field.typeInfo.type == .any {
+            return field.witness.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
+        }
+        return field.witness.encodeUnmanaged(at: base + field.offset, context).payload
     }
 
     /// Marks an unmanaged embedded object to be written into an existing embedded row (for

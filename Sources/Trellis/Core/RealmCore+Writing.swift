@@ -15,10 +15,16 @@ extension RealmCore {
 
     /// Writes a new row (or replaces an existing one) and brings the indexes up to date.
     func writeRow(_ table: Table, key: ObjectKey, values: [_StoredValue.Payload], isNew: Bool) {
+        values.withUnsafeBufferPointer { writeRow(table, key: key, values: $0, isNew: isNew) }
+    }
+
+    /// As ``writeRow(_:key:values:isNew:)``, from values the caller keeps (adding objects keeps
+    /// them on the stack: no array per object).
+    func writeRow(_ table: Table, key: ObjectKey, values: UnsafeBufferPointer<_StoredValue.Payload>, isNew: Bool) {
         guard let txn = writeTransaction else { throwRealmException(Realm.addRequiresWriteMessage) }
         let old = isNew ? nil : rowView(table, key)
         let oldLinks = old.map { linkTargets(of: table, row: $0) } ?? []
-        updateIndexes(table, key: key, old: old, new: values)
+        if !table.indexes.isEmpty { updateIndexes(table, key: key, old: old, new: Array(values)) }
         // Used up by putRow, before anything below can encode another row.
         let bytes = RowWriter.encode(values, into: rowScratch)
         if isNew {
@@ -87,7 +93,7 @@ extension RealmCore {
         }
     }
 
-    private func linkTargets(of table: Table, values: [_StoredValue.Payload]) -> [LinkTarget] {
+    private func linkTargets(of table: Table, values: UnsafeBufferPointer<_StoredValue.Payload>) -> [LinkTarget] {
         guard !table.toOneLinks.isEmpty else { return [] }
         return table.toOneLinks.compactMap { field in
             guard case .link(let key) = values[field.rowColumn] else { return nil }

@@ -169,7 +169,7 @@ enum RowWriter {
     }
 
     /// The size of the row of `values`: header, slots and tail.
-    private static func byteCount(of values: [_StoredValue.Payload]) -> Int {
+    private static func byteCount(of values: some Collection<_StoredValue.Payload>) -> Int {
         var tailSize = 0
         for value in values { tailSize += tailByteCount(of: value) }
         return RowFormat.tailStart(values.count) + tailSize
@@ -182,13 +182,15 @@ enum RowWriter {
 
     /// The row of `values`, encoded into `scratch` (valid until `scratch` next changes): a row
     /// written per object allocates no array, whose storage type a generic allocation looks up.
-    static func encode(_ values: [_StoredValue.Payload], into scratch: ByteBuffer) -> UnsafeRawBufferPointer {
+    static func encode(_ values: UnsafeBufferPointer<_StoredValue.Payload>, into scratch: ByteBuffer)
+        -> UnsafeRawBufferPointer
+    {
         let raw = scratch.resetZeroed(count: byteCount(of: values))
         write(values, into: raw)
         return UnsafeRawBufferPointer(raw)
     }
 
-    private static func write(_ values: [_StoredValue.Payload], into buffer: UnsafeMutableRawBufferPointer) {
+    private static func write(_ values: some Collection<_StoredValue.Payload>, into buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress else { return }
         let count = values.count
         buffer.storeBytes(of: UInt16(count), toByteOffset: 0, as: UInt16.self)

@@ -37,8 +37,20 @@ extension RealmCore {
             }
         }
         putRow(bytes, table, key: key, in: txn, isNew: isNew)
-        let newLinks = linkTargets(of: table, values: values)
-        updateLinks(table, key: key, old: oldLinks, new: newLinks)
+        if oldLinks.isEmpty {
+            addBacklinks(of: table, key: key, values: values)
+        } else {
+            updateLinks(table, key: key, old: oldLinks, new: linkTargets(of: table, values: values))
+        }
+    }
+
+    /// ``updateLinks(_:key:old:new:)`` for a row that linked nothing before (a new row, most
+    /// often): a backlink for each link in `values`, without gathering them first.
+    private func addBacklinks(of table: Table, key: ObjectKey, values: UnsafeBufferPointer<_StoredValue.Payload>) {
+        for field in table.toOneLinks {
+            guard case .link(let targetKey) = values[field.rowColumn], let target = linkedTable(field) else { continue }
+            changeBacklink(target: target, targetKey: targetKey, origin: table, column: field, originKey: key, by: 1)
+        }
     }
 
     /// Replaces one column of an existing row.

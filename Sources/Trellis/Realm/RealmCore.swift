@@ -49,10 +49,9 @@ final class RealmCore {
     var storedSchema: StoredSchemaClasses?
     /// The classes as ``DynamicObject``s see them, made on first dynamic use (see `dynamicSchema`).
     var dynamicClasses: DynamicSchema?
-    /// Next object key per table, allocated during the current write transaction.
     /// The next object key of each table written in this write transaction (see
     /// RealmCore+ObjectKeys.swift); stored in the file when the transaction commits.
-    var keyCounters = TableIdMap<ObjectKey>()
+    @exclusivity(unchecked) var keyCounters = TableIdMap<ObjectKey>()
     /// Whether reads have moved off a write transaction that ran out of space.
     private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).

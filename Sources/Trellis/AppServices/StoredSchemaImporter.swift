@@ -171,7 +171,7 @@ struct StoredSchemaImporter {
         switch field.typeInfo.collection {
         case .list, .set:
             guard let items = raw as? [Any] else { throw mismatch(field, table, raw) }
-            let elements = try items.map { RowWriter.encode([try payload($0, field, owner: table)]) }
+            let elements = try items.map { RowWriter.encode(single: try payload($0, field, owner: table)) }
             if field.typeInfo.collection == .list {
                 core.listSplice(location, 0..<core.listCount(location), with: elements)
             } else {
@@ -182,7 +182,7 @@ struct StoredSchemaImporter {
             guard let entries = raw as? [String: Any] else { throw mismatch(field, table, raw) }
             core.mapRemoveAll(location)
             for (entryKey, value) in entries.sorted(by: { $0.key < $1.key }) {
-                core.mapSet(location, entryKey, RowWriter.encode([try payload(value, field, owner: table)]))
+                core.mapSet(location, entryKey, RowWriter.encode(single: try payload(value, field, owner: table)))
             }
         case .none:
             break

@@ -128,7 +128,8 @@ struct CollectionBinding {
     /// Encodes an element for storing; unmanaged objects it holds are added to the Realm.
     func encode<Element: _Persistable>(_ value: Element, session: AddSession) -> [UInt8] {
         if Element._trellisIsDynamicObject { verifyDynamicElement(value) }
-        return RowWriter.encode([Element._trellisEncode(value, _EncodingContext(core: core, session: session)).payload])
+        let encoded = Element._trellisEncode(value, _EncodingContext(core: core, session: session))
+        return RowWriter.encode(single: encoded.payload)
     }
 
     /// A new add session for a mutation of this collection (`kind` names it in the message for

@@ -190,9 +190,9 @@ struct NestedCollectionBinding {
         case .property(let table, let key, let field):
             core.updateColumn(table, key: key, field: field, value: encoded)
         case .listElement(let location, let index):
-            core.listSplice(location, index ..< index + 1, with: [RowWriter.encode([encoded])])
+            core.listSplice(location, index ..< index + 1, with: [RowWriter.encode(single: encoded)])
         case .mapValue(let location, let key):
-            core.mapSet(location, key, RowWriter.encode([encoded]))
+            core.mapSet(location, key, RowWriter.encode(single: encoded))
         }
     }
 

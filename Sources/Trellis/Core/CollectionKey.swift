@@ -103,6 +103,6 @@ enum CollectionElement {
         element.withUnsafeBytes { linkKey($0) }
     }
 
-    static func link(_ key: ObjectKey) -> [UInt8] { RowWriter.encode([.link(key)]) }
-    static let null: [UInt8] = RowWriter.encode([.null])
+    static func link(_ key: ObjectKey) -> [UInt8] { RowWriter.encode(single: .link(key)) }
+    static let null: [UInt8] = RowWriter.encode(single: .null)
 }

@@ -401,8 +401,8 @@ final class Migrator {
     }
 
     private static func elementBytes(_ value: MigrationValue) -> [UInt8] {
-        if case .scalar(let payload) = value { return RowWriter.encode([payload]) }
-        return RowWriter.encode([.null])
+        if case .scalar(let payload) = value { return RowWriter.encode(single: payload) }
+        return RowWriter.encode(single: .null)
     }
 
     /// Removes a class's rows, indexes, owned collections and outgoing backlinks (and, for a

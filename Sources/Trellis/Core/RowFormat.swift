@@ -176,8 +176,13 @@ enum RowWriter {
     }
 
     /// Encodes a full row from one value per column, in one allocation.
-    static func encode(_ values: [_StoredValue.Payload]) -> [UInt8] {
+    static func encode(_ values: some Collection<_StoredValue.Payload>) -> [UInt8] {
         [UInt8].zeroed(count: byteCount(of: values)) { write(values, into: $0) }
+    }
+
+    /// Encodes a row of one column (a collection element): one allocation, the row's.
+    static func encode(single value: _StoredValue.Payload) -> [UInt8] {
+        encode(CollectionOfOne(value))
     }
 
     /// The row of `values`, encoded into `scratch` (valid until `scratch` next changes): a row

@@ -236,7 +236,7 @@ enum QueryValueConversion {
         case (.any, .date(let d)): payload = .mixed(.date(d))
         default: return nil
         }
-        let bytes = RowWriter.encode([payload])
+        let bytes = RowWriter.encode(single: payload)
         return bytes.withUnsafeBytes { raw in
             T._trellisRead(_RowReader(row: RowView(bytes: raw), core: core), 0)
         }

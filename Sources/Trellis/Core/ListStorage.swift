@@ -93,8 +93,10 @@ enum ListChunk {
         return nil
     }
 
-    static func encode<S: Sequence>(_ elements: S) -> [UInt8] where S.Element == [UInt8] {
+    static func encode<C: Collection>(_ elements: C) -> [UInt8] where C.Element == [UInt8] {
         var out = [UInt8]()
+        // Sized once: appending element by element would reallocate as the chunk grows.
+        out.reserveCapacity(elements.reduce(0) { $0 + 4 + $1.count })
         for element in elements {
             withUnsafeBytes(of: UInt32(element.count)) { out.append(contentsOf: $0) }
             out.append(contentsOf: element)
@@ -168,7 +170,11 @@ extension RealmCore {
         }
         let local = (range.lowerBound - base) ..< (range.upperBound - base)
         let removed = Array(gathered[local])
-        gathered.replaceSubrange(local, with: elements)
+        if gathered.isEmpty {
+            gathered = elements  // shared, not copied element by element
+        } else {
+            gathered.replaceSubrange(local, with: elements)
+        }
 
         var reusable = last >= first ? header.chunks[first...last].map(\.id) : []
         var pieces: [(id: UInt32, count: Int)] = []

@@ -128,7 +128,7 @@ struct CollectionBinding {
     /// Encodes an element for storing; unmanaged objects it holds are added to the Realm.
     func encode<Element: _Persistable>(_ value: Element, session: AddSession) -> [UInt8] {
         if Element._trellisIsDynamicObject { verifyDynamicElement(value) }
-        let encoded = Element._trellisEncode(value, _EncodingContext(core: core, session: session))
+        let encoded = Element._trellisEncode(value, _EncodingContext(session: session))
         return RowWriter.encode(single: encoded.payload)
     }
 

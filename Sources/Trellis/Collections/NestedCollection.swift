@@ -155,7 +155,7 @@ struct NestedCollectionBinding {
     func encode(_ values: [AnyRealmValue], kind: String) -> [MixedValue?] {
         let session = AddSession(core: core, policy: core.propertyUpdatePolicy)
         session.embeddedReuseMessage = "Cannot add an existing managed embedded object to a \(kind)."
-        let context = _EncodingContext(core: core, session: session)
+        let context = _EncodingContext(session: session)
         return values.map { $0.storedTree(context) }
     }
 

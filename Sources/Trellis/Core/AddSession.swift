@@ -16,7 +16,7 @@ final class AddSession {
         self.policy = policy
     }
 
-    private var context: _EncodingContext { _EncodingContext(core: core, session: self) }
+    private var context: _EncodingContext { _EncodingContext(session: self) }
 
     /// The key to store for a to-one link to `object`, adding it if it is unmanaged.
     func linkTarget(_ object: Object) -> ObjectKey {
@@ -134,10 +134,10 @@ final class AddSession {
         if !isNew, policy == .modified { planInPlaceUpdates(object, base: base, table: table, key: key) }
         // The values, on the stack (``encodedValue(of:at:)``): an array per object would be allocated, and freed through the runtime's
         // generic destruction of its elements.
-        let fields = info.storedFields
+        let fields = info.storedFields, context = self.context
         withUnsafeTemporaryAllocation(of: _StoredValue.Payload.self, capacity: fields.count) { values in
             for (column, field) in fields.enumerated() {
-                values.initializeElement(at: column, to: encodedValue(of: field, at: base))
+                values.initializeElement(at: column, to: encodedValue(of: field, at: base, context))
             }
             core.writeRow(table, key: key, values: UnsafeBufferPointer(values), isNew: isNew)
             for column in values.indices { values.deinitializeElement(at: column) }
@@ -160,7 +160,9 @@ final class AddSession {
     /// alive): releasing the targets here keeps a long chain of objects from being released
     /// recursively later (one stack frame per link).
     @inline(__always)
-    private func encodedValue(of field: FieldInfo, at base: UnsafeMutableRawPointer) -> _StoredValue.Payload {
+    private func encodedValue(of field: FieldInfo, at base: UnsafeMutableRawPointer, _ context: _EncodingContext)
+        -> _StoredValue.Payload
+    {
         if field.typeInfo.collection != .none { return .none }
         if field.holdsOptionalObject {
             return ObjectLinkField.encodeUnmanagedAndRelease(at: base + field.offset, context).payload

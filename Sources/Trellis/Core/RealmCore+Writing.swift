@@ -335,7 +335,7 @@ extension RealmCore {
             return  // assigning the embedded object a parent already holds: no change (Realm #117)
         }
         let session = AddSession(core: self, policy: propertyUpdatePolicy)
-        let stored = Value._trellisEncode(value, _EncodingContext(core: self, session: session))
+        let stored = Value._trellisEncode(value, _EncodingContext(session: session))
         updateColumn(managed.table, key: managed.key, field: field, value: stored.payload)
     }
 }

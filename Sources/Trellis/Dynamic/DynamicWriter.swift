@@ -241,12 +241,12 @@ protocol DynamicPayloadEncoding {
 extension DynamicFieldWitness: DynamicPayloadEncoding {
     static func payload(_ value: Any?, core: RealmCore) -> _StoredValue.Payload? {
         guard let converted = ValueConversion.convert(value, to: Value.self) else { return nil }
-        let context = _EncodingContext(core: core, session: AddSession(core: core, policy: .error))
+        let context = _EncodingContext(session: AddSession(core: core, policy: .error))
         return Value._trellisEncode(converted, context).payload
     }
 
     static func defaultPayload(core: RealmCore) -> _StoredValue.Payload {
-        let context = _EncodingContext(core: core, session: AddSession(core: core, policy: .error))
+        let context = _EncodingContext(session: AddSession(core: core, policy: .error))
         return Value._trellisEncode(Value._trellisDefaultValue(), context).payload
     }
 }

@@ -72,8 +72,9 @@ public struct _RowReader {
 
 /// Where encoded values go: the Realm that receives linked objects. Not API.
 public struct _EncodingContext {
-    let core: RealmCore
     let session: AddSession
+    /// The session's core (not kept beside it: making a context then retains one object).
+    var core: RealmCore { session.core }
 }
 
 // MARK: - Optional

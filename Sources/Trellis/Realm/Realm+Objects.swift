@@ -169,7 +169,7 @@ extension Realm {
                 + "'\(info.className)'; expected '\(pkField.typeInfo.swiftName)'.")
         }
         let session = AddSession(core: core, policy: .error)
-        let pk = pkField.witness.encodeUnmanaged(at: base, _EncodingContext(core: core, session: session)).payload
+        let pk = pkField.witness.encodeUnmanaged(at: base, _EncodingContext(session: session)).payload
         guard let objectKey = core.lookUpPrimaryKey(table, pk) else { return nil }
         return core.accessor(type, table: table, key: objectKey)
     }

@@ -3,7 +3,7 @@ import Testing
 @testable import Trellis
 
 // Issue 18: `Realm.object(ofType:forPrimaryKey:)` points the accessor it handed out last at the
-// next object found when the program let go of it (``LookupSpare``). Whatever the program keeps
+// next object found when the program let go of it (``RealmSpares``). Whatever the program keeps
 // must never change under it, and the spare must not keep the Realm (and its file) open.
 
 final class LookupPet: Object {
@@ -102,8 +102,8 @@ final class LookupStatefulPet: Object {
         let again = try Realm(configuration: configuration)
         let pet = try #require(realm.object(ofType: LookupPet.self, forPrimaryKey: 1))
         let fromObject = try #require(pet.realm)
-        #expect(realm.lookupSpare != nil)
-        #expect(realm.lookupSpare === again.lookupSpare && again.lookupSpare === fromObject.lookupSpare)
+        #expect(realm.spares != nil)
+        #expect(realm.spares === again.spares && again.spares === fromObject.spares)
         for i in 0..<30 {
             let source = [realm, again, fromObject][i % 3]
             #expect(source.object(ofType: LookupPet.self, forPrimaryKey: i)?.age == i)
@@ -130,7 +130,7 @@ final class LookupStatefulPet: Object {
         let realm = try petsAndToys()
         let first = try #require(realm.object(ofType: LookupStatefulPet.self, forPrimaryKey: 1))
         first.notes = ["first"]
-        #expect(realm.lookupSpare?.accessor == nil)  // not kept, so never handed out again
+        #expect(realm.spares?.lookupAccessor == nil)  // not kept, so never handed out again
         let second = try #require(realm.object(ofType: LookupStatefulPet.self, forPrimaryKey: 2))
         #expect(second.notes.isEmpty && second.age == 2 && first.age == 1)
     }
@@ -179,11 +179,11 @@ final class LookupStatefulPet: Object {
     @Test func frozenRealmsKeepNoSpare() throws {
         let realm = try petsAndToys()
         let frozen = realm.freeze()
-        #expect(frozen.lookupSpare == nil)
+        #expect(frozen.spares == nil)
         let pet = try #require(frozen.object(ofType: LookupPet.self, forPrimaryKey: 4))
         #expect(pet.isFrozen && pet.age == 4)
         #expect(frozen.object(ofType: LookupPet.self, forPrimaryKey: 5)?.age == 5)
         #expect(pet.age == 4)
-        #expect(frozen.thaw().lookupSpare === realm.lookupSpare)
+        #expect(frozen.thaw().spares === realm.spares)
     }
 }

@@ -2,14 +2,15 @@
 /// once (cycles included), managed targets are linked in place.
 final class AddSession {
     let core: RealmCore
-    let policy: Realm.UpdatePolicy
+    private(set) var policy: Realm.UpdatePolicy
     // Unchecked: a session runs on its Realm's thread, within one add.
     @exclusivity(unchecked) private var added = AddedObjects()
     /// Unmanaged embedded objects that `update: .modified` writes into an existing embedded row
     /// instead of replacing it (Realm updates embedded objects in place under `.modified`).
     private var inPlace: [ObjectIdentifier: ObjectKey] = [:]
     /// The trap message for linking an embedded object that already has a parent.
-    var embeddedReuseMessage = "Can't set link to existing managed embedded object"
+    var embeddedReuseMessage = AddSession.defaultEmbeddedReuseMessage
+    private static let defaultEmbeddedReuseMessage = "Can't set link to existing managed embedded object"
 
     init(core: RealmCore, policy: Realm.UpdatePolicy) {
         self.core = core
@@ -17,6 +18,16 @@ final class AddSession {
     }
 
     private var context: _EncodingContext { _EncodingContext(session: self) }
+
+    /// Empties the session for another `add` under `policy` (a Realm's spare session, see
+    /// ``RealmSpares``), keeping the room its queue grew. Only between adds: the queue is empty.
+    func reset(policy: Realm.UpdatePolicy) {
+        self.policy = policy
+        added = AddedObjects()
+        if !inPlace.isEmpty { inPlace = [:] }
+        embeddedReuseMessage = Self.defaultEmbeddedReuseMessage
+        ownerIsNew = false
+    }
 
     /// The key to store for a to-one link to `object`, adding it if it is unmanaged.
     func linkTarget(_ object: Object) -> ObjectKey {
@@ -77,7 +88,7 @@ final class AddSession {
         isStoring = true
         defer {
             isStoring = false
-            pending.removeAll()
+            pending.removeAll(keepingCapacity: true)
             nextPending = 0
         }
         while nextPending < pending.count {
@@ -197,7 +208,7 @@ final class AddSession {
 /// those are kept inline (no allocation per `add`), the next few in a small array, and a hash
 /// table is made only past that.
 private struct AddedObjects {
-    private static let linearLimit = 8
+    private static let linearLimit = 16
     /// One stored object (a struct, not a tuple: an array of tuples looks its storage type up
     /// at run time on every allocation).
     private struct Entry {

@@ -14,8 +14,17 @@ extension Realm {
         if update != .error, object.objectSchema.primaryKeyProperty == nil {
             throwRealmException("'\(type(of: object).className())' does not have a primary key and can not be updated")
         }
-        let session = AddSession(core: core, policy: update)
-        if session.existingKey(of: object) == nil { session.add(object) }
+        withAddSession(policy: update) { session in
+            if session.existingKey(of: object) == nil { session.add(object) }
+        }
+    }
+
+    /// Runs `body` with an empty add session: the spare one the Realm values keep (``RealmSpares``),
+    /// else a new one.
+    @inline(__always)
+    private func withAddSession(policy: UpdatePolicy, _ body: (AddSession) -> Void) {
+        guard let spares else { return body(AddSession(core: core, policy: policy)) }
+        spares.withAddSession(policy: policy, body)
     }
 
     /// Adds each object of a sequence (see ``add(_:update:)``).
@@ -58,7 +67,7 @@ extension Realm {
         // `type` may be a subclass's metatype held as `Object.Type`: make what it names.
         let object = type.init()
         ObjectInitializer.populate(object, from: value)
-        AddSession(core: core, policy: update).add(object)
+        withAddSession(policy: update) { $0.add(object) }
         return object
     }
 
@@ -148,7 +157,7 @@ extension Realm {
            let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField)
         {
             guard let objectKey = core.lookUpPrimaryKey(table, payload) else { return nil }
-            return core.lookedUpAccessor(type, table: table, key: objectKey, spare: lookupSpare)
+            return core.lookedUpAccessor(type, table: table, key: objectKey, spares: spares)
         }
         return object(ofType: type, forPrimaryKeyValue: key)
     }

@@ -18,19 +18,19 @@ import Synchronization
 /// opening the same file twice gives the same instance.
 public struct Realm {
     let core: RealmCore
-    /// Where primary-key lookups keep the accessor they handed out last (see ``LookupSpare``);
+    /// Where primary-key lookups keep the accessor they handed out last (see ``RealmSpares``);
     /// nil for a `Realm` made from an object or a collection while no opened one is alive.
-    let lookupSpare: LookupSpare?
+    let spares: RealmSpares?
 
     init(core: RealmCore) {
         self.core = core
-        lookupSpare = core.isFrozen ? nil : core.lookupSpare
+        spares = core.isFrozen ? nil : core.spares
     }
 
     /// A `Realm` the program opened: it shares the core's spare, made if there is none.
     init(opened core: RealmCore) {
         self.core = core
-        lookupSpare = LookupSpare.shared(by: core)
+        spares = RealmSpares.shared(by: core)
     }
 
     // MARK: - Opening

@@ -18,8 +18,9 @@ import Synchronization
 /// opening the same file twice gives the same instance.
 public struct Realm {
     let core: RealmCore
-    /// Where primary-key lookups keep the accessor they handed out last (see ``RealmSpares``);
-    /// nil for a `Realm` made from an object or a collection while no opened one is alive.
+    /// What lookups and adds keep for the next call: the accessor handed out last, the add
+    /// session (see ``RealmSpares``); nil for a frozen `Realm`, or one made from an object or a
+    /// collection while no opened one is alive.
     let spares: RealmSpares?
 
     init(core: RealmCore) {
@@ -27,7 +28,7 @@ public struct Realm {
         spares = core.isFrozen ? nil : core.spares
     }
 
-    /// A `Realm` the program opened: it shares the core's spare, made if there is none.
+    /// A `Realm` the program opened: it shares the core's spares, made if there are none.
     init(opened core: RealmCore) {
         self.core = core
         spares = RealmSpares.shared(by: core)

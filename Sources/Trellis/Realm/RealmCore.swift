@@ -30,8 +30,8 @@ final class RealmCore {
     /// Whether an accessor held by an iteration has no other reference: then nobody can see it
     /// pointed at another row (see ``accessor(reusing:_:table:key:)``).
     @exclusivity(unchecked) var soleReference = SoleReference()
-    /// The spare the `Realm` values of this core share (see ``RealmSpares``), which clears this
-    /// when it goes. Not a strong reference: they keep it, and it keeps the core.
+    /// The spares the `Realm` values of this core share (see ``RealmSpares``), which clear this
+    /// when they go. Not a strong reference: the values keep them, and they keep the core.
     @exclusivity(unchecked) unowned(unsafe) var spares: RealmSpares?
     /// Bumped by `invalidate()`: accessors from an earlier epoch are invalidated.
     @exclusivity(unchecked) private(set) var epoch: UInt64 = 0

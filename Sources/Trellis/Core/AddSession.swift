@@ -143,8 +143,8 @@ final class AddSession {
         let info = table.info
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         if !isNew, policy == .modified { planInPlaceUpdates(object, base: base, table: table, key: key) }
-        // The values, on the stack (``encodedValue(of:at:)``): an array per object would be allocated, and freed through the runtime's
-        // generic destruction of its elements.
+        // The values, on the stack (``encodedValue(of:at:_:)``): an array per object would be
+        // allocated, and freed through the runtime's generic destruction of its elements.
         let fields = info.storedFields, context = self.context
         withUnsafeTemporaryAllocation(of: _StoredValue.Payload.self, capacity: fields.count) { values in
             for (column, field) in fields.enumerated() {

@@ -20,21 +20,12 @@ enum ObjectLinkField {
             && MemoryLayout<Persisted<Value>>.alignment == MemoryLayout<Persisted<Object?>>.alignment
     }
 
-    /// As `Persisted.encodeUnmanagedAndRelease(at:_:)`: the link to the object the unmanaged
-    /// wrapper at `field` holds (added first if it is unmanaged), or null; the wrapper then reads
-    /// as managed.
+    /// `Persisted<Object?>.encodeUnmanagedAndRelease(at:_:)`, compiled here for that one type,
+    /// for the wrapper at `field`: the link to the object it holds (added first if it is
+    /// unmanaged), or null; the wrapper then reads as managed.
     static func encodeUnmanagedAndRelease(at field: UnsafeMutableRawPointer, _ context: _EncodingContext)
         -> _StoredValue
     {
-        let wrapper = field.assumingMemoryBound(to: Persisted<Object?>.self)
-        let target: Object?
-        switch wrapper.pointee._storage {
-        case .unmanaged(let held), .managedCached(let held): target = held
-        case .unmanagedNoDefault, .managed: target = nil
-        }
-        wrapper.pointee._storage = .managed
-        wrapper.pointee._untouched = false
-        guard let target else { return _StoredValue(.null) }
-        return Object._trellisEncode(target, context)
+        Persisted<Object?>.encodeUnmanagedAndRelease(at: field, context)
     }
 }

@@ -39,6 +39,11 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
             }
         }
         let ownerIsNew = session.ownerIsNew
+        if ownerIsNew, let objects = objectElements(value, binding) {
+            binding.core.storeNewLinkList(binding.location, session.linkTargets(objects))
+            target.storage = .managed(binding)
+            return target
+        }
         let encoded = value.allElements.map { binding.encode($0, session: session) }
         if !(ownerIsNew && encoded.isEmpty) {
             // A new owner has nothing stored yet: an empty list needs no write at all.
@@ -47,6 +52,16 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
         }
         target.storage = .managed(binding)
         return target
+    }
+
+    /// The elements of a list of objects (not embedded, not dynamic) as `[Object]`, which
+    /// non-generic code reads without looking anything up per element; nil for other lists.
+    private static func objectElements(_ value: List, _ binding: CollectionBinding) -> [Object]? {
+        guard Element.self is Object.Type, !Element._trellisIsDynamicObject, binding.location.field.isLink,
+              !binding.location.field.isEmbeddedLink
+        else { return nil }
+        // An array of class references has one layout whatever the class.
+        return unsafeBitCast(value.allElements, to: [Object].self)
     }
 
     static func _trellisConvert(_ value: Any) -> List? {

@@ -34,6 +34,14 @@ final class AddSession {
         existingKey(of: object) ?? add(object)
     }
 
+    /// The keys to store for the links of a list of objects, adding the unmanaged ones in order.
+    func linkTargets(_ objects: [Object]) -> [ObjectKey] {
+        var keys = [ObjectKey]()
+        keys.reserveCapacity(objects.count)
+        for object in objects { keys.append(linkTarget(object)) }
+        return keys
+    }
+
     /// The key of an object this Realm already manages, nil for an unmanaged one; traps for an
     /// object of another Realm or a deleted one.
     func existingKey(of object: ObjectBase) -> ObjectKey? {

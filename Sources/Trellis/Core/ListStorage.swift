@@ -231,6 +231,17 @@ extension RealmCore {
         changes.reserveCapacity(removed.count + added.count)
         for element in removed { if let key = CollectionElement.linkKey(element) { changes.append((key, -1)) } }
         for element in added { if let key = CollectionElement.linkKey(element) { changes.append((key, 1)) } }
+        applyLinkChanges(location, &changes)
+    }
+
+    /// Adds a backlink for each of `addedKeys`, links a list at `location` gained.
+    func relink(_ location: CollectionLocation, addedKeys: [ObjectKey]) {
+        var changes = addedKeys.map { (key: $0, change: 1) }
+        applyLinkChanges(location, &changes)
+    }
+
+    /// Applies link changes (+1 added, -1 removed, any order) to the backlinks of their targets.
+    private func applyLinkChanges(_ location: CollectionLocation, _ changes: inout [(key: ObjectKey, change: Int)]) {
         guard !changes.isEmpty, let target = linkedTable(location.field) else { return }
         changes.sort { $0.key < $1.key }
         var index = 0

@@ -30,6 +30,12 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
     }
 
     static func _trellisAttach(_ value: List, to binding: CollectionBinding, session: AddSession) -> List {
+        if session.ownerIsNew, value._isUnmanaged, let objects = objectElements(value, binding) {
+            // The common case, a new object's list of objects: no generic enum is looked up.
+            binding.core.storeNewLinkList(binding.location, session.linkTargets(objects))
+            value.becomeManaged(binding)
+            return value
+        }
         guard let target = attachTarget(value, binding) else { return value }
         if session.policy == .modified, binding.location.field.isEmbeddedLink {
             // Realm mutates the existing embedded elements in place, appends the extra ones.
@@ -39,11 +45,6 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
             }
         }
         let ownerIsNew = session.ownerIsNew
-        if ownerIsNew, let objects = objectElements(value, binding) {
-            binding.core.storeNewLinkList(binding.location, session.linkTargets(objects))
-            target.storage = .managed(binding)
-            return target
-        }
         let encoded = value.allElements.map { binding.encode($0, session: session) }
         if !(ownerIsNew && encoded.isEmpty) {
             // A new owner has nothing stored yet: an empty list needs no write at all.

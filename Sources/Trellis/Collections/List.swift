@@ -101,6 +101,13 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         return false
     }
 
+    /// Makes an unmanaged list the accessor of the stored list `binding` names (its elements
+    /// were stored there), like setting ``storage`` without its generic enum.
+    func becomeManaged(_ binding: CollectionBinding) {
+        unmanagedElements = []
+        backing = .managed(binding)
+    }
+
     /// The elements of a nested list, read now.
     private func nestedElements(_ nested: NestedCollectionBinding) -> [Element] {
         nested.verifyReadable()

@@ -23,7 +23,7 @@ final class AddSession {
     /// ``RealmSpares``), keeping the room its queue grew. Only between adds: the queue is empty.
     func reset(policy: Realm.UpdatePolicy) {
         self.policy = policy
-        added = AddedObjects()
+        added.removeAll()
         if !inPlace.isEmpty { inPlace = [:] }
         embeddedReuseMessage = Self.defaultEmbeddedReuseMessage
         ownerIsNew = false
@@ -228,6 +228,15 @@ private struct AddedObjects {
     private var few: [Entry] = []
     private var many: [ObjectIdentifier: ObjectKey] = [:]
 
+    /// Forgets every object, keeping the room of the few kept in an array (a session is reused
+    /// for the next add).
+    mutating func removeAll() {
+        first = nil
+        second = nil
+        few.removeAll(keepingCapacity: true)
+        if !many.isEmpty { many = [:] }
+    }
+
     func key(of object: ObjectIdentifier) -> ObjectKey? {
         if let first, first.object == object { return first.key }
         if let second, second.object == object { return second.key }
@@ -242,6 +251,8 @@ private struct AddedObjects {
         } else if second == nil {
             second = entry
         } else if many.isEmpty, few.count < Self.linearLimit {
+            // Room for all at once: growing one at a time reallocates at 1, 2, 4 and 8 objects.
+            if few.capacity == 0 { few.reserveCapacity(Self.linearLimit) }
             few.append(entry)
         } else {
             if many.isEmpty { many = Dictionary(uniqueKeysWithValues: few.map { ($0.object, $0.key) }) }

@@ -17,6 +17,8 @@ final class Environment: Sendable {
     let mapSizeLimit: Int
     /// The named databases' handles (see ``DatabaseHandles`` for LMDB's rules on them).
     let handles = DatabaseHandles()
+    /// The cursors the write transaction writes through (see ``WriteCursors``).
+    let writeCursors: WriteCursors
     /// How many transactions of this process are live or being begun, and the current map size.
     /// The map may only be resized when no transaction is live (LMDB's rule), so both live
     /// behind one lock that every transaction start and end takes.
@@ -70,6 +72,7 @@ final class Environment: Sendable {
         }
         self.handle = env
         self.databaseLimit = limit
+        self.writeCursors = WriteCursors.allocate(databaseLimit: limit)
         self.path = path
         self.isReadOnly = readOnly
         self.mapSizeLimit = max(mapSizeLimit, mapSize)
@@ -191,6 +194,7 @@ final class Environment: Sendable {
 
     deinit {
         mdb_env_close(handle)
+        writeCursors.deallocate()  // every transaction, and with it every cursor, has ended
     }
 
     // MARK: - Named databases

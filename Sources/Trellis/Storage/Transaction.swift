@@ -39,11 +39,14 @@ final class Transaction {
     /// forgotten likewise.
     @exclusivity(unchecked) private var knownRoots: (KnownRoot?, KnownRoot?)
     @exclusivity(unchecked) private var replacesFirstKnownRoot = true
+    /// The environment's write cursors (see ``WriteCursors``), used by a write transaction only.
+    private let writeCursors: WriteCursors
     /// Closes the kept cursors and forgets the kept leaf pages: done whenever the snapshot ends,
     /// moves, or starts being read by several threads.
     @inline(__always)
     private func forgetKeptCursorsAndLeaves() {
         reusableCursors = (nil, nil)
+        if !isReadOnly { writeCursors.closeAll() }
         nearbyLeaves = (nil, nil)
         nearbyBytesLeaf = nil
         knownRoots.0?.forget()
@@ -68,6 +71,7 @@ final class Transaction {
     init(environment: Environment, readOnly: Bool, holdingGate: Bool = false) throws {
         self.environment = environment
         self.isReadOnly = readOnly
+        self.writeCursors = environment.writeCursors
         if readOnly {
             (handle, knownHandles) = try Self.beginWithAllHandles(environment, readOnly: true)
         } else {
@@ -305,6 +309,7 @@ final class Transaction {
     /// its handle while other transactions may use it (see ``DatabaseHandles``).
     func empty(_ dbi: DatabaseHandle) throws {
         if resourceFailure != nil { return }
+        if !isReadOnly { writeCursors.close(dbi) }
         let code = mdb_drop(txn, dbi, 0)
         if recordResourceFailure(code, "dropping a database") { return }
         try lmdbCheck(code, "dropping a database")
@@ -341,12 +346,14 @@ final class Transaction {
         return withUnsafeBytes(of: &key) { get(dbi, key: $0) }
     }
 
-    /// One `mdb_put` with `flags`; its result code.
+    /// One put with `flags`, through the database's write cursor; its result code.
     private func rawPut(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
                         _ flags: Int32) -> Int32
     {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let txn = self.txn
+        if !isReadOnly, let cursor = writeCursors.cursor(dbi, in: txn) { return mdb_cursor_put(cursor, &k, &v, UInt32(flags)) }
         return mdb_put(txn, dbi, &k, &v, UInt32(flags))
     }
 
@@ -389,7 +396,16 @@ final class Transaction {
     func delete(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer) throws -> Bool {
         if resourceFailure != nil { return true }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        let code = mdb_del(txn, dbi, &k, nil)
+        let txn = self.txn
+        var code: Int32
+        if !isReadOnly, let cursor = writeCursors.cursor(dbi, in: txn) {
+            // Through the database's write cursor, as every write (see ``WriteCursors``).
+            var v = MDB_val()
+            code = mdb_cursor_get(cursor, &k, &v, MDB_SET)
+            if code == MDB_SUCCESS { code = mdb_cursor_del(cursor, 0) }
+        } else {
+            code = mdb_del(txn, dbi, &k, nil)
+        }
         if code == MDB_NOTFOUND { return false }
         if recordResourceFailure(code, "deleting a value") { return true }
         try lmdbCheck(code, "deleting a value")

@@ -70,7 +70,8 @@ final class NewListOwner: Object {
             var elements: [NewListDog] = []
             for _ in 0..<length {
                 switch Int.random(in: 0..<10, using: &random) {
-                case 0..<2 where !elements.isEmpty: elements.append(elements[Int.random(in: 0..<elements.count, using: &random)])
+                case 0..<2 where !elements.isEmpty:
+                    elements.append(elements[Int.random(in: 0..<elements.count, using: &random)])
                 case 2..<4: elements.append(stored[Int.random(in: 0..<stored.count, using: &random)])
                 default: elements.append(newDog())
                 }

@@ -353,7 +353,9 @@ final class Transaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let txn = self.txn
-        if !isReadOnly, let cursor = writeCursors.cursor(dbi, in: txn) { return mdb_cursor_put(cursor, &k, &v, UInt32(flags)) }
+        if !isReadOnly, let cursor = writeCursors.cursor(dbi, in: txn) {
+            return mdb_cursor_put(cursor, &k, &v, UInt32(flags))
+        }
         return mdb_put(txn, dbi, &k, &v, UInt32(flags))
     }
 

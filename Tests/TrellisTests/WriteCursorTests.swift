@@ -146,7 +146,7 @@ import Testing
                     _ = try [1].withUnsafeBytes { try txn.put(other, key: k, value: $0) }
                 }
             }
-            #expect(environment.writeCursors.openCount == 2)  // past the writes made without one
+            #expect(environment.writeCursors.openCount == 2)  // 20 writes: past those made without
             if round % 3 == 0 {
                 txn.abort()
             } else {
@@ -162,16 +162,34 @@ import Testing
         read.abort()
     }
 
-    @Test func aTransactionWritingOnceOpensNoCursor() throws {
+    @Test func aSmallTransactionOpensNoCursor() throws {
         let environment = try makeEnvironment()
         let txn = try environment.beginWrite()
         let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
-        for key in UInt64(0)..<UInt64(WriteCursors.writesBeforeCursor) {
-            try [1].withUnsafeBytes { try txn.put(rows, integerKey: key, value: $0) }
+        let other = try #require(try txn.database(named: "other", create: true, integerKeys: true))
+        for key in 0..<WriteCursors.writesBeforeCursors {
+            try [1].withUnsafeBytes { try txn.put(rows, integerKey: UInt64(key), value: $0) }
         }
         #expect(environment.writeCursors.openCount == 0)
         try [1].withUnsafeBytes { try txn.put(rows, integerKey: 99, value: $0) }
         #expect(environment.writeCursors.openCount == 1)
+        try txn.empty(rows)  // closes the cursor of the database it empties, and only that one
+        try [1].withUnsafeBytes { try txn.put(other, integerKey: 1, value: $0) }
+        #expect(environment.writeCursors.openCount == 1)
+        try [1].withUnsafeBytes { try txn.put(rows, integerKey: 5, value: $0) }
+        #expect(environment.writeCursors.openCount == 2)
         try txn.commit()
+        #expect(environment.writeCursors.openCount == 0)
+        // The count starts again with each transaction.
+        let next = try environment.beginWrite()
+        for key in 0..<WriteCursors.writesBeforeCursors {
+            try [2].withUnsafeBytes { try next.put(other, integerKey: UInt64(key), value: $0) }
+        }
+        #expect(environment.writeCursors.openCount == 0)
+        try next.commit()
+        let read = try environment.beginRead()
+        #expect(try entries(rows, read).count == 1)
+        #expect(try entries(other, read).count == WriteCursors.writesBeforeCursors)
+        read.abort()
     }
 }

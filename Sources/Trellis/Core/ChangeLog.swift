@@ -100,14 +100,12 @@ extension RealmCore {
     // MARK: - Recording
 
     /// A change to a collection entry: its owner's column was modified.
-    func recordCollectionChange(_ entryKey: [UInt8]) {
+    func recordCollectionChange(_ entryKey: UnsafeRawBufferPointer) {
         guard entryKey.count >= CollectionKey.ownerSize else { return }
-        entryKey.withUnsafeBytes { bytes in
-            let tableId = BigEndian.read(bytes, at: 0, as: UInt32.self)
-            let key = BigEndian.read(bytes, at: 4, as: UInt64.self)
-            let column = Int(BigEndian.read(bytes, at: 12, as: UInt16.self))
-            recordedChanges.modified(tableId, key, column: column)
-        }
+        let tableId = BigEndian.read(entryKey, at: 0, as: UInt32.self)
+        let key = BigEndian.read(entryKey, at: 4, as: UInt64.self)
+        let column = Int(BigEndian.read(entryKey, at: 12, as: UInt16.self))
+        recordedChanges.modified(tableId, key, column: column)
     }
 }
 

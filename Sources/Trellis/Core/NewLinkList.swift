@@ -9,31 +9,21 @@ extension RealmCore {
     /// non-embedded objects) and adds a backlink from each target.
     func storeNewLinkList(_ location: CollectionLocation, _ keys: [ObjectKey]) {
         guard !keys.isEmpty else { return }
-        guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
-        recordedChanges.modified(location.table.tableId, location.key, column: location.field.rowColumn)
         var header = ListHeader()
         header.chunks.reserveCapacity((keys.count + ListHeader.capacity - 1) / ListHeader.capacity)
         var start = 0
-        do {
-            while start < keys.count {
-                let end = min(start + ListHeader.capacity, keys.count)
-                let id = header.nextChunkId
-                header.nextChunkId += 1
-                let chunk = ListChunk.encodeLinks(keys[start ..< end])
-                try location.withChunkKey(id) { (k) in
-                    _ = try chunk.withUnsafeBytes { (v) in try txn.put(file.collections, key: k, value: v) }
-                }
-                header.chunks.append((id, end - start))
-                start = end
-            }
-            header.count = keys.count
-            let headerBytes = header.bytes
-            try location.withHeaderKey { (k) in
-                _ = try headerBytes.withUnsafeBytes { (v) in try txn.put(file.collections, key: k, value: v) }
-            }
-        } catch {
-            throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
+        while start < keys.count {
+            let end = min(start + ListHeader.capacity, keys.count)
+            let id = header.nextChunkId
+            header.nextChunkId += 1
+            let chunk = ListChunk.encodeLinks(keys[start ..< end])
+            location.withChunkKey(id) { putCollectionValue(at: $0, chunk) }
+            header.chunks.append((id, end - start))
+            start = end
         }
+        header.count = keys.count
+        let headerBytes = header.bytes
+        location.withHeaderKey { putCollectionValue(at: $0, headerBytes) }
         noteChange()
         relink(location, addedKeys: keys)
     }
@@ -44,7 +34,9 @@ extension ListChunk {
     static let linkElementSize = RowFormat.tailStart(1)
 
     /// A chunk of link elements, the bytes `encode(_:)` gives for
-    /// `keys.map(CollectionElement.link)`, in one allocation.
+    /// `keys.map(CollectionElement.link)`, in one allocation. Each element is written in
+    /// ``RowFormat``'s layout: column count 1, a null bitmap with the link set, the key's slot.
+    /// (Copying one encoded link per element instead cost 80-110 instructions per element.)
     static func encodeLinks(_ keys: ArraySlice<ObjectKey>) -> [UInt8] {
         let entrySize = 4 + linkElementSize
         return [UInt8](unsafeUninitializedCapacity: keys.count * entrySize) { buffer, initialized in
@@ -53,7 +45,7 @@ extension ListChunk {
             for key in keys {
                 raw.storeBytes(of: UInt32(linkElementSize), toByteOffset: offset, as: UInt32.self)
                 raw.storeBytes(of: UInt16(1), toByteOffset: offset + 4, as: UInt16.self)
-                raw[offset + 6] = 0  // the null bitmap: the link is set
+                raw[offset + 4 + 2] = 0  // the null bitmap, after the column count
                 raw.storeBytes(of: key, toByteOffset: offset + 4 + RowFormat.slotsStart(1), as: UInt64.self)
                 offset += entrySize
             }

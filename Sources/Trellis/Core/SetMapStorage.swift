@@ -13,12 +13,15 @@ extension RealmCore {
     }
 
     func putCollectionValue(_ key: [UInt8], _ value: [UInt8]) {
+        key.withUnsafeBytes { putCollectionValue(at: $0, value) }
+    }
+
+    /// ``putCollectionValue(_:_:)`` with the key built by the caller (on the stack).
+    func putCollectionValue(at key: UnsafeRawBufferPointer, _ value: [UInt8]) {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
         recordCollectionChange(key)
         do {
-            try key.withUnsafeBytes { (k) in
-                _ = try value.withUnsafeBytes { (v) in try txn.put(file.collections, key: k, value: v) }
-            }
+            _ = try value.withUnsafeBytes { (v) in try txn.put(file.collections, key: key, value: v) }
         } catch {
             throwRealmException("Trellis could not write to '\(environmentPath)': \(error)")
         }
@@ -26,7 +29,7 @@ extension RealmCore {
 
     func deleteCollectionValue(_ key: [UInt8]) {
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
-        recordCollectionChange(key)
+        key.withUnsafeBytes { recordCollectionChange($0) }
         do {
             _ = try key.withUnsafeBytes { try txn.delete(file.collections, key: $0) }
         } catch {

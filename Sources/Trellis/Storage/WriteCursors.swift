@@ -29,26 +29,36 @@ struct WriteCursors: @unchecked Sendable {  // see above: one thread at a time
 
     /// Indexed by database handle: the open cursor, or nil.
     private let cursors: UnsafeMutablePointer<OpaquePointer?>
-    /// Element 0: the writes made without cursors in this transaction; element 1: how many
-    /// cursors are open; then the handles of those cursors, so ending it visits only those.
-    private let opened: UnsafeMutablePointer<Int>
+    /// The handles of the open cursors (the first ``Counts/open``), so that ending a
+    /// transaction visits only those.
+    private let openHandles: UnsafeMutablePointer<Int>
+    private let counts: UnsafeMutablePointer<Counts>
     /// How many database handles the tables cover (LMDB's `maxdbs` plus its two own).
     private let capacity: Int
+
+    private struct Counts {
+        /// Writes made without cursors in this transaction.
+        var writesWithoutCursors = 0
+        /// Cursors open.
+        var open = 0
+    }
 
     /// Tables for an environment that opens at most `databaseLimit` named databases.
     static func allocate(databaseLimit: UInt32) -> WriteCursors {
         let capacity = Int(databaseLimit) + 2
         let cursors = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: capacity)
         cursors.initialize(repeating: nil, count: capacity)
-        let opened = UnsafeMutablePointer<Int>.allocate(capacity: capacity + 2)
-        opened.initialize(repeating: 0, count: capacity + 2)
-        return WriteCursors(cursors: cursors, opened: opened, capacity: capacity)
+        let openHandles = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+        let counts = UnsafeMutablePointer<Counts>.allocate(capacity: 1)
+        counts.initialize(to: Counts())
+        return WriteCursors(cursors: cursors, openHandles: openHandles, counts: counts, capacity: capacity)
     }
 
     /// Frees the tables (the environment's, when it closes; every cursor is closed by then).
     func deallocate() {
         cursors.deallocate()
-        opened.deallocate()
+        openHandles.deallocate()
+        counts.deallocate()
     }
 
     /// The cursor writing to `dbi` in `txn`: nil for the transaction's first
@@ -60,8 +70,8 @@ struct WriteCursors: @unchecked Sendable {  // see above: one thread at a time
         let index = Int(dbi)
         guard index < capacity else { return nil }
         if let cursor = cursors[index] { return cursor }
-        if opened[0] < Self.writesBeforeCursors {
-            opened[0] += 1
+        if counts.pointee.writesWithoutCursors < Self.writesBeforeCursors {
+            counts.pointee.writesWithoutCursors += 1
             return nil
         }
         return open(index, in: txn)
@@ -71,8 +81,8 @@ struct WriteCursors: @unchecked Sendable {  // see above: one thread at a time
         var cursor: OpaquePointer?
         guard mdb_cursor_open(txn, DatabaseHandle(index), &cursor) == MDB_SUCCESS, let cursor else { return nil }
         cursors[index] = cursor
-        opened[1] += 1
-        opened[1 + opened[1]] = index
+        openHandles[counts.pointee.open] = index
+        counts.pointee.open += 1
         return cursor
     }
 
@@ -83,10 +93,10 @@ struct WriteCursors: @unchecked Sendable {  // see above: one thread at a time
         guard index < capacity, let cursor = cursors[index] else { return }
         mdb_cursor_close(cursor)
         cursors[index] = nil
-        let count = opened[1]
-        for position in 2...(count + 1) where opened[position] == index {
-            opened[position] = opened[count + 1]
-            opened[1] = count - 1
+        let last = counts.pointee.open - 1
+        for position in 0...last where openHandles[position] == index {
+            openHandles[position] = openHandles[last]
+            counts.pointee.open = last
             return
         }
     }
@@ -97,16 +107,12 @@ struct WriteCursors: @unchecked Sendable {  // see above: one thread at a time
     /// Closes every cursor and forgets the writes counted: LMDB frees a write transaction's
     /// cursors when it ends, so they must be closed while it is live.
     func closeAll() {
-        opened[0] = 0
-        let count = opened[1]
-        guard count > 0 else { return }
-        for position in 2...(count + 1) {
-            let index = opened[position]
-            if let cursor = cursors[index] {
-                mdb_cursor_close(cursor)
-                cursors[index] = nil
-            }
+        counts.pointee.writesWithoutCursors = 0
+        for position in 0..<counts.pointee.open {
+            let index = openHandles[position]
+            if let cursor = cursors[index] { mdb_cursor_close(cursor) }
+            cursors[index] = nil
         }
-        opened[1] = 0
+        counts.pointee.open = 0
     }
 }

@@ -20,7 +20,9 @@ final class BenchClient: @unchecked Sendable {
 
     init(_ name: String, baseURL: String, folder: URL) async throws {
         self.name = name
-        let app = App(id: "trellis", configuration: AppConfiguration(baseURL: baseURL))
+        // Each client its own app folder (users file): its own anonymous user.
+        let app = App(id: "trellis", configuration: AppConfiguration(
+            baseURL: baseURL, rootDirectory: folder.appendingPathComponent("\(name)-app")))
         user = try await app.login(credentials: .anonymous)
         var configuration = user.flexibleSyncConfiguration(initialSubscriptions: Self.subscribeToEverything)
         configuration.fileURL = folder.appendingPathComponent("\(name).realm")

@@ -9,13 +9,17 @@ import Trellis
 public struct AppConfiguration: Sendable {
     /// The server's base URL (`http://127.0.0.1:9090`).
     public var baseURL: String?
-    /// Seconds a login request may take.
+    /// Milliseconds a login or token request may take.
     public var defaultRequestTimeoutMS: UInt = 60_000
+    /// The folder of the app's users file and synced Realm files (`trellis-sync/<app id>/…`
+    /// in it); nil: the folder of `Realm.Configuration.defaultFileURL`.
+    public var rootDirectory: URL?
 
     /// Realm's initializer: `AppConfiguration(baseURL: "http://127.0.0.1:9090")`.
-    public init(baseURL: String? = nil, defaultRequestTimeoutMS: UInt = 60_000) {
+    public init(baseURL: String? = nil, defaultRequestTimeoutMS: UInt = 60_000, rootDirectory: URL? = nil) {
         self.baseURL = baseURL
         self.defaultRequestTimeoutMS = defaultRequestTimeoutMS
+        self.rootDirectory = rootDirectory
     }
 }
 
@@ -47,11 +51,14 @@ public struct AppError: Error, CustomStringConvertible, Sendable {
     public var localizedDescription: String { message }
 }
 
-/// A Trellis Sync app: Realm's `App`. One instance per app id and server.
+/// A Trellis Sync app: Realm's `App`. One instance per app id and server. Its users are kept
+/// on disk (``AppConfiguration/rootDirectory``), so after a relaunch ``currentUser`` is the
+/// user logged in before and a synced Realm opens without the network.
 public final class App: Sendable {
     public let appId: String
     public let configuration: AppConfiguration
-    private let users = Mutex<[User]>([])
+    let users = Mutex<[User]>([])
+    let store: UserStore
 
     /// The handler of errors of every sync session of this app (Realm's `app.syncManager`).
     public let syncManager = SyncManager()
@@ -59,7 +66,19 @@ public final class App: Sendable {
     public init(id: String, configuration: AppConfiguration? = nil) {
         appId = id
         self.configuration = configuration ?? AppConfiguration()
+        store = UserStore(folder: Self.folder(root: self.configuration.rootDirectory, appId: id))
+        let loaded = store.load().map { User(record: $0, app: self) }
+        users.withLock { $0 = loaded }
     }
+
+    /// `<root>/trellis-sync/<app id>`: the users file and, per user, its synced files.
+    static func folder(root: URL?, appId: String) -> URL {
+        let base = root ?? Optional(Realm.Configuration.defaultFileURL).map { $0.deletingLastPathComponent() }
+            ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        return base.appendingPathComponent("trellis-sync").appendingPathComponent(appId)
+    }
+
+    var folder: URL { store.file.deletingLastPathComponent() }
 
     /// The most recently logged-in user still logged in.
     public var currentUser: User? { users.withLock { $0.last { $0.isLoggedIn } } }
@@ -71,7 +90,8 @@ public final class App: Sendable {
 
     var baseURL: String { (configuration.baseURL ?? "http://127.0.0.1:9090").trimmingCharacters(in: ["/"]) }
 
-    /// Logs in and returns the user.
+    /// Logs in and returns the user. An anonymous login while an anonymous user is logged in
+    /// returns that user (as Realm does), so its files and queued writes stay its own.
     ///
     /// - Throws: ``AppError``: `.authError` for a forged or malformed JWT, `.invalidSession`
     ///   for an expired one, `.httpRequestFailed` when the server cannot be reached.
@@ -79,32 +99,84 @@ public final class App: Sendable {
         let provider: String
         var body = "{}"
         switch credentials {
-        case .anonymous: provider = "anon-user"
+        case .anonymous:
+            provider = "anon-user"
+            if let existing = users.withLock({ $0.last { $0.isLoggedIn && $0.provider == provider } }) {
+                try moveToFront(existing)
+                return existing
+            }
         case .jwt(let token):
             provider = "custom-token"
             body = "{\"token\":\"\(token.replacingOccurrences(of: "\"", with: ""))\"}"
         }
-        let url = "\(baseURL)/api/client/v2.0/app/\(appId)/auth/providers/\(provider)/login"
+        let fields = try await request("POST", "/api/client/v2.0/app/\(appId)/auth/providers/\(provider)/login",
+                                       body: body, bearer: nil, what: "Logging in")
+        guard let token = fields["access_token"] as? String, let userId = fields["user_id"] as? String else {
+            throw AppError(code: .unknown, message: "The login answer has no access_token or user_id.", httpStatusCode: 200)
+        }
+        let refresh = fields["refresh_token"] as? String
+        let user = users.withLock { users -> User in
+            if let existing = users.first(where: { $0.id == userId }) {
+                existing.loggedIn(accessToken: token, refreshToken: refresh)
+                return existing
+            }
+            let user = User(record: .init(id: userId, provider: provider, accessToken: token, refreshToken: refresh,
+                                          isLoggedIn: true), app: self)
+            users.append(user)
+            return user
+        }
+        try moveToFront(user)
+        return user
+    }
+
+    /// Makes `user` the current user and saves the users.
+    private func moveToFront(_ user: User) throws {
+        users.withLock { users in
+            users.removeAll { $0 === user }
+            users.append(user)
+        }
+        try saveUsers()
+    }
+
+    /// Writes the users file (after a login, a token refresh or a log out).
+    func saveUsers() throws {
+        try store.save(users.withLock { $0.map(\.record) })
+    }
+
+    /// Forgets a user (an anonymous user logging out: its identity cannot be logged into again).
+    func remove(_ user: User) throws {
+        users.withLock { $0.removeAll { $0 === user } }
+        try saveUsers()
+    }
+
+    /// One JSON request to the server; its answer's fields, or the ``AppError`` it stands for.
+    func request(_ method: String, _ path: String, body: String?, bearer: String?, what: String) async throws
+        -> [String: Any]
+    {
+        let url = baseURL + path
         guard let requestURL = URL(string: url) else {
             throw AppError(code: .badRequest, message: "'\(url)' is not a URL: check AppConfiguration.baseURL.",
                            httpStatusCode: nil)
         }
         var request = URLRequest(url: requestURL)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body.utf8)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpMethod = method
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
         request.timeoutInterval = Double(configuration.defaultRequestTimeoutMS) / 1000
         let data: Data
         let response: URLResponse
         do {
             (data, response) = try await URLSession.shared.data(for: request)
         } catch {
-            throw AppError(code: .httpRequestFailed, message: "Logging in at \(url) failed: \(error.localizedDescription). "
+            throw AppError(code: .httpRequestFailed, message: "\(what) at \(url) failed: \(error.localizedDescription). "
                 + "Is the server running at AppConfiguration.baseURL?", httpStatusCode: nil)
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let fields = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        guard status == 200, let token = fields["access_token"] as? String, let userId = fields["user_id"] as? String else {
+        guard (200..<300).contains(status) else {
             let message = fields["error"] as? String ?? "HTTP status \(status)"
             let code: AppError.Code = switch fields["error_code"] as? String {
             case "InvalidSession": .invalidSession
@@ -115,9 +187,7 @@ public final class App: Sendable {
             }
             throw AppError(code: code, message: message, httpStatusCode: status)
         }
-        let user = User(id: userId, accessToken: token, app: self)
-        users.withLock { $0.append(user) }
-        return user
+        return fields
     }
 }
 
@@ -129,58 +199,5 @@ public final class SyncManager: Sendable {
     public var errorHandler: (@Sendable (Error, SyncSession?) -> Void)? {
         get { handler.withLock { $0 } }
         set { handler.withLock { $0 = newValue } }
-    }
-}
-
-/// A logged-in user: Realm's `User`.
-public final class User: Sendable {
-    /// The user's id on the server.
-    public let id: String
-    /// The access token sent to the server when a sync session opens.
-    public let accessToken: String
-    public let app: App
-    private let loggedIn = Atomic<Bool>(true)
-    let engines = Mutex<[String: SyncEngine]>([:])
-
-    init(id: String, accessToken: String, app: App) {
-        self.id = id
-        self.accessToken = accessToken
-        self.app = app
-    }
-
-    public var isLoggedIn: Bool { loggedIn.load(ordering: .relaxed) }
-
-    /// Logs out: every sync session of the user stops.
-    public func logOut() async throws {
-        loggedIn.store(false, ordering: .relaxed)
-        for engine in engines.withLock({ Array($0.values) }) { engine.stop() }
-    }
-
-    /// A configuration for a flexible-sync Realm of this user. Set `objectTypes` on it (the
-    /// synced classes); `initialSubscriptions` runs when the file is first opened (or every
-    /// time with `rerunOnOpen`).
-    public func flexibleSyncConfiguration(initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = nil,
-                                          rerunOnOpen: Bool = false) -> Realm.Configuration {
-        var configuration = Realm.Configuration()
-        let folder = Optional(Realm.Configuration.defaultFileURL).map { $0.deletingLastPathComponent() }
-            ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        let directory = folder.appendingPathComponent("trellis-sync").appendingPathComponent(app.appId)
-            .appendingPathComponent(id)
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        configuration.fileURL = directory.appendingPathComponent("flx_sync_default.realm")
-        configuration.syncHook = SyncEngineHandle(user: self, initialSubscriptions: initialSubscriptions,
-                                                  rerunOnOpen: rerunOnOpen)
-        return configuration
-    }
-
-    /// The engine of one synced file (one per file per user).
-    func engine(for configuration: Realm.Configuration, handle: SyncEngineHandle) -> SyncEngine {
-        let path = configuration.fileURL?.standardizedFileURL.path ?? ""
-        return engines.withLock { engines in
-            if let engine = engines[path] { return engine }
-            let engine = SyncEngine(user: self, configuration: configuration, handle: handle)
-            engines[path] = engine
-            return engine
-        }
     }
 }

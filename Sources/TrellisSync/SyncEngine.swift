@@ -190,7 +190,19 @@ final class SyncEngine: @unchecked Sendable {
 
     /// One WebSocket session: hello, then events until it ends.
     private func connectOnce() async throws {
-        let hello = try await onQueue { [self] in try makeHello() }
+        let token: String
+        do {
+            token = try await user.validAccessToken()
+        } catch let error as AppError where error.code == .invalidSession {
+            // The refresh token was revoked or has expired: only a new login helps.
+            let failure = SyncError(code: .underlyingAuthError, message: "The access token could not be refreshed: "
+                + "\(error.message) Log the user in again.", isFatal: true)
+            state.withLock { $0.fatalError = failure }
+            user.app.syncManager.errorHandler?(failure, session)
+            failWaiters(failure)
+            return
+        }
+        let hello = try await onQueue { [self] in try makeHello(accessToken: token) }
         let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
         try await WebSocketClient.connect(url: syncURL, configuration: .init(maxFrameSize: 1 << 28), logger: logger) {
             inbound, outbound, _ in
@@ -262,6 +274,10 @@ final class SyncEngine: @unchecked Sendable {
         case .mark(let mark):
             let waiter = state.withLock { $0.downloadWaiters.removeValue(forKey: mark.id) }
             waiter?.resume()
+        case .error(let frame) where frame.code == SyncErrorCode.tokenExpired.rawValue:
+            // The access token expired: refreshed before the next connection, not an error.
+            user.accessTokenExpired()
+            return false
         case .error(let frame):
             let error = SyncError(frame)
             user.app.syncManager.errorHandler?(error, session)
@@ -373,7 +389,7 @@ final class SyncEngine: @unchecked Sendable {
     // MARK: - Hello
 
     /// The first frame: identity, token, schema, where the client is, and its subscriptions.
-    private func makeHello() throws -> SyncMessage.Hello {
+    private func makeHello(accessToken: String) throws -> SyncMessage.Hello {
         let realm = try engineRealm()
         realm.refresh()
         try ensureInitialSubscriptions(realm)
@@ -398,7 +414,7 @@ final class SyncEngine: @unchecked Sendable {
                 }
             }
         }
-        return SyncMessage.Hello(appId: user.app.appId, accessToken: user.accessToken, clientId: clientId ?? "",
+        return SyncMessage.Hello(appId: user.app.appId, accessToken: accessToken, clientId: clientId ?? "",
                                  schemaVersion: configuration.schemaVersion, schema: schema,
                                  lastServerVersion: completed == subscriptions.version ? last : 0,
                                  subscriptions: subscriptions)

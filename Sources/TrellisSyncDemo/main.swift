@@ -104,9 +104,13 @@ case "run":
     guard arguments.count == 4 else { fail("usage: TrellisSyncDemo run BASE_URL FOLDER") }
     let folder = URL(fileURLWithPath: arguments[3])
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let app = App(id: "trellis", configuration: AppConfiguration(baseURL: arguments[2]))
-    let a = try await Client("client A", app: app, folder: folder)
-    let b = try await Client("client B", app: app, folder: folder)
+    // Two devices: each its own app folder (users file), so each logs in as its own anonymous user.
+    func app(_ device: String) -> App {
+        App(id: "trellis", configuration: AppConfiguration(baseURL: arguments[2],
+                                                           rootDirectory: folder.appendingPathComponent(device)))
+    }
+    let a = try await Client("client A", app: app("device-a"), folder: folder)
+    let b = try await Client("client B", app: app("device-b"), folder: folder)
 
     let rexId = ObjectId.generate()
     try a.run { realm in

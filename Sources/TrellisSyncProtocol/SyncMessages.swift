@@ -113,10 +113,26 @@ public enum SyncMessage: Codable, Sendable, Equatable {
         public var code: Int
         public var message: String
         public var isFatal: Bool
-        public init(code: Int, message: String, isFatal: Bool) {
+        /// With ``SyncErrorCode/compensatingWrite``: the writes the server refused; the server
+        /// then sends each object's state as it keeps it, which reverts the client's change.
+        public var compensatingWrites: [CompensatingWrite]?
+        public init(code: Int, message: String, isFatal: Bool, compensatingWrites: [CompensatingWrite]? = nil) {
             self.code = code
             self.message = message
             self.isFatal = isFatal
+            self.compensatingWrites = compensatingWrites
+        }
+    }
+
+    /// One refused write: the object's class and primary key, and why.
+    public struct CompensatingWrite: Codable, Sendable, Equatable {
+        public var className: String
+        public var primaryKey: JSONValue
+        public var reason: String
+        public init(className: String, primaryKey: JSONValue, reason: String) {
+            self.className = className
+            self.primaryKey = primaryKey
+            self.reason = reason
         }
     }
 }
@@ -137,6 +153,8 @@ public enum SyncErrorCode: Int, Sendable {
     case badQuery = 226
     /// An uploaded change does not fit the schema (unknown class, wrong type); nothing of it applied.
     case writeNotAllowed = 230
+    /// Writes the rules do not allow were undone (Device Sync's compensating write).
+    case compensatingWrite = 231
     /// The client's schema version is not the server's.
     case badSchemaVersion = 235
 }

@@ -10,10 +10,13 @@ import TrellisSyncProtocol
 /// entirely or not at all, and once.
 extension PostgresStore {
     /// Applies one upload in one transaction, unless this client's upload `uploadId` was
-    /// applied before (a retry after a lost ack or a server restart). Returns the history
-    /// version after it.
-    func apply(_ upload: SyncMessage.Upload, clientId: String) async throws -> Int64 {
-        try await client.withTransaction(logger: logger) { connection in
+    /// applied before (a retry after a lost ack or a server restart). Each change the
+    /// permissions refuse is left out (a compensating write). Returns the history version
+    /// after it and the refused changes, with their objects as stored afterwards.
+    func apply(_ upload: SyncMessage.Upload, clientId: String, permissions: SessionPermissions) async throws
+        -> (version: Int64, refused: [RefusedChange])
+    {
+        let refused = try await client.withTransaction(logger: logger) { connection -> [RefusedChange] in
             // The history lock first: uploads apply one at a time, so a row read here cannot be
             // inserted by another writer before this transaction writes it.
             try await connection.query("""
@@ -24,7 +27,8 @@ extension PostgresStore {
                 "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
                 logger: logger).decode(Int64.self)
             { applied = last }
-            if applied >= upload.uploadId { return }
+            if applied >= upload.uploadId { return [] }
+            var refused = [RefusedChange]()
             var order = [String]()
             var changesByClass = [String: [SyncObjectChange]]()
             for change in upload.changes where schema.collections[change.className] != nil {
@@ -33,31 +37,40 @@ extension PostgresStore {
             }
             for className in order {
                 guard let shape = schema.collections[className], let changes = changesByClass[className] else { continue }
-                try await apply(changes, className: className, shape: shape, on: connection)
+                refused += try await apply(changes, className: className, shape: shape, permissions: permissions,
+                                           on: connection)
             }
             try await connection.query("""
                 INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
                 ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
                 """, logger: logger)
             faults.uploadWritten(upload.uploadId, logger: logger)
+            return refused
         }
         faults.uploadCommitted(upload.uploadId, logger: logger)
-        return try await latestVersion()
+        return (try await latestVersion(), refused)
     }
 
     /// One collection's changes of an upload, in order: read the objects they touch, merge in
-    /// memory with the conflict rules, write the outcome per object.
+    /// memory with the conflict rules, check each outcome against the permissions (a refused
+    /// change leaves its object as it was), write the outcome per object.
     private func apply(_ changes: [SyncObjectChange], className: String, shape: SchemaShape,
-                       on connection: PostgresConnection) async throws {
+                       permissions: SessionPermissions, on connection: PostgresConnection) async throws -> [RefusedChange] {
         var states = try await currentStates(of: changes, className: className, shape: shape, on: connection)
         var order = [String]()
+        var refused = [(change: SyncObjectChange, reason: String)]()
         for change in changes {
             let id = Self.idText(change.primaryKey)
             guard var state = states[id] else { continue }
+            var merged = DocumentMerge.apply(change, to: state.stored, tombstone: state.tombstone)
+            if let key = shape.primaryKey { merged?.document[key] = change.primaryKey }
+            if let reason = permissions.refusal(of: change, before: state.stored?.document, after: merged?.document) {
+                refused.append((change, reason))
+                continue
+            }
             if !state.isTouched { order.append(id) }
             state.isTouched = true
-            if var result = DocumentMerge.apply(change, to: state.stored, tombstone: state.tombstone) {
-                if let key = shape.primaryKey { result.document[key] = change.primaryKey }
+            if let result = merged {
                 if state.stored == nil { state.tombstone = nil }  // inserted again after a delete
                 state.stored = result
             } else {
@@ -68,6 +81,11 @@ extension PostgresStore {
         }
         let outcome = UploadOutcome(order.compactMap { states[$0] })
         try await write(outcome, className: className, shape: shape, on: connection)
+        return refused.map { change, reason in
+            let document = states[Self.idText(change.primaryKey)]?.stored?.document
+            return RefusedChange(className: className, primaryKey: change.primaryKey, reason: reason,
+                                 document: document.map(JSONValue.object))
+        }
     }
 
     /// The stored documents and tombstones of the objects `changes` touch, by `_id` text.
@@ -156,6 +174,15 @@ extension PostgresStore {
                 """, logger: logger)
         }
     }
+}
+
+/// A change the permissions refused: the object as the server keeps it (nil: it has none),
+/// which the client gets back to undo its change.
+struct RefusedChange: Sendable {
+    var className: String
+    var primaryKey: JSONValue
+    var reason: String
+    var document: JSONValue?
 }
 
 /// One object touched by an upload: what was stored before it and what is after the changes

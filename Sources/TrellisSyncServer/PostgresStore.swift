@@ -102,6 +102,19 @@ struct PostgresStore: Sendable {
         return 0
     }
 
+    /// A user's custom data (`%%user.custom_data`): the document of `collection` whose
+    /// `field` holds the user id, or an empty document.
+    func customUserData(collection: String, userIdField field: String, userId: String) async throws
+        -> [String: JSONValue]
+    {
+        guard schema.collections[collection] != nil else { return [:] }
+        let rows = try await client.query("""
+            SELECT doc::text FROM \(unescaped: Self.quoted(collection)) WHERE doc ->> \(field) = \(userId) LIMIT 1
+            """, logger: logger)
+        for try await (doc) in rows.decode(String.self) { return try JSONValue(jsonText: doc).objectValue ?? [:] }
+        return [:]
+    }
+
     /// History entries after `version`, oldest first.
     func history(after version: Int64, limit: Int = 500) async throws -> [ServerChange] {
         let rows = try await client.query("""

@@ -9,10 +9,18 @@ struct ServerOptions: Sendable {
     var schemaPath = ""
     var appId = "trellis"
     var schemaVersion: UInt64 = 0
-    /// The HS256 key that signs access tokens and verifies `.jwt` logins.
-    var jwtKey = "trellis-development-key-change-me-please"
-    /// Lifetime of the access tokens the server issues (seconds).
-    var tokenLifetime = 3600
+    /// The Custom JWT provider's HS256 key: verifies `.jwt` login tokens (never signs).
+    var jwtKey: String?
+    /// Lifetime of the access tokens the server issues (seconds; App Services: 30 minutes).
+    var tokenLifetime = 1800
+    /// Lifetime of refresh tokens (seconds; App Services: 60 days).
+    var refreshTokenLifetime = 60 * 86400
+    /// The rules file or App Services app folder (`--rules`).
+    var rulesPath: String?
+    /// No rules: everyone reads and writes everything (`--allow-all`, development only).
+    var allowAll = false
+    /// The login providers switched on (`--auth anonymous,jwt`).
+    var authProviders: Set<AuthProvider> = []
     /// Exit when this process is gone (tests: no server outlives its test run).
     var parentPid: Int32?
     /// Crash points for the recovery tests (`--kill-before-upload-commit N`,
@@ -20,13 +28,22 @@ struct ServerOptions: Sendable {
     var faults = FaultInjection()
 
     static let usage = """
-        usage: trellis-sync --postgres postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE --schema SCHEMA.json
+        usage: trellis-sync --postgres postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE --schema SCHEMA
+                            (--rules RULES | --allow-all) --auth PROVIDERS
                             [--host 127.0.0.1] [--port 9090] [--app-id trellis] [--schema-version 0]
-                            [--jwt-key KEY] [--token-lifetime SECONDS] [--parent-pid PID]
-                            [--kill-before-upload-commit N] [--kill-after-upload-commit N]
-        Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA.json (App Services JSON
-        schemas, as `trellis schema export` writes them) in the PostgreSQL database, created if missing.
-        Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
+                            [--jwt-key KEY] [--token-lifetime SECONDS] [--refresh-token-lifetime SECONDS]
+                            [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
+        Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
+        created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
+        --schema SCHEMA   App Services JSON schemas: the folder `trellis schema export --app-services --out DIR`
+                          writes (DIR/data_sources/.../schema.json), or one JSON file of schemas.
+        --rules RULES     Device Sync permissions: an App Services app folder (data_sources/<service>/<database>/
+                          <collection>/rules.json and default_rule.json) or one JSON file of rules documents.
+        --allow-all       No rules: every user reads and writes everything (development only; logs a warning).
+        --auth PROVIDERS  Login providers to switch on, comma-separated: anonymous, jwt.
+        --jwt-key KEY     The key (32+ bytes) your auth service signs HS256 login tokens with (needed by --auth jwt).
+                          Access and refresh tokens are signed with a random key the server keeps in PostgreSQL.
+        --token-lifetime  Access token lifetime in seconds (1800). --refresh-token-lifetime: refresh tokens (5184000).
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         """
@@ -47,7 +64,18 @@ struct ServerOptions: Sendable {
             case "--app-id": options.appId = try value(argument)
             case "--schema-version": options.schemaVersion = UInt64(try value(argument)) ?? 0
             case "--jwt-key": options.jwtKey = try value(argument)
-            case "--token-lifetime": options.tokenLifetime = Int(try value(argument)) ?? 3600
+            case "--token-lifetime": options.tokenLifetime = Int(try value(argument)) ?? -1
+            case "--refresh-token-lifetime": options.refreshTokenLifetime = Int(try value(argument)) ?? -1
+            case "--rules": options.rulesPath = try value(argument)
+            case "--allow-all": options.allowAll = true
+            case "--auth":
+                for name in try value(argument).split(separator: ",") {
+                    let trimmed = name.trimmingCharacters(in: .whitespaces)
+                    guard let provider = AuthProvider(rawValue: trimmed) ?? AuthProvider(pathName: trimmed) else {
+                        throw OptionError("--auth: unknown provider '\(trimmed)' (known: anonymous, jwt).")
+                    }
+                    options.authProviders.insert(provider)
+                }
             case "--parent-pid": options.parentPid = Int32(try value(argument))
             case "--kill-before-upload-commit": options.faults.killBeforeCommitOfUpload = Int(try value(argument))
             case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))
@@ -59,8 +87,27 @@ struct ServerOptions: Sendable {
         guard !options.postgresURL.isEmpty else { throw OptionError("--postgres is required.\n\(usage)") }
         guard !options.schemaPath.isEmpty else { throw OptionError("--schema is required.\n\(usage)") }
         guard (0...65535).contains(options.port) else { throw OptionError("--port must be 0...65535.") }
-        guard options.jwtKey.utf8.count >= 32 else {
+        if let key = options.jwtKey, key.utf8.count < 32 {
             throw OptionError("--jwt-key must be at least 32 bytes (HS256 needs a key as long as its hash).")
+        }
+        switch (options.rulesPath, options.allowAll) {
+        case (nil, false):
+            throw OptionError("No permissions given: pass --rules PATH (an App Services app folder or a rules JSON "
+                + "file, see docs/SYNC.md \"Permissions\"), or --allow-all to let every user read and write "
+                + "everything (development only).\n\(usage)")
+        case (.some, true): throw OptionError("--rules and --allow-all exclude each other.")
+        default: break
+        }
+        guard !options.authProviders.isEmpty else {
+            throw OptionError("No login provider is switched on: pass --auth anonymous, --auth jwt or --auth "
+                + "anonymous,jwt.\n\(usage)")
+        }
+        if options.authProviders.contains(.jwt) && options.jwtKey == nil {
+            throw OptionError("--auth jwt needs --jwt-key KEY: the key your auth service signs login tokens with.")
+        }
+        guard options.tokenLifetime > 0, options.refreshTokenLifetime > options.tokenLifetime else {
+            throw OptionError("--token-lifetime must be a positive number of seconds, and --refresh-token-lifetime "
+                + "longer than it.")
         }
         return options
     }
@@ -96,18 +143,50 @@ struct PostgresURL {
 struct ServerSchema: Sendable {
     var collections: [String: SchemaShape]
 
+    /// Reads one JSON file of schemas (an array, one schema, or an object of them), or a folder
+    /// holding `schema.json` files at any depth: what `trellis schema export --app-services
+    /// --out DIR` writes (`DIR/<Class>/schema.json`) or an App Services app folder
+    /// (`data_sources/<service>/<database>/<collection>/schema.json`).
     init(contentsOf path: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw OptionError("The schema path '\(path)' does not exist. Give the folder `trellis schema export "
+                + "--app-services --out DIR` wrote, or a JSON file of App Services schemas.")
+        }
+        var documents = [JSONValue]()
+        if isFolder.boolValue {
+            let files = FileManager.default.enumerator(at: URL(fileURLWithPath: path), includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { $0.lastPathComponent == "schema.json" }.sorted { $0.path < $1.path } ?? []
+            guard !files.isEmpty else {
+                throw OptionError("The folder '\(path)' holds no schema.json: give the folder `trellis schema export "
+                    + "--app-services --out DIR` wrote (DIR/<Class>/schema.json).")
+            }
+            for file in files { documents += try Self.documents(in: file.path) }
+        } else {
+            documents = try Self.documents(in: path)
+        }
+        try self.init(documents: documents)
+    }
+
+    private static func documents(in path: String) throws -> [JSONValue] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw OptionError("Cannot read the schema file '\(path)'.")
         }
-        let json = try JSONValue(jsonText: String(decoding: data, as: UTF8.self))
-        var documents = [JSONValue]()
+        let json: JSONValue
+        do {
+            json = try JSONValue(jsonText: String(decoding: data, as: UTF8.self))
+        } catch {
+            throw OptionError("The schema file '\(path)' is not valid JSON: \(error).")
+        }
         switch json {
-        case .array(let items): documents = items
-        case .object(let object) where object["title"] != nil: documents = [json]
-        case .object(let object): documents = object.keys.sorted().compactMap { object[$0] }
+        case .array(let items): return items
+        case .object(let object) where object["title"] != nil: return [json]
+        case .object(let object): return object.keys.sorted().compactMap { object[$0] }
         default: throw OptionError("The schema file '\(path)' must hold App Services JSON schemas.")
         }
+    }
+
+    init(documents: [JSONValue]) throws {
         collections = [:]
         for document in documents {
             let shape = try SchemaShape(document: document)

@@ -44,7 +44,10 @@ enum SessionEvent: Sendable {
 final class SyncSessionHandler {
     let store: PostgresStore
     let authenticator: Authenticator
+    let rules: SyncRules
     let options: ServerOptions
+    /// The app id of the WebSocket's path (`/api/client/v2.0/app/<id>/realm-sync`).
+    let pathAppId: String
     let logger: Logging.Logger
     let send: (SyncMessage) async throws -> Void
 
@@ -54,12 +57,16 @@ final class SyncSessionHandler {
     /// The newest history version this client was sent.
     private var sentVersion: Int64 = 0
     private var isOpen = false
+    /// What the user may read and write, from the rules (set when the session opens).
+    private var permissions = SessionPermissions(rules: SyncRules(), user: RuleUser(id: ""), collections: [])
 
-    init(store: PostgresStore, authenticator: Authenticator, options: ServerOptions, logger: Logging.Logger,
-         send: @escaping (SyncMessage) async throws -> Void) {
+    init(store: PostgresStore, authenticator: Authenticator, rules: SyncRules, options: ServerOptions,
+         pathAppId: String, logger: Logging.Logger, send: @escaping (SyncMessage) async throws -> Void) {
         self.store = store
         self.authenticator = authenticator
+        self.rules = rules
         self.options = options
+        self.pathAppId = pathAppId
         self.logger = logger
         self.send = send
     }
@@ -110,12 +117,22 @@ final class SyncSessionHandler {
             return try await fail(.wrongProtocolVersion, "The client speaks sync protocol \(hello.protocolVersion); this "
                 + "server speaks \(SyncProtocol.version). Update the client or the server.", fatal: true)
         }
+        guard pathAppId == options.appId, hello.appId == options.appId else {
+            return try await fail(.badAuthentication, "This server serves the app '\(options.appId)', not "
+                + "'\(pathAppId == options.appId ? hello.appId : pathAppId)': check the App's id.", fatal: true)
+        }
         let userId: String
         do {
-            userId = try await authenticator.verify(hello.accessToken)
+            userId = try await authenticator.verifyAccess(hello.accessToken)
         } catch {
             return try await fail(error.code, error.message, fatal: true)
         }
+        var user = RuleUser(id: userId)
+        if let custom = rules.customUserData {
+            user.customData = try await store.customUserData(collection: custom.collection,
+                                                             userIdField: custom.userIdField, userId: userId)
+        }
+        permissions = SessionPermissions(rules: rules, user: user, collections: store.schema.collections.keys)
         guard hello.schemaVersion == options.schemaVersion else {
             return try await fail(.badSchemaVersion, "The client's schema version is \(hello.schemaVersion) but the "
                 + "server's is \(options.schemaVersion). Open the Realm with the schema version the server was started "
@@ -188,8 +205,9 @@ final class SyncSessionHandler {
         for (className, documents) in snapshot.documents.sorted(by: { $0.key < $1.key }) {
             let key = store.schema.collections[className]?.primaryKey ?? "_id"
             for document in documents where matches(className, document) {
+                guard let visible = permissions.readable(className, document) else { continue }
                 changes.append(ServerChange(className: className, primaryKey: document[key] ?? .null,
-                                            document: document, serverVersion: snapshot.version))
+                                            document: visible, serverVersion: snapshot.version))
             }
         }
         let chunk = 500
@@ -206,8 +224,9 @@ final class SyncSessionHandler {
         try await sendHistory()
     }
 
-    /// Sends the history after what the client was sent, filtered by its subscriptions: an
-    /// object that no longer matches is sent without a document (removed locally).
+    /// Sends the history after what the client was sent, filtered by its subscriptions and the
+    /// permissions: an object that no longer matches or may not be read is sent without a
+    /// document (removed locally); fields the user may not read are left out.
     private func sendHistory() async throws {
         while true {
             let entries = try await store.history(after: sentVersion)
@@ -215,7 +234,10 @@ final class SyncSessionHandler {
             var changes = [ServerChange]()
             for entry in entries where queries[entry.className] != nil {
                 var change = entry
-                if let document = entry.document, !matches(entry.className, document) { change.document = nil }
+                if let document = entry.document {
+                    change.document = matches(entry.className, document)
+                        ? permissions.readable(entry.className, document) : nil
+                }
                 changes.append(change)
             }
             sentVersion = last.serverVersion
@@ -255,8 +277,31 @@ final class SyncSessionHandler {
             try await send(.ack(.init(uploadId: upload.uploadId, serverVersion: sentVersion)))
             return
         }
-        let version = try await store.apply(upload, clientId: clientId)
+        let (version, refused) = try await store.apply(upload, clientId: clientId, permissions: permissions)
         try await send(.ack(.init(uploadId: upload.uploadId, serverVersion: version)))
+        if !refused.isEmpty { try await compensate(refused) }
         try await sendHistory()
+    }
+
+    /// Tells the client which of its writes the rules refused (Device Sync's compensating
+    /// write), then sends those objects as the server keeps them, which undoes its changes.
+    private func compensate(_ refused: [RefusedChange]) async throws {
+        let writes = refused.map { SyncMessage.CompensatingWrite(className: $0.className, primaryKey: $0.primaryKey,
+                                                                 reason: $0.reason) }
+        let list = writes.prefix(5).map { "\($0.className) \($0.primaryKey.jsonText): \($0.reason)" }
+            .joined(separator: "; ") + (writes.count > 5 ? "; and \(writes.count - 5) more" : "")
+        logger.notice("session \(clientId): \(writes.count) write(s) refused by the rules: \(list)")
+        try await send(.error(.init(code: SyncErrorCode.compensatingWrite.rawValue,
+                                    message: "The server refused \(writes.count) write(s) the permissions do not allow "
+                                        + "and reverted them: \(list).", isFatal: false, compensatingWrites: writes)))
+        var changes = [ServerChange]()
+        for change in refused {
+            let visible = change.document.flatMap { document in
+                matches(change.className, document) ? permissions.readable(change.className, document) : nil
+            }
+            changes.append(ServerChange(className: change.className, primaryKey: change.primaryKey, document: visible,
+                                        serverVersion: sentVersion))
+        }
+        try await send(.download(.init(changes: changes, serverVersion: sentVersion)))
     }
 }

@@ -11,6 +11,10 @@ import TrellisSyncProtocol
 // is the system of record, so several processes can serve one database.
 
 let options: ServerOptions
+if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print(ServerOptions.usage)
+    exit(0)
+}
 do {
     options = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
@@ -30,17 +34,66 @@ do {
 
 func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     let schema = try ServerSchema(contentsOf: options.schemaPath)
+    let rules: SyncRules
+    if let path = options.rulesPath {
+        rules = try SyncRules(contentsOf: path)
+    } else {
+        rules = .allowAll
+        let warning = "--allow-all: no permissions, every user can read and write every document. Give --rules "
+            + "PATH before real users connect."
+        logger.warning("\(warning)")
+        FileHandle.standardError.write(Data("trellis-sync: warning: \(warning)\n".utf8))
+    }
     let url = try PostgresURL(options.postgresURL)
     var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.user,
                                                      password: url.password, database: url.database, tls: .disable)
     configuration.options.maximumConnections = 16
     let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     let store = PostgresStore(client: client, schema: schema, logger: logger, faults: options.faults)
-    let authenticator = await Authenticator(key: options.jwtKey, appId: options.appId, lifetime: options.tokenLifetime)
+    let tokens = TokenStore(client: client, logger: logger)
     let watch = HistoryWatch()
 
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        // PostgresNIO retries a refused connection quietly: give up with a clear error instead.
+        let signingKey = try await withThrowingTaskGroup(of: String?.self) { setup in
+            setup.addTask {
+                try await store.prepare()
+                try await tokens.prepare()
+                return try await tokens.signingKey()
+            }
+            setup.addTask {
+                try await Task.sleep(for: .seconds(30))
+                throw OptionError("Could not prepare the database at \(options.postgresURL) within 30 s: is PostgreSQL "
+                    + "running there, and may this user create tables?")
+            }
+            defer { setup.cancelAll() }
+            return try await setup.next() ?? nil
+        }
+        guard let signingKey else { throw OptionError("The database setup ended without a signing key.") }
+        let authenticator = await Authenticator(signingKey: signingKey, loginKey: options.jwtKey, appId: options.appId,
+                                                accessLifetime: options.tokenLifetime,
+                                                refreshLifetime: options.refreshTokenLifetime)
+        let app = makeApplication(options, logger: logger, store: store, rules: rules, tokens: tokens,
+                                  authenticator: authenticator, watch: watch)
+        group.addTask { await watch.run(store: store) }
+        group.addTask { try await app.runService() }
+        if let parent = options.parentPid {
+            group.addTask {
+                while kill(parent, 0) == 0 { try await Task.sleep(for: .milliseconds(500)) }
+                logger.notice("the parent process \(parent) is gone: stopping")
+            }
+        }
+        try await group.next()
+        group.cancelAll()
+    }
+}
+
+/// The HTTP and WebSocket routes: login, token refresh, and one sync session per WebSocket.
+func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: PostgresStore, rules: SyncRules,
+                     tokens: TokenStore, authenticator: Authenticator, watch: HistoryWatch) -> some ApplicationProtocol {
     let router = Router(context: BasicWebSocketRequestContext.self)
-    LoginRoutes.add(to: router, authenticator: authenticator, options: options)
+    LoginRoutes.add(to: router, authenticator: authenticator, tokens: tokens, options: options)
     router.ws("/api/client/v2.0/app/:appId/realm-sync") { _, _ in
         .upgrade([:])
     } onUpgrade: { inbound, outbound, context in
@@ -48,8 +101,9 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         let (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
         watch.add(id, continuation)
         defer { watch.remove(id) }
-        let handler = SyncSessionHandler(store: store, authenticator: authenticator, options: options,
-                                         logger: context.logger) { message in
+        let pathAppId = context.requestContext.parameters.get("appId") ?? ""
+        let handler = SyncSessionHandler(store: store, authenticator: authenticator, rules: rules, options: options,
+                                         pathAppId: pathAppId, logger: context.logger) { message in
             try await outbound.write(.text(SyncCoding.encode(message)))
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -79,7 +133,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
             group.cancelAll()
         }
     }
-    let app = Application(
+    return Application(
         router: router,
         // Uploads of 500 changes are larger than the default 16 KiB frame limit.
         server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: 256 << 20)),
@@ -90,28 +144,4 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         },
         logger: logger
     )
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await client.run() }
-        // PostgresNIO retries a refused connection quietly: give up with a clear error instead.
-        try await withThrowingTaskGroup(of: Void.self) { setup in
-            setup.addTask { try await store.prepare() }
-            setup.addTask {
-                try await Task.sleep(for: .seconds(30))
-                throw OptionError("Could not prepare the database at \(options.postgresURL) within 30 s: is PostgreSQL "
-                    + "running there, and may this user create tables?")
-            }
-            try await setup.next()
-            setup.cancelAll()
-        }
-        group.addTask { await watch.run(store: store) }
-        group.addTask { try await app.runService() }
-        if let parent = options.parentPid {
-            group.addTask {
-                while kill(parent, 0) == 0 { try await Task.sleep(for: .milliseconds(500)) }
-                logger.notice("the parent process \(parent) is gone: stopping")
-            }
-        }
-        try await group.next()
-        group.cancelAll()
-    }
 }

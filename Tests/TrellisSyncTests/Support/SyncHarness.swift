@@ -120,9 +120,14 @@ final class ServerProcess: @unchecked Sendable {
         logFolder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: logFolder, withIntermediateDirectories: true)
         let out = logFolder.appendingPathComponent("out").path, err = logFolder.appendingPathComponent("err").path
+        // Permissions and login providers are required flags: tests without rules of their own
+        // run with --allow-all and both providers.
+        var defaults = ["--jwt-key", testJWTKey, "--parent-pid", String(getpid())]
+        if !arguments.contains("--rules") && !arguments.contains("--allow-all") { defaults.append("--allow-all") }
+        if !arguments.contains("--auth") { defaults += ["--auth", "anonymous,jwt"] }
         pid = try spawnBackground(Self.executable.path,
-                                  ["--postgres", database, "--schema", schema.path, "--port", String(port),
-                                   "--jwt-key", testJWTKey, "--parent-pid", String(getpid())] + arguments,
+                                  ["--postgres", database, "--schema", schema.path, "--port", String(port)]
+                                      + defaults + arguments,
                                   stdout: out, stderr: err)
         // The first line says where it listens.
         let deadline = Date().addingTimeInterval(60)
@@ -196,6 +201,7 @@ final class Device: @unchecked Sendable {
     let queue: DispatchQueue
     private var realm: Realm?
     let directory: URL
+    private let ownsDirectory: Bool
 
     convenience init(server: ServerProcess, credentials: Credentials = .anonymous,
                      types: [ObjectBase.Type] = syncModelTypes, schemaVersion: UInt64 = 0, file: URL? = nil,
@@ -210,15 +216,29 @@ final class Device: @unchecked Sendable {
         subs.append(QuerySubscription<SyncTask>(name: "tasks"))
     }
 
-    init(baseURL: String, credentials: Credentials = .anonymous, types: [ObjectBase.Type] = syncModelTypes,
-         schemaVersion: UInt64 = 0, file: URL? = nil,
-         subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
-        app = App(id: "trellis", configuration: AppConfiguration(baseURL: baseURL))
-        user = try await app.login(credentials: credentials)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-device-\(UUID().uuidString)")
+    convenience init(baseURL: String, credentials: Credentials = .anonymous, types: [ObjectBase.Type] = syncModelTypes,
+                     schemaVersion: UInt64 = 0, file: URL? = nil,
+                     subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-device-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let app = App(id: "trellis", configuration: AppConfiguration(baseURL: baseURL, rootDirectory: directory))
+        let user = try await app.login(credentials: credentials)
+        self.init(app: app, user: user, directory: directory, ownsDirectory: true, types: types,
+                  schemaVersion: schemaVersion, file: file ?? directory.appendingPathComponent("device.realm"),
+                  subscriptions: subscriptions)
+    }
+
+    /// A device of an app and user made elsewhere (a relaunch: the app read its users from
+    /// disk); `directory` is removed at the end only when `ownsDirectory`.
+    init(app: App, user: User, directory: URL, ownsDirectory: Bool, types: [ObjectBase.Type] = syncModelTypes,
+         schemaVersion: UInt64 = 0, file: URL? = nil,
+         subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) {
+        self.app = app
+        self.user = user
+        self.directory = directory
+        self.ownsDirectory = ownsDirectory
         var configuration = user.flexibleSyncConfiguration(initialSubscriptions: subscriptions)
-        configuration.fileURL = file ?? directory.appendingPathComponent("device.realm")
+        if let file { configuration.fileURL = file }
         configuration.objectTypes = types
         configuration.schemaVersion = schemaVersion
         configuration.syncOnCommit = false
@@ -258,7 +278,14 @@ final class Device: @unchecked Sendable {
         try? await user.logOut()
     }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    /// Closes the Realm without logging out, its session suspended for good (the app quits:
+    /// in this process its engine stays, so it must not connect again).
+    func quit() {
+        try? session.suspend()
+        queue.sync { realm = nil }
+    }
+
+    deinit { if ownsDirectory { try? FileManager.default.removeItem(at: directory) } }
 }
 
 extension Optional {
@@ -304,6 +331,13 @@ func eventually(_ limit: Duration = .seconds(20), interval: Duration = .millisec
         try await Task.sleep(for: interval)
     }
     return try condition()
+}
+
+/// An app of its own (a new users folder in the temporary directory): each test's logins are
+/// its own, as on a new device.
+func testApp(_ baseURL: String) -> App {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("sync-app-\(UUID().uuidString)")
+    return App(id: "trellis", configuration: AppConfiguration(baseURL: baseURL, rootDirectory: root))
 }
 
 /// A database, a schema file and one server: what most tests start from.

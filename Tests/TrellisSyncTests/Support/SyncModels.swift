@@ -53,3 +53,11 @@ final class SyncMappedPlace: EmbeddedObject {
 
     override class func propertiesMapping() -> [String: String] { ["city": "city_name"] }
 }
+
+/// Custom user data for the permission tests (`%%user.custom_data.role`): one document per
+/// user, found by `user_id`.
+final class SyncUserProfile: Object {
+    @Persisted(primaryKey: true) var _id = ObjectId.generate()
+    @Persisted var user_id = ""
+    @Persisted var role = ""
+}

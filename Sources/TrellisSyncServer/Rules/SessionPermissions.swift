@@ -1,0 +1,75 @@
+import Foundation
+import TrellisSyncProtocol
+
+/// What one sync session's user may read and write: per collection, the first role whose
+/// `apply_when` holds for the user when the session starts (as Device Sync assigns roles),
+/// or none (nothing of that collection is readable or writable).
+struct SessionPermissions: Sendable {
+    let user: RuleUser
+    private let roles: [String: SyncRole]
+    private let allowsEverything: Bool
+
+    init(rules: SyncRules, user: RuleUser, collections: some Sequence<String>) {
+        self.user = user
+        var roles = [String: SyncRole]()
+        for collection in collections {
+            roles[collection] = rules.roles(of: collection).first { $0.applyWhen.matches(nil, user: user) }
+        }
+        self.roles = roles
+        allowsEverything = rules.allowsAll
+    }
+
+    /// The role assigned for a collection (nil: no access).
+    func role(of collection: String) -> SyncRole? { roles[collection] }
+
+    /// The document as this user may see it (fields it may not read removed), or nil when it
+    /// may not read the document at all.
+    func readable(_ collection: String, _ document: JSONValue) -> JSONValue? {
+        if allowsEverything { return document }
+        guard let role = roles[collection], role.readsAnything, case .object(let object) = document else { return nil }
+        guard role.readFilter.matches(object, user: user) || role.writeFilter.matches(object, user: user) else {
+            return nil
+        }
+        if role.read || role.write { return document }
+        return .object(object.filter { role.canRead(field: $0.key) })
+    }
+
+    /// Why this user may not make `change` to an object stored as `before` (nil: absent),
+    /// which would become `after` (nil: deleted); nil when allowed.
+    func refusal(of change: SyncObjectChange, before: [String: JSONValue]?, after: [String: JSONValue]?) -> String? {
+        if allowsEverything { return nil }
+        let collection = change.className
+        guard let role = roles[collection] else {
+            return "no role of the rules applies to user '\(user.id)' for '\(collection)', so it may not write there"
+        }
+        switch (before, after) {
+        case (nil, nil):
+            return nil  // nothing changes (a delete of a deleted object)
+        case (nil, let after?):
+            guard role.insert else { return "role '\(role.name)' may not insert into '\(collection)'" }
+            guard role.writeFilter.matches(after, user: user) else {
+                return "the new object does not match role '\(role.name)''s document_filters.write"
+            }
+            return nil
+        case (let before?, nil):
+            guard role.delete else { return "role '\(role.name)' may not delete from '\(collection)'" }
+            guard role.writeFilter.matches(before, user: user) else {
+                return "the object does not match role '\(role.name)''s document_filters.write"
+            }
+            return nil
+        case (let before?, let after?):
+            guard role.writeFilter.matches(before, user: user) else {
+                return "the object does not match role '\(role.name)''s document_filters.write"
+            }
+            guard role.writeFilter.matches(after, user: user) else {
+                return "the change would take the object out of role '\(role.name)''s document_filters.write"
+            }
+            let refused = change.fields.map(\.name).filter { !role.canWrite(field: $0) && before[$0] != after[$0] }
+            if !refused.isEmpty {
+                return "role '\(role.name)' may not write the field"
+                    + (refused.count == 1 ? " " : "s ") + refused.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            }
+            return nil
+        }
+    }
+}

@@ -28,6 +28,10 @@ struct PostgresStore: Sendable {
                 CREATE TABLE IF NOT EXISTS trellis_history (version bigserial PRIMARY KEY, collection text NOT NULL,
                   pk jsonb NOT NULL, doc jsonb, client_id text, recorded_at timestamptz NOT NULL DEFAULT now())
                 """, logger: logger)
+            // Each object's previous state (SessionPermissions: may a client hold a copy?).
+            try await connection.query("""
+                CREATE INDEX IF NOT EXISTS trellis_history_object ON trellis_history (collection, pk, version)
+                """, logger: logger)
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS trellis_tombstones (collection text NOT NULL, pk jsonb NOT NULL,
                   deleted_at text NOT NULL, PRIMARY KEY (collection, pk))
@@ -113,6 +117,23 @@ struct PostgresStore: Sendable {
             """, logger: logger)
         for try await (doc) in rows.decode(String.self) { return try JSONValue(jsonText: doc).objectValue ?? [:] }
         return [:]
+    }
+
+    /// Each change's object as it was just before the change (nil: absent, deleted, or older
+    /// than the history), in one query.
+    func previousDocuments(of changes: [ServerChange]) async throws -> [JSONValue?] {
+        if changes.isEmpty { return [] }
+        let rows = try await client.query("""
+            SELECT u.n, h.doc::text FROM unnest(\(changes.map(\.className))::text[], \(changes.map(\.primaryKey.jsonText))::text[],
+              \(changes.map(\.serverVersion))::bigint[]) WITH ORDINALITY AS u(collection, pk, version, n)
+            LEFT JOIN LATERAL (SELECT doc FROM trellis_history h WHERE h.collection = u.collection
+              AND h.pk = u.pk::jsonb AND h.version < u.version ORDER BY h.version DESC LIMIT 1) h ON true
+            """, logger: logger)
+        var documents = [JSONValue?](repeating: nil, count: changes.count)
+        for try await (n, doc) in rows.decode((Int64, String?).self) where n >= 1 && n <= changes.count {
+            documents[Int(n) - 1] = try doc.map { try JSONValue(jsonText: $0) }
+        }
+        return documents
     }
 
     /// History entries after `version`, oldest first.

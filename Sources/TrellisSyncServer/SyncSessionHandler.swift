@@ -226,19 +226,35 @@ final class SyncSessionHandler {
 
     /// Sends the history after what the client was sent, filtered by its subscriptions and the
     /// permissions: an object that no longer matches or may not be read is sent without a
-    /// document (removed locally); fields the user may not read are left out.
+    /// document (removed locally); fields the user may not read are left out. A change the
+    /// user may not see (another user's object, or its delete) is sent, without a document,
+    /// only when the object was readable just before it, so the client can drop its copy;
+    /// otherwise not even its primary key reaches the client.
     private func sendHistory() async throws {
         while true {
             let entries = try await store.history(after: sentVersion)
             guard let last = entries.last else { return }
             var changes = [ServerChange]()
+            var hidden = [(position: Int, change: ServerChange)]()
             for entry in entries where queries[entry.className] != nil {
                 var change = entry
-                if let document = entry.document {
-                    change.document = matches(entry.className, document)
-                        ? permissions.readable(entry.className, document) : nil
+                if let document = entry.document, let visible = permissions.readable(entry.className, document) {
+                    change.document = matches(entry.className, document) ? visible : nil
+                    changes.append(change)
+                } else {
+                    change.document = nil
+                    hidden.append((changes.count, change))
+                    changes.append(change)
                 }
-                changes.append(change)
+            }
+            if !hidden.isEmpty && !rules.allowsAll {
+                let before = try await store.previousDocuments(of: hidden.map(\.change))
+                var dropped = Set<Int>()
+                for (index, item) in hidden.enumerated() {
+                    let wasReadable = before[index].map { permissions.readable(item.change.className, $0) != nil } ?? false
+                    if !wasReadable { dropped.insert(item.position) }
+                }
+                changes = changes.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
             }
             sentVersion = last.serverVersion
             try await send(.download(.init(changes: changes, serverVersion: sentVersion, hasMore: entries.count >= 500)))

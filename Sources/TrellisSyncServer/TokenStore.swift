@@ -22,6 +22,11 @@ struct TokenStore: Sendable {
                   provider text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
                   expires_at timestamptz NOT NULL, revoked_at timestamptz)
                 """, logger: logger)
+            // Expired tokens mint nothing: forget them when a server starts (a day late, so a
+            // token expiring during a clock step is still told apart from an unknown one).
+            try await connection.query("""
+                DELETE FROM trellis_refresh_tokens WHERE expires_at < now() - interval '1 day'
+                """, logger: logger)
         }
     }
 

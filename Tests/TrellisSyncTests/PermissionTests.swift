@@ -1,8 +1,11 @@
 import Foundation
 import Synchronization
 import Testing
+import Logging
 import Trellis
 import TrellisSync
+import TrellisSyncProtocol
+import WSClient
 
 /// Device Sync's permissions end to end (issue 36, item 1): three users, an owner-only rule
 /// (`{"owner_id": "%%user.id"}`), a read-only default role, a field-level role and a role from
@@ -172,5 +175,74 @@ struct PermissionTests {
         try await ana.sync()
         #expect(try ana.run { $0.object(ofType: SyncTask.self, forPrimaryKey: benTask) } == nil)
         for device in [ana, ben, cy] { await device.close() }
+    }
+
+    @Test func otherUsersObjectsNeverReachAClientNotEvenTheirIds() async throws {
+        let rulesFile = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID().uuidString).json")
+        try Self.rules.write(to: rulesFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: rulesFile) }
+        let fixture = try SyncFixture(types: Self.types + [SyncUserProfile.self],
+                                      serverArguments: ["--rules", rulesFile.path])
+        let ana = try await device(fixture.server, "ana")
+        let benUser = try await testApp(fixture.server.baseURL)
+            .login(credentials: .jwt(token: try await TestTokens.login("ben")))
+        let benNote = ObjectId.generate()
+        try PostgresFixture.psql(fixture.database, """
+            INSERT INTO "SyncMappedNote" (_id, doc) VALUES ('\(benNote.stringValue)',
+              '{"_id": {"$oid": "\(benNote.stringValue)"}, "owner_id": "ben", "body": "by ben"}')
+            """)
+        // Ben's client, frame by frame: a bootstrap of every note, then the live history.
+        let hello = SyncMessage.hello(.init(appId: "trellis", accessToken: benUser.accessToken ?? "",
+                                            clientId: "ben-raw", schemaVersion: 0, schema: [:], lastServerVersion: 0,
+                                            subscriptions: .init(version: 1, subscriptions: [
+                                                .init(name: "notes", className: "SyncMappedNote", query: "TRUEPREDICATE"),
+                                            ])))
+        let received = Mutex<[ServerChange]>([])
+        let anaNote = ObjectId.generate()
+        try await withTimeout(.seconds(60)) {
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(fixture.server.port)/api/client/v2.0/app/trellis/realm-sync",
+                                              logger: Logger(label: "ben")) { inbound, outbound, _ in
+                try await outbound.write(.text(SyncCoding.encode(hello)))
+                var marked = false
+                for try await message in inbound.messages(maxSize: 1 << 24) {
+                    guard case .text(let text) = message, let frame = try? SyncCoding.decode(text) else { continue }
+                    switch frame {
+                    case .download(let download):
+                        received.withLock { $0 += download.changes }
+                        guard download.completesSubscriptionVersion != nil, !marked else { continue }
+                        marked = true
+                        // Ana creates, edits and deletes her note; ben's note is given to ana.
+                        try ana.write { $0.add(SyncMappedNote(value: ["_id": anaNote, "owner": "ana", "text": "v1"])) }
+                        try await ana.sync()
+                        try ana.write { $0.object(ofType: SyncMappedNote.self, forPrimaryKey: anaNote)?.text = "v2" }
+                        try await ana.sync()
+                        try ana.write { realm in
+                            if let note = realm.object(ofType: SyncMappedNote.self, forPrimaryKey: anaNote) { realm.delete(note) }
+                        }
+                        try await ana.sync()
+                        try PostgresFixture.psql(fixture.database, """
+                            UPDATE "SyncMappedNote" SET doc = jsonb_set(doc, '{owner_id}', '"ana"')
+                              WHERE _id = '\(benNote.stringValue)'
+                            """)
+                        try await ana.sync()
+                        try await outbound.write(.text(SyncCoding.encode(.mark(.init(id: 1)))))
+                    case .mark:
+                        try await outbound.close(.normalClosure, reason: nil)
+                        return
+                    case .error(let error):
+                        Issue.record("server error \(error.code): \(error.message)")
+                        return
+                    default: continue
+                    }
+                }
+            }
+        }
+        let changes = received.withLock { $0 }
+        let keys = Set(changes.map(\.primaryKey))
+        #expect(keys == [.object(["$oid": .string(benNote.stringValue)])])
+        // Ben had his note, then got its removal when it became ana's.
+        #expect(changes.first?.document != nil)
+        #expect(changes.last?.document == nil)
+        await ana.close()
     }
 }

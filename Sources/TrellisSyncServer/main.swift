@@ -37,6 +37,15 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     let rules: SyncRules
     if let path = options.rulesPath {
         rules = try SyncRules(contentsOf: path)
+        if let custom = rules.customUserData, schema.collections[custom.collection] == nil {
+            throw OptionError("The rules' custom user data collection '\(custom.collection)' is not in the schema "
+                + "(known: \(schema.collections.keys.sorted().joined(separator: ", "))): add it to --schema, or fix "
+                + "collection_name in auth/custom_user_data.json.")
+        }
+        let unknown = rules.collections.keys.filter { schema.collections[$0] == nil }.sorted()
+        if !unknown.isEmpty {
+            logger.warning("the rules name collections that are not in the schema (ignored): \(unknown.joined(separator: ", "))")
+        }
     } else {
         rules = .allowAll
         let warning = "--allow-all: no permissions, every user can read and write every document. Give --rules "

@@ -35,6 +35,14 @@ struct AuthTests {
         #expect(jwtWithoutKey.contains("--auth jwt needs --jwt-key"))
         let badRules = try startFailure(["--schema", schema.path, "--rules", "/nonexistent/rules", "--auth", "anonymous"])
         #expect(badRules.contains("does not exist"))
+        let rules = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID().uuidString).json")
+        let text = #"{"default_rule": {"roles": []}, "rules": [{"collection": "SyncDog", "roles": [{"name": "r", "#
+            + #""document_filters": {"read": true, "write": true}}]}], "#
+            + #""custom_user_data": {"collection_name": "Profiles", "user_id_field": "uid"}}"#
+        try text.write(to: rules, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: rules) }
+        let missingCollection = try startFailure(["--schema", schema.path, "--rules", rules.path, "--auth", "anonymous"])
+        #expect(missingCollection.contains("custom user data collection 'Profiles' is not in the schema"))
     }
 
     @Test func allowAllLogsAWarningAtStart() throws {

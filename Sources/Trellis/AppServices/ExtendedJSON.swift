@@ -26,21 +26,33 @@ public enum ExtendedJSON {
         try results.map { try document(for: $0) }
     }
 
-    /// Creates or updates (`update: .modified`) one object per document. A link given as a
+    /// Creates or updates (`update: .modified`; a class without a primary key only creates) one
+    /// object per document. A link given as a
     /// primary key must name an object already in the Realm (import link targets first).
     ///
     /// - Throws: ``Realm/Error`` (`.invalidValue`) for a document that does not fit the class.
     public static func importDocuments<T: Object>(_ documents: [Data], as type: T.Type, into realm: Realm) throws {
         let schema = ClassInfo.unbound(for: type).objectSchema
         var values = [[String: Any]]()
-        for data in documents {
-            guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw Realm.Error(.invalidValue, "An Extended JSON document of '\(schema.className)' must be a JSON object.")
+        for (index, data) in documents.enumerated() {
+            try DocumentPosition(className: schema.className, number: index + 1).reporting {
+                guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                    throw Realm.Error(.invalidValue, "An Extended JSON document of '\(schema.className)' must be a JSON "
+                        + "object.")
+                }
+                // As the import through the stored schema: without its key, `create` would make
+                // or update the object of the key property's default value.
+                if let key = schema.primaryKeyProperty, document[key.columnName] == nil {
+                    throw Realm.Error(.invalidValue, "the document has no primary key '\(key.columnName)'. Give every "
+                        + "'\(schema.className)' document its '\(key.columnName)'.")
+                }
+                values.append(try swiftValues(document, schema: schema, realm: realm))
             }
-            values.append(try swiftValues(document, schema: schema, realm: realm))
         }
         try realm.write {
-            for value in values { realm.create(type, value: value, update: .modified) }
+            // A class without a primary key cannot be updated: each document adds an object.
+            let update: Realm.UpdatePolicy = schema.primaryKeyProperty == nil ? .error : .modified
+            for value in values { realm.create(type, value: value, update: update) }
         }
     }
 
@@ -91,7 +103,7 @@ public enum ExtendedJSON {
         case let float as Float: return ["$numberDouble": canonical(Double(float))]
         case let string as String: return string
         case let date as Date:
-            return ["$date": ["$numberLong": "\(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))"]]
+            return ["$date": ["$numberLong": "\(ExtendedJSONDate.milliseconds(of: date))"]]
         case let id as ObjectId: return ["$oid": id.stringValue]
         case let decimal as Decimal128: return ["$numberDecimal": decimal.stringValue]
         case let data as Data: return ["$binary": ["base64": data.base64EncodedString(), "subType": "00"]]
@@ -137,6 +149,9 @@ public enum ExtendedJSON {
         for property in schema.properties where property.type != .linkingObjects {
             guard let raw = document[property.columnName] else { continue }
             if raw is NSNull {
+                if property.collection == .none, !property.isOptional, property.type != .any, property.type != .object {
+                    throw notOptional(property, schema)
+                }
                 values[property.name] = NSNull()
             } else if property.isArray || property.isSet {
                 guard let items = raw as? [Any] else { throw mismatch(property, schema, raw) }
@@ -160,7 +175,14 @@ public enum ExtendedJSON {
                                       skipMissingLinks: Bool = false) throws -> Any?
     {
         if property.type == .any { return try mixedValue(raw, property, owner) }
-        if raw is NSNull { return NSNull() }
+        if raw is NSNull {
+            // Realm's rules: an element of a List or set of objects is never nil; a map of
+            // objects and an optional type take nil; any other value must be given.
+            let takesNull = property.type == .object ? property.collection == .none || property.isMap
+                : property.isOptional
+            guard takesNull else { throw notOptional(property, owner) }
+            return NSNull()
+        }
         if property.type == .object {
             guard let targetName = property.objectClassName, let target = realm.schema[targetName] else {
                 throw mismatch(property, owner, raw)
@@ -188,18 +210,31 @@ public enum ExtendedJSON {
         let wrapper = raw as? [String: Any]
         let value: Any?
         switch property.type {
-        case .int: value = (wrapper?["$numberLong"] ?? wrapper?["$numberInt"]).flatMap { ($0 as? String).flatMap { Int($0) } }
-            ?? (raw as? Int)
+        case .int:
+            // `$numberInt` is 32-bit in Extended JSON, `$numberLong` 64-bit: a count out of its
+            // type's range does not fit (it used to be taken as a 64-bit value).
+            if let text = wrapper?["$numberInt"] as? String {
+                value = Int32(text).map { Int($0) }
+            } else if let text = wrapper?["$numberLong"] as? String {
+                value = Int64(text).map { Int($0) }
+            } else {
+                value = raw as? Int
+            }
         case .bool: value = raw as? Bool
         case .double, .float:
             let double = (wrapper?["$numberDouble"] as? String).flatMap(Double.init) ?? (raw as? Double)
             // Mapped to `Any` each: a `Float?` or `Double?` put in `Any?` as such would be a
-            // non-nil value holding nil, and a bad number would pass as a value.
-            value = property.type == .float ? double.map { Float($0) as Any } : double.map { $0 as Any }
+            // non-nil value holding nil, and a bad number would pass as a value. A finite number
+            // past a Float's range (1e300) does not fit a Float: it would be stored as infinity.
+            if property.type == .float {
+                value = double.flatMap { $0.isFinite && !Float($0).isFinite ? nil : Float($0) as Any }
+            } else {
+                value = double.map { $0 as Any }
+            }
         case .string: value = raw as? String
         case .date:
             let millis = ((wrapper?["$date"] as? [String: Any])?["$numberLong"] as? String).flatMap(Int64.init)
-            value = millis.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+            value = millis.map { ExtendedJSONDate.date(milliseconds: $0) }
         case .objectId: value = (wrapper?["$oid"] as? String).flatMap { try? ObjectId(string: $0) }
         case .decimal128: value = (wrapper?["$numberDecimal"] as? String).flatMap { Decimal(string: $0) }.map(Decimal128.init)
         case .data, .UUID:
@@ -281,6 +316,13 @@ public enum ExtendedJSON {
         default:
             throw mismatch(property, owner, raw)
         }
+    }
+
+    /// The error for a null where the property (or its collection's elements) takes no nil.
+    static func notOptional(_ property: Property, _ owner: ObjectSchema) -> Realm.Error {
+        let what = property.collection == .none ? "'\(owner.className).\(property.name)' is not optional"
+            : "the elements of '\(owner.className).\(property.name)' are not optional"
+        return Realm.Error(.invalidValue, "null does not fit: \(what) (\(property.typeDescription)). Give it a value.")
     }
 
     static func mismatch(_ property: Property, _ owner: ObjectSchema, _ raw: Any) -> Realm.Error {

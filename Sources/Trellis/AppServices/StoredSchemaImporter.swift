@@ -192,7 +192,16 @@ struct StoredSchemaImporter {
     /// The stored form of one Extended JSON value (a whole property, or one element of a
     /// collection): links resolve by primary key, embedded documents become new objects.
     private func payload(_ raw: Any, _ field: FieldInfo, owner: Table) throws -> _StoredValue.Payload {
-        if raw is NSNull { return .null }
+        if raw is NSNull {
+            // The rules of the Swift API: a to-one link, a map of objects, an AnyRealmValue and
+            // an optional type take nil; an element of a list or set of objects and any other
+            // value do not (a null non-optional primary key made a second object with key 0).
+            let collection = field.typeInfo.collection
+            let takesNull = field.typeInfo.type == .any
+                || (field.isLink ? collection == .none || collection == .map : field.typeInfo.isOptional)
+            guard takesNull else { throw ExtendedJSON.notOptional(field.property, owner.info.objectSchema) }
+            return .null
+        }
         guard field.isLink else {
             let property = field.property
             let value = try ExtendedJSON.scalarValue(raw, property, owner.info.objectSchema)

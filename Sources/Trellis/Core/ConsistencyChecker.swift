@@ -6,6 +6,8 @@
 /// - the stored backlink counts are the sums of the backlink index's counts;
 /// - every embedded object has exactly one parent link;
 /// - every stored collection belongs to an existing row, and its header agrees with its contents;
+/// - every row's primary key is in the primary-key index and names that row (no two rows share
+///   a key; a non-optional key is never null), and the index holds nothing else;
 /// - every `indexed:` property's index holds exactly one entry per row, with the row's value;
 /// - every column copy holds exactly the values of its rows (``ColumnCheck``);
 /// - every database of the file has a handle, each table reads its own databases through it,
@@ -29,6 +31,7 @@ struct ConsistencyChecker {
         checkDatabaseHandles(tables)
         for table in tables {
             checkRows(of: table)
+            checkPrimaryKeys(of: table)
             checkIndexes(of: table)
             problems += ColumnCheck.problems(of: table, in: core.transaction)
         }
@@ -54,6 +57,32 @@ struct ConsistencyChecker {
                     expected[identity, default: 0] += 1
                 }
             }
+        }
+    }
+
+    private mutating func checkPrimaryKeys(of table: Table) {
+        guard let index = table.primaryKeys, let field = table.info.primaryKeyField else { return }
+        let className = table.info.className
+        let keys = rowKeys(table)
+        for key in keys {
+            guard let row = core.rowView(table, key) else { continue }
+            let value = core.storedPayload(row, field)
+            let shown = PrimaryKeyEncoding.describe(value)
+            if case .null = value, !field.typeInfo.isOptional {
+                problems.append("\(className)[\(key)].\(field.name) is null, but the primary key is not optional")
+            }
+            switch core.lookUpPrimaryKey(table, value) {
+            case nil:
+                problems.append("\(className)[\(key)].\(field.name) is \(shown), which the primary-key index lacks")
+            case let owner? where owner != key:
+                problems.append("\(className)[\(key)] has the primary key \(shown) of \(className)[\(owner)]")
+            default:
+                break
+            }
+        }
+        let entries = core.transaction.entryCount(index)
+        if entries != keys.count {
+            problems.append("\(className) has \(keys.count) objects but \(entries) primary-key entries")
         }
     }
 

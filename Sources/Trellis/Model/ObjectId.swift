@@ -66,7 +66,9 @@ public struct ObjectId: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     /// Creates an ObjectId from its parts, as BSON lays them out.
     public init(timestamp: Date, machineId: Int, processId: Int) {
-        let seconds = UInt32(truncatingIfNeeded: Int(timestamp.timeIntervalSince1970))
+        // Any date gives an id (a far or NaN date must not trap): the seconds' low 32 bits.
+        let seconds = Int64(exactly: timestamp.timeIntervalSince1970.rounded(.towardZero))
+            .map { UInt32(truncatingIfNeeded: $0) } ?? 0
         let counter = ObjectId.nextCounter()
         self.init(seconds: seconds, random: ObjectId.machineBytes(machineId: machineId, processId: processId),
                   counter: counter)

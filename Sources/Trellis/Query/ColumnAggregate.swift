@@ -36,8 +36,9 @@ struct ColumnReader {
 
 /// `sum`, `average`, `min` and `max` of an Int, Float, Double or Date property over a class,
 /// read from its column copy. The answers are the ones ``QueryAggregate`` gives over the same
-/// values in the same order (integer sums wrap; NaN never replaces a minimum or maximum;
-/// Floats are added as Doubles), so the two paths never disagree.
+/// values in the same order (realm-core's rules: integer sums wrap, an integer average adds
+/// Doubles, NaN is skipped by every aggregate, Floats are added as Doubles), so the two paths
+/// never disagree.
 enum ColumnAggregate {
     /// Whether the column copy can aggregate `type`.
     static func supports(_ type: PropertyType) -> Bool {
@@ -113,6 +114,8 @@ private protocol SlotAccumulator {
 private struct IntegerAccumulator: SlotAccumulator {
     var count = 0
     var total: Int64 = 0
+    /// The values added as Doubles, for the average (realm-core averages integers so).
+    var doubleTotal = 0.0
     var smallest = Int64.max
     var largest = Int64.min
 
@@ -120,6 +123,7 @@ private struct IntegerAccumulator: SlotAccumulator {
     mutating func add(_ value: Int64) {
         count &+= 1
         total &+= value
+        doubleTotal += Double(value)
         smallest = Swift.min(smallest, value)
         largest = Swift.max(largest, value)
     }
@@ -127,7 +131,7 @@ private struct IntegerAccumulator: SlotAccumulator {
     func result(_ op: QueryCollectionOperation) -> QueryValue {
         switch op {
         case .sum: return .int(total)
-        case .avg: return count == 0 ? .null : .double(Double(total) / Double(count))
+        case .avg: return count == 0 ? .null : .double(doubleTotal / Double(count))
         case .min: return count == 0 ? .null : .int(smallest)
         case .max: return count == 0 ? .null : .int(largest)
         default: return .null
@@ -143,12 +147,12 @@ private struct FloatingAccumulator: SlotAccumulator {
 
     @inline(__always)
     mutating func add(_ value: Double) {
+        // NaN counts for no aggregate (realm-core's valid_for_agg).
+        if value.isNaN { return }
         if count == 0 {
             smallest = value
             largest = value
         } else {
-            // As Swift's min(by:) and max(by:) over the values: only an ordered comparison
-            // replaces the one kept, so a NaN met first stays and a NaN met later is skipped.
             if value < smallest { smallest = value }
             if largest < value { largest = value }
         }

@@ -73,14 +73,23 @@ extension QueryValue {
         case .string(let s): "\"" + s.replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "\"", with: "\\\"") + "\""
         case .data(let d): "<\(d.count) bytes>"
-        case .date(let date):
-            "T\(Int64(date.timeIntervalSince1970.rounded(.down))):"
-                + "\(Int64(((date.timeIntervalSince1970 - date.timeIntervalSince1970.rounded(.down)) * 1e9).rounded()))"
+        case .date(let date): Self.timestampLiteral(date)
         case .objectId(let id): "oid(\(id.stringValue))"
         case .uuid(let uuid): "uuid(\(uuid.uuidString))"
         case .decimal(let d): d.stringValue
         case .object, .link, .nestedCollection: "%@"
         case .list(let items): "{" + items.map(\.literal).joined(separator: ", ") + "}"
         }
+    }
+
+    /// `T<seconds>:<nanoseconds>` since 1970, Realm's timestamp literal. Any date has one: far
+    /// dates saturate at the 64-bit seconds, NaN is `T0:0` (what realm-core stores for it).
+    static func timestampLiteral(_ date: Date) -> String {
+        let interval = date.timeIntervalSince1970
+        if interval.isNaN { return "T0:0" }
+        if interval >= 0x1p63 { return "T\(Int64.max):999999999" }
+        if interval < -0x1p63 { return "T\(Int64.min):-999999999" }
+        let seconds = interval.rounded(.down)
+        return "T\(Int64(seconds)):\(Int64(((interval - seconds) * 1e9).rounded()))"
     }
 }

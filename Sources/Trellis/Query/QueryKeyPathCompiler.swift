@@ -483,23 +483,43 @@ extension QueryCompiler {
     }
 }
 
-/// `@min`, `@max`, `@sum`, `@avg` over query values (nil values are skipped, as in Realm).
+/// `@min`, `@max`, `@sum`, `@avg` over query values, with realm-core's rules
+/// (`aggregate_ops.hpp`): nil and NaN (Double, Float or Decimal128) values are skipped by every
+/// aggregate, so `min`/`max` of `[1, NaN, 3]` are 1 and 3 and of `[NaN]` nil; an integer sum is
+/// a 64-bit sum that wraps on overflow (realm-core adds into an `int64_t`: two `Int.max` sum to
+/// -2); an average adds each value as a Double (Decimal128 as Decimal128), so the average of
+/// two `Int.max` is `9.223372036854776e18`, not the wrapped sum halved.
 enum QueryAggregate {
     static func apply(_ op: QueryCollectionOperation, _ values: [QueryValue]) -> QueryValue {
-        let present = values.filter { !$0.isNull }
+        let present = values.filter { !$0.isNull && !isNaN($0) }
         switch op {
         case .min: return present.min { QueryValueComparison.order($0, $1) ?? 0 < 0 } ?? .null
         case .max: return present.max { QueryValueComparison.order($0, $1) ?? 0 < 0 } ?? .null
         case .sum: return sum(present)
         case .avg:
             guard !present.isEmpty else { return .null }
-            switch sum(present) {
-            case .int(let total): return .double(Double(total) / Double(present.count))
-            case .double(let total): return .double(total / Double(present.count))
-            case .decimal(let total): return .decimal(total / Decimal128(Decimal(present.count)))
-            default: return .null
+            var double = 0.0, decimal = Decimal128(Decimal(0)), sawDecimal = false
+            for value in present {
+                switch value {
+                case .int(let i): double += Double(i)
+                case .double(let d): double += d
+                case .decimal(let d): decimal += d; sawDecimal = true
+                default: break
+                }
             }
+            let count = Double(present.count)
+            if sawDecimal { return .decimal((decimal + Decimal128(Decimal(double))) / Decimal128(Decimal(present.count))) }
+            return .double(double / count)
         default: return .null
+        }
+    }
+
+    /// Whether an aggregate skips `value` as NaN (realm-core's `valid_for_agg`).
+    static func isNaN(_ value: QueryValue) -> Bool {
+        switch value {
+        case .double(let d): d.isNaN
+        case .decimal(let d): d.isNaN
+        default: false
         }
     }
 
@@ -508,7 +528,7 @@ enum QueryAggregate {
         var sawDouble = false, sawDecimal = false
         for value in values {
             switch value {
-            case .int(let i): int &+= i
+            case .int(let i): int &+= i  // wraps, as realm-core's int64_t sum
             case .double(let d): double += d; sawDouble = true
             case .decimal(let d): decimal += d; sawDecimal = true
             default: break

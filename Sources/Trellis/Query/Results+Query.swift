@@ -221,7 +221,10 @@ enum QueryValueConversion {
         switch (stored, value) {
         case (_, .null): return nil
         case (.int, .int(let i)): payload = .int(i)
-        case (.int, .double(let d)): payload = .int(Int64(d))
+        // An average of integers is a Double; as an Int it is cut toward zero, within Int64.
+        case (.int, .double(let d)):
+            if d.isNaN { return nil }
+            payload = .int(d >= 0x1p63 ? .max : d < -0x1p63 ? .min : Int64(d))
         case (.double, .int(let i)): payload = .double(Double(i))
         case (.double, .double(let d)): payload = .double(d)
         case (.float, .int(let i)): payload = .float(Float(i))

@@ -13,6 +13,7 @@ public final class User: Sendable {
     public let app: App
     private let tokens: Mutex<(access: String?, refresh: String?)>
     private let loggedIn: Atomic<Bool>
+    private let removed = Atomic<Bool>(false)
     let engines = Mutex<[String: SyncEngine]>([:])
 
     init(record: UserStore.Record, app: App) {
@@ -36,6 +37,15 @@ public final class User: Sendable {
 
     public var isLoggedIn: Bool { loggedIn.load(ordering: .relaxed) }
 
+    /// Realm's user states: logged in, logged out (its tokens forgotten; log in again), or
+    /// removed (an anonymous user after logging out: it cannot be logged into again).
+    public enum State: Sendable { case loggedOut, loggedIn, removed }
+
+    public var state: State {
+        if removed.load(ordering: .relaxed) { return .removed }
+        return isLoggedIn ? .loggedIn : .loggedOut
+    }
+
     func loggedIn(accessToken: String, refreshToken: String?) {
         tokens.withLock { $0 = (accessToken, refreshToken) }
         loggedIn.store(true, ordering: .relaxed)
@@ -55,7 +65,12 @@ public final class User: Sendable {
                                        what: "Logging out")
         }
         tokens.withLock { $0 = (nil, nil) }
-        if provider == "anon-user" { try app.remove(self) } else { try app.saveUsers() }
+        if provider == "anon-user" {
+            removed.store(true, ordering: .relaxed)
+            try app.remove(self)
+        } else {
+            try app.saveUsers()
+        }
     }
 
     /// An access token that is valid for at least `margin` more seconds: the stored one, or a

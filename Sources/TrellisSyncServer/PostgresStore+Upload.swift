@@ -59,9 +59,10 @@ extension PostgresStore {
         var states = try await currentStates(of: changes, className: className, shape: shape, on: connection)
         var order = [String]()
         var refused = [(change: SyncObjectChange, reason: String)]()
-        for change in changes {
-            let id = Self.idText(change.primaryKey)
+        for uploaded in changes {
+            let id = Self.idText(uploaded.primaryKey)
             guard var state = states[id] else { continue }
+            let change = permissions.withoutHiddenFields(uploaded, stored: state.stored != nil)
             var merged = DocumentMerge.apply(change, to: state.stored, tombstone: state.tombstone)
             if let key = shape.primaryKey { merged?.document[key] = change.primaryKey }
             if let reason = permissions.refusal(of: change, before: state.stored?.document, after: merged?.document) {

@@ -118,6 +118,10 @@ struct RulesTests {
                                                before: stored, after: after)
         #expect(titleRefusal?.contains("may not write the field 'title'") == true)
         #expect(permissions.refusal(of: change([], kind: .delete), before: stored, after: nil)?.contains("delete") == true)
+        // The device never saw 'secret': the model's default it sends for it is dropped, not refused.
+        let withDefault = change([.set(name: "priority", value: .int(3)), .set(name: "secret", value: .string(""))])
+        #expect(permissions.withoutHiddenFields(withDefault, stored: true).fields.map(\.name) == ["priority"])
+        #expect(permissions.withoutHiddenFields(withDefault, stored: false).fields.count == 2)
         #expect(permissions.refusal(of: change([], kind: .insert), before: nil, after: stored)?.contains("insert") == true)
     }
 

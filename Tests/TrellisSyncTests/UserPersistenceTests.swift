@@ -88,7 +88,9 @@ struct UserPersistenceTests {
         let configuration = AppConfiguration(baseURL: fixture.server.baseURL, rootDirectory: root)
         let app = App(id: "trellis", configuration: configuration)
         let first = try await app.login(credentials: .anonymous)
+        #expect(first.state == .loggedIn)
         try await first.logOut()
+        #expect(first.state == .removed)
         #expect(app.currentUser == nil)
         #expect(App(id: "trellis", configuration: configuration).currentUser == nil)
         #expect(try await app.login(credentials: .anonymous).id != first.id)
@@ -96,5 +98,24 @@ struct UserPersistenceTests {
         let file = root.appendingPathComponent("trellis-sync/trellis/users.json")
         let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(permissions == 0o600)
+    }
+
+    @Test func loggedOutJWTUserStaysKnownWithoutTokensAndLogsInAgain() async throws {
+        let fixture = try SyncFixture()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("jwt-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let configuration = AppConfiguration(baseURL: fixture.server.baseURL, rootDirectory: root)
+        let app = App(id: "trellis", configuration: configuration)
+        let ana = try await app.login(credentials: .jwt(token: try await TestTokens.login("ana")))
+        let refresh = try ana.refreshToken.unwrapped("refresh token")
+        try await ana.logOut()
+        #expect(ana.state == .loggedOut)
+        #expect(ana.accessToken == nil && ana.refreshToken == nil)
+        // Its refresh token was revoked on the server.
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM trellis_refresh_tokens "
+            + "WHERE revoked_at IS NOT NULL AND user_id = 'ana'") == "1")
+        #expect(App(id: "trellis", configuration: configuration).currentUser == nil)
+        let again = try await app.login(credentials: .jwt(token: try await TestTokens.login("ana")))
+        #expect(again === ana && again.state == .loggedIn && again.refreshToken != refresh)
     }
 }

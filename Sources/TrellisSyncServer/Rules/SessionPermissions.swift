@@ -34,6 +34,18 @@ struct SessionPermissions: Sendable {
         return .object(object.filter { role.canRead(field: $0.key) })
     }
 
+    /// An update without its changes to fields the user may not read. The device never had
+    /// them (downloads leave them out), so what it sends for them is its model's default
+    /// against a document that lacked the field, not an edit; without this, editing a visible
+    /// field of such an object would be refused. Inserts and deletes are kept whole.
+    func withoutHiddenFields(_ change: SyncObjectChange, stored: Bool) -> SyncObjectChange {
+        guard !allowsEverything, stored, change.kind == .update, let role = roles[change.className],
+              !role.read, !role.write else { return change }
+        var visible = change
+        visible.fields = change.fields.filter { role.canRead(field: $0.name) }
+        return visible
+    }
+
     /// Why this user may not make `change` to an object stored as `before` (nil: absent),
     /// which would become `after` (nil: deleted); nil when allowed.
     func refusal(of change: SyncObjectChange, before: [String: JSONValue]?, after: [String: JSONValue]?) -> String? {

@@ -35,8 +35,12 @@ struct ServerOptions: Sendable {
                             [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
+        Example (docs/SYNC.md, "Running the server"):
+          trellis schema export app.realm --app-services --out atlas/
+          trellis-sync --postgres postgres://me@127.0.0.1/app --schema atlas/ --rules rules.json --auth anonymous
         --schema SCHEMA   App Services JSON schemas: the folder `trellis schema export --app-services --out DIR`
-                          writes (DIR/data_sources/.../schema.json), or one JSON file of schemas.
+                          writes (DIR/<Class>/schema.json; an App Services app folder works too), or one JSON
+                          file of schemas.
         --rules RULES     Device Sync permissions: an App Services app folder (data_sources/<service>/<database>/
                           <collection>/rules.json and default_rule.json) or one JSON file of rules documents.
         --allow-all       No rules: every user reads and writes everything (development only; logs a warning).

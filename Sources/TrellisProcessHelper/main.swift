@@ -24,6 +24,12 @@
 //   import-prepare PATH FOLDER BLOCK N makes the import file and FOLDER/ImportItem.json of block BLOCK
 //   crash-import PATH FOLDER           imports FOLDER's documents through the stored schema
 //   import-check PATH N                JSON: objects per block and problems
+// The class-creation race (ClassRace; "wait" makes a command wait for a line on stdin first):
+//   race-prepare PATH                  a file holding only RaceCounter (at 0) and RaceVal
+//   race-write PATH N [PAUSE] [wait]   N writes through Realm(fileURL:), each adding RaceA, RaceB, RaceC and
+//                                      bumping the counter, PAUSE µs apart
+//   race-read PATH THREADS SEED [wait] THREADS threads open the file at once and check their first snapshot
+//   race-count PATH                    "count filtered iterated" of RaceA through Realm(fileURL:)
 import Foundation
 import Trellis
 
@@ -118,6 +124,16 @@ do {
         try CrashScenarios.importDocuments(path: path, folder: arguments[3])
     case "import-check":
         try CrashScenarios.checkImport(path: path, count: Int(arguments[3]) ?? 1000)
+    case "race-prepare":
+        try ClassRace.prepare(path: path)
+    case "race-write":
+        try ClassRace.write(path: path, writes: Int(arguments[3]) ?? 1,
+                            pause: arguments.count > 4 ? UInt32(arguments[4]) ?? 0 : 0, waits: arguments.last == "wait")
+    case "race-read":
+        ClassRace.read(path: path, threads: Int(arguments[3]) ?? 8, seed: UInt64(arguments[4]) ?? 1,
+                       waits: arguments.last == "wait")
+    case "race-count":
+        try ClassRace.count(path: path)
     case "read-damaged":
         DamagedFileReader.read(path: path)
     default:

@@ -14,8 +14,10 @@ enum ColumnUpgrade {
                 // Under the write lock: another process may have upgraded the file meanwhile.
                 catalog = try FileState.readCatalog(txn, meta: file.meta, path: path)
                 guard catalog.format < 3 else {
+                    // The catalog of the last commit: the write's own version is not committed.
+                    let committed = txn.version - 1
                     txn.abort()
-                    file.publish([], catalog: catalog)
+                    file.publish([], catalog: catalog, version: committed)
                     return
                 }
                 let shift = configuration.columnChunkShift

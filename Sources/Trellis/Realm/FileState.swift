@@ -27,9 +27,11 @@ final class FileState: Sendable {
     }
 
     private struct State {
+        /// The newest catalog this process has read, and the committed version it was read at.
+        /// The two move together and only forward (see ``publish(_:catalog:version:)``): a
+        /// snapshot at or below `catalogVersion` finds every class it has in `catalog`.
         var catalog: SchemaCatalog
-        /// The version the catalog was last read at.
-        var catalogVersion = 0
+        var catalogVersion: Int
         var tables: [ObjectIdentifier: Table] = [:]
         var tablesById: [UInt32: Table] = [:]
         /// Tables replaced by a later publish (after a migration). Kept for the file's lifetime:
@@ -48,7 +50,7 @@ final class FileState: Sendable {
 
     private init(environment: Environment, meta: DatabaseHandle, backlinks: DatabaseHandle,
                  backlinkCounts: DatabaseHandle?, collections: DatabaseHandle, changes: DatabaseHandle?,
-                 catalog: SchemaCatalog)
+                 catalog: SchemaCatalog, catalogVersion: Int)
     {
         self.environment = environment
         self.meta = meta
@@ -56,14 +58,22 @@ final class FileState: Sendable {
         self.backlinkCounts = backlinkCounts
         self.collections = collections
         self.changes = changes
-        self.state = Mutex(State(catalog: catalog))
+        self.state = Mutex(State(catalog: catalog, catalogVersion: catalogVersion))
     }
 
     var catalog: SchemaCatalog { state.withLock { $0.catalog } }
 
     /// The catalog as of `txn` when it is newer than the one known (another process may have
     /// added classes since the file was loaded); the known one otherwise.
+    ///
+    /// A write transaction's catalog is read and returned, never kept: its version is the one
+    /// its commit would take, so kept under that version it would stand for the next commit's
+    /// catalog if the write were cancelled (or another process's commit took that version),
+    /// and it may hold classes the write added and then dropped.
     func catalog(readingNewerFrom txn: Transaction) -> SchemaCatalog {
+        guard txn.isReadOnly else {
+            return (try? Self.readCatalog(txn, meta: meta, path: environment.path)) ?? catalog
+        }
         let version = txn.version
         let known = state.withLock { $0.catalogVersion >= version ? $0.catalog : nil }
         if let known { return known }
@@ -108,11 +118,21 @@ final class FileState: Sendable {
         state.withLock { $0.tablesById[id] }
     }
 
-    /// Records tables and the catalog after the transaction that created them committed.
+    /// Records tables once they may be used by every Realm of the process: bound in a snapshot,
+    /// or created by a transaction that committed.
+    ///
+    /// `catalog` is the catalog the tables were bound under. It replaces the known one only with
+    /// `version`, the committed version it was read at (or written by), and only when that is no
+    /// older than the known one's. Without a version it is a catalog taken from this state,
+    /// perhaps long ago: a thread that opened the file with the catalog it found, while another
+    /// thread read a newer one, would otherwise put the older one back under the newer version,
+    /// and classes created in between would read as absent (issue 34, defect 1).
     func publish(_ tables: [Table], catalog: SchemaCatalog, version: Int? = nil) {
         state.withLock { state in
-            state.catalog = catalog
-            if let version { state.catalogVersion = max(state.catalogVersion, version) }
+            if let version, version >= state.catalogVersion {
+                state.catalog = catalog
+                state.catalogVersion = version
+            }
             for table in tables {
                 let type = ObjectIdentifier(table.info.objectType)
                 if let current = state.tables[type] {
@@ -202,7 +222,7 @@ final class FileState: Sendable {
         if magicKey.withUnsafeBytes({ txn.get(meta, key: $0) }) == nil && !environment.isReadOnly { return nil }
         let catalog = try readCatalog(txn, meta: meta, path: path)
         return FileState(environment: environment, meta: meta, backlinks: backlinks, backlinkCounts: backlinkCounts,
-                         collections: collections, changes: changes, catalog: catalog)
+                         collections: collections, changes: changes, catalog: catalog, catalogVersion: txn.version)
     }
 
     /// Creates the databases and the catalog of a new file (or the ones an older file lacks).
@@ -248,9 +268,12 @@ final class FileState: Sendable {
             txn.abort()
             throw error
         }
+        // A write that found everything made already commits nothing and makes no version: the
+        // catalog is claimed for the version before (an older claim only reads it again later).
+        let version = txn.version - 1
         try txn.commit()
         return FileState(environment: environment, meta: meta, backlinks: backlinks, backlinkCounts: backlinkCounts,
-                         collections: collections, changes: changes, catalog: catalog)
+                         collections: collections, changes: changes, catalog: catalog, catalogVersion: version)
     }
 
     /// The catalog as stored in `txn`; a new file (in a write transaction) gets an empty one,

@@ -143,6 +143,8 @@ public enum SyncErrorCode: Int, Sendable {
     case badSyntax = 102
     case wrongProtocolVersion = 104
     case otherSessionError = 201
+    /// The client file's id is missing or another user's.
+    case badClientFileIdent = 208
     /// The token has expired.
     case tokenExpired = 202
     /// The token is missing, malformed, forged or for another app.

@@ -39,6 +39,9 @@ struct PostgresStore: Sendable {
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS trellis_clients (client_id text PRIMARY KEY, last_upload_id bigint NOT NULL)
                 """, logger: logger)
+            // The user a client file belongs to (databases made before it get the column).
+            try await connection.query("ALTER TABLE trellis_clients ADD COLUMN IF NOT EXISTS user_id text",
+                                       logger: logger)
             try await connection.query("""
                 CREATE OR REPLACE FUNCTION trellis_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
@@ -104,6 +107,25 @@ struct PostgresStore: Sendable {
         let rows = try await client.query("SELECT coalesce(max(version), 0)::bigint FROM trellis_history", logger: logger)
         for try await (version) in rows.decode(Int64.self) { return version }
         return 0
+    }
+
+    /// Binds a client file's id to the user of its first session; false when the id is
+    /// already another user's (another user's client could otherwise claim it and have the
+    /// owner's uploads skipped as already applied).
+    func claim(clientId: String, userId: String) async throws -> Bool {
+        // Read first: a known client writes nothing here (no lock taken on trellis_clients).
+        for try await (owner) in try await client.query(
+            "SELECT user_id FROM trellis_clients WHERE client_id = \(clientId)", logger: logger).decode(String?.self)
+        {
+            if let owner { return owner == userId }
+        }
+        let rows = try await client.query("""
+            INSERT INTO trellis_clients (client_id, last_upload_id, user_id) VALUES (\(clientId), 0, \(userId))
+            ON CONFLICT (client_id) DO UPDATE SET user_id = coalesce(trellis_clients.user_id, EXCLUDED.user_id)
+            RETURNING user_id
+            """, logger: logger)
+        for try await (owner) in rows.decode(String?.self) { return owner == userId }
+        return false
     }
 
     /// A user's custom data (`%%user.custom_data`): the document of `collection` whose

@@ -148,6 +148,10 @@ final class SyncSessionHandler {
             return try await fail(.invalidSchemaChange, "The client's models differ from the server's schema: "
                 + problems.joined(separator: "; ") + ". Update the schema file or the models.", fatal: true)
         }
+        guard !hello.clientId.isEmpty, try await store.claim(clientId: hello.clientId, userId: userId) else {
+            return try await fail(.badClientFileIdent, "The client id '\(hello.clientId)' belongs to another user's "
+                + "client file: a synced file is one user's; open this user's own file.", fatal: true)
+        }
         clientId = hello.clientId
         guard try await setSubscriptions(hello.subscriptions) else { return false }
         isOpen = true

@@ -70,8 +70,8 @@ struct AuthTests {
 
     /// The frames the server answers a hello with (until its welcome or an error).
     private func hello(port: Int, pathAppId: String = "trellis", helloAppId: String = "trellis",
-                       token: String) async throws -> [SyncMessage] {
-        let hello = SyncMessage.hello(.init(appId: helloAppId, accessToken: token, clientId: "raw-\(UUID())",
+                       token: String, clientId: String = "raw-\(UUID())") async throws -> [SyncMessage] {
+        let hello = SyncMessage.hello(.init(appId: helloAppId, accessToken: token, clientId: clientId,
                                             schemaVersion: 0, schema: [:], lastServerVersion: 0,
                                             subscriptions: .init(version: 0, subscriptions: [])))
         let frames = Mutex<[SyncMessage]>([])
@@ -106,6 +106,24 @@ struct AuthTests {
         let same = try await hello(port: fixture.server.port, token: user.accessToken ?? "")
         #expect(errorCode(same) == nil)
         #expect(same.contains { if case .welcome = $0 { true } else { false } })
+    }
+
+    @Test func anotherUsersClientIdIsRefusedSoItCannotStallTheirUploads() async throws {
+        let fixture = try SyncFixture()
+        let ana = try await Device(server: fixture.server, credentials: .jwt(token: try await TestTokens.login("ana")))
+        try ana.write { realm in realm.add(SyncDog(value: ["name": "first"])) }
+        try await ana.sync()
+        let anasClient = try PostgresFixture.psql(fixture.database,
+                                                  "SELECT client_id FROM trellis_clients WHERE user_id = 'ana'")
+        #expect(!anasClient.isEmpty)
+        let eve = try await testApp(fixture.server.baseURL).login(credentials: .anonymous)
+        let frames = try await hello(port: fixture.server.port, token: eve.accessToken ?? "", clientId: anasClient)
+        #expect(errorCode(frames) == 208)
+        // Ana's uploads go on being applied.
+        try ana.write { realm in realm.add(SyncDog(value: ["name": "second"])) }
+        try await ana.sync()
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM \"SyncDog\"") == "2")
+        await ana.close()
     }
 
     @Test func noBuiltInKeyAndEveryServerOfADatabaseSharesItsRandomKey() async throws {

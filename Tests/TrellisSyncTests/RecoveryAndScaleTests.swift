@@ -50,7 +50,9 @@ struct RecoveryAndScaleTests {
         #expect(partial % 500 == 0, "a frame is one transaction: \(partial) objects is not a whole number of frames")
 
         // The next connection finishes the download.
-        let device = try await Device(server: fixture.server, file: URL(fileURLWithPath: path))
+        let device = try await Device(server: fixture.server,
+                                      credentials: .jwt(token: try await TestTokens.login("crash-device")),
+                                      file: URL(fileURLWithPath: path))
         try await withTimeout(.seconds(120)) { try await device.session.wait(for: .download) }
         try expectEqualToPostgres(device, fixture.database, count: Self.interruptedCount)
         let problems = try device.run { $0._consistencyProblems() }
@@ -62,7 +64,9 @@ struct RecoveryAndScaleTests {
 /// In the child process of `clientKilledMidDownloadReopensConsistentAndFinishes`: opens the
 /// synced file, and SIGKILLs itself 150 ms after the `afterFrames`-th download frame.
 private func downloadUntilKilled(baseURL: String, path: String, afterFrames: Int) async throws {
-    let device = try await Device(baseURL: baseURL, file: URL(fileURLWithPath: path))
+    // The file's user (a client id belongs to one user: the reopened file must be this user's).
+    let device = try await Device(baseURL: baseURL, credentials: .jwt(token: try await TestTokens.login("crash-device")),
+                                  file: URL(fileURLWithPath: path))
     let frames = Atomic<Int>(0)
     let session = try device.session
     let token = session.addProgressNotification(for: .download) { _ in

@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "Trellis", targets: ["Trellis"]),
+        // The page store of our own (issue 35, docs/STORAGE.md); Trellis does not use it yet.
+        .library(name: "TrellisStorage", targets: ["TrellisStorage"]),
         .executable(name: "trellis", targets: ["TrellisCLI"]),
         // Trellis's log messages to swift-log, for servers (its own product: the core library
         // keeps no dependency).
@@ -37,6 +39,12 @@ let package = Package(
         .target(
             name: "Trellis",
             dependencies: ["CLMDB"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Issue 35: copy-on-write B+trees in a checksummed file, one sync per commit. Only
+        // Foundation and the platform C library (Sources/TrellisStorage/Platform.swift).
+        .target(
+            name: "TrellisStorage",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
@@ -119,6 +127,12 @@ let package = Package(
             dependencies: ["Trellis", "TrellisProcessHelper"],
             // Read from the source tree by path (inputs found by the fuzzers).
             exclude: ["Resources"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // TrellisStorage against LMDB (CLMDB is test-only here), simulated power loss, I/O errors.
+        .testTarget(
+            name: "TrellisStorageTests",
+            dependencies: ["TrellisStorage", "CLMDB"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -1,0 +1,85 @@
+/// XXH64 (Yann Collet's xxHash, 64-bit variant), written from the algorithm's public
+/// specification. The checksum of every page (docs/STORAGE.md, section 2.4).
+enum Checksum {
+    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
+    private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
+    private static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
+
+    @inline(__always)
+    private static func rotate(_ value: UInt64, _ bits: UInt64) -> UInt64 {
+        (value << bits) | (value >> (64 &- bits))
+    }
+
+    @inline(__always)
+    private static func round(_ accumulator: UInt64, _ input: UInt64) -> UInt64 {
+        rotate(accumulator &+ input &* prime2, 31) &* prime1
+    }
+
+    @inline(__always)
+    private static func merge(_ accumulator: UInt64, _ lane: UInt64) -> UInt64 {
+        (accumulator ^ round(0, lane)) &* prime1 &+ prime4
+    }
+
+    /// The XXH64 of `bytes` with `seed`.
+    static func xxh64(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+        let length = bytes.count
+        guard let base = bytes.baseAddress else { return finish(seed &+ prime5, base: nil, from: 0, to: 0) }
+        var offset = 0
+        var hash: UInt64
+        if length >= 32 {
+            var lane1 = seed &+ prime1 &+ prime2
+            var lane2 = seed &+ prime2
+            var lane3 = seed
+            var lane4 = seed &- prime1
+            while offset &+ 32 <= length {
+                lane1 = round(lane1, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                lane2 = round(lane2, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)))
+                lane3 = round(lane3, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 16, as: UInt64.self)))
+                lane4 = round(lane4, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 24, as: UInt64.self)))
+                offset &+= 32
+            }
+            hash = rotate(lane1, 1) &+ rotate(lane2, 7) &+ rotate(lane3, 12) &+ rotate(lane4, 18)
+            hash = merge(hash, lane1)
+            hash = merge(hash, lane2)
+            hash = merge(hash, lane3)
+            hash = merge(hash, lane4)
+        } else {
+            hash = seed &+ prime5
+        }
+        hash &+= UInt64(length)
+        return finish(hash, base: base, from: offset, to: length)
+    }
+
+    private static func finish(_ start: UInt64, base: UnsafeRawPointer?, from: Int, to length: Int) -> UInt64 {
+        var hash = start
+        var offset = from
+        if let base {
+            while offset &+ 8 <= length {
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                hash ^= round(0, word)
+                hash = rotate(hash, 27) &* prime1 &+ prime4
+                offset &+= 8
+            }
+            if offset &+ 4 <= length {
+                let word = UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                hash ^= word &* prime1
+                hash = rotate(hash, 23) &* prime2 &+ prime3
+                offset &+= 4
+            }
+            while offset < length {
+                let byte = UInt64(base.load(fromByteOffset: offset, as: UInt8.self))
+                hash ^= byte &* prime5
+                hash = rotate(hash, 11) &* prime1
+                offset &+= 1
+            }
+        }
+        hash ^= hash >> 33
+        hash &*= prime2
+        hash ^= hash >> 29
+        hash &*= prime3
+        hash ^= hash >> 32
+        return hash
+    }
+}

@@ -1,0 +1,117 @@
+/// The file header (page 0) and the two meta slots (pages 1 and 2): docs/STORAGE.md, 2.1-2.2.
+enum FileHeader {
+    static let magic: UInt64 = 0x4552_4F54_534C_5254 // "TRLSTORE" read little-endian
+    static let version: UInt32 = 1
+
+    /// The header page of a new file.
+    static func encode(into page: UnsafeMutableRawPointer) {
+        page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
+        page.storeLE(magic, at: 0)
+        page.storeLE(version, at: 8)
+        page.storeLE(UInt32(Layout.pageSize), at: 12)
+        page.storeLE(Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: 16)), at: 16)
+    }
+
+    /// Checks a header page.
+    static func validate(_ page: UnsafeRawPointer) throws {
+        guard page.loadLE(UInt64.self, at: 0) == magic else {
+            throw StorageError(.incompatibleFile, "TrellisStorage: the file is not a TrellisStorage file (wrong magic). "
+                + "Open it with the engine that wrote it.")
+        }
+        guard page.loadLE(UInt64.self, at: 16) == Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: 16)) else {
+            throw StorageError.corrupt(page: 0, "the file header fails its checksum")
+        }
+        let version = page.loadLE(UInt32.self, at: 8)
+        let pageSize = page.loadLE(UInt32.self, at: 12)
+        guard version == Self.version, pageSize == UInt32(Layout.pageSize) else {
+            throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version) and page size "
+                + "\(pageSize); this build reads version \(Self.version) with \(Layout.pageSize)-byte pages.")
+        }
+    }
+}
+
+/// One commit as its meta slot records it.
+struct MetaSlot: Equatable {
+    static let magic: UInt64 = 0x4154_454D_534C_5254 // "TRLSMETA"
+    static let checkedLength = 80
+
+    var txnID: UInt64
+    var durableTxnID: UInt64
+    var pageCount: UInt64
+    var catalog: PageReference?
+    var freeList: PageReference?
+    var freeListCount: UInt64
+    var catalogDepth: UInt64
+
+    /// Writes the slot into a zeroed page buffer.
+    func encode(into page: UnsafeMutableRawPointer) {
+        page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
+        page.storeLE(Self.magic, at: 0)
+        page.storeLE(txnID, at: 8)
+        page.storeLE(durableTxnID, at: 16)
+        page.storeLE(pageCount, at: 24)
+        page.storeLE(catalog?.page ?? 0, at: 32)
+        page.storeLE(catalog?.checksum ?? 0, at: 40)
+        page.storeLE(freeList?.page ?? 0, at: 48)
+        page.storeLE(freeList?.checksum ?? 0, at: 56)
+        page.storeLE(freeListCount, at: 64)
+        page.storeLE(catalogDepth, at: 72)
+        let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: Self.checkedLength))
+        page.storeLE(checksum, at: Self.checkedLength)
+    }
+
+    /// The slot in `page`, or nil when it is not well-formed (never written, torn or damaged).
+    static func decode(_ page: UnsafeRawPointer) -> MetaSlot? {
+        guard page.loadLE(UInt64.self, at: 0) == magic,
+              page.loadLE(UInt64.self, at: checkedLength)
+                == Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: checkedLength))
+        else { return nil }
+        let txnID = page.loadLE(UInt64.self, at: 8)
+        let pageCount = page.loadLE(UInt64.self, at: 24)
+        guard txnID > 0, pageCount >= Layout.firstDataPage, pageCount < (1 << 40) else { return nil }
+        func reference(_ offset: Int) -> PageReference? {
+            let number = page.loadLE(UInt64.self, at: offset)
+            return number == 0 ? nil : PageReference(page: number, checksum: page.loadLE(UInt64.self, at: offset + 8))
+        }
+        return MetaSlot(txnID: txnID, durableTxnID: page.loadLE(UInt64.self, at: 16), pageCount: pageCount,
+                        catalog: reference(32), freeList: reference(48),
+                        freeListCount: page.loadLE(UInt64.self, at: 64),
+                        catalogDepth: page.loadLE(UInt64.self, at: 72))
+    }
+}
+
+/// A tree's entry in the catalog (docs/STORAGE.md, 2.8).
+struct TreeDescriptor: Equatable {
+    static let encodedLength = 32
+
+    var root: PageReference?
+    var count: UInt64
+    var order: KeyOrder
+    var depth: Int
+
+    func encoded() -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Self.encodedLength)
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            base.storeLE(root?.page ?? 0, at: 0)
+            base.storeLE(root?.checksum ?? 0, at: 8)
+            base.storeLE(count, at: 16)
+            base.storeLE(order.rawValue, at: 24)
+            base.storeLE(UInt8(clamping: depth), at: 25)
+        }
+        return bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, page: UInt64) throws -> TreeDescriptor {
+        guard bytes.count == encodedLength, let base = bytes.baseAddress,
+              let order = KeyOrder(rawValue: base.load(fromByteOffset: 24, as: UInt8.self))
+        else { throw StorageError.corrupt(page: page, "a catalog entry is malformed") }
+        let rootPage = base.loadLE(UInt64.self, at: 0)
+        let depth = Int(base.load(fromByteOffset: 25, as: UInt8.self))
+        guard depth <= 32, (rootPage == 0) == (depth == 0) else {
+            throw StorageError.corrupt(page: page, "a catalog entry has depth \(depth)")
+        }
+        return TreeDescriptor(root: rootPage == 0 ? nil : PageReference(page: rootPage, checksum: base.loadLE(UInt64.self, at: 8)),
+                              count: base.loadLE(UInt64.self, at: 16), order: order, depth: depth)
+    }
+}

@@ -1,0 +1,192 @@
+/// A child of a branch, or the root of a tree, during a write transaction: a committed page
+/// (untouched) or a node copied into memory to be changed (copy-on-write).
+enum Child {
+    case clean(PageReference)
+    case dirty(Node)
+}
+
+/// A leaf value in a node being changed: new bytes, or an overflow run already in the file.
+enum NodeValue {
+    case bytes([UInt8])
+    case overflow(PageReference, length: Int)
+
+    var length: Int {
+        switch self {
+        case .bytes(let bytes): return bytes.count
+        case .overflow(_, let length): return length
+        }
+    }
+}
+
+/// A branch or leaf page copied into memory for a write transaction. It gets a page number only
+/// when the transaction commits. `size` is what its entries take after the page header.
+final class Node {
+    var isLeaf: Bool
+    var keys: [[UInt8]]
+    /// Leaf entries' values (empty for a branch).
+    var values: [NodeValue]
+    /// Branch entries' children (empty for a leaf). `keys[0]` of a branch is empty.
+    var children: [Child]
+    private(set) var size: Int
+
+    init(isLeaf: Bool, keys: [[UInt8]] = [], values: [NodeValue] = [], children: [Child] = []) {
+        self.isLeaf = isLeaf
+        self.keys = keys
+        self.values = values
+        self.children = children
+        size = 0
+        recomputeSize()
+    }
+
+    /// A copy of a committed page.
+    convenience init(copying view: PageView) throws {
+        let count = view.count
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(count)
+        if view.isLeaf {
+            var values: [NodeValue] = []
+            values.reserveCapacity(count)
+            for index in 0..<count {
+                keys.append(Array(try view.key(at: index)))
+                switch try view.value(at: index) {
+                case .inline(let bytes): values.append(.bytes(Array(bytes)))
+                case .overflow(let reference, let length): values.append(.overflow(reference, length: length))
+                }
+            }
+            self.init(isLeaf: true, keys: keys, values: values)
+        } else {
+            var children: [Child] = []
+            children.reserveCapacity(count)
+            for index in 0..<count {
+                keys.append(index == 0 ? [] : Array(try view.key(at: index)))
+                children.append(.clean(try view.child(at: index)))
+            }
+            self.init(isLeaf: false, keys: keys, children: children)
+        }
+    }
+
+    var count: Int { keys.count }
+
+    /// Bytes taken by entry `index` (its slot and its cell).
+    func entrySize(_ index: Int) -> Int {
+        if isLeaf {
+            return Layout.slotSize + Layout.leafCellSize(keyLength: keys[index].count, valueLength: values[index].length)
+        }
+        return Layout.slotSize + Layout.branchCellHeader + keys[index].count
+    }
+
+    func recomputeSize() {
+        var total = 0
+        for index in 0..<keys.count { total += entrySize(index) }
+        size = total
+    }
+
+    // MARK: - Search
+
+    /// The index of the first key >= `key`, and whether it is equal.
+    func lowerBound(_ key: UnsafeRawBufferPointer, order: KeyOrder) -> (index: Int, found: Bool) {
+        var low = isLeaf ? 0 : 1, high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            let comparison = keys[middle].withUnsafeBytes { order.compare($0, key) }
+            if comparison < 0 { low = middle + 1 } else { high = middle }
+        }
+        let found = low < keys.count && keys[low].withUnsafeBytes { order.compare($0, key) } == 0
+        return (low, found)
+    }
+
+    /// The child of a branch whose range holds `key`.
+    func childIndex(for key: UnsafeRawBufferPointer, order: KeyOrder) -> Int {
+        let (index, found) = lowerBound(key, order: order)
+        return found ? index : index - 1
+    }
+
+    // MARK: - Changes (each keeps `size` exact)
+
+    func insertLeaf(at index: Int, key: [UInt8], value: NodeValue) {
+        keys.insert(key, at: index)
+        values.insert(value, at: index)
+        size += entrySize(index)
+    }
+
+    func replaceValue(at index: Int, with value: NodeValue) {
+        size -= entrySize(index)
+        values[index] = value
+        size += entrySize(index)
+    }
+
+    func insertChild(at index: Int, key: [UInt8], child: Child) {
+        keys.insert(key, at: index)
+        children.insert(child, at: index)
+        size += entrySize(index)
+    }
+
+    func removeEntry(at index: Int) {
+        size -= entrySize(index)
+        keys.remove(at: index)
+        if isLeaf {
+            values.remove(at: index)
+        } else {
+            children.remove(at: index)
+            if index == 0 && !keys.isEmpty {
+                size -= keys[0].count
+                keys[0] = []
+            }
+        }
+    }
+
+    func setKey(at index: Int, _ key: [UInt8]) {
+        size -= entrySize(index)
+        keys[index] = key
+        size += entrySize(index)
+    }
+
+    // MARK: - Splitting
+
+    /// Splits a node that outgrew its page into pieces that each fit, keeping `self` as the
+    /// first. Each later piece comes with the separator its parent needs. When the node grew by
+    /// an entry at its end (sequential inserts), the left piece stays full.
+    func split(appendedAtEnd: Bool) -> [(separator: [UInt8], node: Node)] {
+        let count = keys.count
+        var sizes: [Int] = []
+        sizes.reserveCapacity(count)
+        for index in 0..<count { sizes.append(entrySize(index)) }
+        var cuts: [Int] = []
+        if appendedAtEnd && size - sizes[count - 1] <= Layout.usable && sizes[count - 1] <= Layout.usable && count >= 2 {
+            cuts = [count - 1]
+        } else {
+            // The cut that makes the larger side smallest; greedy pieces if no single cut fits.
+            var best = 1, bestLarger = Int.max, left = 0
+            for cut in 1..<count {
+                left += sizes[cut - 1]
+                let larger = max(left, size - left)
+                if larger < bestLarger { bestLarger = larger; best = cut }
+            }
+            if bestLarger <= Layout.usable {
+                cuts = [best]
+            } else {
+                var used = 0
+                for index in 0..<count {
+                    if used + sizes[index] > Layout.usable && index > 0 { cuts.append(index); used = 0 }
+                    used += sizes[index]
+                }
+            }
+        }
+        var pieces: [(separator: [UInt8], node: Node)] = []
+        let bounds = [0] + cuts + [count]
+        let allKeys = keys, allValues = values, allChildren = children
+        for piece in 0..<(bounds.count - 1) {
+            let range = bounds[piece]..<bounds[piece + 1]
+            var pieceKeys = Array(allKeys[range])
+            let separator = pieceKeys[0]
+            if !isLeaf { pieceKeys[0] = [] }
+            let node = piece == 0 ? self : Node(isLeaf: isLeaf)
+            node.keys = pieceKeys
+            node.values = isLeaf ? Array(allValues[range]) : []
+            node.children = isLeaf ? [] : Array(allChildren[range])
+            node.recomputeSize()
+            pieces.append((separator, node))
+        }
+        return pieces
+    }
+}

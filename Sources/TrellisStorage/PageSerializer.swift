@@ -1,0 +1,143 @@
+/// Turns a write transaction's changed nodes into pages at commit (docs/STORAGE.md, section 4,
+/// step 1): numbers them, lays them out, and computes checksums bottom-up so that each branch
+/// carries its children's.
+struct PageSerializer {
+    let txnID: UInt64
+    var allocator: PageAllocator
+    /// Pages to write, in the order they were made.
+    private(set) var pages: [(page: UInt64, bytes: [UInt8])] = []
+
+    init(txnID: UInt64, allocator: PageAllocator) {
+        self.txnID = txnID
+        self.allocator = allocator
+    }
+
+    private static func header(_ base: UnsafeMutableRawPointer, kind: PageKind, count: Int, page: UInt64, txnID: UInt64) {
+        base.storeBytes(of: kind.rawValue, toByteOffset: 0, as: UInt8.self)
+        base.storeLE(UInt16(count), at: 2)
+        base.storeLE(page, at: 8)
+        base.storeLE(txnID, at: 16)
+    }
+
+    private mutating func emit(_ page: UInt64, _ bytes: [UInt8]) -> PageReference {
+        let checksum = bytes.withUnsafeBytes { Checksum.xxh64($0) }
+        pages.append((page, bytes))
+        return PageReference(page: page, checksum: checksum)
+    }
+
+    /// Writes a value into a new overflow run.
+    mutating func overflow(_ value: [UInt8]) -> PageReference {
+        let count = Layout.overflowPages(valueLength: value.count)
+        let first = allocator.allocate(count)
+        var bytes = [UInt8](repeating: 0, count: count * Layout.pageSize)
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            Self.header(base, kind: .overflow, count: 0, page: first, txnID: txnID)
+            base.storeLE(UInt32(count), at: 4)
+            base.storeLE(UInt64(value.count), at: 24)
+            value.withUnsafeBytes { source in
+                guard let from = source.baseAddress else { return }
+                (base + Layout.headerSize).copyMemory(from: from, byteCount: source.count)
+            }
+        }
+        return emit(first, bytes)
+    }
+
+    /// Writes a child and everything changed below it; a committed page is returned as it is.
+    mutating func flush(_ child: Child) -> PageReference {
+        switch child {
+        case .clean(let reference):
+            return reference
+        case .dirty(let node):
+            return flush(node)
+        }
+    }
+
+    private mutating func flush(_ node: Node) -> PageReference {
+        // Children and overflow runs first: their checksums go into this page.
+        var overflowReferences: [PageReference?] = []
+        var childReferences: [PageReference] = []
+        if node.isLeaf {
+            for index in 0..<node.count {
+                if case .bytes(let value) = node.values[index],
+                   Layout.isOverflow(keyLength: node.keys[index].count, valueLength: value.count) {
+                    let reference = overflow(value)
+                    node.values[index] = .overflow(reference, length: value.count)
+                    overflowReferences.append(reference)
+                } else {
+                    overflowReferences.append(nil)
+                }
+            }
+        } else {
+            for child in node.children { childReferences.append(flush(child)) }
+        }
+        let page = allocator.allocate()
+        var bytes = [UInt8](repeating: 0, count: Layout.pageSize)
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            Self.header(base, kind: node.isLeaf ? .leaf : .branch, count: node.count, page: page, txnID: txnID)
+            var end = Layout.pageSize
+            for index in 0..<node.count {
+                let key = node.keys[index]
+                let cellSize = node.entrySize(index) - Layout.slotSize
+                end -= cellSize
+                base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
+                base.storeLE(UInt16(key.count), at: end)
+                let keyOffset = end + (node.isLeaf ? Layout.leafCellHeader : Layout.branchCellHeader)
+                key.withUnsafeBytes { source in
+                    if let from = source.baseAddress { (base + keyOffset).copyMemory(from: from, byteCount: source.count) }
+                }
+                if node.isLeaf {
+                    let valueOffset = keyOffset + key.count
+                    switch node.values[index] {
+                    case .bytes(let value):
+                        base.storeLE(UInt32(value.count), at: end + 4)
+                        value.withUnsafeBytes { source in
+                            if let from = source.baseAddress { (base + valueOffset).copyMemory(from: from, byteCount: source.count) }
+                        }
+                    case .overflow(let reference, let length):
+                        base.storeBytes(of: 1, toByteOffset: end + 2, as: UInt8.self)
+                        base.storeLE(UInt32(length), at: end + 4)
+                        base.storeLE(reference.page, at: valueOffset)
+                        base.storeLE(reference.checksum, at: valueOffset + 8)
+                    }
+                } else {
+                    base.storeLE(childReferences[index].page, at: end + 8)
+                    base.storeLE(childReferences[index].checksum, at: end + 16)
+                }
+            }
+        }
+        _ = overflowReferences
+        return emit(page, bytes)
+    }
+
+    /// Writes the free list as a chain of pages taken from the allocator itself; returns the
+    /// head and the number of entries recorded. `entries` are the pages that stay free: the
+    /// allocator's unused reusable pages are added to them here.
+    mutating func freeList(keeping entries: [FreeEntry]) -> (head: PageReference?, count: UInt64) {
+        let estimate = entries.count + allocator.reusable.count
+        let chainLength = (estimate + Layout.freeListCapacity - 1) / Layout.freeListCapacity
+        var chain: [UInt64] = []
+        for _ in 0..<chainLength { chain.append(allocator.allocate()) }
+        // Allocation can only shrink the reusable pages, so the chain has room for what is left.
+        let all = entries + allocator.reusable
+        var next: PageReference?
+        for (position, page) in chain.enumerated().reversed() {
+            let start = position * Layout.freeListCapacity
+            let slice = all[min(start, all.count)..<min(start + Layout.freeListCapacity, all.count)]
+            var bytes = [UInt8](repeating: 0, count: Layout.pageSize)
+            bytes.withUnsafeMutableBytes { buffer in
+                guard let base = buffer.baseAddress else { return }
+                Self.header(base, kind: .freeList, count: slice.count, page: page, txnID: txnID)
+                base.storeLE(next?.page ?? 0, at: 24)
+                base.storeLE(next?.checksum ?? 0, at: 32)
+                for (index, entry) in slice.enumerated() {
+                    base.storeLE(entry.freedBy, at: Layout.freeListEntriesOffset + index * 16)
+                    base.storeLE(entry.page, at: Layout.freeListEntriesOffset + index * 16 + 8)
+                }
+            }
+            next = emit(page, bytes)
+        }
+        return (next, UInt64(all.count))
+    }
+}

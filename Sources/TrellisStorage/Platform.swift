@@ -1,0 +1,182 @@
+// The one file of TrellisStorage that calls the platform's C library. Everything else goes
+// through `Platform`, whose functions return Swift values or throw `StorageError.io`.
+//
+// Compiled and tested on Linux (Glibc). The Darwin branch is written and reviewed, not compiled
+// here: it differs in `F_FULLFSYNC` for durable syncs. Musl follows Glibc. Windows (WinSDK) is
+// not supported yet and fails to compile with a clear message.
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#else
+#error("TrellisStorage supports Darwin, Glibc and Musl platforms; a WinSDK port is not written yet")
+#endif
+
+/// Thin, throwing wrappers of the system calls TrellisStorage needs.
+enum Platform {
+    /// The current `errno`.
+    static var lastError: Int32 { errno }
+
+    /// A description of an `errno` value (`strerror`).
+    static func describe(errorNumber: Int32) -> String {
+        guard let text = strerror(errorNumber) else { return "error \(errorNumber)" }
+        return String(cString: text)
+    }
+
+    /// Opens (creating when asked) a file for reading and writing; returns its descriptor.
+    static func open(path: String, create: Bool) throws -> Int32 {
+        var flags = O_RDWR | O_CLOEXEC
+        if create { flags |= O_CREAT }
+        let descriptor = path.withCString { Glue.open($0, flags, 0o644) }
+        if descriptor < 0 { throw StorageError.io("open", path: path, errno: errno) }
+        return descriptor
+    }
+
+    /// Closes a descriptor, ignoring errors (nothing useful can be done about them).
+    static func close(_ descriptor: Int32) {
+        _ = Glue.close(descriptor)
+    }
+
+    /// Whether a file exists at `path`.
+    static func exists(path: String) -> Bool {
+        path.withCString { access($0, F_OK) } == 0
+    }
+
+    /// Reads exactly `buffer.count` bytes at `offset`; bytes past the end of the file read as 0.
+    static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64,
+                     path: String) throws {
+        var done = 0
+        while done < buffer.count {
+            guard let base = buffer.baseAddress else { return }
+            let count = pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw StorageError.io("pread", path: path, errno: errno)
+            }
+            if count == 0 {
+                (base + done).initializeMemory(as: UInt8.self, repeating: 0, count: buffer.count - done)
+                return
+            }
+            done += count
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64,
+                      path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            guard let base = bytes.baseAddress else { return }
+            let count = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw StorageError.io("pwrite", path: path, errno: errno)
+            }
+            done += count
+        }
+    }
+
+    /// Makes every write so far durable: `F_FULLFSYNC` on Darwin (plain `fsync` only reaches the
+    /// drive's cache there), `fdatasync` elsewhere.
+    static func sync(_ descriptor: Int32, path: String) throws {
+        #if canImport(Darwin)
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+        // Some file systems (network, FAT) refuse F_FULLFSYNC: fall back to fsync.
+        if fsync(descriptor) != 0 { throw StorageError.io("fsync", path: path, errno: errno) }
+        #else
+        while fdatasync(descriptor) != 0 {
+            if errno == EINTR { continue }
+            throw StorageError.io("fdatasync", path: path, errno: errno)
+        }
+        #endif
+    }
+
+    /// The file's size in bytes.
+    static func size(_ descriptor: Int32, path: String) throws -> UInt64 {
+        var status = stat()
+        if fstat(descriptor, &status) != 0 { throw StorageError.io("fstat", path: path, errno: errno) }
+        return UInt64(status.st_size)
+    }
+
+    /// Sets the file's size.
+    static func truncate(_ descriptor: Int32, to size: UInt64, path: String) throws {
+        while ftruncate(descriptor, off_t(size)) != 0 {
+            if errno == EINTR { continue }
+            throw StorageError.io("ftruncate", path: path, errno: errno)
+        }
+    }
+
+    /// Maps `length` bytes of the file read-only and shared. Pages past the end of the file must
+    /// not be touched (SIGBUS); the engine only reads below its high-water mark.
+    static func mapReadOnly(_ descriptor: Int32, length: Int, path: String) throws -> UnsafeRawPointer {
+        let address = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0)
+        guard let address, address != MAP_FAILED else {
+            throw StorageError.io("mmap", path: path, errno: errno)
+        }
+        return UnsafeRawPointer(address)
+    }
+
+    /// Maps `length` bytes of the file for reading and writing (the lock file).
+    static func mapReadWrite(_ descriptor: Int32, length: Int, path: String) throws -> UnsafeMutableRawPointer {
+        let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
+        guard let address, address != MAP_FAILED else {
+            throw StorageError.io("mmap", path: path, errno: errno)
+        }
+        return address
+    }
+
+    /// Removes a mapping made by `mapReadOnly` or `mapReadWrite`.
+    static func unmap(_ address: UnsafeRawPointer, length: Int) {
+        _ = munmap(UnsafeMutableRawPointer(mutating: address), length)
+    }
+
+    /// Takes `flock(LOCK_EX)` on the descriptor, waiting for it. `flock` locks belong to the open
+    /// file description, so two descriptors of one process exclude each other too.
+    static func lockExclusive(_ descriptor: Int32, path: String) throws {
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            throw StorageError.io("flock", path: path, errno: errno)
+        }
+    }
+
+    /// Releases a lock taken by `lockExclusive`.
+    static func unlock(_ descriptor: Int32) {
+        _ = flock(descriptor, LOCK_UN)
+    }
+
+    /// This process's id.
+    static var processID: Int32 { Int32(getpid()) }
+
+    /// Whether a process with this id exists (`kill(pid, 0)`; EPERM means it exists).
+    static func processIsAlive(_ pid: Int32) -> Bool {
+        if pid <= 0 { return false }
+        if kill(pid_t(pid), 0) == 0 { return true }
+        return errno != ESRCH
+    }
+}
+
+/// The C functions whose names clash with `Platform`'s own.
+private enum Glue {
+    static func open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        #if canImport(Darwin)
+        return Darwin.open(path, flags, mode)
+        #elseif canImport(Glibc)
+        return Glibc.open(path, flags, mode)
+        #else
+        return Musl.open(path, flags, mode)
+        #endif
+    }
+
+    static func close(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+        return Darwin.close(descriptor)
+        #elseif canImport(Glibc)
+        return Glibc.close(descriptor)
+        #else
+        return Musl.close(descriptor)
+        #endif
+    }
+}

@@ -1,0 +1,118 @@
+/// Facts about a named tree.
+public struct TreeInfo: Sendable, Equatable {
+    /// The tree's name.
+    public var name: String
+    /// Its key order.
+    public var order: KeyOrder
+    /// Its number of entries.
+    public var count: UInt64
+    /// Its depth (0 for an empty tree).
+    public var depth: Int
+}
+
+/// Lookups shared by read and write transactions: the catalog and the trees it names.
+struct CatalogReader {
+    let snapshot: Snapshot
+
+    /// The descriptor of `name` in the catalog rooted at `root`, or nil.
+    func descriptor(_ name: String, root: Child?, depth: Int) throws -> TreeDescriptor? {
+        let reader = TreeReader(snapshot: snapshot, order: .bytes, depth: depth)
+        let key = Array(name.utf8)
+        return try key.withUnsafeBytes { keyBytes in
+            try reader.withValue(root: root, key: keyBytes) { value in
+                guard let value else { return nil }
+                return try TreeDescriptor.decode(value, page: snapshot.meta.catalog?.page ?? 0)
+            }
+        }
+    }
+}
+
+/// A snapshot of one commit. It sees nothing committed after it began, and never blocks the
+/// writer. Values are read in place from the memory map and stay valid until `end()`.
+public final class ReadTransaction {
+    let snapshot: Snapshot
+    private weak var environment: StorageEnvironment?
+    private let slot: Int
+    private var trees: [String: TreeState] = [:]
+    private let liveness = Liveness()
+
+    init(environment: StorageEnvironment, snapshot: Snapshot, slot: Int) {
+        self.environment = environment
+        self.snapshot = snapshot
+        self.slot = slot
+    }
+
+    deinit { end() }
+
+    /// The commit this transaction reads.
+    public var txnID: UInt64 { snapshot.meta.txnID }
+
+    /// Ends the transaction, releasing its snapshot. Its cursors and lent bytes become invalid.
+    public func end() {
+        guard liveness.isAlive else { return }
+        liveness.isAlive = false
+        environment?.readers.release(slot)
+    }
+
+    private func tree(_ name: String) throws -> TreeState? {
+        guard liveness.isAlive else { throw StorageError.misuse("a read transaction was used after it ended") }
+        if let state = trees[name] { return state }
+        let catalog = CatalogReader(snapshot: snapshot)
+        guard let descriptor = try catalog.descriptor(name, root: snapshot.meta.catalog.map { .clean($0) },
+                                                      depth: Int(snapshot.meta.catalogDepth))
+        else { return nil }
+        let state = TreeState(name: name, descriptor: descriptor)
+        trees[name] = state
+        return state
+    }
+
+    private func existingTree(_ name: String) throws -> TreeState {
+        guard let state = try tree(name) else {
+            throw StorageError(.treeNotFound(name), "TrellisStorage: there is no tree named '\(name)' in commit \(txnID).")
+        }
+        return state
+    }
+
+    /// Facts about the tree `name`, or nil if there is none.
+    public func info(_ name: String) throws -> TreeInfo? {
+        try tree(name).map { TreeInfo(name: $0.name, order: $0.order, count: $0.count, depth: $0.depth) }
+    }
+
+    /// The value under `key` in tree `name`, lent in place to `body` (nil when absent).
+    public func withValue<R>(_ name: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        let state = try existingTree(name)
+        let reader = TreeReader(snapshot: snapshot, order: state.order, depth: state.depth)
+        return try key.withUnsafeBytes { try reader.withValue(root: state.root, key: $0, body) }
+    }
+
+    /// A copy of the value under `key` in tree `name`, or nil.
+    public func get(_ name: String, key: [UInt8]) throws -> [UInt8]? {
+        try withValue(name, key: key) { $0.map { Array($0) } }
+    }
+
+    /// A cursor over tree `name`, valid until the transaction ends.
+    public func cursor(_ name: String) throws -> Cursor {
+        let liveness = liveness
+        return Cursor(tree: try existingTree(name), snapshot: snapshot, tracksChanges: false) { liveness.isAlive }
+    }
+
+    /// The names of all trees, in byte order.
+    public func treeNames() throws -> [String] {
+        guard liveness.isAlive else { throw StorageError.misuse("a read transaction was used after it ended") }
+        let catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
+                                                                      depth: Int(snapshot.meta.catalogDepth)))
+        let cursor = Cursor(tree: catalog, snapshot: snapshot, tracksChanges: false) { true }
+        var names: [String] = []
+        var more = try cursor.first()
+        while more {
+            names.append(String(decoding: try cursor.key(), as: UTF8.self))
+            more = try cursor.next()
+        }
+        return names
+    }
+}
+
+/// Whether a transaction is still open (shared with its cursors).
+final class Liveness {
+    var isAlive = true
+}

@@ -1,0 +1,318 @@
+import Dispatch
+
+/// A TrellisStorage file opened for use: the entry point of the engine.
+///
+/// Any number of read transactions (snapshots that never block) and one write transaction at a
+/// time across threads and processes. See docs/STORAGE.md for the format and the protocols.
+public final class StorageEnvironment: @unchecked Sendable {
+    /// How an environment behaves.
+    public struct Options: Sendable {
+        /// Sync the file at each commit (one `fdatasync` / `F_FULLFSYNC`). When false (Realm's
+        /// relaxed mode), commits stay atomic and consistent but a power cut may lose the last
+        /// ones; `sync()` makes them durable.
+        public var syncOnCommit = true
+        /// Reader slots of the lock file (live read transactions across all processes).
+        public var readerSlots = 126
+
+        /// The defaults: durable commits, 126 reader slots.
+        public init() {}
+    }
+
+    let pager: Pager
+    let readers: ReaderTable
+    private let writerGate = DispatchSemaphore(value: 1)
+    /// Whether each commit syncs. Change it only while no write transaction is open.
+    public var syncOnCommit: Bool
+    private var cachedFreeList: (txnID: UInt64, entries: [FreeEntry])?
+    private var isClosed = false
+
+    /// The file.
+    public var file: StorageFile { pager.file }
+
+    /// Opens (creating if needed) the file at `path`, with its lock file at `path + "-lock"`.
+    public convenience init(path: String, options: Options = Options()) throws {
+        let file = try PosixFile(path: path)
+        let readers: ReaderTable
+        do {
+            readers = try LockFileReaderTable(path: path + "-lock", slots: options.readerSlots)
+        } catch {
+            file.close()
+            throw error
+        }
+        try self.init(file: file, readers: readers, options: options)
+    }
+
+    /// Opens an environment on any `StorageFile` (a file in memory, a file that records or fails
+    /// its calls), with a reader table private to this process.
+    public convenience init(file: StorageFile, options: Options = Options()) throws {
+        try self.init(file: file, readers: LocalReaderTable(slots: options.readerSlots), options: options)
+    }
+
+    init(file: StorageFile, readers: ReaderTable, options: Options) throws {
+        pager = Pager(file: file)
+        self.readers = readers
+        syncOnCommit = options.syncOnCommit
+        do {
+            try open()
+        } catch {
+            readers.close()
+            file.close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Closes the file, sealing its last commit (see `seal()`). Transactions must have ended.
+    public func close() {
+        if isClosed { return }
+        isClosed = true
+        try? seal()
+        readers.close()
+        file.close()
+    }
+
+    /// Syncs the file and records in the spare meta slot that the current commit is durable, so
+    /// that the next open trusts it entirely: a damaged page of it is then reported as
+    /// `corruptFile` instead of being taken for a commit torn by a power cut (which recovery
+    /// would roll back). Two syncs; done at `close()`.
+    public func seal() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        try file.lockWriter()
+        defer { file.unlockWriter() }
+        let current = try slots()
+        guard let newest = current.first, newest.meta.durableTxnID < newest.meta.txnID else { return }
+        try file.sync()
+        var sealed = newest.meta
+        sealed.durableTxnID = sealed.txnID
+        var page = [UInt8](repeating: 0, count: Layout.pageSize)
+        page.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            sealed.encode(into: base)
+        }
+        try readers.withLock {
+            readers.durableTxnID = max(readers.durableTxnID, sealed.txnID)
+            let target = Layout.metaPages[1 - newest.slot]
+            try page.withUnsafeBytes { try file.write($0, at: target * UInt64(Layout.pageSize)) }
+        }
+        try file.sync()
+    }
+
+    // MARK: - Opening and recovery
+
+    private func open() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        try file.lockWriter()
+        defer { file.unlockWriter() }
+        let size = try file.size()
+        if size == 0 {
+            try create()
+        } else if size < UInt64(Layout.firstDataPage) * UInt64(Layout.pageSize) {
+            throw StorageError(.incompatibleFile, "TrellisStorage: '\(file.name)' is \(size) bytes, shorter than a "
+                + "TrellisStorage file's header; it is not one (or it was cut short).")
+        }
+        var header = [UInt8](repeating: 0, count: Layout.pageSize)
+        try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        try header.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            try FileHeader.validate(base)
+        }
+        // Whatever a killed process left in the OS cache becomes durable: recovery may then
+        // trust every page written by a commit up to the current one's durable mark.
+        try file.sync()
+        try recover()
+    }
+
+    private func create() throws {
+        var page = [UInt8](repeating: 0, count: Layout.pageSize * 3)
+        page.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            FileHeader.encode(into: base)
+            MetaSlot(txnID: 1, durableTxnID: 0, pageCount: Layout.firstDataPage, catalog: nil, freeList: nil,
+                     freeListCount: 0, catalogDepth: 0).encode(into: base + Layout.pageSize)
+            (base + 2 * Layout.pageSize).initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
+        }
+        try page.withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
+    }
+
+    /// The well-formed meta slots, newest first.
+    func slots() throws -> [(slot: Int, meta: MetaSlot)] {
+        let base = try pager.map(covering: Layout.firstDataPage)
+        var found: [(slot: Int, meta: MetaSlot)] = []
+        for (slot, page) in Layout.metaPages.enumerated() {
+            if let meta = MetaSlot.decode(base + Int(page) * Layout.pageSize) { found.append((slot, meta)) }
+        }
+        // Newest first; of two copies of one commit, the sealed one (section 5).
+        return found.sorted {
+            ($0.meta.txnID, $0.meta.durableTxnID) > ($1.meta.txnID, $1.meta.durableTxnID)
+        }
+    }
+
+    /// Chooses the commit to open at: the newest slot whose pages pass their checksums; a torn
+    /// newer slot is erased (docs/STORAGE.md, section 5).
+    private func recover() throws {
+        let candidates = try slots()
+        guard !candidates.isEmpty else {
+            throw StorageError.corrupt(page: 1, "neither meta slot is readable")
+        }
+        var firstError: Error?
+        for (position, candidate) in candidates.enumerated() {
+            do {
+                let snapshot = try Snapshot(meta: candidate.meta, pager: pager)
+                var verifier = Verifier(snapshot: snapshot, bound: candidate.meta.durableTxnID, full: false)
+                _ = try verifier.run()
+                _ = try FreeList.load(snapshot)
+                if position > 0 {
+                    // The newer slot's commit was torn: erase the slot so no one uses it.
+                    let zero = [UInt8](repeating: 0, count: Layout.pageSize)
+                    let page = Layout.metaPages[candidates[0].slot]
+                    try zero.withUnsafeBytes { try file.write($0, at: page * UInt64(Layout.pageSize)) }
+                    try file.sync()
+                    pager.forgetVerifications()
+                }
+                try readers.withLock { readers.durableTxnID = candidate.meta.txnID }
+                return
+            } catch let error as StorageError {
+                guard case .corruptFile = error.code else { throw error }
+                if firstError == nil { firstError = error }
+            }
+        }
+        throw firstError ?? StorageError.corrupt(page: 1, "no commit could be opened")
+    }
+
+    /// The current commit.
+    func currentMeta() throws -> MetaSlot {
+        guard let newest = try slots().first else {
+            throw StorageError.corrupt(page: 1, "neither meta slot is readable")
+        }
+        return newest.meta
+    }
+
+    // MARK: - Transactions
+
+    /// Starts a read transaction on the current commit. End it (or let it go) promptly: its
+    /// pages stay reserved while it lives.
+    public func beginRead() throws -> ReadTransaction {
+        var slot = -1
+        let meta: MetaSlot = try readers.withLock {
+            let meta = try currentMeta()
+            slot = try readers.register(meta.txnID)
+            return meta
+        }
+        do {
+            return ReadTransaction(environment: self, snapshot: try Snapshot(meta: meta, pager: pager), slot: slot)
+        } catch {
+            readers.release(slot)
+            throw error
+        }
+    }
+
+    /// Runs `body` in a read transaction.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        let transaction = try beginRead()
+        defer { transaction.end() }
+        return try body(transaction)
+    }
+
+    /// Starts the write transaction, waiting for any other writer (thread or process).
+    public func beginWrite() throws -> WriteTransaction {
+        writerGate.wait()
+        do {
+            try file.lockWriter()
+        } catch {
+            writerGate.signal()
+            throw error
+        }
+        do {
+            let meta = try currentMeta()
+            let snapshot = try Snapshot(meta: meta, pager: pager)
+            let oldestNeeded: UInt64 = try readers.withLock {
+                min(readers.oldestReader() ?? UInt64.max, readers.durableTxnID)
+            }
+            let entries: [FreeEntry]
+            if let cached = cachedFreeList, cached.txnID == meta.txnID {
+                entries = cached.entries
+            } else {
+                entries = try FreeList.load(snapshot)
+            }
+            return try WriteTransaction(environment: self, snapshot: snapshot, freeEntries: entries, oldestNeeded: oldestNeeded)
+        } catch {
+            endWrite()
+            throw error
+        }
+    }
+
+    /// Runs `body` in the write transaction and commits it; aborts it if `body` throws.
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        let transaction = try beginWrite()
+        do {
+            let result = try body(transaction)
+            try transaction.commit()
+            return result
+        } catch {
+            transaction.abort()
+            throw error
+        }
+    }
+
+    func endWrite() {
+        file.unlockWriter()
+        writerGate.signal()
+    }
+
+    /// Publishes a commit whose pages are written: writes its meta slot, syncs when durable.
+    func publish(_ meta: MetaSlot, freeEntries: [FreeEntry], sync: Bool) throws {
+        var page = [UInt8](repeating: 0, count: Layout.pageSize)
+        page.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            meta.encode(into: base)
+        }
+        let target: Int = try readers.withLock {
+            // Never overwrite the slot of the newest durable commit.
+            let current = try slots()
+            let durable = readers.durableTxnID
+            let keep = current.first { $0.meta.txnID == durable }?.slot
+            let target = keep.map { 1 - $0 } ?? (current.last.map { current.count == 2 ? $0.slot : 1 - $0.slot } ?? 0)
+            try page.withUnsafeBytes { try file.write($0, at: Layout.metaPages[target] * UInt64(Layout.pageSize)) }
+            return target
+        }
+        if sync {
+            do {
+                try file.sync()
+            } catch {
+                // The commit failed: take its slot back so that readers stay at the last commit
+                // (the durable slot is untouched).
+                let zero = [UInt8](repeating: 0, count: Layout.pageSize)
+                _ = try? readers.withLock {
+                    try zero.withUnsafeBytes { try file.write($0, at: Layout.metaPages[target] * UInt64(Layout.pageSize)) }
+                }
+                throw error
+            }
+            try readers.withLock { readers.durableTxnID = meta.txnID }
+        }
+        cachedFreeList = (meta.txnID, freeEntries)
+    }
+
+    /// Makes every commit so far durable (after relaxed commits).
+    public func sync() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        try file.lockWriter()
+        defer { file.unlockWriter() }
+        let meta = try currentMeta()
+        try file.sync()
+        try readers.withLock { readers.durableTxnID = max(readers.durableTxnID, meta.txnID) }
+    }
+
+    /// Checks the current commit entirely: every checksum, key order, depths, counts, and that
+    /// every page is used once or free. Throws `corruptFile` naming the first bad page.
+    public func check() throws -> CheckReport {
+        try read { transaction in
+            var verifier = Verifier(snapshot: transaction.snapshot, bound: 0, full: true)
+            return try verifier.run()
+        }
+    }
+}

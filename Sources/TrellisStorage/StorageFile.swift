@@ -1,0 +1,79 @@
+/// The file an environment stores its pages in. `PosixFile` is the real one; tests substitute a
+/// file that records every write and sync (simulated power loss) or fails on command (I/O errors).
+///
+/// Offsets and sizes are in bytes. Every method throws `StorageError` with code `.io` on failure.
+public protocol StorageFile: AnyObject {
+    /// A name for messages (the path of a real file).
+    var name: String { get }
+    /// The file's size.
+    func size() throws -> UInt64
+    /// Reads `buffer.count` bytes at `offset`; bytes past the end read as zero.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws
+    /// Writes `bytes` at `offset`, extending the file if needed.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
+    /// Sets the file's size.
+    func truncate(to size: UInt64) throws
+    /// Makes every write so far durable (one `fdatasync` / `F_FULLFSYNC`).
+    func sync() throws
+    /// A read-only view of at least the first `length` bytes, which shows later writes and stays
+    /// valid until the file is closed (an earlier view stays valid after a later, longer one).
+    func map(length: UInt64) throws -> UnsafeRawPointer
+    /// Takes the writer lock across processes, waiting for it.
+    func lockWriter() throws
+    /// Releases the writer lock.
+    func unlockWriter()
+    /// Releases the file's resources (maps, descriptor).
+    func close()
+}
+
+/// A file of the file system, read through a shared memory map and written with `pwrite`.
+public final class PosixFile: StorageFile {
+    public let name: String
+    private let descriptor: Int32
+    private var maps: [(address: UnsafeRawPointer, length: Int)] = []
+    private var isClosed = false
+
+    /// Opens (or creates, when `create` is true) the file at `path`.
+    public init(path: String, create: Bool = true) throws {
+        name = path
+        descriptor = try Platform.open(path: path, create: create)
+    }
+
+    deinit { close() }
+
+    public func size() throws -> UInt64 { try Platform.size(descriptor, path: name) }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
+        try Platform.read(descriptor, into: buffer, at: offset, path: name)
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        try Platform.write(descriptor, bytes, at: offset, path: name)
+    }
+
+    public func truncate(to size: UInt64) throws { try Platform.truncate(descriptor, to: size, path: name) }
+
+    public func sync() throws { try Platform.sync(descriptor, path: name) }
+
+    public func map(length: UInt64) throws -> UnsafeRawPointer {
+        if let last = maps.last, UInt64(last.length) >= length { return last.address }
+        // Generous steps: the map may extend past the end of the file (never touched there).
+        let previous = UInt64(maps.last?.length ?? 0)
+        let wanted = max(length, previous * 2, 64 << 20)
+        let address = try Platform.mapReadOnly(descriptor, length: Int(wanted), path: name)
+        maps.append((address, Int(wanted)))
+        return address
+    }
+
+    public func lockWriter() throws { try Platform.lockExclusive(descriptor, path: name) }
+
+    public func unlockWriter() { Platform.unlock(descriptor) }
+
+    public func close() {
+        if isClosed { return }
+        isClosed = true
+        for map in maps { Platform.unmap(map.address, length: map.length) }
+        maps.removeAll()
+        Platform.close(descriptor)
+    }
+}

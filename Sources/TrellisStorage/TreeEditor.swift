@@ -1,0 +1,230 @@
+/// The state of one tree during a transaction: its root (committed or copied), its size and
+/// order, and a version that changes with every edit (cursors re-find their place by it).
+final class TreeState {
+    let name: String
+    let order: KeyOrder
+    var root: Child?
+    var count: UInt64
+    var depth: Int
+    var version = 0
+    var isChanged = false
+
+    init(name: String, descriptor: TreeDescriptor) {
+        self.name = name
+        order = descriptor.order
+        root = descriptor.root.map { .clean($0) }
+        count = descriptor.count
+        depth = descriptor.depth
+    }
+}
+
+/// Pages a write transaction stopped using (copied or deleted), to be recorded in the free list.
+final class FreedPages {
+    var pages: [UInt64] = []
+
+    func free(_ reference: PageReference, pages count: Int = 1) {
+        for offset in 0..<UInt64(count) { pages.append(reference.page + offset) }
+    }
+}
+
+/// How `put` treats an existing key.
+public enum PutMode: Sendable {
+    /// Replace the value of an existing key.
+    case upsert
+    /// Fail with `keyExists` if the key is there (LMDB's `MDB_NOOVERWRITE`).
+    case noOverwrite
+    /// The key must sort after every key of the tree, else `keyExists` (LMDB's `MDB_APPEND`).
+    case append
+}
+
+/// Copy-on-write edits of a tree: insert, replace and remove, with splits, merges and root
+/// changes. Committed pages are copied into `Node`s the first time they change.
+struct TreeEditor {
+    let snapshot: Snapshot
+    let freed: FreedPages
+
+    /// The node for a child, copying a committed page (whose page is then free).
+    func dirty(_ child: Child) throws -> Node {
+        switch child {
+        case .dirty(let node):
+            return node
+        case .clean(let reference):
+            let node = try Node(copying: try snapshot.treePage(reference))
+            freed.free(reference)
+            return node
+        }
+    }
+
+    private func release(_ value: NodeValue) {
+        if case .overflow(let reference, let length) = value {
+            freed.free(reference, pages: Layout.overflowPages(valueLength: length))
+        }
+    }
+
+    /// Stores `value` under `key`. Returns whether the key is new.
+    func put(_ tree: TreeState, key: [UInt8], value: [UInt8], mode: PutMode) throws -> Bool {
+        guard let root = tree.root else {
+            tree.root = .dirty(Node(isLeaf: true, keys: [key], values: [.bytes(value)]))
+            tree.depth = 1
+            tree.count += 1
+            tree.version += 1
+            tree.isChanged = true
+            return true
+        }
+        let node = try dirty(root)
+        tree.root = .dirty(node)
+        tree.isChanged = true
+        tree.version += 1
+        let added = try key.withUnsafeBytes { keyBytes in
+            try insert(into: node, key: key, keyBytes: keyBytes, value: value, mode: mode, order: tree.order)
+        }
+        if added.pieces.count > 1 {
+            let newRoot = Node(isLeaf: false)
+            for (index, piece) in added.pieces.enumerated() {
+                newRoot.insertChild(at: index, key: index == 0 ? [] : piece.separator, child: .dirty(piece.node))
+            }
+            tree.root = .dirty(newRoot)
+            tree.depth += 1
+        }
+        if added.isNew { tree.count += 1 }
+        return added.isNew
+    }
+
+    private func insert(into node: Node, key: [UInt8], keyBytes: UnsafeRawBufferPointer, value: [UInt8],
+                        mode: PutMode, order: KeyOrder) throws -> (isNew: Bool, pieces: [(separator: [UInt8], node: Node)]) {
+        var isNew = true
+        var atEnd = false
+        if node.isLeaf {
+            let (index, found) = node.lowerBound(keyBytes, order: order)
+            if found {
+                if mode != .upsert {
+                    throw StorageError(.keyExists, "TrellisStorage: the key is already in the tree")
+                }
+                release(node.values[index])
+                node.replaceValue(at: index, with: .bytes(value))
+                isNew = false
+            } else {
+                node.insertLeaf(at: index, key: key, value: .bytes(value))
+                atEnd = index == node.count - 1
+            }
+        } else {
+            let index = node.childIndex(for: keyBytes, order: order)
+            let child = try dirty(node.children[index])
+            node.children[index] = .dirty(child)
+            let result = try insert(into: child, key: key, keyBytes: keyBytes, value: value, mode: mode, order: order)
+            isNew = result.isNew
+            for (offset, piece) in result.pieces.enumerated().dropFirst() {
+                node.insertChild(at: index + offset, key: piece.separator, child: .dirty(piece.node))
+            }
+            atEnd = index + result.pieces.count == node.count
+        }
+        if node.size > Layout.usable {
+            return (isNew, node.split(appendedAtEnd: atEnd))
+        }
+        return (isNew, [([], node)])
+    }
+
+    /// Removes `key` (which must be in the tree: the caller looked it up).
+    func remove(_ tree: TreeState, key: UnsafeRawBufferPointer) throws {
+        guard let root = tree.root else { return }
+        let node = try dirty(root)
+        tree.root = .dirty(node)
+        tree.isChanged = true
+        tree.version += 1
+        try remove(from: node, key: key, order: tree.order)
+        if tree.count > 0 { tree.count -= 1 }
+        // Shrink the root: an empty tree has no pages, a branch with one child gives way to it.
+        var current = node
+        while true {
+            if current.count == 0 {
+                tree.root = nil
+                tree.depth = 0
+                return
+            }
+            if current.isLeaf || current.count > 1 { break }
+            let only = try dirty(current.children[0])
+            current = only
+            tree.root = .dirty(only)
+            tree.depth -= 1
+        }
+    }
+
+    private func remove(from node: Node, key: UnsafeRawBufferPointer, order: KeyOrder) throws {
+        if node.isLeaf {
+            let (index, found) = node.lowerBound(key, order: order)
+            guard found else { return }
+            release(node.values[index])
+            node.removeEntry(at: index)
+            return
+        }
+        let index = node.childIndex(for: key, order: order)
+        let child = try dirty(node.children[index])
+        node.children[index] = .dirty(child)
+        try remove(from: child, key: key, order: order)
+        if child.count == 0 {
+            node.removeEntry(at: index)
+        } else if child.size < Layout.underfull || (!child.isLeaf && child.count < 2) {
+            try rebalance(node, at: index)
+        }
+    }
+
+    /// Merges the child at `index` with a neighbour, or shares their entries when both do not
+    /// fit one page.
+    private func rebalance(_ parent: Node, at index: Int) throws {
+        guard parent.count >= 2 else { return }
+        let leftIndex = index > 0 ? index - 1 : index
+        let rightIndex = leftIndex + 1
+        let left = try dirty(parent.children[leftIndex])
+        let right = try dirty(parent.children[rightIndex])
+        parent.children[leftIndex] = .dirty(left)
+        parent.children[rightIndex] = .dirty(right)
+        let merged = Node(isLeaf: left.isLeaf)
+        if left.isLeaf {
+            merged.keys = left.keys + right.keys
+            merged.values = left.values + right.values
+        } else {
+            var rightKeys = right.keys
+            if !rightKeys.isEmpty { rightKeys[0] = parent.keys[rightIndex] }
+            merged.keys = left.keys + rightKeys
+            merged.children = left.children + right.children
+        }
+        merged.recomputeSize()
+        if merged.size <= Layout.usable {
+            parent.children[leftIndex] = .dirty(merged)
+            parent.removeEntry(at: rightIndex)
+            return
+        }
+        let pieces = merged.split(appendedAtEnd: false)
+        parent.children[leftIndex] = .dirty(pieces[0].node)
+        parent.children[rightIndex] = .dirty(pieces[1].node)
+        parent.setKey(at: rightIndex, pieces[1].separator)
+        for (offset, piece) in pieces.enumerated().dropFirst(2) {
+            parent.insertChild(at: leftIndex + offset, key: piece.separator, child: .dirty(piece.node))
+        }
+    }
+
+    /// Frees every page of a tree (when it is dropped or emptied).
+    func freeAll(_ child: Child, depth: Int) throws {
+        guard depth <= 64 else { throw StorageError.corrupt(page: 0, "a tree deeper than 64 levels") }
+        switch child {
+        case .dirty(let node):
+            if node.isLeaf {
+                for value in node.values { release(value) }
+            } else {
+                for child in node.children { try freeAll(child, depth: depth + 1) }
+            }
+        case .clean(let reference):
+            let view = try snapshot.treePage(reference)
+            freed.free(reference)
+            for index in 0..<view.count {
+                if view.isLeaf {
+                    if case .overflow(let run, let length) = try view.value(at: index) {
+                        freed.free(run, pages: Layout.overflowPages(valueLength: length))
+                    }
+                } else {
+                    try freeAll(.clean(try view.child(at: index)), depth: depth + 1)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+/// One level of a walk down a tree: a committed page read in place, or a node being changed.
+enum TreeLevel {
+    case page(PageView)
+    case node(Node)
+
+    var count: Int {
+        switch self {
+        case .page(let view): return view.count
+        case .node(let node): return node.count
+        }
+    }
+
+    var isLeaf: Bool {
+        switch self {
+        case .page(let view): return view.isLeaf
+        case .node(let node): return node.isLeaf
+        }
+    }
+
+    /// The key of entry `index`, lent to `body`.
+    @inline(__always)
+    func withKey<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        switch self {
+        case .page(let view): return try body(try view.key(at: index))
+        case .node(let node): return try node.keys[index].withUnsafeBytes(body)
+        }
+    }
+
+    /// The index of the first key >= `key` (from 1 in a branch) and whether it is equal.
+    func lowerBound(_ key: UnsafeRawBufferPointer, order: KeyOrder) throws -> (index: Int, found: Bool) {
+        switch self {
+        case .node(let node):
+            return node.lowerBound(key, order: order)
+        case .page(let view):
+            var low = view.isLeaf ? 0 : 1, high = view.count
+            while low < high {
+                let middle = (low + high) / 2
+                if order.compare(try view.key(at: middle), key) < 0 { low = middle + 1 } else { high = middle }
+            }
+            guard low < view.count else { return (low, false) }
+            return (low, order.compare(try view.key(at: low), key) == 0)
+        }
+    }
+
+    /// The child of branch entry `index`.
+    func child(at index: Int) throws -> Child {
+        switch self {
+        case .page(let view): return .clean(try view.child(at: index))
+        case .node(let node): return node.children[index]
+        }
+    }
+}
+
+/// Reads of a tree that may be partly copied into memory (a write transaction) or entirely
+/// committed (a read transaction).
+struct TreeReader {
+    let snapshot: Snapshot
+    let order: KeyOrder
+    let depth: Int
+
+    /// The level for a child, checking that a committed page is of the kind its depth requires.
+    func level(_ child: Child, atDepth level: Int) throws -> TreeLevel {
+        switch child {
+        case .dirty(let node):
+            return .node(node)
+        case .clean(let reference):
+            let view = try snapshot.treePage(reference)
+            guard view.isLeaf == (level == depth) else {
+                throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(level) of a tree of depth \(depth)")
+            }
+            return .page(view)
+        }
+    }
+
+    /// The value stored under `key`, lent to `body` (in place for committed pages), or nil.
+    func withValue<R>(root: Child?, key: UnsafeRawBufferPointer,
+                      _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        guard var current = root else { return try body(nil) }
+        var levelNumber = 1
+        while true {
+            let level = try level(current, atDepth: levelNumber)
+            let (index, found) = try level.lowerBound(key, order: order)
+            if level.isLeaf {
+                guard found else { return try body(nil) }
+                return try withValue(of: level, at: index, body)
+            }
+            current = try level.child(at: found ? index : index - 1)
+            levelNumber += 1
+        }
+    }
+
+    /// The value of leaf entry `index`, lent to `body`.
+    func withValue<R>(of level: TreeLevel, at index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        switch level {
+        case .page(let view):
+            switch try view.value(at: index) {
+            case .inline(let bytes): return try body(bytes)
+            case .overflow(let reference, let length): return try body(try snapshot.overflowValue(reference, length: length))
+            }
+        case .node(let node):
+            switch node.values[index] {
+            case .bytes(let bytes): return try bytes.withUnsafeBytes { try body($0) }
+            case .overflow(let reference, let length): return try body(try snapshot.overflowValue(reference, length: length))
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+/// What `StorageEnvironment.check()` found in a sound file.
+public struct CheckReport: Sendable, Equatable {
+    /// The commit checked.
+    public var txnID: UInt64
+    /// Named trees.
+    public var trees: Int
+    /// Entries in all named trees.
+    public var entries: UInt64
+    /// Pages reachable from the commit (tree pages, overflow runs, free-list pages).
+    public var pagesInUse: Int
+    /// Pages in the free list.
+    public var freePages: Int
+    /// The high-water mark.
+    public var pageCount: UInt64
+}
+
+/// Walks a commit page by page, checking every checksum against its reference (docs/STORAGE.md,
+/// section 5). With `full`, it also checks key order within and across pages, equal leaf depth,
+/// entry counts, and that every page below the high-water mark is used exactly once or free.
+/// Without it (recovery), it stops at pages written by commits not newer than `bound`.
+struct Verifier {
+    let snapshot: Snapshot
+    let bound: UInt64
+    let full: Bool
+    private var owner: [UInt64: String] = [:]
+    private var report: CheckReport
+
+    init(snapshot: Snapshot, bound: UInt64, full: Bool) {
+        self.snapshot = snapshot
+        self.bound = bound
+        self.full = full
+        report = CheckReport(txnID: snapshot.meta.txnID, trees: 0, entries: 0, pagesInUse: 0, freePages: 0,
+                             pageCount: snapshot.meta.pageCount)
+    }
+
+    private mutating func claim(_ page: UInt64, count: Int = 1, by what: String) throws {
+        guard full else { return }
+        for offset in 0..<UInt64(count) {
+            if let previous = owner[page + offset] {
+                throw StorageError.corrupt(page: page + offset, "the page is used by both \(previous) and \(what)")
+            }
+            owner[page + offset] = what
+        }
+        report.pagesInUse += count
+    }
+
+    /// Walks the whole commit; returns what it found.
+    mutating func run() throws -> CheckReport {
+        let meta = snapshot.meta
+        if let catalog = meta.catalog, try full || snapshot.treePage(catalog).txnID > bound {
+            let depth = Int(meta.catalogDepth)
+            guard depth >= 1 && depth <= 32 else { throw StorageError.corrupt(page: 1, "the catalog has depth \(depth)") }
+            var names: [([UInt8], TreeDescriptor)] = []
+            let catalogCount = try walk(catalog, order: .bytes, depth: depth, level: 1, lower: nil, upper: nil,
+                                        tree: "the catalog") { key, value in
+                names.append((key, try TreeDescriptor.decode(value, page: catalog.page)))
+            }
+            report.trees = Int(catalogCount)
+            for (name, descriptor) in names {
+                guard let root = descriptor.root else { continue }
+                let label = "tree '\(String(decoding: name, as: UTF8.self))'"
+                let count = try walk(root, order: descriptor.order, depth: descriptor.depth, level: 1, lower: nil,
+                                     upper: nil, tree: label, visit: nil)
+                if full && count != descriptor.count {
+                    throw StorageError.corrupt(page: root.page, "\(label) holds \(count) entries, its catalog entry says \(descriptor.count)")
+                }
+                report.entries += count
+            }
+        }
+        var next = meta.freeList
+        var free: [FreeEntry] = []
+        while let reference = next {
+            let page = try snapshot.freeListPage(reference)
+            if !full && page.loadLE(UInt64.self, at: 16) <= bound { break }
+            try claim(reference.page, by: "the free list")
+            let nextPage = page.loadLE(UInt64.self, at: 24)
+            next = nextPage == 0 ? nil : PageReference(page: nextPage, checksum: page.loadLE(UInt64.self, at: 32))
+            guard report.pagesInUse <= Int(meta.pageCount) else { throw StorageError.corrupt(page: reference.page, "the free list loops") }
+        }
+        if full {
+            free = try FreeList.load(snapshot)
+            for entry in free { try claim(entry.page, by: "the free list entries") }
+            report.pagesInUse -= free.count
+            report.freePages = free.count
+            let accounted = UInt64(owner.count) + Layout.firstDataPage
+            guard accounted == meta.pageCount else {
+                let missing = (Layout.firstDataPage..<meta.pageCount).first { owner[$0] == nil } ?? 0
+                throw StorageError.corrupt(page: missing, "page \(missing) is neither used nor free (a leak)")
+            }
+        }
+        return report
+    }
+
+    /// Walks one subtree; returns its entry count (when walked entirely).
+    private mutating func walk(_ reference: PageReference, order: KeyOrder, depth: Int, level: Int,
+                               lower: [UInt8]?, upper: [UInt8]?, tree: String,
+                               visit: ((_ key: [UInt8], _ value: UnsafeRawBufferPointer) throws -> Void)?) throws -> UInt64 {
+        guard level <= depth else { throw StorageError.corrupt(page: reference.page, "\(tree) is deeper than its depth \(depth)") }
+        let view = try snapshot.treePage(reference)
+        if !full && view.txnID <= bound && visit == nil { return 0 }
+        guard view.txnID <= snapshot.meta.txnID else {
+            throw view.corrupt("written by commit \(view.txnID), after the commit \(snapshot.meta.txnID) that references it")
+        }
+        guard view.isLeaf == (level == depth) else {
+            throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(level) of \(tree) of depth \(depth)")
+        }
+        try claim(reference.page, by: tree)
+        var previous: [UInt8]? = lower
+        var previousIsBound = true
+        var total: UInt64 = 0
+        for index in 0..<view.count {
+            let key: [UInt8]? = (!view.isLeaf && index == 0) ? nil : Array(try view.key(at: index))
+            if full, let key {
+                if let previous {
+                    let comparison = previous.withUnsafeBytes { p in key.withUnsafeBytes { order.compare(p, $0) } }
+                    guard comparison < 0 || (previousIsBound && comparison == 0) else {
+                        throw view.corrupt("keys out of order at entry \(index)")
+                    }
+                }
+                if let upper {
+                    guard key.withUnsafeBytes({ k in upper.withUnsafeBytes { order.compare(k, $0) } }) < 0 else {
+                        throw view.corrupt("entry \(index) is not below its parent's next separator")
+                    }
+                }
+                previous = key
+                previousIsBound = false
+            }
+            if view.isLeaf {
+                total += 1
+                let location = try view.value(at: index)
+                if case .overflow(let run, let length) = location {
+                    let bytes = try snapshot.overflowValue(run, length: length)
+                    try claim(run.page, count: Layout.overflowPages(valueLength: length), by: "\(tree) (overflow)")
+                    try visit?(key ?? [], bytes)
+                } else if case .inline(let bytes) = location {
+                    try visit?(key ?? [], bytes)
+                }
+            } else {
+                let childLower = index == 0 ? lower : key
+                let childUpper = index + 1 < view.count ? Array(try view.key(at: index + 1)) : upper
+                total += try walk(try view.child(at: index), order: order, depth: depth, level: level + 1,
+                                  lower: childLower, upper: childUpper, tree: tree, visit: visit)
+            }
+        }
+        return total
+    }
+}

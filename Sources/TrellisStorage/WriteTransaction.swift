@@ -1,0 +1,238 @@
+/// The one write transaction of the file. Changes are private until `commit()`, which makes them
+/// visible to new read transactions (and durable when the environment syncs on commit).
+/// `abort()`, or dropping the transaction, discards them.
+public final class WriteTransaction {
+    let snapshot: Snapshot
+    private let environment: StorageEnvironment
+    private let freed = FreedPages()
+    private let reusable: [FreeEntry]
+    private let pending: [FreeEntry]
+    private let catalog: TreeState
+    private var trees: [String: TreeState] = [:]
+    private var dropped: Set<String> = []
+    private let liveness = Liveness()
+
+    /// In relaxed mode, a commit syncs once more free pages than this wait for a sync.
+    static let checkpointPages = 1024
+
+    init(environment: StorageEnvironment, snapshot: Snapshot, freeEntries: [FreeEntry], oldestNeeded: UInt64) throws {
+        self.environment = environment
+        self.snapshot = snapshot
+        reusable = freeEntries.filter { $0.freedBy <= oldestNeeded }
+        pending = freeEntries.filter { $0.freedBy > oldestNeeded }
+        catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
+                                                                  depth: Int(snapshot.meta.catalogDepth)))
+    }
+
+    deinit { abort() }
+
+    /// The number this transaction's commit will have.
+    public var txnID: UInt64 { snapshot.meta.txnID + 1 }
+
+    private var editor: TreeEditor { TreeEditor(snapshot: snapshot, freed: freed) }
+
+    private func checkAlive() throws {
+        guard liveness.isAlive else { throw StorageError.misuse("a write transaction was used after it ended") }
+    }
+
+    // MARK: - Trees
+
+    private func tree(_ name: String) throws -> TreeState? {
+        try checkAlive()
+        if let state = trees[name] { return state }
+        if dropped.contains(name) { return nil }
+        guard let descriptor = try CatalogReader(snapshot: snapshot).descriptor(name, root: catalog.root, depth: catalog.depth)
+        else { return nil }
+        let state = TreeState(name: name, descriptor: descriptor)
+        trees[name] = state
+        return state
+    }
+
+    private func existingTree(_ name: String) throws -> TreeState {
+        guard let state = try tree(name) else {
+            throw StorageError(.treeNotFound(name), "TrellisStorage: there is no tree named '\(name)'. Create it with "
+                + "createTree(_:order:) first.")
+        }
+        return state
+    }
+
+    /// Creates the tree `name` if it does not exist (an existing tree keeps its order).
+    public func createTree(_ name: String, order: KeyOrder = .bytes) throws {
+        guard try tree(name) == nil else { return }
+        let length = name.utf8.count
+        guard length >= 1 && length <= StorageLimits.maximumTreeNameLength else {
+            throw StorageError(.keyTooLarge, "TrellisStorage: a tree name must be 1 to \(StorageLimits.maximumTreeNameLength) "
+                + "bytes of UTF-8; '\(name)' is \(length).")
+        }
+        dropped.remove(name)
+        let state = TreeState(name: name, descriptor: TreeDescriptor(root: nil, count: 0, order: order, depth: 0))
+        state.isChanged = true
+        trees[name] = state
+    }
+
+    /// Facts about the tree `name`, or nil if there is none.
+    public func info(_ name: String) throws -> TreeInfo? {
+        try tree(name).map { TreeInfo(name: $0.name, order: $0.order, count: $0.count, depth: $0.depth) }
+    }
+
+    /// Deletes the tree `name` and all its entries. Returns false if there was none.
+    @discardableResult
+    public func dropTree(_ name: String) throws -> Bool {
+        guard let state = try tree(name) else { return false }
+        if let root = state.root { try editor.freeAll(root, depth: 1) }
+        trees[name] = nil
+        dropped.insert(name)
+        return true
+    }
+
+    /// Removes every entry of the tree `name`, keeping the tree.
+    public func clearTree(_ name: String) throws {
+        let state = try existingTree(name)
+        if let root = state.root { try editor.freeAll(root, depth: 1) }
+        state.root = nil
+        state.count = 0
+        state.depth = 0
+        state.version += 1
+        state.isChanged = true
+    }
+
+    // MARK: - Reading
+
+    /// The value under `key` in tree `name`, lent to `body` (nil when absent).
+    public func withValue<R>(_ name: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        let state = try existingTree(name)
+        let reader = TreeReader(snapshot: snapshot, order: state.order, depth: state.depth)
+        return try key.withUnsafeBytes { try reader.withValue(root: state.root, key: $0, body) }
+    }
+
+    /// A copy of the value under `key` in tree `name`, or nil.
+    public func get(_ name: String, key: [UInt8]) throws -> [UInt8]? {
+        try withValue(name, key: key) { $0.map { Array($0) } }
+    }
+
+    /// A cursor over tree `name`; it follows the tree through later changes.
+    public func cursor(_ name: String) throws -> Cursor {
+        let liveness = liveness
+        return Cursor(tree: try existingTree(name), snapshot: snapshot, tracksChanges: true) { liveness.isAlive }
+    }
+
+    // MARK: - Writing
+
+    private func validate(_ key: [UInt8], value: [UInt8], order: KeyOrder) throws {
+        guard !key.isEmpty, key.count <= StorageLimits.maximumKeyLength, value.count <= StorageLimits.maximumValueLength else {
+            throw StorageError(.keyTooLarge, "TrellisStorage: keys are 1 to \(StorageLimits.maximumKeyLength) bytes and "
+                + "values at most \(StorageLimits.maximumValueLength); got a \(key.count)-byte key and a \(value.count)-byte value.")
+        }
+        if order == .integer && key.count != 4 && key.count != 8 {
+            throw StorageError(.badIntegerKey, "TrellisStorage: an integer-ordered tree takes 4- or 8-byte keys; got \(key.count) bytes.")
+        }
+    }
+
+    /// Stores `value` under `key` in tree `name`. Returns whether the key is new.
+    @discardableResult
+    public func put(_ name: String, key: [UInt8], value: [UInt8], mode: PutMode = .upsert) throws -> Bool {
+        let state = try existingTree(name)
+        try validate(key, value: value, order: state.order)
+        if mode == .append, state.root != nil {
+            let cursor = try self.cursor(name)
+            if try cursor.last() {
+                let after = try cursor.withKey { last in key.withUnsafeBytes { state.order.compare($0, last) > 0 } }
+                guard after else {
+                    throw StorageError(.keyExists, "TrellisStorage: append needs a key after the tree's last key.")
+                }
+            }
+        }
+        return try editor.put(state, key: key, value: value, mode: mode)
+    }
+
+    /// Removes `key` from tree `name`. Returns whether it was there.
+    @discardableResult
+    public func delete(_ name: String, key: [UInt8]) throws -> Bool {
+        let state = try existingTree(name)
+        let present = try withValue(name, key: key) { $0 != nil }
+        guard present else { return false }
+        try key.withUnsafeBytes { try editor.remove(state, key: $0) }
+        return true
+    }
+
+    /// Removes the keys `lower <= key < upper` (to the end when `upper` is nil). Returns how many.
+    @discardableResult
+    public func deleteRange(_ name: String, from lower: [UInt8], to upper: [UInt8]?) throws -> Int {
+        let state = try existingTree(name)
+        let cursor = try self.cursor(name)
+        var keys: [[UInt8]] = []
+        var more = try cursor.seek(atLeast: lower)
+        while more {
+            let key = try cursor.key()
+            if let upper, key.withUnsafeBytes({ k in upper.withUnsafeBytes { state.order.compare(k, $0) } }) >= 0 { break }
+            keys.append(key)
+            more = try cursor.next()
+        }
+        for key in keys { try key.withUnsafeBytes { try editor.remove(state, key: $0) } }
+        return keys.count
+    }
+
+    // MARK: - Ending
+
+    /// Discards the transaction's changes and releases the writer lock.
+    public func abort() {
+        guard liveness.isAlive else { return }
+        liveness.isAlive = false
+        environment.endWrite()
+    }
+
+    /// Writes the changes as one commit (one sync when the environment syncs on commit) and
+    /// releases the writer lock. On error the file stays at its previous commit and the
+    /// transaction is ended.
+    public func commit() throws {
+        try checkAlive()
+        defer { abort() }
+        let changed = trees.values.filter(\.isChanged).sorted { $0.name < $1.name }
+        guard !changed.isEmpty || !dropped.isEmpty else { return }
+        let txnID = self.txnID
+        var serializer = PageSerializer(txnID: txnID, allocator: PageAllocator(reusable: reusable, pageCount: snapshot.meta.pageCount))
+        let editor = self.editor
+        for name in dropped.sorted() where trees[name] == nil {
+            let key = Array(name.utf8)
+            let present = try key.withUnsafeBytes { keyBytes in
+                try TreeReader(snapshot: snapshot, order: .bytes, depth: catalog.depth).withValue(root: catalog.root, key: keyBytes) { $0 != nil }
+            }
+            if present { try key.withUnsafeBytes { try editor.remove(catalog, key: $0) } }
+        }
+        for state in changed {
+            let root = state.root.map { serializer.flush($0) }
+            let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
+            _ = try editor.put(catalog, key: Array(state.name.utf8), value: descriptor.encoded(), mode: .upsert)
+        }
+        let catalogRoot = catalog.root.map { serializer.flush($0) }
+        let oldChain = try FreeList.chainPages(snapshot)
+        let newlyFreed = (freed.pages + oldChain).map { FreeEntry(freedBy: txnID, page: $0) }
+        let (head, count) = serializer.freeList(keeping: pending + newlyFreed)
+        let durable = try environment.readers.withLock { environment.readers.durableTxnID }
+        let meta = MetaSlot(txnID: txnID, durableTxnID: durable, pageCount: serializer.allocator.pageCount,
+                            catalog: catalogRoot, freeList: head, freeListCount: count,
+                            catalogDepth: UInt64(catalog.depth))
+        try writePages(serializer.pages, pageCount: meta.pageCount)
+        // Relaxed mode: pages freed since the last sync stay reserved for the durable commit.
+        // When they become many, this commit syncs (a checkpoint) so that they can be reused.
+        let reserved = pending.count + newlyFreed.count
+        let checkpoint = reserved > max(Self.checkpointPages, Int(meta.pageCount) / 4)
+        try environment.publish(meta, freeEntries: pending + newlyFreed + serializer.allocator.reusable,
+                                sync: environment.syncOnCommit || checkpoint)
+    }
+
+    private func writePages(_ pages: [(page: UInt64, bytes: [UInt8])], pageCount: UInt64) throws {
+        let file = environment.file
+        let needed = pageCount * UInt64(Layout.pageSize)
+        let size = try file.size()
+        if size < needed {
+            // Grow in steps: max(1 MiB, 1/8 of the file), in whole pages.
+            let step = max(UInt64(1 << 20), size / 8)
+            let target = (max(needed, size + step) + UInt64(Layout.pageSize) - 1) / UInt64(Layout.pageSize) * UInt64(Layout.pageSize)
+            try file.truncate(to: target)
+        }
+        for (page, bytes) in pages.sorted(by: { $0.page < $1.page }) {
+            try bytes.withUnsafeBytes { try file.write($0, at: page * UInt64(Layout.pageSize)) }
+        }
+    }
+}

@@ -202,14 +202,17 @@ final class SyncSessionHandler {
     /// Sends every document the subscriptions select, as of one snapshot, then what came after.
     private func bootstrap() async throws {
         // PostgreSQL leaves out what the queries surely do not select (docs/SYNC.md,
-        // "Subscriptions"); each row it returns is still checked here.
-        let snapshot = try await store.snapshot(of: Array(queries.keys),
-                                                filters: queries.mapValues { SubscriptionFilter($0) })
+        // "Subscriptions"); each row it returns is still checked here. Queries run on the
+        // document as the user may see it: on a collection whose role hides fields, SQL does
+        // not filter (it sees the hidden fields), so a query on a hidden field selects as if
+        // the field were absent and reveals nothing of its values.
+        let filters = queries.filter { permissions.readsWholeDocuments($0.key) }.mapValues { SubscriptionFilter($0) }
+        let snapshot = try await store.snapshot(of: Array(queries.keys), filters: filters)
         var changes = [ServerChange]()
         for (className, documents) in snapshot.documents.sorted(by: { $0.key < $1.key }) {
             let key = store.schema.collections[className]?.primaryKey ?? "_id"
-            for document in documents where matches(className, document) {
-                guard let visible = permissions.readable(className, document) else { continue }
+            for document in documents {
+                guard let visible = permissions.readable(className, document), matches(className, visible) else { continue }
                 changes.append(ServerChange(className: className, primaryKey: document[key] ?? .null,
                                             document: visible, serverVersion: snapshot.version))
             }
@@ -243,7 +246,7 @@ final class SyncSessionHandler {
             for entry in entries where queries[entry.className] != nil {
                 var change = entry
                 if let document = entry.document, let visible = permissions.readable(entry.className, document) {
-                    change.document = matches(entry.className, document) ? visible : nil
+                    change.document = matches(entry.className, visible) ? visible : nil
                     changes.append(change)
                 } else {
                     change.document = nil
@@ -317,7 +320,7 @@ final class SyncSessionHandler {
         var changes = [ServerChange]()
         for change in refused {
             let visible = change.document.flatMap { document in
-                matches(change.className, document) ? permissions.readable(change.className, document) : nil
+                permissions.readable(change.className, document).flatMap { matches(change.className, $0) ? $0 : nil }
             }
             changes.append(ServerChange(className: change.className, primaryKey: change.primaryKey, document: visible,
                                         serverVersion: sentVersion))

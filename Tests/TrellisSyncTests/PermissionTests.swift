@@ -245,4 +245,45 @@ struct PermissionTests {
         #expect(changes.last?.document == nil)
         await ana.close()
     }
+
+    @Test func subscriptionsOnHiddenFieldsRevealNothingOfTheirValues() async throws {
+        let rulesFile = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID().uuidString).json")
+        try Self.rules.write(to: rulesFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: rulesFile) }
+        let fixture = try SyncFixture(types: Self.types + [SyncUserProfile.self],
+                                      serverArguments: ["--rules", rulesFile.path])
+        let profile = ObjectId.generate().stringValue
+        try PostgresFixture.psql(fixture.database, """
+            INSERT INTO "SyncUserProfile" (_id, doc) VALUES ('\(profile)',
+              '{"_id": {"$oid": "\(profile)"}, "user_id": "cy", "role": "manager"}')
+            """)
+        let cy = try await device(fixture.server, "cy")
+        try cy.write { realm in
+            realm.add(SyncTask(value: ["owner": "ana", "title": "scored", "scores": ["effort": 5]]))
+            realm.add(SyncTask(value: ["owner": "ana", "title": "unscored"]))
+        }
+        try await cy.sync()
+        // Ana may read her tasks but not their scores: a query on scores selects as if there were none.
+        let scored: @Sendable (SyncSubscriptionSet) -> Void = { subs in
+            subs.append(QuerySubscription<SyncTask>(name: "scored", query: "scores.@count > 0"))
+        }
+        let ana = try await Device(server: fixture.server, credentials: .jwt(token: try await TestTokens.login("ana")),
+                                   types: Self.types, subscriptions: scored)
+        try await ana.sync()
+        #expect(try ana.run { $0.objects(SyncTask.self).count } == 0)
+        let unscored: @Sendable (SyncSubscriptionSet) -> Void = { subs in
+            subs.append(QuerySubscription<SyncTask>(name: "unscored", query: "scores.@count == 0"))
+        }
+        let anaTablet = try await Device(server: fixture.server,
+                                         credentials: .jwt(token: try await TestTokens.login("ana")),
+                                         types: Self.types, subscriptions: unscored)
+        try await anaTablet.sync()
+        #expect(try anaTablet.run { $0.objects(SyncTask.self).map(\.title).sorted() } == ["scored", "unscored"])
+        // The manager sees the scores, so the same query selects by them.
+        let manager = try await Device(server: fixture.server, credentials: .jwt(token: try await TestTokens.login("cy")),
+                                       types: Self.types, subscriptions: scored)
+        try await manager.sync()
+        #expect(try manager.run { $0.objects(SyncTask.self).map(\.title) } == ["scored"])
+        for device in [cy, ana, anaTablet, manager] { await device.close() }
+    }
 }

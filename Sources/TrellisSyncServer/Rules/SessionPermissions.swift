@@ -22,6 +22,14 @@ struct SessionPermissions: Sendable {
     /// The role assigned for a collection (nil: no access).
     func role(of collection: String) -> SyncRole? { roles[collection] }
 
+    /// Whether the user sees whole documents of the collection (no field is hidden), so SQL may
+    /// filter its rows on any field.
+    func readsWholeDocuments(_ collection: String) -> Bool {
+        if allowsEverything { return true }
+        guard let role = roles[collection] else { return true }  // nothing readable: nothing to hide
+        return role.read || role.write
+    }
+
     /// The document as this user may see it (fields it may not read removed), or nil when it
     /// may not read the document at all.
     func readable(_ collection: String, _ document: JSONValue) -> JSONValue? {

@@ -36,6 +36,61 @@ import Testing
         }
     }
 
+    /// A thread releases the last Realm of a file while another opens it. The second open must
+    /// not make a new LMDB environment beside the one still closing: closing that one's lock-file
+    /// descriptor releases every POSIX lock the process holds on the file, the new environment's
+    /// included, and another process's dead-reader check then frees the new environment's reader
+    /// slots (its writer may then reuse pages a live snapshot reads: the class-race test once
+    /// saw a snapshot count 16 objects of a class when 9 were committed in it).
+    @Test func aRealmOpenedWhileTheFilesPreviousEnvironmentClosesIsNotTakenForDead() throws {
+        let path = folder.file().path
+        #expect(try runHelper(["write", path, "3"]) == "wrote 3")
+        let configuration = Realm.Configuration(fileURL: folder.file(), objectTypes: [ProcessDog.self])
+        let closing = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+        Environment.willCloseHook.withLock {
+            $0 = { closed in
+                guard closed == path else { return }
+                closing.signal()
+                resume.wait()
+            }
+        }
+        defer { Environment.willCloseHook.withLock { $0 = nil } }
+        // A thread opens the file and lets go of it: its environment stops as it begins to close.
+        Thread { _ = try? Realm(configuration: configuration).objects(ProcessDog.self).count }.start()
+        closing.wait()
+        Environment.willCloseHook.withLock { $0 = nil }
+        // Another thread opens the file meanwhile and keeps a snapshot.
+        let opened = DispatchSemaphore(value: 0), checked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let results = LockedBox<[String]>([])
+        Thread {
+            do {
+                let realm = try Realm(configuration: configuration)
+                results.mutate { $0.append("count \(realm.objects(ProcessDog.self).count)") }
+                opened.signal()
+                release.wait()
+                let slots = ReaderTable(realm.core.file.environment.handle).slots
+                let mine = slots.filter { $0.process == Int(getpid()) && $0.version != nil }.count
+                results.mutate { $0.append("live slots \(mine)") }
+                results.mutate { $0.append("count \(realm.objects(ProcessDog.self).count)") }
+            } catch {
+                results.mutate { $0.append("error \(error)") }
+                opened.signal()
+            }
+            checked.signal()
+        }.start()
+        // Before the fix the second open finished here, beside the closing environment.
+        usleep(200_000)
+        resume.signal()
+        opened.wait()
+        // Another process opens the file and writes: its dead-reader checks must find this
+        // process alive.
+        #expect(try runHelper(["write-many", path, "5"]) == "wrote 5")
+        release.signal()
+        checked.wait()
+        #expect(results.get() == ["count 3", "live slots 1", "count 3"])
+    }
+
     @Test func aKilledReaderDoesNotMakeTheFileGrowWithEveryRewrite() throws {
         let configuration = Realm.Configuration(fileURL: folder.file(), objectTypes: [ProcessDog.self])
         let realm = try Realm(configuration: configuration)

@@ -193,8 +193,10 @@ final class Environment: Sendable {
     }
 
     deinit {
+        Self.willCloseHook.withLock { $0 }?(path)
         mdb_env_close(handle)
         writeCursors.deallocate()  // every transaction, and with it every cursor, has ended
+        Self.forgetClosed(path: path, identity: ObjectIdentifier(self))
     }
 
     // MARK: - Named databases
@@ -340,8 +342,27 @@ final class Environment: Sendable {
 extension Environment {
     private static let registry = Mutex<[String: WeakEnvironment]>([:])
 
-    private struct WeakEnvironment {
+    /// An environment of the registry; its entry stays until LMDB has closed it. A class, so
+    /// that its deinit can read `identity` without copying the weak reference to itself.
+    private final class WeakEnvironment: @unchecked Sendable {
+        // @unchecked Sendable: read and written only under the registry's lock.
         weak var environment: Environment?
+        let identity: ObjectIdentifier
+
+        init(_ environment: Environment) {
+            self.environment = environment
+            self.identity = ObjectIdentifier(environment)
+        }
+    }
+
+    /// For tests: called with an environment's path as it begins to close, before LMDB closes it.
+    static let willCloseHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Removes the entry of an environment LMDB has closed (called last by its deinit).
+    private static func forgetClosed(path: String, identity: ObjectIdentifier) {
+        registry.withLock { environments in
+            if environments[path]?.identity == identity { environments[path] = nil }
+        }
     }
 
     /// Returns the process's environment for `path`, opening it if needed.
@@ -351,11 +372,37 @@ extension Environment {
     /// (``TreeVerifier``) and fails with `MDB_CORRUPTED` and the damage found.
     /// `expectedDatabases`: how many named databases the schema being opened may need (see
     /// ``databaseLimit``); used only when this call opens the environment.
+    ///
+    /// A file whose previous environment is still closing (its last Realm was just released on
+    /// another thread) waits for it: LMDB's locks on the lock file are POSIX locks, which belong
+    /// to the process, so closing the old environment's descriptor would release the new one's
+    /// locks too. Another process's dead-reader check would then take this process for dead and
+    /// free its snapshots' reader slots, and its writer would reuse pages those snapshots still
+    /// read (a snapshot then counted more objects than were committed in it).
     static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
                        verifiesFile: Bool = true, expectedDatabases: Int = 0) throws -> Environment
     {
-        let result: Result<Environment, StorageError> = registry.withLock { envs in
-            if let existing = envs[path]?.environment { return .success(existing) }
+        while true {
+            if let result = openOrReuse(path: path, readOnly: readOnly, initialMapSize: initialMapSize,
+                                        mapSizeLimit: mapSizeLimit, verifiesFile: verifiesFile,
+                                        expectedDatabases: expectedDatabases)
+            {
+                return try result.get()
+            }
+            // Closing takes microseconds (LMDB unmaps the file and closes its descriptors).
+            usleep(50)
+        }
+    }
+
+    /// The environment of `path`, opened if there is none; nil while its previous one closes.
+    private static func openOrReuse(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
+                                    verifiesFile: Bool, expectedDatabases: Int) -> Result<Environment, StorageError>?
+    {
+        registry.withLock { envs in
+            if let entry = envs[path] {
+                if let existing = entry.environment { return .success(existing) }
+                return nil
+            }
             // The first open in this process: check the file's structure before LMDB trusts it.
             if verifiesFile, let damage = TreeVerifier.damage(inFileAt: path) {
                 return .failure(StorageError(code: MDB_CORRUPTED, operation: "checking '\(path)'", detail: damage))
@@ -363,7 +410,7 @@ extension Environment {
             do {
                 let env = try Environment(path: path, readOnly: readOnly, initialMapSize: initialMapSize,
                                           mapSizeLimit: mapSizeLimit, expectedDatabases: expectedDatabases)
-                envs[path] = WeakEnvironment(environment: env)
+                envs[path] = WeakEnvironment(env)
                 return .success(env)
             } catch let error as StorageError {
                 return .failure(error)
@@ -371,7 +418,6 @@ extension Environment {
                 return .failure(StorageError(code: EIO, operation: "opening '\(path)'"))
             }
         }
-        return try result.get()
     }
 }
 

@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "TrellisLogging", targets: ["TrellisLogging"]),
         // Sync (issue 21): the client library and the server. See docs/SYNC.md.
         .library(name: "TrellisSync", targets: ["TrellisSync"]),
+        // Test support: preloaded into the helper that reads damaged files, it stops the process
+        // on any allocation over TRELLIS_ALLOCATION_LIMIT bytes (DamagedFileFlipTests).
+        .library(name: "TrellisAllocationLimit", type: .dynamic, targets: ["TrellisAllocationLimit"]),
         .executable(name: "trellis-sync", targets: ["TrellisSyncServer"]),
     ],
     dependencies: [
@@ -60,6 +63,8 @@ let package = Package(
             dependencies: ["Trellis", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // malloc's size checked against a limit, for the damaged-file test's child processes.
+        .target(name: "TrellisAllocationLimit"),
         // A second process for the persistence and isolation tests.
         .executableTarget(
             name: "TrellisProcessHelper",

@@ -5,6 +5,9 @@
 //   TrellisProcessHelper crash-write PATH SEED writes random transactions until killed
 //   TrellisProcessHelper crash-check PATH      checks a crash-test file, prints JSON
 //   TrellisProcessHelper read-damaged PATH     opens a damaged file read-only and reads it through
+//   TrellisProcessHelper flip-make PATH N      writes the flip test's file (every kind of property, N objects)
+//   TrellisProcessHelper flip-read PATH        reads all of it read-only; prints "read N objects digest D" or
+//                                              "error: …"
 //   TrellisProcessHelper count-untyped PATH    opens without objectTypes (as `try Realm()` does); prints
 //                                              "count isEmpty" of ProcessDog
 //   TrellisProcessHelper hold-readers PATH N   commits N tiny transactions, freezing the Realm after each (one
@@ -136,6 +139,10 @@ do {
         try ClassRace.count(path: path)
     case "read-damaged":
         DamagedFileReader.read(path: path)
+    case "flip-make":
+        try FlipFile.make(path: path, count: Int(arguments.count > 3 ? arguments[3] : "200") ?? 200)
+    case "flip-read":
+        FlipFile.read(path: path)
     default:
         FileHandle.standardError.write(Data("unknown command \(arguments[1])\n".utf8))
         exit(2)

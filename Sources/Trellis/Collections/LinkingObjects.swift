@@ -75,6 +75,9 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
         guard let results else {
             throwRealmException("Index \(position) is out of bounds (must be less than 0).")
         }
+        // The stored count and the backlink index disagree only in a damaged file: within the
+        // count, a position the index lacks reads as an unmanaged object of default values.
+        if position >= results.count, position >= 0, position < count { return Element() }
         return results[position]
     }
 
@@ -83,7 +86,14 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
 
     /// Iterates the linking objects as they were when iteration began.
     public func makeIterator() -> IndexingIterator<[Element]> {
-        (results.map { Array($0) } ?? []).makeIterator()
+        var elements = [Element]()
+        if let results { for element in results { elements.append(element) } }
+        // As many as `count` says (they disagree only in a damaged file, see the subscript), so
+        // that an array built from this collection never traps.
+        let count = count
+        if elements.count > count { elements.removeLast(elements.count - count) }
+        while elements.count < count { elements.append(Element()) }
+        return elements.makeIterator()
     }
 
     public var description: String {
@@ -186,7 +196,7 @@ final class LinkingObjectsSource {
         // immutable reference: no closure, so the caller retains nothing for the call.
         core.verifyThread()
         if core.writeTransaction == nil, core.readsStoredBacklinkCounts,
-           let count = countBlock?.count(of: key, at: core.changeStamp)
+           let count = countBlock?.count(of: key, at: core.changeStamp), count <= 4096
         {
             return count
         }

@@ -41,8 +41,9 @@ struct ListObjectReader {
     /// The accessor of the object `key` designates.
     mutating func accessor(_ core: RealmCore, key: ObjectKey) -> ObjectBase {
         guard let bytes = core.transaction.get(table.rows, nearIntegerKey: key) else {
-            // A missing row (a damaged file): an accessor that traps when read, as before.
-            return core.accessor(type, table: table, key: key)
+            // A missing row (only a damaged file links to one): a new unmanaged object of
+            // default values, which reads without trapping.
+            return type.init()
         }
         let object: ObjectBase
         if reusesAccessors {
@@ -75,13 +76,14 @@ public struct _ListObjectWalk {
     var position = 0
 
     /// `elements`: the list's encoded elements (a list of objects holds no null element; one
-    /// in a damaged file is skipped).
+    /// in a damaged file reads as a missing row, so the walk gives as many objects as the
+    /// list's count).
     init(core: RealmCore, elements: [UnsafeRawBufferPointer], reader: ListObjectReader) {
         self.core = core
         var keys = [ObjectKey]()
         keys.reserveCapacity(elements.count)
         for element in elements {
-            if let key = CollectionElement.linkKey(element) { keys.append(key) }
+            keys.append(CollectionElement.linkKey(element) ?? .max)
         }
         self.keys = keys
         self.reader = reader

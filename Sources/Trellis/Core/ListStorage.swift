@@ -11,18 +11,29 @@ struct ListHeader {
 
     init() {}
 
+    /// The header stored as `bytes`. A header that does not hold together (only a damaged file
+    /// has one: a size that is not 8 + 8 per chunk, a chunk of more than ``capacity`` elements,
+    /// a count that is not the chunks' sum) reads as an empty list, so a count read from the
+    /// file never sizes an allocation or disagrees with the elements the chunks give.
     init(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count >= 8 else { return }
-        count = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
-        nextChunkId = bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
+        guard bytes.count >= 8, bytes.count % 8 == 0 else { return }
+        let stored = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        var parsed = [(id: UInt32, count: Int)]()
+        parsed.reserveCapacity((bytes.count - 8) / 8)
+        var total = 0
         var offset = 8
-        chunks.reserveCapacity((bytes.count - 8) / 8)
         while offset + 8 <= bytes.count {
             let id = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
             let n = Int(bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
-            chunks.append((id, n))
+            guard n <= Self.capacity else { return }
+            parsed.append((id, n))
+            total += n
             offset += 8
         }
+        guard total == stored else { return }
+        count = stored
+        nextChunkId = bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
+        chunks = parsed
     }
 
     var bytes: [UInt8] {
@@ -73,9 +84,24 @@ enum ListChunk {
         while offset + 4 <= bytes.count {
             let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
             offset += 4
-            guard offset + length <= bytes.count else { break }
+            guard length <= bytes.count - offset else { break }
             out.append(UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length]))
             offset += length
+        }
+    }
+
+    /// Appends exactly `count` elements of the chunk (`bytes` nil: a missing chunk) to `out`:
+    /// the header's count for it. A damaged chunk holding fewer gives empty elements for the
+    /// rest (they read as the element type's default), one holding more is cut: a list's count
+    /// and its elements always agree, so no collection built from them traps.
+    static func appendElements(of bytes: UnsafeRawBufferPointer?, count: Int, to out: inout [UnsafeRawBufferPointer]) {
+        let start = out.count
+        if let bytes { appendElements(of: bytes, to: &out) }
+        let found = out.count - start
+        if found > count {
+            out.removeLast(found - count)
+        } else if found < count {
+            for _ in found..<count { out.append(UnsafeRawBufferPointer(start: nil, count: 0)) }
         }
     }
 
@@ -85,7 +111,7 @@ enum ListChunk {
         while offset + 4 <= bytes.count {
             let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
             offset += 4
-            guard offset + length <= bytes.count else { return nil }
+            guard length <= bytes.count - offset else { return nil }
             if position == index { return UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length]) }
             offset += length
             position += 1
@@ -119,9 +145,8 @@ extension RealmCore {
         var out = [UnsafeRawBufferPointer]()
         out.reserveCapacity(header.count)
         for chunk in header.chunks {
-            if let bytes = location.withChunkKey(chunk.id, { transaction.get(file.collections, nearKey: $0) }) {
-                ListChunk.appendElements(of: bytes, to: &out)
-            }
+            let bytes = location.withChunkKey(chunk.id, { transaction.get(file.collections, nearKey: $0) })
+            ListChunk.appendElements(of: bytes, count: chunk.count, to: &out)
         }
         return out
     }
@@ -132,10 +157,12 @@ extension RealmCore {
         -> UnsafeRawBufferPointer?
     {
         let header = header ?? listHeader(location)
-        guard index >= 0, index < header.count, let (position, offset) = header.locate(index),
-              let bytes = collectionValue(location.chunkKey(header.chunks[position].id))
-        else { return nil }
-        return ListChunk.element(bytes, at: offset)
+        guard index >= 0, index < header.count, let (position, offset) = header.locate(index) else { return nil }
+        // Within the count, a missing chunk or element (a damaged file) reads as an empty
+        // element, as `listElements` gives it.
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        guard let bytes = collectionValue(location.chunkKey(header.chunks[position].id)) else { return empty }
+        return ListChunk.element(bytes, at: offset) ?? empty
     }
 
     /// Replaces the elements in `range` with `elements`: the one list mutation every List

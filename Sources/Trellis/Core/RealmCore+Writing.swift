@@ -208,7 +208,23 @@ extension RealmCore {
     }
 
     private func backlinkCount(withPrefix prefix: UnsafeRawBufferPointer) -> Int {
-        transaction.withReusableCursor(file.backlinks) { cursor in cursor?.sumOfCounts(withPrefix: prefix) ?? 0 }
+        let sum = transaction.withReusableCursor(file.backlinks) { cursor in cursor?.sumOfCounts(withPrefix: prefix) ?? 0 }
+        if isPlausibleLinkCount(sum) { return sum }
+        // A damaged entry's count: the entries, each count as `backlinks(to:)` reads it.
+        do {
+            return try transaction.cursor(file.backlinks).entries(withPrefix: Array(prefix)).reduce(0) { total, entry in
+                total + plausibleEntryCount(entry.value)
+            }
+        } catch {
+            throwRealmException("Trellis could not read the backlinks of '\(environmentPath)': \(error)")
+        }
+    }
+
+    /// The count of one backlink entry; 1 for a count no file of this size could hold (only a
+    /// damaged file has one): the entry says there is a link.
+    private func plausibleEntryCount(_ value: UnsafeRawBufferPointer) -> Int {
+        let count = Int(value.load(orZeroAt: 0, as: UInt32.self))
+        return isPlausibleLinkCount(count) ? count : 1
     }
 
     /// Every backlink entry of a target (optionally from one origin table and column).
@@ -219,7 +235,7 @@ extension RealmCore {
                                         originColumn: column.map { UInt16($0.rowColumn) })
         do {
             return try transaction.cursor(file.backlinks).entries(withPrefix: prefix).compactMap { entry in
-                BacklinkKey(entry.key).map { ($0, Int(entry.value.load(orZeroAt: 0, as: UInt32.self))) }
+                BacklinkKey(entry.key).map { ($0, plausibleEntryCount(entry.value)) }
             }
         } catch {
             throwRealmException("Trellis could not read the backlinks of '\(environmentPath)': \(error)")

@@ -60,7 +60,10 @@ extension RealmCore {
 
     // MARK: - Sets
 
-    func setCount(_ location: CollectionLocation) -> Int { storedCount(location) }
+    /// The number of members: the members themselves are counted, not the count stored beside
+    /// them, so that a count a damaged file changed never disagrees with the members the set
+    /// iterates (an array built from the set would trap).
+    func setCount(_ location: CollectionLocation) -> Int { collectionEntries(prefix: location.setElementsPrefix).count }
 
     func setContains(_ location: CollectionLocation, _ element: [UInt8]) -> Bool {
         collectionValue(location.setElementKey(element)) != nil
@@ -99,7 +102,8 @@ extension RealmCore {
 
     // MARK: - Maps
 
-    func mapCount(_ location: CollectionLocation) -> Int { storedCount(location) }
+    /// The number of entries, counted as ``setCount(_:)`` counts members.
+    func mapCount(_ location: CollectionLocation) -> Int { collectionEntries(prefix: location.mapEntriesPrefix).count }
 
     func mapValue(_ location: CollectionLocation, _ key: String) -> UnsafeRawBufferPointer? {
         collectionValue(location.mapEntryKey(key))

@@ -244,10 +244,11 @@ extension _PersistableInsideOptional where Self: ObjectBase {
     /// name): one metadata comparison, no dynamic dispatch. Not API.
     public static var _trellisIsDynamicObject: Bool { Self.self == DynamicObject.self }
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
-        // With its row read (a List's elements are often consecutive keys: the lookup steps);
-        // a missing row (a damaged file) gives an accessor that traps when read, as before.
+        // With its row read (a List's elements are often consecutive keys: the lookup steps).
+        // A missing row (only a damaged file links to one) gives a new unmanaged object of
+        // default values: reading it never traps.
         let key = row.row.slot(column)
-        return row.core.linkedAccessor(Self.self, key: key, from: row.owner) ?? row.core.accessor(Self.self, key: key)
+        return row.core.linkedAccessor(Self.self, key: key, from: row.owner) ?? Self()
     }
     /// The linked object with its row already read (the first property read needs no lookup);
     /// nil if the target row is missing, which only a damaged file has.

@@ -31,7 +31,7 @@ extension RealmCore {
         let slot = BacklinkCountBlockKey.slot(key)
         let cacheable = writeTransaction == nil && !isFrozen
         if cacheable, let cached = cache, cached.key == blockKey, let count = cached.count(of: key, at: changeStamp) {
-            return count
+            return isPlausibleLinkCount(count) ? count : nil
         }
         do {
             try flushBacklinkCountsForReading()
@@ -44,7 +44,20 @@ extension RealmCore {
             return 0
         }
         if cacheable { cache = CachedCountBlock(stamp: changeStamp, key: blockKey, bytes: bytes) }
-        return BacklinkCountBlockKey.count(in: bytes, slot: slot)
+        let count = BacklinkCountBlockKey.count(in: bytes, slot: slot)
+        // A count no file of this size could hold (a damaged block): the backlink index is asked.
+        return isPlausibleLinkCount(count) ? count : nil
+    }
+
+    /// Whether a count of links read from the file (a stored backlink count, a backlink entry's
+    /// count) is one to believe: at most one link per 64 bytes of the file. Every link takes at
+    /// least 16 bytes of the file (its element or slot and its backlink entry), and reading the
+    /// objects of a count takes 24 bytes of memory per link, so a believed count never makes an
+    /// allocation larger than the file; a larger one (only a damaged file has it) must not size an
+    /// allocation or a loop. Up to 4,096 without asking the file's size.
+    @inline(__always)
+    func isPlausibleLinkCount(_ count: Int) -> Bool {
+        count <= 4096 || count <= file.environment.usedBytes() / 64
     }
 }
 

@@ -134,10 +134,16 @@ let package = Package(
             exclude: ["Resources"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Writer and reader processes for TrellisStorageTests' kill test.
+        .executableTarget(
+            name: "TrellisStorageProcessHelper",
+            dependencies: ["TrellisStorage"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // TrellisStorage against LMDB (CLMDB is test-only here), simulated power loss, I/O errors.
         .testTarget(
             name: "TrellisStorageTests",
-            dependencies: ["TrellisStorage", "CLMDB"],
+            dependencies: ["TrellisStorage", "TrellisStorageProcessHelper", "CLMDB"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

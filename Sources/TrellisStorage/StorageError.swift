@@ -39,8 +39,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible, Equatable 
 
     static func corrupt(page: UInt64, _ detail: String) -> StorageError {
         StorageError(.corruptFile(page: page),
-                     "TrellisStorage: page \(page) of the file is damaged (\(detail)). Restore the file from a backup, "
-                         + "or copy what is readable with compact(to:).")
+                     "TrellisStorage: page \(page) of the file is damaged (\(detail)). Restore the file from a backup.")
     }
 
     static func io(_ operation: String, path: String, errno: Int32) -> StorageError {

@@ -1,0 +1,62 @@
+// A second process for TrellisStorageTests' kill test (Tests/TrellisStorageTests/KillTests.swift).
+//
+//   TrellisStorageProcessHelper writer PATH SEED   commits forever: each commit adds 1 to the counter
+//                                                  and appends log entry N (N = the new counter)
+//   TrellisStorageProcessHelper reader PATH        reads forever; exits 3 if a snapshot's counter and
+//                                                  log disagree (a partial commit)
+import Foundation
+import TrellisStorage
+
+func number(_ bytes: [UInt8]?) -> UInt64 {
+    guard let bytes, bytes.count == 8 else { return 0 }
+    return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+}
+
+func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    FileHandle.standardError.write(Data("usage: TrellisStorageProcessHelper writer PATH SEED | reader PATH\n".utf8))
+    exit(2)
+}
+let environment: StorageEnvironment
+do {
+    environment = try StorageEnvironment(path: arguments[2])
+} catch {
+    FileHandle.standardError.write(Data("open failed: \(error)\n".utf8))
+    exit(4)
+}
+do {
+    if arguments[1] == "writer" {
+        var state = UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1
+        while true {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let length = Int(state >> 60) == 0 ? 6000 : Int((state >> 40) & 255)
+            try environment.write { write in
+                try write.createTree("counter")
+                try write.createTree("log", order: .integer)
+                let next = number(try write.get("counter", key: [0])) + 1
+                try write.put("counter", key: [0], value: bytes(next))
+                try write.put("log", key: bytes(next), value: [UInt8](repeating: UInt8(truncatingIfNeeded: next), count: length),
+                              mode: .append)
+            }
+        }
+    } else {
+        while true {
+            try environment.read { read in
+                guard try read.info("counter") != nil else { return }
+                let counter = number(try read.get("counter", key: [0]))
+                let logged = try read.info("log")?.count ?? 0
+                let cursor = try read.cursor("log")
+                let last = try cursor.last() ? number(try cursor.key()) : 0
+                if counter != logged || last != counter {
+                    FileHandle.standardError.write(Data("partial commit: counter \(counter), \(logged) entries, last \(last)\n".utf8))
+                    exit(3)
+                }
+            }
+        }
+    }
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    exit(5)
+}

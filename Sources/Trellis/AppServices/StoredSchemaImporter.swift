@@ -204,7 +204,10 @@ struct StoredSchemaImporter {
         }
         guard field.isLink else {
             let property = field.property
-            let value = try ExtendedJSON.scalarValue(raw, property, owner.info.objectSchema)
+            // An AnyRealmValue takes any Extended JSON value, nested arrays and documents too, as
+            // the import through the model classes does (it was refused here).
+            let value: Any = property.type == .any ? try ExtendedJSON.mixedValue(raw, property, owner.info.objectSchema)
+                : try ExtendedJSON.scalarValue(raw, property, owner.info.objectSchema)
             guard case .scalar(let payload)? = MigrationConversion.scalar(value, property, { _ in nil }) else {
                 throw mismatch(field, owner, raw)
             }

@@ -163,9 +163,31 @@ final class FileState: Sendable {
     private struct WeakFileState { weak var state: FileState? }
 
     /// The shared state of the file at `path`, opening it (and initialising a new file) if needed.
+    ///
+    /// Waits while a thread of this process compacts the file on launch (see
+    /// ``beginCompaction(path:)``), outside the registry's lock: the compaction runs the
+    /// configuration's `shouldCompactOnLaunch` block, which may open other files.
     static func shared(path: String, configuration: Realm.Configuration) throws -> FileState {
+        var waited = false
+        while true {
+            if let state = try openUnlessCompacting(path: path, configuration: configuration) { return state }
+            if !waited { willWaitForCompactionHook.withLock { $0 }?(path) }
+            waited = true
+            usleep(200)
+        }
+    }
+
+    /// The shared state of the file at `path`, opened if needed; nil while it is being compacted.
+    private static func openUnlessCompacting(path: String, configuration: Realm.Configuration) throws -> FileState? {
         try registry.withLock { registry in
             if let existing = registry[path]?.state { return existing }
+            if let compactor = compacting.withLock({ $0[path] }) {
+                guard compactor != currentThread else {
+                    throw Realm.Error(.fail, "Cannot open '\(path)' from its shouldCompactOnLaunch block: the file is "
+                        + "being compacted. Open it after the block returns.", fileURL: path)
+                }
+                return nil
+            }
             let environment: Environment
             do {
                 environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
@@ -181,6 +203,51 @@ final class FileState: Sendable {
             registry[path] = WeakFileState(state: state)
             return state
         }
+    }
+
+    // MARK: - Compacting on launch
+
+    /// Files a thread of this process is compacting on launch, with that thread. Taken and
+    /// checked under the registry's lock (lock order: registry, then this).
+    private static let compacting = Mutex<[String: UInt]>([:])
+
+    /// For tests: called with the path when an opening begins to wait for a compaction.
+    static let willWaitForCompactionHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    private static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
+
+    /// Reserves `path` for compacting on launch, or returns false when a Realm of this process
+    /// has it open (Realm compacts only on the first open in the process). While reserved, no
+    /// thread of the process opens the file (``shared(path:configuration:)`` waits): the
+    /// compaction's own environment is then the only one of the file in the process. Two would
+    /// break each other: closing one releases the process's POSIX locks on the lock file and
+    /// clears its reader slots (the other's live snapshots then look dead to writers, which
+    /// reuse their pages), and the rename would replace the file under the other's map (its
+    /// later commits would go to the replaced file and be lost). Waits while the file's previous
+    /// environment closes or another thread compacts it. End with ``endCompaction(path:)``.
+    static func beginCompaction(path: String) -> Bool {
+        while true {
+            let reserved: Bool? = registry.withLock { registry in
+                if registry[path]?.state != nil { return false }
+                switch Environment.presence(path: path) {
+                case .open: return false  // still used (a transaction ending): it is open
+                case .closing: return nil
+                case .none: break
+                }
+                return compacting.withLock { compacting in
+                    if compacting[path] != nil { return nil }
+                    compacting[path] = currentThread
+                    return true
+                }
+            }
+            if let reserved { return reserved }
+            usleep(200)
+        }
+    }
+
+    /// Ends the reservation ``beginCompaction(path:)`` took: openings of the file go ahead.
+    static func endCompaction(path: String) {
+        compacting.withLock { _ = $0.removeValue(forKey: path) }
     }
 
     /// A generous estimate of the named databases `configuration`'s classes need: rows, primary

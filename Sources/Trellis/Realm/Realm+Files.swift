@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Realm {
     // MARK: - Copies
@@ -146,14 +147,26 @@ enum FilePreparation {
         }
     }
 
+    /// For tests: called with the path while a compaction on launch has its environment open
+    /// and the compacted copy written, before it closes the environment and replaces the file.
+    static let compactionHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+
     /// Compacts the file when the configuration asks to and no process has it open: a
     /// compacted copy is written beside it and renamed over it (atomic; a crash leaves the old
     /// file whole).
+    ///
+    /// Realm compacts only on the first open of the file in the process, when no other instance
+    /// has it open. Here: no Realm of this process has it open, and no thread of the process
+    /// opens it until the file is replaced (``FileState/beginCompaction(path:)``, checked and
+    /// taken under the file registry's lock); no other process has it open
+    /// (``ExclusiveFileUse``, held from the check to the rename, makes their opens wait).
+    /// `shouldCompactOnLaunch` runs under no lock: opening another file from it is fine.
     static func compactIfAsked(_ configuration: Realm.Configuration, path: String) throws {
         guard let shouldCompact = configuration.shouldCompactOnLaunch, !configuration.readOnly,
-              FileManager.default.fileExists(atPath: path), !FileState.isOpen(path: path),
-              let exclusive = ExclusiveFileUse(path: path)
+              FileManager.default.fileExists(atPath: path), FileState.beginCompaction(path: path)
         else { return }
+        defer { FileState.endCompaction(path: path) }
+        guard let exclusive = ExclusiveFileUse(path: path) else { return }
         let compacted = path + ".compacting"
         try? FileManager.default.removeItem(atPath: compacted)
         do {
@@ -163,6 +176,7 @@ enum FilePreparation {
                 let total = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
                 guard shouldCompact(total, try environment.dataBytes()) else { return false }
                 try environment.copyCompacted(to: compacted)
+                compactionHook.withLock { $0 }?(path)
                 return true
             }()
             withExtendedLifetime(exclusive) {}

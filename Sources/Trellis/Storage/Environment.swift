@@ -358,6 +358,17 @@ extension Environment {
     /// For tests: called with an environment's path as it begins to close, before LMDB closes it.
     static let willCloseHook = Mutex<(@Sendable (String) -> Void)?>(nil)
 
+    /// Whether this process has an environment of a file: none, an open one, or one still closing.
+    enum Presence { case none, open, closing }
+
+    /// Whether this process has an environment of `path` (see ``Presence``).
+    static func presence(path: String) -> Presence {
+        registry.withLock { environments in
+            guard let entry = environments[path] else { return .none }
+            return entry.environment == nil ? .closing : .open
+        }
+    }
+
     /// Removes the entry of an environment LMDB has closed (called last by its deinit).
     private static func forgetClosed(path: String, identity: ObjectIdentifier) {
         registry.withLock { environments in

@@ -60,6 +60,16 @@ public final class App: Sendable {
     let users = Mutex<[User]>([])
     let store: UserStore
 
+    /// The wall clock the sync clocks of this app's files read (tests give a device a skewed
+    /// clock with ``setWallClock(_:)``).
+    private let wallClockSource = Mutex<@Sendable () -> Date>({ Date() })
+
+    /// The current wall-clock time as this app's sync clocks see it.
+    func wallClock() -> Date { wallClockSource.withLock { $0 }() }
+
+    /// Replaces the wall clock of this app's sync clocks (tests: a device whose clock is wrong).
+    func setWallClock(_ clock: @escaping @Sendable () -> Date) { wallClockSource.withLock { $0 = clock } }
+
     /// The handler of errors of every sync session of this app (Realm's `app.syncManager`).
     public let syncManager = SyncManager()
 

@@ -15,12 +15,21 @@ extension SyncEngine {
         realm.isApplyingSyncDownload = true
         defer { realm.isApplyingSyncDownload = false }
         do {
+            try observeTimestamps(of: download, in: realm)
             var second = [(Object.Type, ObjectSchema, [String: Any])]()
+            var skipped = [SyncError]()
             for change in download.changes {
                 if pending.contains(change.className + "\u{0}" + change.primaryKey.jsonText) { continue }
                 guard let type = objectType(change.className), let schema = realm.schema[change.className] else { continue }
                 if let document = change.document?.foundationObject as? [String: Any] {
-                    let values = try ExtendedJSON.syncValues(document, schema: schema, realm: realm)
+                    // A document the model cannot hold is skipped and reported; the rest applies.
+                    let values: [String: Any]
+                    do {
+                        values = try ExtendedJSON.syncValues(document, schema: schema, realm: realm)
+                    } catch {
+                        skipped.append(Self.unusableDocument(change, error))
+                        continue
+                    }
                     let object = Self.upsert(realm, type, values)
                     if let key = realm.syncObjectKey(object), let documentValue = change.document?.objectValue {
                         try SyncStoreLayout.putJSON(realm, SyncStoreLayout.mirror(change.className, key),
@@ -33,7 +42,9 @@ extension SyncEngine {
             }
             // Links to objects created later in the same frame.
             for (type, schema, document) in second {
-                _ = Self.upsert(realm, type, try ExtendedJSON.syncValues(document, schema: schema, realm: realm))
+                if let values = try? ExtendedJSON.syncValues(document, schema: schema, realm: realm) {
+                    _ = Self.upsert(realm, type, values)
+                }
             }
             if download.serverVersion > 0 {
                 try SyncStoreLayout.putText(realm, SyncStoreLayout.lastServerVersion, String(download.serverVersion))
@@ -43,10 +54,31 @@ extension SyncEngine {
                 try removeUnsubscribed(realm, pending: pending)
             }
             try realm.commitWrite()
+            for error in skipped { user.app.syncManager.errorHandler?(error, session) }
         } catch {
             if realm.isInWriteTransaction { realm.cancelWrite() }
             throw error
         }
+    }
+
+    /// The error reported for a downloaded document that does not fit the model.
+    private static func unusableDocument(_ change: ServerChange, _ error: any Error) -> SyncError {
+        SyncError(code: .clientSessionError, message: "The server sent '\(change.className)' \(change.primaryKey.jsonText), "
+            + "which does not fit the model: \(error). It was skipped and the rest of the download applied; fix the "
+            + "document on the server (it keeps syncing when it is changed).", isFatal: false)
+    }
+
+    /// Moves the file's clock past every timestamp of the download (also of objects left
+    /// alone for now), so the next local edit is later than every edit this device has seen,
+    /// whatever its wall clock says.
+    private func observeTimestamps(of download: SyncMessage.Download, in realm: Realm) throws {
+        let stamps = download.changes.compactMap(\.timestamp)
+        guard !stamps.isEmpty else { return }
+        let clientId = try ensureClientId(realm)
+        let stored = SyncStoreLayout.text(realm, SyncStoreLayout.clock).flatMap(HybridTimestamp.init)
+        var clock = HybridLogicalClock(clientId: clientId, last: stored)
+        for stamp in stamps { clock.observe(stamp) }
+        if clock.last != stored { try SyncStoreLayout.putText(realm, SyncStoreLayout.clock, clock.last.description) }
     }
 
     private static func upsert<T: Object>(_ realm: Realm, _ type: T.Type, _ values: [String: Any]) -> T {

@@ -10,7 +10,7 @@ extension SyncEngine {
         let clientId = try ensureClientId(realm)
         var clock = HybridLogicalClock(clientId: clientId,
                                        last: SyncStoreLayout.text(realm, SyncStoreLayout.clock).flatMap(HybridTimestamp.init))
-        let stamp = clock.tick().description
+        let stamp = clock.tick(now: user.app.wallClock()).description
         var sequence = SyncStoreLayout.text(realm, SyncStoreLayout.nextSequence).flatMap(UInt64.init) ?? 1
         for change in changes {
             let mirrorKey = SyncStoreLayout.mirror(change.className, change.objectKey)
@@ -31,14 +31,17 @@ extension SyncEngine {
                 }
                 let primaryKey = document[keyProperty.columnName] ?? .null
                 if let mirror {
-                    let fields = Self.differences(from: mirror.document, to: document, schema: object.objectSchema)
+                    let fields = Self.differences(from: mirror.document, to: document, schema: object.objectSchema,
+                                                  embedded: Self.embeddedProperties(of: object.objectSchema, in: realm))
                     if fields.isEmpty { continue }
                     outgoing = SyncObjectChange(className: change.className, primaryKey: primaryKey, kind: .update,
                                             timestamp: stamp, fields: fields)
                 } else {
                     let fields = document.sorted { $0.key < $1.key }.map { FieldChange.set(name: $0.key, value: $0.value) }
+                    let defaults = Self.defaultValues(of: object).filter { document[$0.key] == $0.value }.map(\.key)
                     outgoing = SyncObjectChange(className: change.className, primaryKey: primaryKey, kind: .insert,
-                                            timestamp: stamp, fields: fields)
+                                            timestamp: stamp, fields: fields,
+                                            defaultFields: defaults.isEmpty ? nil : defaults.sorted())
                 }
                 try SyncStoreLayout.putJSON(realm, mirrorKey, MirrorEntry(primaryKey: primaryKey, document: document))
             }
@@ -63,10 +66,31 @@ extension SyncEngine {
         return try JSONValue(jsonText: String(decoding: data, as: UTF8.self)).objectValue ?? [:]
     }
 
+    /// The document of a new object of the same class as `object`, before the app sets
+    /// anything: the model's defaults (an insert marks the values equal to them as defaults,
+    /// which lose to values set explicitly elsewhere).
+    static func defaultValues(of object: ObjectBase) -> [String: JSONValue] {
+        (try? document(of: type(of: object).init())) ?? [:]
+    }
+
+    /// The persisted names of the properties of `schema` that hold one embedded object.
+    static func embeddedProperties(of schema: ObjectSchema, in realm: Realm) -> Set<String> {
+        var names = Set<String>()
+        for property in schema.properties where property.type == .object && !property.isArray && !property.isSet
+            && !property.isMap
+        {
+            if let target = property.objectClassName, realm.schema[target]?.isEmbedded == true {
+                names.insert(property.columnName)
+            }
+        }
+        return names
+    }
+
     /// The property changes from `old` to `new`: lists as (base, value), sets as additions and
-    /// removals, maps per key, everything else as a new value.
-    static func differences(from old: [String: JSONValue], to new: [String: JSONValue], schema: ObjectSchema)
-        -> [FieldChange]
+    /// removals, maps per key, an embedded object that stays per field (`address.city`),
+    /// everything else as a new value.
+    static func differences(from old: [String: JSONValue], to new: [String: JSONValue], schema: ObjectSchema,
+                            embedded: Set<String> = []) -> [FieldChange]
     {
         var fields = [FieldChange]()
         for property in schema.properties where property.type != .linkingObjects {
@@ -74,7 +98,11 @@ extension SyncEngine {
             let before = old[name] ?? .null
             let after = new[name] ?? .null
             if before == after { continue }
-            if property.isArray {
+            if embedded.contains(name), let oldFields = before.objectValue, let newFields = after.objectValue {
+                for key in Set(oldFields.keys).union(newFields.keys).sorted() where oldFields[key] != newFields[key] {
+                    fields.append(.set(name: name + "." + key, value: newFields[key] ?? .null))
+                }
+            } else if property.isArray {
                 fields.append(.list(name: name, base: before.arrayValue ?? [], value: after.arrayValue ?? []))
             } else if property.isSet {
                 let oldItems = before.arrayValue ?? [], newItems = after.arrayValue ?? []
@@ -93,14 +121,18 @@ extension SyncEngine {
         return fields
     }
 
-    /// The next upload: the oldest outbox entries (nil when the outbox is empty).
-    func nextUpload(limit: Int = 500) throws -> SyncMessage.Upload? {
+    /// The next upload: the oldest outbox entries, at most `limit` of them and about
+    /// `maxBytes` (servers read messages of 16 MiB by default) (nil when the outbox is empty).
+    func nextUpload(limit: Int = 500, maxBytes: Int = 4 << 20) throws -> SyncMessage.Upload? {
         let realm = try engineRealm()
         realm.refresh()
         var changes = [SyncObjectChange]()
         var last: UInt64 = 0
+        var bytes = 0
         for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
             guard let change = SyncStoreLayout.outboxChange(entry.value) else { continue }
+            if !changes.isEmpty, bytes + entry.value.count > maxBytes { break }
+            bytes += entry.value.count
             changes.append(change)
             last = SyncStoreLayout.sequence(ofOutbox: entry.key)
             if changes.count >= limit { break }

@@ -193,18 +193,24 @@ public struct SyncObjectChange: Codable, Sendable, Equatable {
     /// The hybrid logical clock of the commit (see ``HybridLogicalClock``).
     public var timestamp: String
     public var fields: [FieldChange]
-    public init(className: String, primaryKey: JSONValue, kind: Kind, timestamp: String, fields: [FieldChange]) {
+    /// With `.insert`: the properties whose value is the model's default, not set by the app.
+    /// A default loses to any value set explicitly, whatever the timestamps (as in Realm).
+    public var defaultFields: [String]?
+    public init(className: String, primaryKey: JSONValue, kind: Kind, timestamp: String, fields: [FieldChange],
+                defaultFields: [String]? = nil) {
         self.className = className
         self.primaryKey = primaryKey
         self.kind = kind
         self.timestamp = timestamp
         self.fields = fields
+        self.defaultFields = defaultFields
     }
 }
 
 /// How one property changed.
 public enum FieldChange: Codable, Sendable, Equatable {
-    /// A new value (last writer wins per property).
+    /// A new value (last writer wins per property). `name` is a property, or a field of an
+    /// embedded object (`address.city`), merged per field.
     case set(name: String, value: JSONValue)
     /// A list changed from `base` (as last synced) to `value`: merged as insertions and
     /// removals against the server's current list.
@@ -228,10 +234,15 @@ public struct ServerChange: Codable, Sendable, Equatable {
     public var primaryKey: JSONValue
     public var document: JSONValue?
     public var serverVersion: Int64
-    public init(className: String, primaryKey: JSONValue, document: JSONValue?, serverVersion: Int64) {
+    /// The newest hybrid logical clock timestamp of the object's writes (nil when unknown):
+    /// the client's clock observes it, so its next edit of the object is later.
+    public var timestamp: String?
+    public init(className: String, primaryKey: JSONValue, document: JSONValue?, serverVersion: Int64,
+                timestamp: String? = nil) {
         self.className = className
         self.primaryKey = primaryKey
         self.document = document
         self.serverVersion = serverVersion
+        self.timestamp = timestamp
     }
 }

@@ -83,9 +83,10 @@ extension PostgresStore {
         let outcome = UploadOutcome(order.compactMap { states[$0] })
         try await write(outcome, className: className, shape: shape, on: connection)
         return refused.map { change, reason in
-            let document = states[Self.idText(change.primaryKey)]?.stored?.document
+            let stored = states[Self.idText(change.primaryKey)]?.stored
             return RefusedChange(className: className, primaryKey: change.primaryKey, reason: reason,
-                                 document: document.map(JSONValue.object))
+                                 document: stored.map { JSONValue.object($0.document) },
+                                 timestamp: stored?.timestamps.values.max())
         }
     }
 
@@ -184,6 +185,8 @@ struct RefusedChange: Sendable {
     var primaryKey: JSONValue
     var reason: String
     var document: JSONValue?
+    /// The newest timestamp of the object as kept.
+    var timestamp: String?
 }
 
 /// One object touched by an upload: what was stored before it and what is after the changes

@@ -42,16 +42,31 @@ struct PostgresStore: Sendable {
             // The user a client file belongs to (databases made before it get the column).
             try await connection.query("ALTER TABLE trellis_clients ADD COLUMN IF NOT EXISTS user_id text",
                                        logger: logger)
+            try await connection.query("ALTER TABLE trellis_history ADD COLUMN IF NOT EXISTS stamp text", logger: logger)
+            for function in SQLWriteStamps.functions { try await connection.query(PostgresQuery(unsafeSQL: function), logger: logger) }
             try await connection.query("""
                 CREATE OR REPLACE FUNCTION trellis_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                  by_sql boolean := coalesce(current_setting('trellis.client_id', true), '') = '';
+                  stamp text;
                 BEGIN
                   PERFORM pg_advisory_xact_lock(\(unescaped: String(Self.historyLock)));
                   IF TG_OP = 'DELETE' THEN
-                    INSERT INTO trellis_history (collection, pk, doc, client_id)
-                    VALUES (TG_TABLE_NAME, OLD.doc -> TG_ARGV[0], NULL, current_setting('trellis.client_id', true));
+                    stamp := \(unescaped: Self.newestStamp("OLD._meta"));
+                    IF by_sql THEN
+                      -- A delete made with SQL leaves a tombstone like a client's delete.
+                      stamp := trellis_sql_stamp(OLD._meta);
+                      INSERT INTO trellis_tombstones (collection, pk, deleted_at)
+                      VALUES (TG_TABLE_NAME, OLD.doc -> TG_ARGV[0], stamp)
+                      ON CONFLICT (collection, pk) DO UPDATE
+                      SET deleted_at = greatest(trellis_tombstones.deleted_at, EXCLUDED.deleted_at);
+                    END IF;
+                    INSERT INTO trellis_history (collection, pk, doc, client_id, stamp)
+                    VALUES (TG_TABLE_NAME, OLD.doc -> TG_ARGV[0], NULL, current_setting('trellis.client_id', true), stamp);
                   ELSE
-                    INSERT INTO trellis_history (collection, pk, doc, client_id)
-                    VALUES (TG_TABLE_NAME, NEW.doc -> TG_ARGV[0], NEW.doc, current_setting('trellis.client_id', true));
+                    INSERT INTO trellis_history (collection, pk, doc, client_id, stamp)
+                    VALUES (TG_TABLE_NAME, NEW.doc -> TG_ARGV[0], NEW.doc, current_setting('trellis.client_id', true),
+                            \(unescaped: Self.newestStamp("NEW._meta")));
                   END IF;
                   PERFORM pg_notify('trellis_history', TG_TABLE_NAME);
                   RETURN NULL;
@@ -65,11 +80,20 @@ struct PostgresStore: Sendable {
                       doc jsonb NOT NULL, _meta jsonb NOT NULL DEFAULT '{}')
                     """, logger: logger)
                 try await connection.query("""
+                    CREATE OR REPLACE TRIGGER trellis_stamp BEFORE INSERT OR UPDATE ON \(unescaped: table)
+                    FOR EACH ROW EXECUTE FUNCTION trellis_stamp_sql_write()
+                    """, logger: logger)
+                try await connection.query("""
                     CREATE OR REPLACE TRIGGER trellis_history AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
                     FOR EACH ROW EXECUTE FUNCTION trellis_record_change('\(unescaped: key)')
                     """, logger: logger)
             }
         }
+    }
+
+    /// SQL for the newest timestamp in a `_meta` expression (NULL when it has none).
+    static func newestStamp(_ meta: String) -> String {
+        "(SELECT max(value) FROM jsonb_each_text(coalesce(\(meta), '{}'::jsonb)))"
     }
 
     static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "") + "\"" }
@@ -161,22 +185,24 @@ struct PostgresStore: Sendable {
     /// History entries after `version`, oldest first.
     func history(after version: Int64, limit: Int = 500) async throws -> [ServerChange] {
         let rows = try await client.query("""
-            SELECT version, collection, pk::text, doc::text FROM trellis_history
+            SELECT version, collection, pk::text, doc::text, stamp FROM trellis_history
             WHERE version > \(version) ORDER BY version LIMIT \(limit)
             """, logger: logger)
         var changes = [ServerChange]()
-        for try await (version, collection, pk, doc) in rows.decode((Int64, String, String, String?).self) {
+        for try await (version, collection, pk, doc, stamp) in rows.decode((Int64, String, String, String?, String?).self) {
             changes.append(ServerChange(className: collection, primaryKey: try JSONValue(jsonText: pk),
-                                        document: try doc.map { try JSONValue(jsonText: $0) }, serverVersion: version))
+                                        document: try doc.map { try JSONValue(jsonText: $0) }, serverVersion: version,
+                                        timestamp: stamp))
         }
         return changes
     }
 
     /// The documents of the subscribed collections as of one snapshot (those `filters` may
-    /// select, all of a collection without a filter), and the history version of that snapshot.
-    /// The filters are used on a UTF-8 database only (their string comparisons need it).
+    /// select, all of a collection without a filter), each with its newest timestamp, and the
+    /// history version of that snapshot. The filters are used on a UTF-8 database only (their
+    /// string comparisons need it).
     func snapshot(of collections: [String], filters: [String: SubscriptionFilter] = [:]) async throws
-        -> (version: Int64, documents: [String: [JSONValue]])
+        -> (version: Int64, documents: [String: [StoredDocument]])
     {
         try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
@@ -189,17 +215,19 @@ struct PostgresStore: Sendable {
                 for try await (encoding) in try await connection.query(
                     "SELECT current_setting('server_encoding')", logger: logger).decode(String.self)
                 { isUTF8 = encoding == "UTF8" }
-                var documents = [String: [JSONValue]]()
+                var documents = [String: [StoredDocument]]()
                 for name in Set(collections).sorted() where schema.collections[name] != nil {
                     let table = Self.quoted(name)
                     let query: PostgresQuery = if isUTF8, let filter = filters[name] {
                         filter.selectDocuments(from: table)
                     } else {
-                        "SELECT doc::text FROM \(unescaped: table) ORDER BY _id"
+                        "SELECT doc::text, \(unescaped: Self.newestStamp("_meta")) FROM \(unescaped: table) ORDER BY _id"
                     }
                     let rows = try await connection.query(query, logger: logger)
-                    var list = [JSONValue]()
-                    for try await (doc) in rows.decode(String.self) { list.append(try JSONValue(jsonText: doc)) }
+                    var list = [StoredDocument]()
+                    for try await (doc, stamp) in rows.decode((String, String?).self) {
+                        list.append(StoredDocument(document: try JSONValue(jsonText: doc), timestamp: stamp))
+                    }
                     documents[name] = list
                 }
                 try await connection.query("COMMIT", logger: logger)
@@ -210,4 +238,10 @@ struct PostgresStore: Sendable {
             }
         }
     }
+}
+
+/// A stored document as a bootstrap reads it: the document and its newest timestamp.
+struct StoredDocument: Sendable {
+    var document: JSONValue
+    var timestamp: String?
 }

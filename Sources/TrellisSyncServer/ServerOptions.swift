@@ -21,6 +21,12 @@ struct ServerOptions: Sendable {
     var allowAll = false
     /// The login providers switched on (`--auth anonymous,jwt`).
     var authProviders: Set<AuthProvider> = []
+    /// How far ahead of the server's clock an upload's timestamp may be before it is set to
+    /// the server's clock (`--max-clock-skew SECONDS`, 300).
+    var maxClockSkewMilliseconds: Int64 = 300_000
+    /// The largest WebSocket message the server reads (`--max-message-bytes`, 16 MiB); the
+    /// first message of a connection (the hello, before the token is checked) may be 1 MiB at most.
+    var maxMessageBytes = 16 << 20
     /// Exit when this process is gone (tests: no server outlives its test run).
     var parentPid: Int32?
     /// Crash points for the recovery tests (`--kill-before-upload-commit N`,
@@ -32,6 +38,7 @@ struct ServerOptions: Sendable {
                             (--rules RULES | --allow-all) --auth PROVIDERS
                             [--host 127.0.0.1] [--port 9090] [--app-id trellis] [--schema-version 0]
                             [--jwt-key KEY] [--token-lifetime SECONDS] [--refresh-token-lifetime SECONDS]
+                            [--max-clock-skew SECONDS] [--max-message-bytes BYTES]
                             [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
@@ -48,6 +55,11 @@ struct ServerOptions: Sendable {
         --jwt-key KEY     The key (32+ bytes) your auth service signs HS256 login tokens with (needed by --auth jwt).
                           Access and refresh tokens are signed with a random key the server keeps in PostgreSQL.
         --token-lifetime  Access token lifetime in seconds (1800). --refresh-token-lifetime: refresh tokens (5184000).
+        --max-clock-skew  How far (seconds, 300) an upload's timestamps may be ahead of the server's clock; later
+                          ones are set to the server's clock, so a device whose clock runs ahead cannot win every
+                          conflict. Timestamps that are not hybrid logical clock timestamps are refused.
+        --max-message-bytes  The largest WebSocket message read (16777216); a connection's first message (its
+                          hello, read before its token is checked) may be 1 MiB at most.
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         """
@@ -80,6 +92,17 @@ struct ServerOptions: Sendable {
                     }
                     options.authProviders.insert(provider)
                 }
+            case "--max-clock-skew":
+                guard let seconds = Int64(try value(argument)), seconds >= 0, seconds <= 86_400 * 365 else {
+                    throw OptionError("--max-clock-skew must be a number of seconds, 0 or more (default 300).")
+                }
+                options.maxClockSkewMilliseconds = seconds * 1000
+            case "--max-message-bytes":
+                guard let bytes = Int(try value(argument)), bytes >= 64 << 10, bytes <= 1 << 30 else {
+                    throw OptionError("--max-message-bytes must be a number of bytes from 65536 to 1073741824 "
+                        + "(default 16777216).")
+                }
+                options.maxMessageBytes = bytes
             case "--parent-pid": options.parentPid = Int32(try value(argument))
             case "--kill-before-upload-commit": options.faults.killBeforeCommitOfUpload = Int(try value(argument))
             case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))

@@ -17,9 +17,10 @@ struct SubscriptionFilter: Sendable {
         self.parameters = parameters
     }
 
-    /// `SELECT doc::text FROM table WHERE condition ORDER BY _id`.
+    /// `SELECT doc::text, <newest timestamp> FROM table WHERE condition ORDER BY _id`.
     func selectDocuments(from table: String) -> PostgresQuery {
-        PostgresQuery(unsafeSQL: "SELECT doc::text FROM \(table) WHERE \(condition) ORDER BY _id",
+        PostgresQuery(unsafeSQL: "SELECT doc::text, \(PostgresStore.newestStamp("_meta")) FROM \(table) WHERE \(condition) "
+                        + "ORDER BY _id",
                       binds: PostgresBindings(parameters))
     }
 }

@@ -51,6 +51,9 @@ final class SyncSessionHandler {
     let logger: Logging.Logger
     let send: (SyncMessage) async throws -> Void
 
+    /// The largest first message (a hello) a connection may send before its token is checked.
+    static let maxHelloBytes = 1 << 20
+
     private var clientId = ""
     private var subscriptions = SubscriptionSet(version: 0, subscriptions: [])
     private var queries = [String: [SyncQuery]]()
@@ -199,6 +202,18 @@ final class SyncSessionHandler {
         return queries.contains { $0.matches(object) }
     }
 
+    /// Whether a stored document fits the schema; when not, the server logs it with its
+    /// collection and `_id` (it was written with SQL: fix the row) and does not send it.
+    private func fitsSchema(_ className: String, _ document: JSONValue) -> Bool {
+        guard let shape = store.schema.collections[className], let fields = document.objectValue,
+              let problem = shape.problem(inDocument: fields) else { return true }
+        let key = fields[shape.primaryKey ?? "_id"]?.jsonText ?? "?"
+        let message = "bad row in collection '\(className)' _id \(key): \(problem); it is not sent to clients until it "
+            + "is fixed (UPDATE the row to fit the schema)"
+        logger.error("\(message)")
+        return false
+    }
+
     /// Sends every document the subscriptions select, as of one snapshot, then what came after.
     private func bootstrap() async throws {
         // PostgreSQL leaves out what the queries surely do not select (docs/SYNC.md,
@@ -211,10 +226,12 @@ final class SyncSessionHandler {
         var changes = [ServerChange]()
         for (className, documents) in snapshot.documents.sorted(by: { $0.key < $1.key }) {
             let key = store.schema.collections[className]?.primaryKey ?? "_id"
-            for document in documents {
-                guard let visible = permissions.readable(className, document), matches(className, visible) else { continue }
-                changes.append(ServerChange(className: className, primaryKey: document[key] ?? .null,
-                                            document: visible, serverVersion: snapshot.version))
+            for stored in documents {
+                guard fitsSchema(className, stored.document), let visible = permissions.readable(className, stored.document),
+                      matches(className, visible) else { continue }
+                changes.append(ServerChange(className: className, primaryKey: stored.document[key] ?? .null,
+                                            document: visible, serverVersion: snapshot.version,
+                                            timestamp: stored.timestamp))
             }
         }
         let chunk = 500
@@ -245,11 +262,15 @@ final class SyncSessionHandler {
             var hidden = [(position: Int, change: ServerChange)]()
             for entry in entries where queries[entry.className] != nil {
                 var change = entry
+                // A document that does not fit the schema (written with SQL) is not sent:
+                // clients keep what they had of it.
+                if let document = entry.document, !fitsSchema(entry.className, document) { continue }
                 if let document = entry.document, let visible = permissions.readable(entry.className, document) {
                     change.document = matches(entry.className, visible) ? visible : nil
                     changes.append(change)
                 } else {
                     change.document = nil
+                    change.timestamp = nil
                     hidden.append((changes.count, change))
                     changes.append(change)
                 }
@@ -270,7 +291,27 @@ final class SyncSessionHandler {
     }
 
     private func receive(_ upload: SyncMessage.Upload) async throws {
+        var upload = upload
         var problems = [String]()
+        var clamped = 0
+        let bounds = TimestampBounds(maxSkewMilliseconds: options.maxClockSkewMilliseconds)
+        let now = Date()
+        for index in upload.changes.indices {
+            let change = upload.changes[index]
+            switch bounds.check(change.timestamp, clientId: clientId, now: now) {
+            case .accepted(let stamp): upload.changes[index].timestamp = stamp
+            case .clamped(let stamp):
+                upload.changes[index].timestamp = stamp
+                clamped += 1
+            case .refused(let reason): problems.append("\(change.className) \(change.primaryKey.jsonText): \(reason)")
+            }
+        }
+        if clamped > 0 {
+            let message = "session \(clientId): \(clamped) timestamp(s) of upload \(upload.uploadId) were more than "
+                + "\(options.maxClockSkewMilliseconds / 1000) s ahead of the server's clock and were set to it "
+                + "(the device's clock is wrong; --max-clock-skew)"
+            logger.notice("\(message)")
+        }
         for change in upload.changes {
             guard let shape = store.schema.collections[change.className] else {
                 problems.append("the class '\(change.className)' is not in the server's schema")
@@ -288,8 +329,11 @@ final class SyncSessionHandler {
                 case .setDiff(let name, let added, _):
                     if let problem = shape.mismatch(.array(added), at: name) { problems.append(problem) }
                 case .map(let name, let values):
-                    if shape.types[name] == nil { problems.append("'\(change.className)' has no property '\(name)'") }
-                    _ = values
+                    if shape.types[name] == nil {
+                        problems.append("'\(change.className)' has no property '\(name)'")
+                    } else if let problem = shape.mismatch(.object(values.compactMapValues { $0 }), at: name) {
+                        problems.append(problem)
+                    }
                 }
             }
         }
@@ -323,7 +367,7 @@ final class SyncSessionHandler {
                 permissions.readable(change.className, document).flatMap { matches(change.className, $0) ? $0 : nil }
             }
             changes.append(ServerChange(className: change.className, primaryKey: change.primaryKey, document: visible,
-                                        serverVersion: sentVersion))
+                                        serverVersion: sentVersion, timestamp: change.timestamp))
         }
         try await send(.download(.init(changes: changes, serverVersion: sentVersion)))
     }

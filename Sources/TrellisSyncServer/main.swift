@@ -122,8 +122,18 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
                 // the server could not shut down.
                 defer { continuation.yield(.closed) }
                 do {
-                    for try await message in inbound.messages(maxSize: 256 << 20) {
-                        if case .text(let text) = message { continuation.yield(.frame(text)) }
+                    var isFirst = true
+                    for try await message in inbound.messages(maxSize: options.maxMessageBytes) {
+                        guard case .text(let text) = message else { continue }
+                        // Before the hello's token is checked, nothing large is read or decoded.
+                        if isFirst, text.utf8.count > SyncSessionHandler.maxHelloBytes {
+                            let message = "closing a sync connection whose first message has \(text.utf8.count) "
+                                + "bytes (a hello has at most \(SyncSessionHandler.maxHelloBytes))"
+                            context.logger.notice("\(message)")
+                            break
+                        }
+                        isFirst = false
+                        continuation.yield(.frame(text))
                     }
                 } catch is CancellationError {
                 } catch {
@@ -145,7 +155,8 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
     return Application(
         router: router,
         // Uploads of 500 changes are larger than the default 16 KiB frame limit.
-        server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: 256 << 20)),
+        server: .http1WebSocketUpgrade(webSocketRouter: router,
+                                       configuration: .init(maxFrameSize: options.maxMessageBytes)),
         configuration: .init(address: .hostname(options.host, port: options.port)),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? options.port

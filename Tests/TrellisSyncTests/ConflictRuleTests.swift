@@ -197,4 +197,55 @@ struct ConflictRuleTests {
         await a.close()
         await b.close()
     }
+
+    @Test func embeddedObjectFieldsMergePerField() async throws {
+        let fixture = try SyncFixture()
+        let a = try await Device(server: fixture.server)
+        let b = try await Device(server: fixture.server)
+        let ana = ObjectId.generate()
+        try a.write { realm in
+            realm.add(SyncPerson(value: ["_id": ana, "name": "Ana", "address": ["city": "Oslo", "street": "Storgata"]]))
+        }
+        try await a.sync()
+        try await b.sync()
+        try a.session.suspend()
+        try b.session.suspend()
+        // A moves her to another city, later B fixes the street: both edits are kept.
+        try a.write { realm in realm.object(ofType: SyncPerson.self, forPrimaryKey: ana)?.address?.city = "Bergen" }
+        try await Task.sleep(for: .milliseconds(20))
+        try b.write { realm in realm.object(ofType: SyncPerson.self, forPrimaryKey: ana)?.address?.street = "Bryggen" }
+        try await reconnect(b, then: a)
+        for device in [a, b] {
+            let person = try device.run { $0.object(ofType: SyncPerson.self, forPrimaryKey: ana) }
+            #expect(try device.run { _ in person?.address?.city } == "Bergen")
+            #expect(try device.run { _ in person?.address?.street } == "Bryggen")
+        }
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT doc->'address'->>'city' || ' ' || "
+            + "(doc->'address'->>'street') FROM \"SyncPerson\"") == "Bergen Bryggen")
+        await a.close()
+        await b.close()
+    }
+
+    @Test func defaultsLoseToExplicitValuesOnInsertsOfTheSamePrimaryKey() async throws {
+        let fixture = try SyncFixture()
+        let a = try await Device(server: fixture.server)
+        let b = try await Device(server: fixture.server)
+        try await a.sync()
+        try await b.sync()
+        try a.session.suspend()
+        try b.session.suspend()
+        let id = ObjectId.generate()
+        // A sets the priority; later B inserts the same key setting only the title (its
+        // priority is the model's default 0).
+        try a.write { realm in realm.add(SyncTask(value: ["_id": id, "owner": "me", "priority": 11])) }
+        try await Task.sleep(for: .milliseconds(20))
+        try b.write { realm in realm.add(SyncTask(value: ["_id": id, "owner": "me", "title": "from B"])) }
+        try await reconnect(a, then: b)
+        for device in [a, b] {
+            #expect(try read(device, id) { $0.priority } == 11)
+            #expect(try read(device, id) { $0.title } == "from B")
+        }
+        await a.close()
+        await b.close()
+    }
 }

@@ -84,7 +84,9 @@ struct SessionPermissions: Sendable {
             guard role.writeFilter.matches(after, user: user) else {
                 return "the change would take the object out of role '\(role.name)''s document_filters.write"
             }
-            let refused = change.fields.map(\.name).filter { !role.canWrite(field: $0) && before[$0] != after[$0] }
+            // A field of an embedded object (`address.city`) is written through its property.
+            let names = Set(change.fields.map { $0.name.split(separator: ".").first.map(String.init) ?? $0.name })
+            let refused = names.filter { !role.canWrite(field: $0) && before[$0] != after[$0] }
             if !refused.isEmpty {
                 return "role '\(role.name)' may not write the field"
                     + (refused.count == 1 ? " " : "s ") + refused.sorted().map { "'\($0)'" }.joined(separator: ", ")

@@ -12,6 +12,11 @@ class DynPet: Object {
     @Persisted(originProperty: "pets") var owners: LinkingObjects<DynOwner>
 }
 
+class DynTicket: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var title = ""
+}
+
 class DynOwner: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var name = ""
@@ -119,6 +124,17 @@ class DynOwner: Object {
         #expect(cid.pets.map(\.age) == [2])
         #expect(cid.petsByName.keys.contains("max"))
         #expect(realm.objects(DynPet.self).filter("name == 'Zed'").first?.age == 9)
+        #expect(realm._consistencyProblems().isEmpty)
+    }
+
+    @Test func dynamicCreateWithoutAPrimaryKeyStoresTheGeneratedKeyItIndexed() throws {
+        // The primary key left out of the value is made once: the row and the primary-key
+        // index hold the same ObjectId, so a lookup by the object's own key finds it.
+        let realm = try Realm(configuration: folder.configuration([DynTicket.self]))
+        let created = try realm.write { realm.dynamicCreate("DynTicket", value: ["title": "first"]) }
+        let id = try #require(created["_id"] as? ObjectId)
+        #expect(realm.object(ofType: DynTicket.self, forPrimaryKey: id)?.title == "first")
+        #expect(realm.dynamicObject(ofType: "DynTicket", forPrimaryKey: id)?["title"] as? String == "first")
         #expect(realm._consistencyProblems().isEmpty)
     }
 

@@ -30,7 +30,9 @@ struct DynamicWriter {
                 throwRealmException("Attempting to create an object of type '\(info.className)' with an existing "
                     + "primary key value '\(PrimaryKeyEncoding.describe(pk))'.")
             }
-            insert(values, into: table, key: key, info: info)
+            // The row holds the key the index was given: a default (a new ObjectId, UUID…) is
+            // made once, not once for the index and again for the row.
+            insert(values, into: table, key: key, info: info, primaryKey: pk)
             return key
         }
         let key = core.allocateKey(in: table)
@@ -38,10 +40,15 @@ struct DynamicWriter {
         return key
     }
 
-    /// Writes a new row, then the collections `values` gives.
-    private func insert(_ values: [String: Any], into table: Table, key: ObjectKey, info: ClassInfo) {
+    /// Writes a new row, then the collections `values` gives. `primaryKey` is the stored primary
+    /// key already put in the primary-key index, if the class has one.
+    private func insert(
+        _ values: [String: Any], into table: Table, key: ObjectKey, info: ClassInfo,
+        primaryKey: _StoredValue.Payload? = nil
+    ) {
         let row: [_StoredValue.Payload] = info.storedFields.map { field in
             if field.typeInfo.collection != .none { return .none }
+            if field.isPrimaryKey, let primaryKey { return primaryKey }
             guard let value = values[field.name] else { return defaultPayload(field) }
             return field.isLink ? linkPayload(value, for: field, of: info) : payload(value, for: field, of: info)
         }

@@ -35,6 +35,9 @@ import Testing
         let stderr: String
     }
 
+    /// Serializes `Process.run()` across the two workers.
+    static let launches = NSLock()
+
     static var libraryURL: URL {
         processHelperURL().deletingLastPathComponent().appendingPathComponent("libTrellisAllocationLimit.so")
     }
@@ -50,11 +53,18 @@ import Testing
         process.arguments = arguments
         process.environment = ["SWIFT_BACKTRACE": "enable=no", "LD_PRELOAD": Self.libraryURL.path,
                                "TRELLIS_ALLOCATION_LIMIT": String(limit)]
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
+        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+        // Closed as soon as the child ends: a thousand rounds must not pile up descriptors.
+        defer {
+            try? outHandle.close()
+            try? errHandle.close()
+        }
+        process.standardOutput = outHandle
+        process.standardError = errHandle
         let done = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in done.signal() }
-        try process.run()
+        // One launch at a time (Foundation's Process.run is not relied on to be thread-safe).
+        try Self.launches.withLock { try process.run() }
         var timedOut = false
         if done.wait(timeout: .now() + seconds) == .timedOut {
             timedOut = true

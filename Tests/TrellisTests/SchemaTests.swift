@@ -83,6 +83,26 @@ import Testing
         #expect(error?.message.contains("Invalid class subset list:\n- 'Person.dog' links to class 'Dog', which is missing from the list of classes managed by the Realm") == true)
     }
 
+    /// Realm keys its schema by class name: a class listed twice is one class (Realm's own
+    /// tests list `SwiftStringObject.self` twice and open fine).
+    @Test func aClassListedTwiceInObjectTypesIsKeptOnce() throws {
+        let folder = TemporaryFolder()
+        var config = folder.configuration([Dog.self, Person.self, Dog.self])
+        #expect(config.objectTypes.map { $0.map { $0.className() } } == ["Dog", "Person"])
+        config.objectTypes = [Person.self, Person.self, Dog.self, Person.self]
+        #expect(config.objectTypes.map { $0.map { $0.className() } } == ["Person", "Dog"])
+        let frozenConfig = config
+        let names = try onOtherThread { () -> [String] in
+            let realm = try Realm(configuration: frozenConfig)
+            try realm.write { realm.add(Person(value: ["name": "Ana", "dog": ["name": "Rex"]])) }
+            #expect(realm.objects(Dog.self).count == 1)
+            return realm.schema.objectSchema.map(\.className).sorted()
+        }
+        #expect(names == ["Dog", "Person"])
+        let exported = try AppServicesSchema(objectTypes: [Dog.self, Dog.self])
+        #expect(exported.schema.objectSchema.map(\.className) == ["Dog"])
+    }
+
     @Test func schemaIsPersistedAndReadBackOnReopen() throws {
         let folder = TemporaryFolder()
         let written = try onOtherThread {

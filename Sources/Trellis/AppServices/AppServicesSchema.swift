@@ -17,7 +17,7 @@ public struct AppServicesSchema: Sendable {
 
     /// The schema of model classes (each class and the classes it links to must be listed).
     public init(objectTypes: [ObjectBase.Type]) throws {
-        let classes = objectTypes.map(ClassInfo.unbound(for:))
+        let classes = Realm.Configuration.withoutRepeats(objectTypes).map(ClassInfo.unbound(for:))
         let problems = SchemaValidator.validate(classes, explicitList: true)
         if !problems.isEmpty { throw SchemaValidator.error(for: problems) }
         self.init(schema: Schema(classes.map(\.objectSchema)))

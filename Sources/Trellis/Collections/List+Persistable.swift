@@ -1,3 +1,5 @@
+import Foundation
+
 /// How `@Persisted var dogs: List<Dog>` is described, stored and assigned.
 extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _CollectionProperty {
     public static var _trellisTypeInfo: _PropertyTypeInfo {
@@ -79,11 +81,21 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
 
 /// Turning loosely typed values (arrays, other collections) into collection contents.
 enum CollectionConversion {
+    /// The elements of a value assigned to a `List` or `MutableSet` property: another Realm
+    /// collection, an array, or any other sequence (a `Results`, `LinkingObjects`, a `Set`), as
+    /// Realm takes any enumerable value there (its docs assign a `Results` to a `List`). A
+    /// string, `Data` or a dictionary is one value, not a sequence of elements.
     static func items(of value: Any) -> [Any]? {
         if let collection = value as? any _CollectionProperty { return collection._trellisElements }
         if let array = value as? [Any] { return array }
+        if value is any StringProtocol || value is Data || value is [AnyHashable: Any] { return nil }
+        if let sequence = value as? any Sequence { return elements(of: sequence) }
         return nil
     }
+
+    /// The elements of `sequence`, read once (a live `Results` of the collection being assigned
+    /// to is copied before the assignment changes it).
+    private static func elements<S: Sequence>(of sequence: S) -> [Any] { sequence.map { $0 as Any } }
 
     static func convert<Element: _Persistable>(_ items: [Any], to _: Element.Type) -> [Element]? {
         var out = [Element]()

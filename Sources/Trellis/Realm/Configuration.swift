@@ -56,7 +56,18 @@ extension Realm {
 
         /// The model classes of this Realm. When nil, classes are registered as they are first
         /// used (`objects(T.self)`, `add`), with the classes they link to.
-        public var objectTypes: [ObjectBase.Type]?
+        ///
+        /// A class listed more than once is kept once, as in Realm (which keys its schema by
+        /// class name): `[Dog.self, Dog.self]` reads back as `[Dog.self]`.
+        public var objectTypes: [ObjectBase.Type]? {
+            didSet { objectTypes = objectTypes.map(Configuration.withoutRepeats) }
+        }
+
+        /// `types` in their order, each class once.
+        static func withoutRepeats(_ types: [ObjectBase.Type]) -> [ObjectBase.Type] {
+            var seen = Set<ObjectIdentifier>()
+            return types.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        }
 
         /// The largest size the file may grow to, or nil (the default) for no limit but the
         /// disk's. A write past it fails with ``Realm/Error/Code/fileSizeLimitReached`` and
@@ -139,7 +150,7 @@ extension Realm {
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
             self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
-            self.objectTypes = objectTypes
+            self.objectTypes = objectTypes.map(Configuration.withoutRepeats)
         }
 
         /// The path of the file this configuration opens.

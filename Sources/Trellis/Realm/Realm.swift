@@ -195,6 +195,9 @@ enum RealmOpener {
         let key = InstanceKey(place: place, path: path)
         // Taken on the core's own thread, which is the only one that can deallocate it.
         if let existing = instances.withLock({ $0[key]?.core.takeUnretainedValue() }), !existing.isClosed {
+            if existing.configuration.readOnly != configuration.readOnly {
+                throwRealmException("Realm at path '\(path)' already opened with different read permissions")
+            }
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
             return existing
         }

@@ -24,7 +24,18 @@ final class RealmCore {
     // The state below is confined to the owner thread (checked on every entry point), so
     // dynamic exclusivity checks on it are skipped: they cost more than a property read.
     @exclusivity(unchecked) private var readTransaction: Transaction?
-    @exclusivity(unchecked) private(set) var writeTransaction: Transaction?
+    @exclusivity(unchecked) private(set) var writeTransaction: Transaction? {
+        didSet {
+            if oldValue == nil, writeTransaction != nil {
+                OpenWhileWriting.writeBegan(self)
+            } else if oldValue != nil, writeTransaction == nil {
+                OpenWhileWriting.writeEnded(self)
+            }
+        }
+    }
+    /// The core itself while a core confined to a queue or an actor is in a write transaction
+    /// (see ``OpenWhileWriting``).
+    var keptOpenByItsWrite: RealmCore?
     /// Changes whenever what a read would see may have changed.
     @usableFromInline @exclusivity(unchecked) private(set) var changeStamp: UInt64 = nextChangeStamp()
     /// Whether an accessor held by an iteration has no other reference: then nobody can see it

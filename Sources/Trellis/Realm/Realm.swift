@@ -195,7 +195,9 @@ enum RealmOpener {
         let key = InstanceKey(place: place, path: path)
         // Taken on the core's own thread, which is the only one that can deallocate it.
         if let existing = instances.withLock({ $0[key]?.core.takeUnretainedValue() }), !existing.isClosed {
-            if existing.configuration.readOnly != configuration.readOnly {
+            // Trellis's own readers of a file (stored-schema queries, export, inspection) only
+            // read, so they may use this thread's writable instance; an app's open may not.
+            if existing.configuration.readOnly != configuration.readOnly, !configuration.opensAnySchemaVersion {
                 throwRealmException("Realm at path '\(path)' already opened with different read permissions")
             }
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }

@@ -152,7 +152,11 @@ final class Node {
         sizes.reserveCapacity(count)
         for index in 0..<count { sizes.append(entrySize(index)) }
         var cuts: [Int] = []
-        if appendedAtEnd && size - sizes[count - 1] <= Layout.usable && sizes[count - 1] <= Layout.usable && count >= 2 {
+        // Appending splits a leaf at its last entry (the left page stays full); never a branch,
+        // whose right piece would keep one child.
+        if appendedAtEnd && isLeaf && count >= 2 && size - sizes[count - 1] <= Layout.usable
+            && sizes[count - 1] <= Layout.usable
+        {
             cuts = [count - 1]
         } else {
             // The cut that makes the larger side smallest; greedy pieces if no single cut fits.

@@ -125,6 +125,26 @@ import Testing
         #expect(error?.code == .corruptFile(page: page))
     }
 
+    @Test func appendingEnoughKeysToSplitBranchesLeavesNoBranchWithOneChild() throws {
+        // Appends split a full leaf at its last entry (the left page stays full); a branch split
+        // the same way kept one child on its right, and a commit right then stored a branch with
+        // one child (a file every later open refused). Small commits of appends, checked each.
+        let environment = try StorageEnvironment(file: MemoryFile())
+        try environment.write { try $0.createTree("log", order: .integer) }
+        var next: UInt64 = 0
+        for _ in 0..<1_500 {
+            try environment.write { write in
+                for _ in 0..<16 {
+                    _ = try write.put("log", key: withUnsafeBytes(of: next) { Array($0) }, value: [1, 2, 3, 4],
+                                      mode: .append)
+                    next += 1
+                }
+            }
+            _ = try environment.check()
+        }
+        #expect(try environment.check().entries == 24_000)
+    }
+
     @Test func integerKeysSortAsNumbersNotBytes() throws {
         let environment = try StorageEnvironment(file: MemoryFile())
         let numbers: [UInt64] = [256, 1, 65536, 2, 255]

@@ -51,6 +51,8 @@ extension SyncEngine {
             }
             if let completed = download.completesSubscriptionVersion {
                 try SyncStoreLayout.putText(realm, SyncStoreLayout.completedSubscriptions, String(completed))
+                let stored = storedSubscriptions(realm)
+                if stored.version == completed { try SyncStoreLayout.putJSON(realm, SyncStoreLayout.activeSubscriptions, stored) }
                 try removeUnsubscribed(realm, pending: pending)
             }
             try realm.commitWrite()
@@ -71,7 +73,7 @@ extension SyncEngine {
     /// Moves the file's clock past every timestamp of the download (also of objects left
     /// alone for now), so the next local edit is later than every edit this device has seen,
     /// whatever its wall clock says.
-    private func observeTimestamps(of download: SyncMessage.Download, in realm: Realm) throws {
+    func observeTimestamps(of download: SyncMessage.Download, in realm: Realm) throws {
         let stamps = download.changes.compactMap(\.timestamp)
         guard !stamps.isEmpty else { return }
         let clientId = try ensureClientId(realm)
@@ -81,7 +83,7 @@ extension SyncEngine {
         if clock.last != stored { try SyncStoreLayout.putText(realm, SyncStoreLayout.clock, clock.last.description) }
     }
 
-    private static func upsert<T: Object>(_ realm: Realm, _ type: T.Type, _ values: [String: Any]) -> T {
+    static func upsert<T: Object>(_ realm: Realm, _ type: T.Type, _ values: [String: Any]) -> T {
         realm.create(type, value: values, update: .modified)
     }
 
@@ -156,5 +158,25 @@ extension SyncEngine {
             set.subscriptions[index].query = query.storedNames(for: type).text
         }
         return set
+    }
+
+    /// The server refused the subscription set `version`: the file goes back to the set the
+    /// server still serves (the last one it completed), kept under the refused version so the
+    /// set's state reads `.error` until the next update, and the next session does not send
+    /// the refused queries again.
+    func rollBackRefusedSubscriptions(version: Int64?, message: String) throws {
+        let realm = try engineRealm()
+        realm.refresh()
+        let stored = storedSubscriptions(realm)
+        guard version == nil || version == stored.version else { return }
+        var fallback = SyncStoreLayout.json(realm, SyncStoreLayout.activeSubscriptions, as: SubscriptionSet.self)
+            ?? SubscriptionSet(version: 0, subscriptions: [])
+        fallback.version = stored.version
+        try realm.write {
+            realm.isApplyingSyncDownload = true
+            try SyncStoreLayout.putJSON(realm, SyncStoreLayout.subscriptions, fallback)
+            try SyncStoreLayout.putText(realm, SyncStoreLayout.refusedSubscriptions, "\(stored.version)\n\(message)")
+        }
+        realm.isApplyingSyncDownload = false
     }
 }

@@ -124,6 +124,8 @@ extension SyncEngine {
     /// The next upload: the oldest outbox entries, at most `limit` of them and about
     /// `maxBytes` (servers read messages of 16 MiB by default) (nil when the outbox is empty).
     func nextUpload(limit: Int = 500, maxBytes: Int = 4 << 20) throws -> SyncMessage.Upload? {
+        // During a client reset nothing is uploaded: the outbox is recovered or discarded first.
+        if state.withLock({ $0.resetMode != nil }) { return nil }
         let realm = try engineRealm()
         realm.refresh()
         var changes = [SyncObjectChange]()

@@ -11,11 +11,14 @@ final class SyncEngineHandle: SyncCommitHook {
     let user: User
     let initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?
     let rerunOnOpen: Bool
+    let clientResetMode: ClientResetMode
 
-    init(user: User, initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?, rerunOnOpen: Bool) {
+    init(user: User, initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?, rerunOnOpen: Bool,
+         clientResetMode: ClientResetMode = .recoverUnsyncedChanges()) {
         self.user = user
         self.initialSubscriptions = initialSubscriptions
         self.rerunOnOpen = rerunOnOpen
+        self.clientResetMode = clientResetMode
     }
 
     func engine(_ configuration: Realm.Configuration) -> SyncEngine { user.engine(for: configuration, handle: self) }
@@ -78,6 +81,17 @@ final class SyncEngine: @unchecked Sendable {
         var progress: [UUID: (SyncSession.ProgressDirection, @Sendable (SyncSession.Progress) -> Void)] = [:]
         var task: Task<Void, Never>?
         var reranInitial = false
+        /// A client reset under way: its mode; the server's state collected so far; the
+        /// server's identity from the reset session's welcome.
+        var resetMode: ClientResetMode?
+        var resetBuffer: [ServerChange] = []
+        var resetEpoch: String?
+        /// Manual mode: the session stopped with the reset error and waits for
+        /// `immediatelyHandleError` (then it reconnects and resets).
+        var awaitingManualReset = false
+
+        /// Whether the session loop ends for good.
+        var isOver: Bool { stopped || (fatalError != nil && !awaitingManualReset) }
     }
     let state = Mutex(State())
     private(set) lazy var session = SyncSession(engine: self)
@@ -153,9 +167,9 @@ final class SyncEngine: @unchecked Sendable {
     private func run() async {
         var delay = 0.05
         while !Task.isCancelled {
-            let (stopped, suspended, fatal) = state.withLock { ($0.stopped, $0.suspended, $0.fatalError) }
-            if stopped || fatal != nil { break }
-            if suspended {
+            let (over, suspended, idle) = state.withLock { ($0.isOver, $0.suspended, $0.fatalError != nil) }
+            if over { break }
+            if suspended || idle {
                 try? await Task.sleep(for: .milliseconds(20))
                 continue
             }
@@ -167,7 +181,7 @@ final class SyncEngine: @unchecked Sendable {
                 logger.debug("sync connection failed: \(error)")
             }
             setConnection(.disconnected)
-            if state.withLock({ $0.fatalError != nil || $0.stopped }) { break }
+            if state.withLock({ $0.isOver }) { break }
             try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             delay = min(delay * 2, 1)
         }
@@ -261,6 +275,14 @@ final class SyncEngine: @unchecked Sendable {
                          continuation: AsyncStream<EngineEvent>.Continuation) async throws -> Bool {
         switch message {
         case .download(let download):
+            if try await collectForReset(download) {
+                report(.download, transferred: Int64(download.changes.count), pending: download.hasMore ? 1 : 0)
+                if let version = download.completesSubscriptionVersion {
+                    completeSubscriptions(version)
+                    continuation.yield(.uploadNeeded)
+                }
+                return true
+            }
             try await onQueue { [self] in try apply(download) }
             report(.download, transferred: Int64(download.changes.count), pending: download.hasMore ? 1 : 0)
             if let version = download.completesSubscriptionVersion { completeSubscriptions(version) }
@@ -274,6 +296,8 @@ final class SyncEngine: @unchecked Sendable {
         case .mark(let mark):
             let waiter = state.withLock { $0.downloadWaiters.removeValue(forKey: mark.id) }
             waiter?.resume()
+        case .error(let frame) where SyncErrorCode(rawValue: frame.code)?.requiresClientReset == true:
+            return beginClientReset(frame)
         case .error(let frame) where frame.code == SyncErrorCode.tokenExpired.rawValue:
             // The access token expired: refreshed before the next connection, not an error.
             user.accessTokenExpired()
@@ -286,9 +310,23 @@ final class SyncEngine: @unchecked Sendable {
                 failWaiters(error)
                 return false
             }
-            if error.code == .invalidFlexibleSyncSubscriptions { failSubscriptionWaiters(error) }
-        case .welcome:
-            break
+            if error.code == .invalidFlexibleSyncSubscriptions {
+                try await onQueue { [self] in
+                    try rollBackRefusedSubscriptions(version: frame.subscriptionVersion, message: frame.message)
+                }
+                // Realm's shape: `subscriptions.update` throws `Realm.Error.subscriptionFailed`.
+                failSubscriptionWaiters(Realm.Error(code: .subscriptionFailed, message: frame.message),
+                                        upTo: frame.subscriptionVersion)
+            }
+        case .welcome(let welcome):
+            let resetting = state.withLock { state -> Bool in
+                if state.resetMode != nil { state.resetEpoch = welcome.serverEpoch }
+                return state.resetMode != nil
+            }
+            // The identity of the history this file syncs with (kept by a reset when it is done).
+            if !resetting, let epoch = welcome.serverEpoch {
+                try await onQueue { [self] in try storeServerEpoch(epoch) }
+            }
         default:
             break
         }
@@ -326,8 +364,15 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     func waitForSubscriptions(version: Int64) async throws {
-        let completed = try await onQueue { [self] in
-            SyncStoreLayout.text(try engineRealm(), SyncStoreLayout.completedSubscriptions).flatMap(Int64.init) ?? 0
+        let (completed, refused) = try await onQueue { [self] in
+            let realm = try engineRealm()
+            realm.refresh()
+            return (SyncStoreLayout.text(realm, SyncStoreLayout.completedSubscriptions).flatMap(Int64.init) ?? 0,
+                    SyncStoreLayout.text(realm, SyncStoreLayout.refusedSubscriptions))
+        }
+        // Refused before this call waited.
+        if let refused, refused.hasPrefix("\(version)\n") {
+            throw Realm.Error(code: .subscriptionFailed, message: String(refused.dropFirst("\(version)\n".count)))
         }
         if completed >= version { return }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
@@ -358,15 +403,17 @@ final class SyncEngine: @unchecked Sendable {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    private func failSubscriptionWaiters(_ error: SyncError) {
+    /// Fails the waiters of sets up to `version` (all of them without a version).
+    private func failSubscriptionWaiters(_ error: any Error, upTo version: Int64?) {
         let waiters = state.withLock { state in
-            defer { state.subscriptionWaiters = [] }
-            return state.subscriptionWaiters
+            let limit = version ?? .max
+            defer { state.subscriptionWaiters.removeAll { $0.version <= limit } }
+            return state.subscriptionWaiters.filter { $0.version <= limit }
         }
         for waiter in waiters { waiter.continuation.resume(throwing: error) }
     }
 
-    private func failWaiters(_ error: SyncError) {
+    func failWaiters(_ error: SyncError) {
         let (uploads, downloads, subscriptions) = state.withLock { state in
             defer {
                 state.uploadWaiters = []
@@ -403,7 +450,17 @@ final class SyncEngine: @unchecked Sendable {
         }
         let subscriptions = subscriptionsForServer(realm)
         let completed = SyncStoreLayout.text(realm, SyncStoreLayout.completedSubscriptions).flatMap(Int64.init) ?? -1
-        let last = SyncStoreLayout.text(realm, SyncStoreLayout.lastServerVersion).flatMap(Int64.init) ?? 0
+        var last = SyncStoreLayout.text(realm, SyncStoreLayout.lastServerVersion).flatMap(Int64.init) ?? 0
+        var epoch = SyncStoreLayout.text(realm, SyncStoreLayout.serverEpoch)
+        // A client reset starts afresh: no identity, no version (the server sends its state).
+        let resetting = state.withLock { state -> Bool in
+            if state.resetMode != nil { state.resetBuffer = [] }
+            return state.resetMode != nil
+        }
+        if resetting {
+            last = 0
+            epoch = nil
+        }
         var schema = [String: JSONValue]()
         let types = configuration.objectTypes ?? []
         if let appSchema = try? AppServicesSchema(objectTypes: types) {
@@ -417,7 +474,7 @@ final class SyncEngine: @unchecked Sendable {
         return SyncMessage.Hello(appId: user.app.appId, accessToken: accessToken, clientId: clientId ?? "",
                                  schemaVersion: configuration.schemaVersion, schema: schema,
                                  lastServerVersion: completed == subscriptions.version ? last : 0,
-                                 subscriptions: subscriptions)
+                                 subscriptions: subscriptions, serverEpoch: epoch)
     }
 
     /// Runs the configuration's `initialSubscriptions` when the file has no subscription set

@@ -27,17 +27,20 @@ public struct SyncError: Error, CustomStringConvertible, Sendable {
     /// compensating writes); each was undone on this device when the server sent the object
     /// back as it keeps it.
     public let compensatingWriteInfo: [CompensatingWriteInfo]?
+    /// With `.clientResetError` in `.manual` mode: the action of ``clientResetInfo()``.
+    let actionToken: ActionToken?
 
     public var description: String { "SyncError(\(code)\(serverCode.map { ", server code \($0)" } ?? "")): \(message)" }
     public var localizedDescription: String { message }
 
     init(code: Code, message: String, serverCode: Int? = nil, isFatal: Bool = false,
-         compensatingWriteInfo: [CompensatingWriteInfo]? = nil) {
+         compensatingWriteInfo: [CompensatingWriteInfo]? = nil, actionToken: ActionToken? = nil) {
         self.code = code
         self.message = message
         self.serverCode = serverCode
         self.isFatal = isFatal
         self.compensatingWriteInfo = compensatingWriteInfo
+        self.actionToken = actionToken
     }
 
     /// The client-side error of a server's error frame.
@@ -46,6 +49,7 @@ public struct SyncError: Error, CustomStringConvertible, Sendable {
         case .tokenExpired, .badAuthentication: .underlyingAuthError
         case .badQuery: .invalidFlexibleSyncSubscriptions
         case .writeNotAllowed, .compensatingWrite: .writeRejected
+        case .badServerFileIdent, .badServerVersion, .clientFileExpired: .clientResetError
         default: .clientSessionError
         }
         self.init(code: code, message: frame.message, serverCode: frame.code, isFatal: frame.isFatal,

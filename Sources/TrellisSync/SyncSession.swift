@@ -87,12 +87,14 @@ public struct SyncConfiguration: Sendable {
     public let user: User
     /// Flexible sync (the only kind Trellis serves).
     public var enableFlexibleSync: Bool { true }
+    /// What a client reset does with unsynced changes.
+    public let clientResetMode: ClientResetMode
 }
 
 extension Realm.Configuration {
     /// The sync settings, or nil for a local Realm.
     public var syncConfiguration: SyncConfiguration? {
-        (syncHook as? SyncEngineHandle).map { SyncConfiguration(user: $0.user) }
+        (syncHook as? SyncEngineHandle).map { SyncConfiguration(user: $0.user, clientResetMode: $0.clientResetMode) }
     }
 }
 

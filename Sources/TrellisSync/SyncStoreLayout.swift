@@ -6,7 +6,8 @@ import TrellisSyncProtocol
 /// written in the same transactions as the objects):
 ///
 /// - `meta/…`: client id, newest server version applied, clock, next outbox number,
-///   subscription set and the version of it the server completed.
+///   subscription set and the version of it the server completed, the last set completed
+///   and the last refused, the server's identity (`serverEpoch`).
 /// - `o/<seq u64 BE>`: the outbox, one uploaded ``SyncObjectChange`` per changed object per commit.
 /// - `m/<class>\0<object key u64 BE>`: the mirror, each synced object's document as of the
 ///   last commit (local or downloaded): local changes are diffs against it, and it maps a
@@ -18,6 +19,12 @@ enum SyncStoreLayout {
     static let nextSequence = key("meta/nextSequence")
     static let subscriptions = key("meta/subscriptions")
     static let completedSubscriptions = key("meta/completedSubscriptions")
+    /// The last set the server completed (what it serves after refusing a newer one).
+    static let activeSubscriptions = key("meta/activeSubscriptions")
+    /// `<version>\n<message>`: the newest set the server refused, and why.
+    static let refusedSubscriptions = key("meta/refusedSubscriptions")
+    /// The identity of the server history the file synced with (the welcome's `serverEpoch`).
+    static let serverEpoch = key("meta/serverEpoch")
     static let outboxPrefix = key("o/")
     static let mirrorPrefix = key("m/")
 

@@ -78,11 +78,20 @@ public final class SyncSubscriptionSet: Sequence, @unchecked Sendable {
     public var count: Int { current.subscriptions.count }
 
     /// Whether the server has sent everything the newest set selects.
+    /// `.error` when the server refused the newest set (the file then went back to the set the
+    /// server still serves).
     public var state: SyncSubscriptionState {
         let version = stored.version
-        let completed = engine.queue.sync {
-            (try? engine.engineRealm()).flatMap { SyncStoreLayout.text($0, SyncStoreLayout.completedSubscriptions) }
+        let (completed, refused) = engine.queue.sync {
+            let realm = try? engine.engineRealm()
+            let completed = realm.flatMap { SyncStoreLayout.text($0, SyncStoreLayout.completedSubscriptions) }
                 .flatMap(Int64.init) ?? -1
+            return (completed, realm.flatMap { SyncStoreLayout.text($0, SyncStoreLayout.refusedSubscriptions) })
+        }
+        if let refused, let newline = refused.firstIndex(of: "\n"), Int64(refused[..<newline]) == version {
+            let message = String(refused[refused.index(after: newline)...])
+            return .error(SyncError(code: .invalidFlexibleSyncSubscriptions, message: message,
+                                    serverCode: SyncErrorCode.badQuery.rawValue))
         }
         return completed >= version ? .complete : .pending
     }
@@ -114,8 +123,10 @@ public final class SyncSubscriptionSet: Sequence, @unchecked Sendable {
 
     /// Changes the set and waits until the server has sent what it selects.
     ///
-    /// - Throws: ``SyncError`` (`.invalidFlexibleSyncSubscriptions`) when the server refuses a
-    ///   subscription (an unknown class, a query it cannot run).
+    /// - Throws: `Realm.Error` with code `.subscriptionFailed` (as Realm) when the server refuses
+    ///   a subscription: an unknown class or property, a query through a link, `@links`,
+    ///   `SUBQUERY` (docs/SYNC.md, "What subscription queries support"). The file then keeps
+    ///   the set the server still serves, and ``state`` is `.error`.
     public func update(_ block: () -> Void) async throws {
         let version = commit(block)
         try await engine.waitForSubscriptions(version: version)

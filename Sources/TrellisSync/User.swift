@@ -119,14 +119,18 @@ public final class User: Sendable {
     /// synced classes); `initialSubscriptions` runs when the file is first opened (or every
     /// time with `rerunOnOpen`). The file is the user's own, so it opens offline after a
     /// relaunch from ``App/currentUser``.
-    public func flexibleSyncConfiguration(initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = nil,
+    ///
+    /// `clientResetMode` says what happens to changes not yet uploaded when the server's
+    /// history is gone (``ClientResetMode``; by default they are recovered).
+    public func flexibleSyncConfiguration(clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
+                                          initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = nil,
                                           rerunOnOpen: Bool = false) -> Realm.Configuration {
         var configuration = Realm.Configuration()
         let directory = app.folder.appendingPathComponent(id)
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         configuration.fileURL = directory.appendingPathComponent("flx_sync_default.realm")
         configuration.syncHook = SyncEngineHandle(user: self, initialSubscriptions: initialSubscriptions,
-                                                  rerunOnOpen: rerunOnOpen)
+                                                  rerunOnOpen: rerunOnOpen, clientResetMode: clientResetMode)
         return configuration
     }
 

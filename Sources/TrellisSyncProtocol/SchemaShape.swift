@@ -10,6 +10,9 @@ public struct SchemaShape: Sendable, Equatable {
     /// The primary key property's name (`_id` when the schema has one, else the first
     /// required property of a scalar type).
     public var primaryKey: String?
+    /// The paths of the required properties (`required` at each level: `name`,
+    /// `address.city`).
+    public var required: Set<String>
 
     public init(document: JSONValue) throws {
         guard let title = document["title"]?.stringValue else {
@@ -17,42 +20,91 @@ public struct SchemaShape: Sendable, Equatable {
         }
         className = title
         types = [:]
-        Self.collect(document, path: "", into: &types)
+        var requiredPaths = Set<String>()
+        Self.collect(document, path: "", into: &types, required: &requiredPaths)
+        self.required = requiredPaths
         let required = document["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
         primaryKey = types["_id"] != nil ? "_id" : types["id"] != nil ? "id" : required.first { types[$0] != nil && !$0.contains(".") }
     }
 
-    private static func collect(_ schema: JSONValue, path: String, into types: inout [String: String]) {
+    private static func collect(_ schema: JSONValue, path: String, into types: inout [String: String],
+                                required: inout Set<String>) {
         guard let properties = schema["properties"]?.objectValue else { return }
+        for name in schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+            required.insert(path.isEmpty ? name : path + "." + name)
+        }
         for (name, property) in properties {
             let key = path.isEmpty ? name : path + "." + name
             let type = property.stringValue ?? property["bsonType"]?.stringValue ?? "mixed"
             types[key] = type
             if type == "object" {
-                collect(property, path: key, into: &types)
+                collect(property, path: key, into: &types, required: &required)
                 // A map: the type of its values.
                 if let values = property["additionalProperties"], values.objectValue != nil || values.stringValue != nil {
                     let valueType = values.stringValue ?? values["bsonType"]?.stringValue ?? "mixed"
                     types[key + ".{}"] = valueType
-                    if valueType == "object" { collect(values, path: key + ".{}", into: &types) }
+                    if valueType == "object" { collect(values, path: key + ".{}", into: &types, required: &required) }
                 }
             }
             if type == "array", let items = property["items"] {
                 let itemType = items.stringValue ?? items["bsonType"]?.stringValue ?? "mixed"
                 types[key + ".[]"] = itemType
-                if itemType == "object" { collect(items, path: key + ".[]", into: &types) }
+                if itemType == "object" { collect(items, path: key + ".[]", into: &types, required: &required) }
             }
         }
     }
 
-    /// The differences from another shape of the same class, one line each (empty when equal).
-    public func differences(from other: SchemaShape) -> [String] {
+    /// What keeps a client's model of this class (`client`) from syncing with this server
+    /// schema, one line each (empty when it can sync). A property the server has and the
+    /// client lacks is fine when it is optional: the server's schema grew (an additive
+    /// change, as Device Sync allows without a new schema version), and the client leaves
+    /// the new property alone. A property the client has and the server lacks, another
+    /// type, or a required property the client lacks cannot sync.
+    public func differences(from client: SchemaShape) -> [String] {
         var lines = [String]()
-        for key in Set(types.keys).union(other.types.keys).sorted() where types[key] != other.types[key] {
-            lines.append("'\(className).\(key)' is \(other.types[key] ?? "absent") on the client but "
+        for key in Set(types.keys).union(client.types.keys).sorted() where types[key] != client.types[key] {
+            if client.types[key] == nil {
+                let parent = Self.parent(of: key)
+                let parentOnClient = parent.isEmpty || client.types[parent] != nil
+                if !required.contains(key) || !parentOnClient { continue }
+            }
+            lines.append("'\(className).\(key)' is \(client.types[key] ?? "absent") on the client but "
                 + "\(types[key] ?? "absent") on the server")
         }
         return lines
+    }
+
+    /// The changes from `old` (the schema served before) to this one that Device Sync calls
+    /// breaking, one line each: a property removed, its type changed, made required or
+    /// optional, a new required property. New optional properties are additive (not listed).
+    public func breakingChanges(from old: SchemaShape) -> [String] {
+        var lines = [String]()
+        for key in old.types.keys.sorted() {
+            guard let type = types[key] else {
+                lines.append("'\(className).\(key)' was removed")
+                continue
+            }
+            if type != old.types[key] {
+                lines.append("'\(className).\(key)' changed type from \(old.types[key] ?? "?") to \(type)")
+            } else if required.contains(key) != old.required.contains(key) {
+                lines.append("'\(className).\(key)' was made \(required.contains(key) ? "required" : "optional")")
+            }
+        }
+        for key in types.keys.sorted() where old.types[key] == nil && required.contains(key) {
+            let parent = Self.parent(of: key)
+            if parent.isEmpty || old.types[parent] != nil {
+                lines.append("'\(className).\(key)' is a new required property")
+            }
+        }
+        return lines
+    }
+
+    /// The path of the property holding `path` (`address` for `address.city`; empty at the top).
+    static func parent(of path: String) -> String {
+        var components = path.split(separator: ".").map(String.init)
+        components.removeLast()
+        while components.last == "[]" || components.last == "{}" { components.removeLast() }
+        return components.joined(separator: ".")
     }
 
     /// Why a stored document does not fit the schema, or nil when it does. Properties the

@@ -43,9 +43,13 @@ public enum SyncMessage: Codable, Sendable, Equatable {
         /// The newest server version this client has applied (0: none).
         public var lastServerVersion: Int64
         public var subscriptions: SubscriptionSet
+        /// The identity of the server history the client synced with (``Welcome/serverEpoch``;
+        /// nil: none yet, or a client reset asking for a fresh start). Another identity than
+        /// the server's means that history is gone: the server answers with a client reset.
+        public var serverEpoch: String?
         public init(protocolVersion: Int = SyncProtocol.version, appId: String, accessToken: String, clientId: String,
                     schemaVersion: UInt64, schema: [String: JSONValue], lastServerVersion: Int64,
-                    subscriptions: SubscriptionSet) {
+                    subscriptions: SubscriptionSet, serverEpoch: String? = nil) {
             self.protocolVersion = protocolVersion
             self.appId = appId
             self.accessToken = accessToken
@@ -54,6 +58,7 @@ public enum SyncMessage: Codable, Sendable, Equatable {
             self.schema = schema
             self.lastServerVersion = lastServerVersion
             self.subscriptions = subscriptions
+            self.serverEpoch = serverEpoch
         }
     }
 
@@ -75,9 +80,14 @@ public enum SyncMessage: Codable, Sendable, Equatable {
     public struct Welcome: Codable, Sendable, Equatable {
         public var userId: String
         public var serverVersion: Int64
-        public init(userId: String, serverVersion: Int64) {
+        /// The identity of the server's history (`trellis_server_identity.epoch`): made once by
+        /// the first server of a database, so a database dropped and recreated (or restored
+        /// elsewhere) has another one. The client keeps it with the versions it applied.
+        public var serverEpoch: String?
+        public init(userId: String, serverVersion: Int64, serverEpoch: String? = nil) {
             self.userId = userId
             self.serverVersion = serverVersion
+            self.serverEpoch = serverEpoch
         }
     }
 
@@ -116,11 +126,16 @@ public enum SyncMessage: Codable, Sendable, Equatable {
         /// With ``SyncErrorCode/compensatingWrite``: the writes the server refused; the server
         /// then sends each object's state as it keeps it, which reverts the client's change.
         public var compensatingWrites: [CompensatingWrite]?
-        public init(code: Int, message: String, isFatal: Bool, compensatingWrites: [CompensatingWrite]? = nil) {
+        /// With ``SyncErrorCode/badQuery``: the version of the subscription set refused (the
+        /// server keeps serving the set it had).
+        public var subscriptionVersion: Int64?
+        public init(code: Int, message: String, isFatal: Bool, compensatingWrites: [CompensatingWrite]? = nil,
+                    subscriptionVersion: Int64? = nil) {
             self.code = code
             self.message = message
             self.isFatal = isFatal
             self.compensatingWrites = compensatingWrites
+            self.subscriptionVersion = subscriptionVersion
         }
     }
 
@@ -143,8 +158,17 @@ public enum SyncErrorCode: Int, Sendable {
     case badSyntax = 102
     case wrongProtocolVersion = 104
     case otherSessionError = 201
+    /// The client synced with a server history that is gone (another server identity: the
+    /// database was dropped and recreated, or restored): a client reset.
+    case badServerFileIdent = 207
     /// The client file's id is missing or another user's.
     case badClientFileIdent = 208
+    /// The client has applied server versions the server does not have (the history was
+    /// restored from an older backup): a client reset.
+    case badServerVersion = 209
+    /// The server no longer keeps the history after the client's version (pruned): a client
+    /// reset.
+    case clientFileExpired = 222
     /// The token has expired.
     case tokenExpired = 202
     /// The token is missing, malformed, forged or for another app.
@@ -159,6 +183,11 @@ public enum SyncErrorCode: Int, Sendable {
     case compensatingWrite = 231
     /// The client's schema version is not the server's.
     case badSchemaVersion = 235
+
+    /// Whether the client must reset its file (Realm's client reset).
+    public var requiresClientReset: Bool {
+        self == .badServerFileIdent || self == .badServerVersion || self == .clientFileExpired
+    }
 }
 
 /// A subscription set as it travels: every subscription's class and query text.

@@ -21,9 +21,21 @@ struct PostgresStore: Sendable {
 
     /// Creates what is missing (tables, trigger function, triggers); safe to run from several
     /// server processes at once.
-    func prepare() async throws {
+    func prepare(schemaVersion: UInt64) async throws {
+        do {
+            try await prepareTables(schemaVersion: schemaVersion)
+        } catch let error as PostgresTransactionError {
+            // A refused schema (OptionError) says what to do: report it, not the wrapper.
+            if let reason = error.closureError as? OptionError { throw reason }
+            throw error
+        }
+    }
+
+    private func prepareTables(schemaVersion: UInt64) async throws {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.setupLock))", logger: logger)
+            try await adoptSchema(version: schemaVersion, on: connection)
+            try await prepareIdentity(on: connection)
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS trellis_history (version bigserial PRIMARY KEY, collection text NOT NULL,
                   pk jsonb NOT NULL, doc jsonb, client_id text, recorded_at timestamptz NOT NULL DEFAULT now())

@@ -169,6 +169,9 @@ struct PostgresURL {
 /// The server's schema: one shape per collection, from the schema file.
 struct ServerSchema: Sendable {
     var collections: [String: SchemaShape]
+    /// Each collection's App Services schema as read (kept in `trellis_schema`, so the next
+    /// server can tell additive changes from breaking ones).
+    var documents: [String: JSONValue] = [:]
 
     /// Reads one JSON file of schemas (an array, one schema, or an object of them), or a folder
     /// holding `schema.json` files at any depth: what `trellis schema export --app-services
@@ -221,6 +224,7 @@ struct ServerSchema: Sendable {
                 throw OptionError("The collection '\(shape.className)' has no primary key (an '_id' property).")
             }
             collections[shape.className] = shape
+            self.documents[shape.className] = document
         }
     }
 }

@@ -109,9 +109,12 @@ final class SyncSessionHandler {
         }
     }
 
-    private func fail(_ code: SyncErrorCode, _ message: String, fatal: Bool) async throws -> Bool {
+    private func fail(_ code: SyncErrorCode, _ message: String, fatal: Bool, subscriptionVersion: Int64? = nil)
+        async throws -> Bool
+    {
         logger.notice("session \(clientId): error \(code.rawValue): \(message)")
-        try await send(.error(.init(code: code.rawValue, message: message, isFatal: fatal)))
+        try await send(.error(.init(code: code.rawValue, message: message, isFatal: fatal,
+                                    subscriptionVersion: subscriptionVersion)))
         return !fatal
     }
 
@@ -137,9 +140,15 @@ final class SyncSessionHandler {
         }
         permissions = SessionPermissions(rules: rules, user: user, collections: store.schema.collections.keys)
         guard hello.schemaVersion == options.schemaVersion else {
-            return try await fail(.badSchemaVersion, "The client's schema version is \(hello.schemaVersion) but the "
-                + "server's is \(options.schemaVersion). Open the Realm with the schema version the server was started "
-                + "with (--schema-version).", fatal: true)
+            let advice = hello.schemaVersion < options.schemaVersion
+                ? "The server's schema changed in a breaking way since this app was built: update the app to the "
+                    + "models of schema version \(options.schemaVersion) (and open the Realm with schemaVersion "
+                    + "\(options.schemaVersion))."
+                : "This app is newer than the server: start the server with --schema-version \(hello.schemaVersion) and "
+                    + "the schema of that version."
+            return try await fail(.badSchemaVersion, "Client provided invalid schema version: the client presented "
+                + "schema version \(hello.schemaVersion) but the server serves schema version \(options.schemaVersion). "
+                + advice, fatal: true)
         }
         var problems = [String]()
         for (className, document) in hello.schema.sorted(by: { $0.key < $1.key }) {
@@ -156,9 +165,16 @@ final class SyncSessionHandler {
                 + "client file: a synced file is one user's; open this user's own file.", fatal: true)
         }
         clientId = hello.clientId
+        let identity = try await store.identity()
+        let latest = try await store.latestVersion()
+        if let reset = Self.resetReason(hello, identity: identity, latest: latest) {
+            return try await fail(reset.code, reset.reason + " The client must reset its file (client reset): it downloads the "
+                + "server's state again and, depending on its ClientResetMode, recovers or discards its unsynced "
+                + "changes.", fatal: true)
+        }
         guard try await setSubscriptions(hello.subscriptions) else { return false }
         isOpen = true
-        try await send(.welcome(.init(userId: userId, serverVersion: try await store.latestVersion())))
+        try await send(.welcome(.init(userId: userId, serverVersion: latest, serverEpoch: identity.epoch)))
         logger.info("session \(clientId) opened by user \(userId), from version \(hello.lastServerVersion)")
         if hello.lastServerVersion == 0 {
             try await bootstrap()
@@ -169,25 +185,49 @@ final class SyncSessionHandler {
         return true
     }
 
+    /// Why a client cannot resume from where it is (the history it synced with is gone), or
+    /// nil when it can: another server identity, a version below the history kept, or one
+    /// the server never reached.
+    static func resetReason(_ hello: SyncMessage.Hello, identity: ServerIdentity, latest: Int64)
+        -> (code: SyncErrorCode, reason: String)?
+    {
+        if let epoch = hello.serverEpoch, epoch != identity.epoch {
+            return (.badServerFileIdent, "The client synced with server history \(epoch), but this server's history is "
+                + "\(identity.epoch): the database was recreated or replaced, and what the client had is gone.")
+        }
+        if hello.lastServerVersion > 0 && hello.lastServerVersion < identity.historyFloor {
+            return (.clientFileExpired, "The client synced up to server version \(hello.lastServerVersion), but the "
+                + "server keeps its history only from version \(identity.historyFloor) on (pruned).")
+        }
+        if hello.lastServerVersion > latest {
+            return (.badServerVersion, "The client synced up to server version \(hello.lastServerVersion), but the "
+                + "server's history ends at \(latest): it was restored from an older state.")
+        }
+        return nil
+    }
+
     /// Checks and adopts a subscription set; false (after an error frame) when one is bad.
     private func setSubscriptions(_ set: SubscriptionSet) async throws -> Bool {
         var parsed = [String: [SyncQuery]]()
         for subscription in set.subscriptions {
             guard store.schema.collections[subscription.className] != nil else {
-                _ = try await fail(.badQuery, "The subscription '\(subscription.name ?? subscription.query)' names the "
-                    + "class '\(subscription.className)', which is not in the server's schema (known: "
-                    + store.schema.collections.keys.sorted().joined(separator: ", ") + ").", fatal: false)
+                let known = store.schema.collections.keys.sorted().joined(separator: ", ")
+                _ = try await fail(.badQuery, "Invalid query: the subscription '\(subscription.name ?? subscription.query)' "
+                    + "names the class '\(subscription.className)', which is not in the server's schema (known: \(known)).",
+                    fatal: false, subscriptionVersion: set.version)
                 return false
             }
             do {
                 let query = try SyncQuery.parse(subscription.query)
-                if let reason = query.unsupportedReason {
-                    _ = try await fail(.badQuery, "The subscription query '\(subscription.query)': \(reason).", fatal: false)
+                if let shape = store.schema.collections[subscription.className],
+                   let problem = SubscriptionCheck.problem(query, text: subscription.query, in: shape)
+                {
+                    _ = try await fail(.badQuery, problem, fatal: false, subscriptionVersion: set.version)
                     return false
                 }
                 parsed[subscription.className, default: []].append(query)
             } catch {
-                _ = try await fail(.badQuery, "\(error)", fatal: false)
+                _ = try await fail(.badQuery, "\(error)", fatal: false, subscriptionVersion: set.version)
                 return false
             }
         }

@@ -67,7 +67,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         // PostgresNIO retries a refused connection quietly: give up with a clear error instead.
         let signingKey = try await withThrowingTaskGroup(of: String?.self) { setup in
             setup.addTask {
-                try await store.prepare()
+                try await store.prepare(schemaVersion: options.schemaVersion)
                 try await tokens.prepare()
                 return try await tokens.signingKey()
             }

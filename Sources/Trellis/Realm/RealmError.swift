@@ -31,6 +31,11 @@ extension Realm {
             self.filePath = fileURL
         }
 
+        /// An error raised by a module of this package (TrellisSync's `.subscriptionFailed`).
+        package init(code: Code, message: String) {
+            self.init(code, message)
+        }
+
         public var description: String { message }
         /// The message, as Foundation's errors spell it.
         public var localizedDescription: String { message }

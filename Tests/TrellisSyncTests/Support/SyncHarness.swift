@@ -205,9 +205,11 @@ final class Device: @unchecked Sendable {
 
     convenience init(server: ServerProcess, credentials: Credentials = .anonymous,
                      types: [ObjectBase.Type] = syncModelTypes, schemaVersion: UInt64 = 0, file: URL? = nil,
+                     clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
                      subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
         try await self.init(baseURL: server.baseURL, credentials: credentials, types: types,
-                            schemaVersion: schemaVersion, file: file, subscriptions: subscriptions)
+                            schemaVersion: schemaVersion, file: file, clientResetMode: clientResetMode,
+                            subscriptions: subscriptions)
     }
 
     static let allSubscriptions: @Sendable (SyncSubscriptionSet) -> Void = { subs in
@@ -218,6 +220,7 @@ final class Device: @unchecked Sendable {
 
     convenience init(baseURL: String, credentials: Credentials = .anonymous, types: [ObjectBase.Type] = syncModelTypes,
                      schemaVersion: UInt64 = 0, file: URL? = nil,
+                     clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
                      subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-device-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -225,19 +228,20 @@ final class Device: @unchecked Sendable {
         let user = try await app.login(credentials: credentials)
         self.init(app: app, user: user, directory: directory, ownsDirectory: true, types: types,
                   schemaVersion: schemaVersion, file: file ?? directory.appendingPathComponent("device.realm"),
-                  subscriptions: subscriptions)
+                  clientResetMode: clientResetMode, subscriptions: subscriptions)
     }
 
     /// A device of an app and user made elsewhere (a relaunch: the app read its users from
     /// disk); `directory` is removed at the end only when `ownsDirectory`.
     init(app: App, user: User, directory: URL, ownsDirectory: Bool, types: [ObjectBase.Type] = syncModelTypes,
-         schemaVersion: UInt64 = 0, file: URL? = nil,
+         schemaVersion: UInt64 = 0, file: URL? = nil, clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
          subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) {
         self.app = app
         self.user = user
         self.directory = directory
         self.ownsDirectory = ownsDirectory
-        var configuration = user.flexibleSyncConfiguration(initialSubscriptions: subscriptions)
+        var configuration = user.flexibleSyncConfiguration(clientResetMode: clientResetMode,
+                                                           initialSubscriptions: subscriptions)
         if let file { configuration.fileURL = file }
         configuration.objectTypes = types
         configuration.schemaVersion = schemaVersion

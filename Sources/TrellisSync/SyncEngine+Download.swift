@@ -131,7 +131,11 @@ extension SyncEngine {
     private static func outside<T: Object>(_ realm: Realm, _ type: T.Type, queries: [String]) throws -> [T] {
         let all = realm.objects(type)
         if queries.isEmpty { return Array(all) }
-        let kept = all.filter(queries.map { "(\($0))" }.joined(separator: " || "))
+        // A query the models cannot run (a file whose set was stored before queries were
+        // checked against the models) removes nothing, rather than stopping the download.
+        guard let kept = try? all.filter(validating: queries.map { "(\($0))" }.joined(separator: " || ")) else {
+            return []
+        }
         var keep = Set<UInt64>()
         for object in kept { if let key = realm.syncObjectKey(object) { keep.insert(key) } }
         return all.filter { realm.syncObjectKey($0).map { !keep.contains($0) } ?? false }
@@ -178,5 +182,25 @@ extension SyncEngine {
             try SyncStoreLayout.putText(realm, SyncStoreLayout.refusedSubscriptions, "\(stored.version)\n\(message)")
         }
         realm.isApplyingSyncDownload = false
+    }
+
+    /// Throws when a subscription's query does not fit this file's models (an unknown class
+    /// or property, a wrong type): as Realm checks a query against the local schema before
+    /// the set is stored, so no set that cannot run here is ever stored or sent.
+    func checkAgainstModels(_ subscription: SubscriptionSet.Subscription, _ realm: Realm) throws {
+        guard let type = objectType(subscription.className) else {
+            throw Realm.Error(code: .invalidQuery, message: "Cannot subscribe to '\(subscription.className)': it is not "
+                + "one of this Realm's objectTypes. Add the class to the configuration's objectTypes.")
+        }
+        do {
+            try Self.validate(realm, type, subscription.query)
+        } catch let error as Realm.Error {
+            throw Realm.Error(code: .invalidQuery, message: "The subscription '\(subscription.name ?? subscription.query)' "
+                + "does not fit the models: \(error.message)")
+        }
+    }
+
+    private static func validate<T: Object>(_ realm: Realm, _ type: T.Type, _ query: String) throws {
+        _ = try realm.objects(type).filter(validating: query)
     }
 }

@@ -109,7 +109,13 @@ public final class SyncSubscriptionSet: Sequence, @unchecked Sendable {
     /// Changes the set in `block` (which calls ``append(_:)`` and the `remove` methods) and
     /// calls `onComplete` once the server has sent what the new set selects.
     public func update(_ block: () -> Void, onComplete: (@Sendable (Error?) -> Void)? = nil) {
-        let version = commit(block)
+        let version: Int64
+        do {
+            version = try commit(block)
+        } catch {
+            onComplete?(error)
+            return
+        }
         guard let onComplete else { return }
         Task {
             do { try await engine.waitForSubscriptions(version: version); onComplete(nil) } catch { onComplete(error) }
@@ -123,12 +129,13 @@ public final class SyncSubscriptionSet: Sequence, @unchecked Sendable {
 
     /// Changes the set and waits until the server has sent what it selects.
     ///
-    /// - Throws: `Realm.Error` with code `.subscriptionFailed` (as Realm) when the server refuses
+    /// - Throws: `Realm.Error` with code `.invalidQuery` when a query does not fit this file's
+    ///   models (nothing is stored), or with code `.subscriptionFailed` (as Realm) when the server refuses
     ///   a subscription: an unknown class or property, a query through a link, `@links`,
     ///   `SUBQUERY` (docs/SYNC.md, "What subscription queries support"). The file then keeps
     ///   the set the server still serves, and ``state`` is `.error`.
     public func update(_ block: () -> Void) async throws {
-        let version = commit(block)
+        let version = try commit(block)
         try await engine.waitForSubscriptions(version: version)
     }
 
@@ -137,14 +144,14 @@ public final class SyncSubscriptionSet: Sequence, @unchecked Sendable {
         try await update({ block(self) })
     }
 
-    private func commit(_ block: () -> Void) -> Int64 {
-        withoutActuallyEscaping(block) { block in
-            let commit = {
+    private func commit(_ block: () -> Void) throws -> Int64 {
+        try withoutActuallyEscaping(block) { block in
+            let commit = { () throws -> Int64 in
                 guard let realm = try? self.engine.engineRealm() else { return Int64(0) }
-                return (try? self.write(on: realm, block)) ?? 0
+                return try self.write(on: realm, block)
             }
-            if DispatchQueue.getSpecific(key: SyncEngine.queueKey) == ObjectIdentifier(engine) { return commit() }
-            return engine.queue.sync(execute: commit)
+            if DispatchQueue.getSpecific(key: SyncEngine.queueKey) == ObjectIdentifier(engine) { return try commit() }
+            return try engine.queue.sync(execute: commit)
         }
     }
 
@@ -160,6 +167,9 @@ public final class SyncSubscriptionSet: Sequence, @unchecked Sendable {
             return before.version
         }
         if after.subscriptions == before.subscriptions { return before.version }
+        for subscription in after.subscriptions where !before.subscriptions.contains(subscription) {
+            try engine.checkAgainstModels(subscription, realm)
+        }
         after.version = before.version + 1
         try realm.write {
             realm.isApplyingSyncDownload = true

@@ -28,6 +28,30 @@ extension _ObjectObservable {
         }
     }
 
+    /// Realm's generic form (`observe<T: RLMObjectBase>`): the block's own `ObjectChange` type
+    /// says how the object is handed over, so one block typed
+    /// `(ObjectChange<ObjectBase>) -> Void` can observe objects of any model class. A block
+    /// whose type the object is not (`ObjectChange<Dog>` on a `Person`) is a programmer error
+    /// and traps when the first change arrives.
+    @_disfavoredOverload
+    public func observe<T: ObjectBase>(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                                       _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken
+    {
+        observe(keyPaths: keyPaths, on: queue) { (change: ObjectChange<Self>) in
+            switch change {
+            case .change(let object, let properties):
+                guard let object = object as? T else {
+                    throwRealmException("observe: the block takes ObjectChange<\(T.self)>, but the observed object is a '\(type(of: object))'")
+                }
+                block(.change(object, properties))
+            case .deleted:
+                block(.deleted)
+            case .error(let error):
+                block(.error(error))
+            }
+        }
+    }
+
     /// `observe` with typed key paths: `dog.observe(keyPaths: [\Dog.name])`.
     public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken

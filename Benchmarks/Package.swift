@@ -16,9 +16,23 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
+        // What the benchmark executables share: timing, scratch files, callgrind counts.
+        .target(name: "BenchSupport"),
         // W1-W8 of the brief on Trellis and on GRDB, side by side in one process.
         .executableTarget(name: "TrellisBench", dependencies: [
+            "BenchSupport",
             .product(name: "Trellis", package: rootPackage),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // LMDB from the system (liblmdb-dev), StorageBench's peer. Its own module name: the root
+        // package's CLMDB is not a product.
+        .systemLibrary(name: "CLMDBPeer", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        // TrellisStorage (issue 35) against LMDB on the same operations, and durable commits
+        // against GRDB (SQLite WAL, synchronous = FULL): `bash Scripts/bench.sh --storage`.
+        .executableTarget(name: "StorageBench", dependencies: [
+            "BenchSupport", "CLMDBPeer",
+            .product(name: "TrellisStorage", package: rootPackage),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

@@ -4,6 +4,10 @@
 # benchmarks run in a debug build with tiny counts, as CI does, so they never rot. With
 # --instructions it prints instructions per operation under callgrind instead (installing
 # valgrind if missing); --instructions --json prints them as one JSON object.
+# With --storage it runs StorageBench instead: TrellisStorage vs LMDB on the same operations and
+# durable commits vs GRDB (SQLite WAL, synchronous = FULL), peers interleaved, medians of rounds,
+# then instructions per get under callgrind (docs/BENCHMARKS.md "Storage engine"); --storage
+# --json prints one JSON object. Other arguments go to StorageBench (--help lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/install-deps.sh
@@ -15,10 +19,16 @@ if ! pkg-config --exists sqlite3 2>/dev/null; then
 fi
 cd Benchmarks
 configuration=release
-for argument in "$@"; do [ "$argument" = "--smoke" ] && configuration=debug; done
-# --instructions counts instructions with valgrind's callgrind (issue 18).
+product=TrellisBench
+arguments=()
 for argument in "$@"; do
-    if [ "$argument" = "--instructions" ] && ! command -v valgrind >/dev/null 2>&1; then
+    [ "$argument" = "--smoke" ] && configuration=debug
+    if [ "$argument" = "--storage" ]; then product=StorageBench; else arguments+=("$argument"); fi
+done
+# --instructions (and --storage, for its instructions per get) count instructions with
+# valgrind's callgrind (issue 18).
+for argument in "$@"; do
+    if { [ "$argument" = "--instructions" ] || [ "$argument" = "--storage" ]; } && ! command -v valgrind >/dev/null 2>&1; then
         SUDO=""
         [ "$(id -u)" -ne 0 ] && SUDO="sudo"
         $SUDO apt-get update -qq
@@ -26,5 +36,5 @@ for argument in "$@"; do
     fi
 done
 # Build output goes to stderr, so that --json prints nothing but the JSON.
-swift build -c "$configuration" --product TrellisBench >&2
-"$(swift build -c "$configuration" --show-bin-path)/TrellisBench" "$@"
+swift build -c "$configuration" --product "$product" >&2
+"$(swift build -c "$configuration" --show-bin-path)/$product" ${arguments[@]+"${arguments[@]}"}

@@ -131,6 +131,47 @@ struct PageView {
         return UnsafeRawBufferPointer(start: base + offset + header, count: length)
     }
 
+    /// The index of the first key >= `key` (searching from 1 in a branch, whose cell 0 has no
+    /// key) and whether it is equal. The page's header was validated (`validateTreePage`); each
+    /// cell read is still checked against the page's bounds.
+    @inline(__always)
+    func lowerBound(_ key: UnsafeRawBufferPointer, order: KeyOrder) throws -> (index: Int, found: Bool) {
+        let leaf = isLeaf
+        let header = leaf ? Layout.leafCellHeader : Layout.branchCellHeader
+        let count = self.count
+        let firstCell = Layout.headerSize &+ count &* Layout.slotSize
+        // Byte order: most comparisons are decided by the first eight bytes, compared as one
+        // big-endian word.
+        let wordCompares = order == .bytes && key.count >= 8
+        let keyWord = wordCompares ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : 0
+        var low = leaf ? 0 : 1, high = count
+        var equalAt = -1
+        while low < high {
+            let middle = (low &+ high) &>> 1
+            let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ middle &* Layout.slotSize))
+            // The length is read from inside the page whatever the offset; the guard then
+            // rejects an offset or a length that does not fit.
+            let length = Int(base.loadLE(UInt16.self, at: min(offset, Layout.pageSize &- 2)))
+            guard offset >= firstCell, offset &+ header &+ length <= Layout.pageSize else {
+                throw corrupt("entry \(middle) points outside the page")
+            }
+            let start = base + (offset &+ header)
+            var comparison = 0
+            if wordCompares && length >= 8 {
+                let word = UInt64(bigEndian: start.loadUnaligned(as: UInt64.self))
+                if word != keyWord { comparison = word < keyWord ? -1 : 1 }
+            }
+            if comparison == 0 { comparison = order.compare(UnsafeRawBufferPointer(start: start, count: length), key) }
+            if comparison < 0 {
+                low = middle &+ 1
+            } else {
+                if comparison == 0 { equalAt = middle }
+                high = middle
+            }
+        }
+        return (low, equalAt == low)
+    }
+
     /// The child of branch entry `index`.
     func child(at index: Int) throws -> PageReference {
         let offset = try cellOffset(index, header: Layout.branchCellHeader)

@@ -5,15 +5,41 @@ import Foundation
 /// A page is hashed the first time this process reads it through a reference carrying a given
 /// checksum; afterwards the same (page, checksum) pair is trusted. A reused page has a new
 /// checksum in its new parent and is hashed again.
+///
+/// The verified table is read on every page visit, so it is read without a lock: it is a buffer
+/// of 64-bit words (word 0 its capacity, word `1 + n` the checksum page `n` was verified with),
+/// reached through a cell that always points at a live buffer. Writers (a thread that verified a
+/// page) take the lock; a buffer outgrown is kept until the pager goes, so a reader holding the
+/// old pointer still reads valid memory. A reader that misses a concurrent mark (sees 0 or the
+/// page's previous checksum) only hashes the page again; a word is only ever 0 or a checksum the
+/// page was verified with, so a stale read never makes an unverified page trusted.
 final class Pager: @unchecked Sendable {
     let file: StorageFile
     private let lock = NSLock()
     private var base: UnsafeRawPointer?
     private var mappedPages: UInt64 = 0
-    private var verified: [UInt64] = []
+    /// The cell holding the current verified table (see above).
+    private let table: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>>
+    /// Tables outgrown, freed with the pager (readers may still hold them).
+    private var outgrown: [UnsafeMutablePointer<UInt64>] = []
 
     init(file: StorageFile) {
         self.file = file
+        table = .allocate(capacity: 1)
+        table.initialize(to: Self.makeTable(capacity: 1024))
+    }
+
+    deinit {
+        table.pointee.deallocate()
+        for old in outgrown { old.deallocate() }
+        table.deallocate()
+    }
+
+    private static func makeTable(capacity: Int) -> UnsafeMutablePointer<UInt64> {
+        let words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity + 1)
+        words.initialize(repeating: 0, count: capacity + 1)
+        words[0] = UInt64(capacity)
+        return words
     }
 
     /// The map, covering at least `pageCount` pages.
@@ -28,37 +54,43 @@ final class Pager: @unchecked Sendable {
         return address
     }
 
-    /// Whether the page was verified with this checksum.
+    /// Whether the page was verified with this checksum (no lock: see the type's comment).
     @inline(__always)
     func isVerified(_ reference: PageReference) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        let index = Int(reference.page)
-        return index < verified.count && verified[index] == reference.checksum && reference.checksum != 0
+        let words = table.pointee
+        return reference.page < words[0] && words[Int(reference.page) &+ 1] == reference.checksum && reference.checksum != 0
     }
 
     /// Records that the page passed its check with this checksum.
     func markVerified(_ reference: PageReference) {
         lock.lock()
         defer { lock.unlock() }
+        var words = table.pointee
+        let capacity = Int(words[0])
         let index = Int(reference.page)
-        if index >= verified.count {
-            verified.append(contentsOf: repeatElement(0, count: max(index + 1 - verified.count, verified.count)))
+        if index >= capacity {
+            let grown = Self.makeTable(capacity: max(index + 1, capacity * 2))
+            (grown + 1).update(from: words + 1, count: capacity)
+            table.pointee = grown
+            outgrown.append(words)
+            words = grown
         }
-        verified[index] = reference.checksum
+        words[index + 1] = reference.checksum
     }
 
-    /// Forgets every verification (after recovery replaced a commit).
+    /// Forgets every verification (after recovery replaced a commit; no reader is running then).
     func forgetVerifications() {
         lock.lock()
         defer { lock.unlock() }
-        verified.removeAll()
+        let words = table.pointee
+        (words + 1).update(repeating: 0, count: Int(words[0]))
     }
 }
 
 /// One commit of the file as a reader sees it: its meta slot and the map. Pages are checked
-/// against the references that lead to them.
-struct Snapshot {
+/// against the references that lead to them. A class: every tree walk holds it, and a reference
+/// costs one retain where a struct holding a class costs an outlined copy.
+final class Snapshot {
     let meta: MetaSlot
     let base: UnsafeRawPointer
     let pager: Pager

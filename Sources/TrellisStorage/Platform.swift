@@ -45,38 +45,49 @@ enum Platform {
         path.withCString { access($0, F_OK) } == 0
     }
 
+    /// Calls `body` again while it fails with `EINTR` (a signal arrived); returns its result:
+    /// non-negative on success, -1 with `errno` set otherwise.
+    @inline(__always)
+    private static func retryingInterrupts<Result: BinaryInteger>(_ body: () -> Result) -> Result {
+        while true {
+            let result = body()
+            if result >= 0 || errno != EINTR { return result }
+        }
+    }
+
+    /// Moves `count` bytes by repeated partial transfers: `step(done)` moves some of the bytes
+    /// from `done` on and returns how many (0 at the end of the file, -1 with `errno` set).
+    /// Returns how many bytes moved (fewer than `count` only at the end of the file).
+    private static func transfer(_ count: Int, call: String, path: String, _ step: (_ done: Int) -> Int) throws -> Int {
+        var done = 0
+        while done < count {
+            let moved = retryingInterrupts { step(done) }
+            if moved < 0 { throw StorageError.io(call, path: path, errno: errno) }
+            if moved == 0 { break }
+            done += moved
+        }
+        return done
+    }
+
     /// Reads exactly `buffer.count` bytes at `offset`; bytes past the end of the file read as 0.
     static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64,
                      path: String) throws {
-        var done = 0
-        while done < buffer.count {
-            guard let base = buffer.baseAddress else { return }
-            let count = pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw StorageError.io("pread", path: path, errno: errno)
-            }
-            if count == 0 {
-                (base + done).initializeMemory(as: UInt8.self, repeating: 0, count: buffer.count - done)
-                return
-            }
-            done += count
+        guard let base = buffer.baseAddress else { return }
+        let done = try transfer(buffer.count, call: "pread", path: path) { done in
+            pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
         }
+        (base + done).initializeMemory(as: UInt8.self, repeating: 0, count: buffer.count - done)
     }
 
     /// Writes all of `bytes` at `offset`.
     static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64,
                       path: String) throws {
-        var done = 0
-        while done < bytes.count {
-            guard let base = bytes.baseAddress else { return }
-            let count = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw StorageError.io("pwrite", path: path, errno: errno)
-            }
-            done += count
+        guard let base = bytes.baseAddress else { return }
+        let done = try transfer(bytes.count, call: "pwrite", path: path) { done in
+            pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
         }
+        // pwrite never returns 0 for a non-empty write to a regular file; stop rather than spin.
+        if done < bytes.count { throw StorageError.io("pwrite", path: path, errno: EIO) }
     }
 
     /// Makes every write so far durable: `F_FULLFSYNC` on Darwin (plain `fsync` only reaches the
@@ -87,8 +98,7 @@ enum Platform {
         // Some file systems (network, FAT) refuse F_FULLFSYNC: fall back to fsync.
         if fsync(descriptor) != 0 { throw StorageError.io("fsync", path: path, errno: errno) }
         #else
-        while fdatasync(descriptor) != 0 {
-            if errno == EINTR { continue }
+        if retryingInterrupts({ fdatasync(descriptor) }) != 0 {
             throw StorageError.io("fdatasync", path: path, errno: errno)
         }
         #endif
@@ -103,8 +113,7 @@ enum Platform {
 
     /// Sets the file's size.
     static func truncate(_ descriptor: Int32, to size: UInt64, path: String) throws {
-        while ftruncate(descriptor, off_t(size)) != 0 {
-            if errno == EINTR { continue }
+        if retryingInterrupts({ ftruncate(descriptor, off_t(size)) }) != 0 {
             throw StorageError.io("ftruncate", path: path, errno: errno)
         }
     }
@@ -136,8 +145,7 @@ enum Platform {
     /// Takes `flock(LOCK_EX)` on the descriptor, waiting for it. `flock` locks belong to the open
     /// file description, so two descriptors of one process exclude each other too.
     static func lockExclusive(_ descriptor: Int32, path: String) throws {
-        while flock(descriptor, LOCK_EX) != 0 {
-            if errno == EINTR { continue }
+        if retryingInterrupts({ flock(descriptor, LOCK_EX) }) != 0 {
             throw StorageError.io("flock", path: path, errno: errno)
         }
     }

@@ -29,11 +29,16 @@ struct CatalogReader {
 
 /// A snapshot of one commit. It sees nothing committed after it began, and never blocks the
 /// writer. Values are read in place from the memory map and stay valid until `end()`.
-public final class ReadTransaction {
+public final class ReadTransaction: TreeReading {
     let snapshot: Snapshot
     private weak var environment: StorageEnvironment?
     private let slot: Int
+    /// The trees read before the last one.
     private var trees: [String: TreeState] = [:]
+    /// The tree read last: most reads name the same tree as the one before.
+    private var lastTree: TreeState?
+    /// `access(_:)` of `lastTree`.
+    private var lastAccess: TreeAccess?
     private let liveness = Liveness()
 
     init(environment: StorageEnvironment, snapshot: Snapshot, slot: Int) {
@@ -56,14 +61,29 @@ public final class ReadTransaction {
 
     private func tree(_ name: String) throws -> TreeState? {
         guard liveness.isAlive else { throw StorageError.misuse("a read transaction was used after it ended") }
-        if let state = trees[name] { return state }
-        let catalog = CatalogReader(snapshot: snapshot)
-        guard let descriptor = try catalog.descriptor(name, root: snapshot.meta.catalog.map { .clean($0) },
-                                                      depth: Int(snapshot.meta.catalogDepth))
-        else { return nil }
+        if let lastTree, lastTree.name == name { return lastTree }
+        if let state = trees[name] {
+            remember(state)
+            return state
+        }
+        let snapshot = snapshot
+        let lookUp = {
+            try CatalogReader(snapshot: snapshot).descriptor(name, root: snapshot.meta.catalog.map { .clean($0) },
+                                                             depth: Int(snapshot.meta.catalogDepth))
+        }
+        let found = try environment.map { try $0.descriptors.descriptor(name, catalog: snapshot.meta.catalog, load: lookUp) }
+            ?? lookUp()
+        guard let descriptor = found else { return nil }
         let state = TreeState(name: name, descriptor: descriptor)
-        trees[name] = state
+        remember(state)
         return state
+    }
+
+    /// Makes `state` the last tree used; the one before goes to `trees` (a transaction reading
+    /// one tree never builds the dictionary).
+    private func remember(_ state: TreeState) {
+        if let lastTree, lastTree !== state { trees[lastTree.name] = lastTree }
+        lastTree = state
     }
 
     private func existingTree(_ name: String) throws -> TreeState {
@@ -78,22 +98,12 @@ public final class ReadTransaction {
         try tree(name).map { TreeInfo(name: $0.name, order: $0.order, count: $0.count, depth: $0.depth) }
     }
 
-    /// The value under `key` in tree `name`, lent in place to `body` (nil when absent).
-    public func withValue<R>(_ name: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        let state = try existingTree(name)
-        let reader = TreeReader(snapshot: snapshot, order: state.order, depth: state.depth)
-        return try key.withUnsafeBytes { try reader.withValue(root: state.root, key: $0, body) }
-    }
-
-    /// A copy of the value under `key` in tree `name`, or nil.
-    public func get(_ name: String, key: [UInt8]) throws -> [UInt8]? {
-        try withValue(name, key: key) { $0.map { Array($0) } }
-    }
-
-    /// A cursor over tree `name`, valid until the transaction ends.
-    public func cursor(_ name: String) throws -> Cursor {
-        let liveness = liveness
-        return Cursor(tree: try existingTree(name), snapshot: snapshot, tracksChanges: false) { liveness.isAlive }
+    /// The tree `name` for `withValue`, `get` and `cursor` (`TreeReading`).
+    public func access(_ name: String) throws -> TreeAccess {
+        if let lastAccess, lastAccess.tree.name == name, liveness.isAlive { return lastAccess }
+        let access = TreeAccess(tree: try existingTree(name), snapshot: snapshot, liveness: liveness, tracksChanges: false)
+        lastAccess = access
+        return access
     }
 
     /// The names of all trees, in byte order.

@@ -20,6 +20,8 @@ public final class StorageEnvironment: @unchecked Sendable {
 
     let pager: Pager
     let readers: ReaderTable
+    /// Tree descriptors of the current catalog, for read transactions.
+    let descriptors = DescriptorCache()
     private let writerGate = DispatchSemaphore(value: 1)
     /// Whether each commit syncs. Change it only while no write transaction is open.
     public var syncOnCommit: Bool

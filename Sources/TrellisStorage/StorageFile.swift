@@ -32,6 +32,8 @@ public final class PosixFile: StorageFile {
     private let descriptor: Int32
     private var maps: [(address: UnsafeRawPointer, length: Int)] = []
     private var isClosed = false
+    /// The `fdatasync` / `F_FULLFSYNC` calls made so far (benchmarks report syncs per commit).
+    public private(set) var syncCount = 0
 
     /// Opens (or creates, when `create` is true) the file at `path`.
     public init(path: String, create: Bool = true) throws {
@@ -53,7 +55,10 @@ public final class PosixFile: StorageFile {
 
     public func truncate(to size: UInt64) throws { try Platform.truncate(descriptor, to: size, path: name) }
 
-    public func sync() throws { try Platform.sync(descriptor, path: name) }
+    public func sync() throws {
+        syncCount += 1
+        try Platform.sync(descriptor, path: name)
+    }
 
     public func map(length: UInt64) throws -> UnsafeRawPointer {
         if let last = maps.last, UInt64(last.length) >= length { return last.address }

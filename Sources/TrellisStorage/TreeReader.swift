@@ -32,13 +32,7 @@ enum TreeLevel {
         case .node(let node):
             return node.lowerBound(key, order: order)
         case .page(let view):
-            var low = view.isLeaf ? 0 : 1, high = view.count
-            while low < high {
-                let middle = (low + high) / 2
-                if order.compare(try view.key(at: middle), key) < 0 { low = middle + 1 } else { high = middle }
-            }
-            guard low < view.count else { return (low, false) }
-            return (low, order.compare(try view.key(at: low), key) == 0)
+            return try view.lowerBound(key, order: order)
         }
     }
 
@@ -77,14 +71,28 @@ struct TreeReader {
                       _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         guard var current = root else { return try body(nil) }
         var levelNumber = 1
-        while true {
-            let level = try level(current, atDepth: levelNumber)
-            let (index, found) = try level.lowerBound(key, order: order)
-            if level.isLeaf {
+        // A write transaction's copies sit above committed pages: walk them first.
+        while case .dirty(let node) = current {
+            let (index, found) = node.lowerBound(key, order: order)
+            if node.isLeaf {
                 guard found else { return try body(nil) }
-                return try withValue(of: level, at: index, body)
+                return try withValue(of: .node(node), at: index, body)
             }
-            current = try level.child(at: found ? index : index - 1)
+            current = node.children[found ? index : index - 1]
+            levelNumber += 1
+        }
+        guard case .clean(var reference) = current else { return try body(nil) }
+        while true {
+            let view = try snapshot.treePage(reference)
+            guard view.isLeaf == (levelNumber == depth) else {
+                throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(levelNumber) of a tree of depth \(depth)")
+            }
+            let (index, found) = try view.lowerBound(key, order: order)
+            if view.isLeaf {
+                guard found else { return try body(nil) }
+                return try withValue(of: .page(view), at: index, body)
+            }
+            reference = try view.child(at: found ? index : index - 1)
             levelNumber += 1
         }
     }

@@ -1,7 +1,7 @@
 /// The one write transaction of the file. Changes are private until `commit()`, which makes them
 /// visible to new read transactions (and durable when the environment syncs on commit).
 /// `abort()`, or dropping the transaction, discards them.
-public final class WriteTransaction {
+public final class WriteTransaction: TreeReading {
     let snapshot: Snapshot
     private let environment: StorageEnvironment
     private let freed = FreedPages()
@@ -9,6 +9,10 @@ public final class WriteTransaction {
     private let pending: [FreeEntry]
     private let catalog: TreeState
     private var trees: [String: TreeState] = [:]
+    /// The tree used last (reset when trees are created or dropped).
+    private var lastTree: TreeState?
+    /// `access(_:)` of `lastTree`.
+    private var lastAccess: TreeAccess?
     private var dropped: Set<String> = []
     private let liveness = Liveness()
 
@@ -39,12 +43,17 @@ public final class WriteTransaction {
 
     private func tree(_ name: String) throws -> TreeState? {
         try checkAlive()
-        if let state = trees[name] { return state }
+        if let lastTree, lastTree.name == name { return lastTree }
+        if let state = trees[name] {
+            lastTree = state
+            return state
+        }
         if dropped.contains(name) { return nil }
         guard let descriptor = try CatalogReader(snapshot: snapshot).descriptor(name, root: catalog.root, depth: catalog.depth)
         else { return nil }
         let state = TreeState(name: name, descriptor: descriptor)
         trees[name] = state
+        lastTree = state
         return state
     }
 
@@ -65,6 +74,8 @@ public final class WriteTransaction {
                 + "bytes of UTF-8; '\(name)' is \(length).")
         }
         dropped.remove(name)
+        lastTree = nil
+        lastAccess = nil
         let state = TreeState(name: name, descriptor: TreeDescriptor(root: nil, count: 0, order: order, depth: 0))
         state.isChanged = true
         trees[name] = state
@@ -81,6 +92,8 @@ public final class WriteTransaction {
         guard let state = try tree(name) else { return false }
         if let root = state.root { try editor.freeAll(root, depth: 1) }
         trees[name] = nil
+        lastTree = nil
+        lastAccess = nil
         dropped.insert(name)
         return true
     }
@@ -98,22 +111,12 @@ public final class WriteTransaction {
 
     // MARK: - Reading
 
-    /// The value under `key` in tree `name`, lent to `body` (nil when absent).
-    public func withValue<R>(_ name: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        let state = try existingTree(name)
-        let reader = TreeReader(snapshot: snapshot, order: state.order, depth: state.depth)
-        return try key.withUnsafeBytes { try reader.withValue(root: state.root, key: $0, body) }
-    }
-
-    /// A copy of the value under `key` in tree `name`, or nil.
-    public func get(_ name: String, key: [UInt8]) throws -> [UInt8]? {
-        try withValue(name, key: key) { $0.map { Array($0) } }
-    }
-
-    /// A cursor over tree `name`; it follows the tree through later changes.
-    public func cursor(_ name: String) throws -> Cursor {
-        let liveness = liveness
-        return Cursor(tree: try existingTree(name), snapshot: snapshot, tracksChanges: true) { liveness.isAlive }
+    /// The tree `name` for `withValue`, `get` and `cursor` (`TreeReading`).
+    public func access(_ name: String) throws -> TreeAccess {
+        if let lastAccess, lastAccess.tree.name == name, liveness.isAlive { return lastAccess }
+        let access = TreeAccess(tree: try existingTree(name), snapshot: snapshot, liveness: liveness, tracksChanges: true)
+        lastAccess = access
+        return access
     }
 
     // MARK: - Writing

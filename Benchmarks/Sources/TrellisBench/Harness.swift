@@ -35,24 +35,6 @@ struct Row: Codable {
     }
 }
 
-/// Times `body` `repetitions` times and returns the median.
-func median(_ repetitions: Int, _ body: () throws -> Void) rethrows -> Double {
-    try median(repetitions, setup: {}, body)
-}
-
-/// Times `body` `repetitions` times (after `setup` each time, untimed) and returns the median.
-func median(_ repetitions: Int, setup: () throws -> Void, _ body: () throws -> Void) rethrows -> Double {
-    var samples = [Double]()
-    for _ in 0..<Swift.max(repetitions, 1) {
-        try setup()
-        let start = DispatchTime.now().uptimeNanoseconds
-        try body()
-        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-    }
-    samples.sort()
-    return samples[samples.count / 2]
-}
-
 /// A checksum sink so the optimiser keeps the work, and so both engines are seen to read the
 /// same data.
 final class Checksums {
@@ -64,24 +46,6 @@ final class Checksums {
             exit(3)
         }
         values[key] = value
-    }
-}
-
-/// A fresh folder per file, removed at exit.
-final class Scratch {
-    let url: URL
-    private var counter = 0
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-bench-\(getpid())")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String) -> URL {
-        counter += 1
-        return url.appendingPathComponent("\(counter)-\(name)")
     }
 }
 

@@ -56,25 +56,6 @@ enum InstructionWorkload: String, CaseIterable {
     }
 }
 
-/// The workload ``trellisMeasuredRegion()`` runs. A global, not a parameter: given a closure
-/// argument, the optimiser makes copies of the function with the closure merged in, under names
-/// callgrind cannot attribute.
-nonisolated(unsafe) private var measuredBody: () throws -> Void = {}
-
-/// The only function whose instructions callgrind collects (`--toggle-collect`): it runs the
-/// workload and nothing else.
-@inline(never) @_optimize(none)
-func trellisMeasuredRegion() throws {
-    try measuredBody()
-}
-
-/// Runs `body` inside ``trellisMeasuredRegion()``.
-func measured(_ body: @escaping () throws -> Void) throws {
-    measuredBody = body
-    defer { measuredBody = {} }
-    try trellisMeasuredRegion()
-}
-
 /// Runs each operation in its own process under callgrind and reports instructions per op.
 struct InstructionCounter {
     let sizes: Sizes
@@ -96,55 +77,19 @@ struct InstructionCounter {
     }
 
     func run(log: Bool) throws -> [Result] {
-        let folder = profiles ?? FileManager.default.temporaryDirectory
-            .appendingPathComponent("trellis-instructions-\(getpid())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { if profiles == nil { try? FileManager.default.removeItem(at: folder) } }
+        let folder = try Callgrind.folder(kept: profiles)
+        defer { folder.cleanUp() }
         var results = [Result]()
         for workload in workloads {
             if log { FileHandle.standardError.write(Data("… \(workload.rawValue) under callgrind\n".utf8)) }
-            results.append(try measure(workload, in: folder))
+            let measurement = try Callgrind.measure(workload.rawValue, arguments: [
+                "--measure-instructions", workload.rawValue,
+                "--objects", String(sizes.objects), "--list-owners", String(sizes.listOwners),
+            ], in: folder.url)
+            results.append(Result(workload: workload, instructions: measurement.instructions,
+                                  operations: measurement.operations))
         }
         return results
-    }
-
-    private func measure(_ workload: InstructionWorkload, in folder: URL) throws -> Result {
-        let profile = folder.appendingPathComponent("callgrind.\(workload.rawValue).out")
-        let valgrindLog = folder.appendingPathComponent("valgrind.\(workload.rawValue).log")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "valgrind", "--tool=callgrind", "--toggle-collect=*trellisMeasuredRegion*",
-            "--callgrind-out-file=\(profile.path)", "--log-file=\(valgrindLog.path)",
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
-            "--measure-instructions", workload.rawValue,
-            "--objects", String(sizes.objects), "--list-owners", String(sizes.listOwners),
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-              let operations = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)),
-              let instructions = Self.totalInstructions(profile)
-        else {
-            let tail = (try? String(contentsOf: valgrindLog, encoding: .utf8))?.suffix(2_000) ?? ""
-            throw ValidationError("\(workload.rawValue) under callgrind failed (status \(process.terminationStatus), "
-                + "output '\(output)'); valgrind's log ends with:\n\(tail)")
-        }
-        return Result(workload: workload, instructions: instructions, operations: operations)
-    }
-
-    /// The instructions a callgrind profile collected (its `totals:` line, else `summary:`).
-    static func totalInstructions(_ profile: URL) -> Int? {
-        guard let text = try? String(contentsOf: profile, encoding: .utf8) else { return nil }
-        var summary: Int?
-        for line in text.split(separator: "\n") {
-            if line.hasPrefix("totals:") { return Int(line.dropFirst(7).split(separator: " ").first ?? "") }
-            if line.hasPrefix("summary:") { summary = Int(line.dropFirst(8).split(separator: " ").first ?? "") }
-        }
-        return summary
     }
 
     static func table(_ results: [Result], sizes: Sizes) -> String {
@@ -173,16 +118,6 @@ struct InstructionCounter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return String(decoding: try encoder.encode(object), as: UTF8.self)
-    }
-
-    private static func grouped(_ value: Int) -> String {
-        let digits = String(value)
-        var out = ""
-        for (index, character) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
-            out.append(character)
-        }
-        return out
     }
 }
 

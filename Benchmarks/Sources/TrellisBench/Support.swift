@@ -1,0 +1,2 @@
+// Shared by the benchmark executables: timing, scratch files, callgrind.
+@_exported import BenchSupport

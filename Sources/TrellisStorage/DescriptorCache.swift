@@ -1,0 +1,33 @@
+import Foundation
+
+/// The tree descriptors of the catalog read last, shared by the environment's read
+/// transactions: a transaction on the same catalog finds its trees without walking it again.
+///
+/// Keyed by the catalog root's reference (page and checksum), which names the catalog's content:
+/// a commit number alone could be reused (a commit whose sync failed is taken back and the next
+/// one gets its number).
+final class DescriptorCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var catalog: PageReference?
+    private var descriptors: [String: TreeDescriptor?] = [:]
+
+    /// The descriptor of `name` in `catalog`, from the cache or from `load` (then remembered).
+    func descriptor(_ name: String, catalog: PageReference?,
+                    load: () throws -> TreeDescriptor?) rethrows -> TreeDescriptor? {
+        lock.lock()
+        if self.catalog == catalog, let cached = descriptors[name] {
+            lock.unlock()
+            return cached
+        }
+        lock.unlock()
+        let loaded = try load()
+        lock.lock()
+        defer { lock.unlock() }
+        if self.catalog != catalog {
+            self.catalog = catalog
+            descriptors.removeAll(keepingCapacity: true)
+        }
+        descriptors[name] = .some(loaded)
+        return loaded
+    }
+}

@@ -32,17 +32,27 @@ public enum DocumentMerge {
     /// The document after `change`, or nil when it is deleted (or stays deleted).
     /// `tombstone`: the timestamp of the delete that removed the object, if it is gone.
     public static func apply(_ change: SyncObjectChange, to stored: Stored?, tombstone: String?) -> Stored? {
+        var budget = maxMatchCells * 2
+        return apply(change, to: stored, tombstone: tombstone, matchBudget: &budget)
+    }
+
+    /// As ``apply(_:to:tombstone:)``, spending the list merges' longest-common-subsequence
+    /// tables from `matchBudget` (cells): a server gives each upload one budget
+    /// (``maxMatchCellsPerUpload``), so however many lists an upload edits, its merge is linear
+    /// plus that bound; a list merged once the budget is spent matches prefix and suffix only.
+    public static func apply(_ change: SyncObjectChange, to stored: Stored?, tombstone: String?,
+                             matchBudget: inout Int) -> Stored? {
         switch change.kind {
         case .delete:
             return nil
         case .insert:
             if stored == nil, let tombstone, change.timestamp <= tombstone { return nil }
             var result = stored ?? Stored(document: [:], timestamps: [:])
-            merge(change, into: &result)
+            merge(change, into: &result, matchBudget: &matchBudget)
             return result
         case .update:
             guard var result = stored else { return nil }  // deletes win over concurrent updates
-            merge(change, into: &result)
+            merge(change, into: &result, matchBudget: &matchBudget)
             return result
         }
     }
@@ -50,7 +60,7 @@ public enum DocumentMerge {
     /// The timestamp of a default value: older than every timestamp.
     static let defaultStamp = ""
 
-    private static func merge(_ change: SyncObjectChange, into stored: inout Stored) {
+    private static func merge(_ change: SyncObjectChange, into stored: inout Stored, matchBudget: inout Int) {
         let defaults = change.kind == .insert ? Set(change.defaultFields ?? []) : []
         for field in change.fields {
             let stamp = defaults.contains(field.name) ? defaultStamp : change.timestamp
@@ -59,7 +69,8 @@ public enum DocumentMerge {
                 set(value, at: name, stamp: stamp, in: &stored)
             case .list(let name, let base, let value):
                 let current = stored.document[name]?.arrayValue ?? []
-                stored.document[name] = .array(mergeList(current: current, base: base, local: value))
+                stored.document[name] = .array(mergeList(current: current, base: base, local: value,
+                                                         matchBudget: &matchBudget))
             case .setDiff(let name, let added, let removed):
                 let removals = Set(removed)
                 var items = (stored.document[name]?.arrayValue ?? []).filter { !removals.contains($0) }
@@ -141,9 +152,16 @@ public enum DocumentMerge {
     /// other clients' edits): removals of elements still there, and insertions after their
     /// left neighbour (past elements others inserted there, which are not in `base`).
     public static func mergeList(current: [JSONValue], base: [JSONValue], local: [JSONValue]) -> [JSONValue] {
+        var budget = maxMatchCells * 2
+        return mergeList(current: current, base: base, local: local, matchBudget: &budget)
+    }
+
+    /// As ``mergeList(current:base:local:)``, spending its tables from `matchBudget` (cells).
+    public static func mergeList(current: [JSONValue], base: [JSONValue], local: [JSONValue],
+                                 matchBudget: inout Int) -> [JSONValue] {
         if current == base { return local }
-        let localMatch = lcsMatch(base, local)        // base index -> local index
-        let currentMatch = lcsMatch(base, current)    // base index -> current index
+        let localMatch = lcsMatch(base, local, budget: &matchBudget)        // base index -> local index
+        let currentMatch = lcsMatch(base, current, budget: &matchBudget)    // base index -> current index
         let inCurrentFromBase = Set(currentMatch.values)
         // Removals: base elements the client removed, if the current list still has them.
         var removed = Set<Int>()
@@ -192,10 +210,14 @@ public enum DocumentMerge {
     /// so a merge is never worse than linear plus this bound, whatever a client uploads.
     public static let maxMatchCells = 1_000_000
 
+    /// The most table cells one upload's list merges may fill together (two full tables: one
+    /// list edited both sides at the per-list bound); past it, lists match prefix and suffix only.
+    public static let maxMatchCellsPerUpload = 2 * maxMatchCells
+
     /// A common subsequence of `a` and `b` (index in `a` → index in `b`): the common prefix and
     /// suffix, and between them a longest common subsequence when the middles are small enough
     /// (``maxMatchCells``), else nothing.
-    static func lcsMatch(_ a: [JSONValue], _ b: [JSONValue]) -> [Int: Int] {
+    static func lcsMatch(_ a: [JSONValue], _ b: [JSONValue], budget: inout Int) -> [Int: Int] {
         var match = [Int: Int]()
         var prefix = 0
         while prefix < a.count, prefix < b.count, a[prefix] == b[prefix] {
@@ -208,7 +230,9 @@ public enum DocumentMerge {
             suffix += 1
         }
         let middleA = Array(a[prefix..<(a.count - suffix)]), middleB = Array(b[prefix..<(b.count - suffix)])
-        guard middleA.count * middleB.count <= maxMatchCells else { return match }
+        let cells = middleA.count * middleB.count
+        guard cells <= maxMatchCells, cells <= budget else { return match }
+        budget -= cells
         for (i, j) in quadraticMatch(middleA, middleB) { match[prefix + i] = prefix + j }
         return match
     }

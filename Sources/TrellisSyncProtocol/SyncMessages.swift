@@ -177,6 +177,9 @@ public enum SyncErrorCode: Int, Sendable {
     case invalidSchemaChange = 225
     /// A subscription names an unknown class or a query the server cannot run.
     case badQuery = 226
+    /// What the rules' expansions gave for the user changed (their custom data did): the session
+    /// ends and the next one starts with the new role, removing what it may no longer read.
+    case serverPermissionsChanged = 228
     /// An uploaded change does not fit the schema (unknown class, wrong type); nothing of it applied.
     case writeNotAllowed = 230
     /// Writes the rules do not allow were undone (Device Sync's compensating write).

@@ -88,6 +88,17 @@ struct Authenticator: Sendable {
         return try await verify(token, with: login, expecting: nil).sub.value
     }
 
+    /// The claims of a login token (call after ``verifyLogin(_:)`` accepted it): its payload
+    /// as JSON, for the provider's `metadata_fields`.
+    static func claims(of token: String) -> [String: JSONValue] {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3 else { return [:] }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64) else { return [:] }
+        return (try? JSONValue(jsonText: String(decoding: data, as: UTF8.self)))?.objectValue ?? [:]
+    }
+
     private func verify(_ token: String, with keys: JWTKeyCollection, expecting kind: String?)
         async throws(AuthFailure) -> TokenClaims
     {

@@ -3,8 +3,10 @@ import Logging
 import Synchronization
 
 /// Crash points for the recovery tests: the server kills itself with SIGKILL at an exact place
-/// of an upload, which a signal from outside can only hit by chance. Off unless
-/// `--kill-before-upload-commit N` or `--kill-after-upload-commit N` is given.
+/// of an upload, which a signal from outside can only hit by chance; and a pause between an
+/// upload's merge and its history lock, so a test can change the merged objects right then.
+/// Off unless `--kill-before-upload-commit N`, `--kill-after-upload-commit N` or
+/// `--pause-after-merge MILLISECONDS` is given.
 struct FaultInjection: Sendable {
     /// Die when the N-th upload of this process is written but not committed (PostgreSQL
     /// rolls it back; the client sends it again to the next server).
@@ -12,6 +14,15 @@ struct FaultInjection: Sendable {
     /// Die when the N-th upload of this process is committed but not acknowledged (the client
     /// sends it again; it must not be applied twice).
     var killAfterCommitOfUpload: Int?
+    /// Sleep this long after each merge of an upload, before taking the history lock (tests of
+    /// an object changed by another writer during a merge).
+    var pauseAfterMergeMilliseconds: Int?
+
+    func merged(_ uploadId: Int64, logger: Logging.Logger) async throws {
+        guard let pause = pauseAfterMergeMilliseconds else { return }
+        logger.notice("fault injection: pausing \(pause) ms after merging upload \(uploadId)")
+        try await Task.sleep(for: .milliseconds(pause))
+    }
 
     private static let written = Atomic<Int>(0)
     private static let committed = Atomic<Int>(0)

@@ -11,8 +11,10 @@ import TrellisSyncProtocol
 ///   access token (only a refresh token, unrevoked and unexpired, gets one).
 /// - `DELETE /api/client/v2.0/auth/session` with the refresh token: revokes it (log out).
 enum LoginRoutes {
+    /// `metadataFields`: the Custom JWT provider's `metadata_fields`; a JWT login stores those
+    /// claims as the user's data (`%%user.data` in rules), replacing what an earlier login stored.
     static func add(to router: Router<BasicWebSocketRequestContext>, authenticator: Authenticator, tokens: TokenStore,
-                    options: ServerOptions) {
+                    options: ServerOptions, metadataFields: [JWTMetadataField]) {
         router.post("/api/client/v2.0/app/:appId/auth/providers/:provider/login") { request, context -> Response in
             guard context.parameters.get("appId") == options.appId else {
                 return json(.notFound, ["error": "No app '\(context.parameters.get("appId") ?? "")' on this server "
@@ -42,6 +44,12 @@ enum LoginRoutes {
                 } catch let error as AuthFailure {
                     return json(.unauthorized, ["error": error.message,
                                                 "error_code": error.code == .tokenExpired ? "InvalidSession" : "AuthError"])
+                }
+                do {
+                    let data = try JWTMetadataField.userData(metadataFields, claims: Authenticator.claims(of: token))
+                    try await tokens.setUserData(userId: userId, data: data)
+                } catch let error as RulesError {
+                    return json(.unauthorized, ["error": error.description, "error_code": "AuthError"])
                 }
             }
             let tokenId = UUID()

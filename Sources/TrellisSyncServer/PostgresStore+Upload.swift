@@ -8,7 +8,18 @@ import TrellisSyncProtocol
 /// `DELETE`, the tombstones and the history of deletes with nothing to delete), all in one
 /// transaction together with the client's last applied upload, so an upload is applied
 /// entirely or not at all, and once.
+///
+/// Under the one global history lock runs only what is linear in the upload (docs/SYNC.md,
+/// "Limits"): the objects are read, merged with the conflict rules, checked against the
+/// permissions and their writes encoded before the lock is taken, with no lock at all; under
+/// the lock, the rows' versions (`xmin`) are compared with those the merge read, and the
+/// prepared writes run. When another writer changed one of the objects meanwhile, the lock
+/// is let go and the merge starts again from what is stored now. So one user's costly upload
+/// (a long list merge) never holds up another user's upload.
 extension PostgresStore {
+    /// How many times an upload is merged again because others changed its objects meanwhile.
+    static let maxMergeAttempts = 20
+
     /// Applies one upload in one transaction, unless this client's upload `uploadId` was
     /// applied before (a retry after a lost ack or a server restart). Each change the
     /// permissions refuse is left out (a compensating write). Returns the history version
@@ -16,54 +27,91 @@ extension PostgresStore {
     func apply(_ upload: SyncMessage.Upload, clientId: String, permissions: SessionPermissions) async throws
         -> (version: Int64, refused: [RefusedChange])
     {
-        let refused = try await client.withTransaction(logger: logger) { connection -> [RefusedChange] in
-            // The history lock first: uploads apply one at a time, so a row read here cannot be
-            // inserted by another writer before this transaction writes it.
-            try await connection.query("""
-                SELECT set_config('trellis.client_id', \(clientId), true), pg_advisory_xact_lock(\(Self.historyLock))
-                """, logger: logger)
-            var applied: Int64 = -1
-            for try await (last) in try await connection.query(
-                "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
-                logger: logger).decode(Int64.self)
-            { applied = last }
-            if applied >= upload.uploadId { return [] }
-            var refused = [RefusedChange]()
-            var order = [String]()
-            var changesByClass = [String: [SyncObjectChange]]()
-            for change in upload.changes where schema.collections[change.className] != nil {
-                if changesByClass[change.className] == nil { order.append(change.className) }
-                changesByClass[change.className, default: []].append(change)
+        for attempt in 1...Self.maxMergeAttempts {
+            if try await lastUploadId(of: clientId) >= upload.uploadId { return (try await latestVersion(), []) }
+            let plan = try await client.withConnection { connection in
+                try await merge(upload, permissions: permissions, on: connection)
             }
-            for className in order {
-                guard let shape = schema.collections[className], let changes = changesByClass[className] else { continue }
-                refused += try await apply(changes, className: className, shape: shape, permissions: permissions,
-                                           on: connection)
+            try await faults.merged(upload.uploadId, logger: logger)
+            let outcome = try await client.withTransaction(logger: logger) { connection -> [RefusedChange]? in
+                try await connection.query("""
+                    SELECT set_config('trellis.client_id', \(clientId), true), pg_advisory_xact_lock(\(Self.historyLock))
+                    """, logger: logger)
+                var applied: Int64 = -1
+                for try await (last) in try await connection.query(
+                    "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
+                    logger: logger).decode(Int64.self)
+                { applied = last }
+                if applied >= upload.uploadId { return [] }
+                for collection in plan {
+                    guard try await collection.isCurrent(on: connection, logger: logger) else { return nil }
+                }
+                for collection in plan {
+                    for write in collection.writes { try await connection.query(write, logger: logger) }
+                }
+                try await connection.query("""
+                    INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
+                    ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
+                    """, logger: logger)
+                faults.uploadWritten(upload.uploadId, logger: logger)
+                return plan.flatMap(\.refused)
             }
-            try await connection.query("""
-                INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
-                ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
-                """, logger: logger)
-            faults.uploadWritten(upload.uploadId, logger: logger)
-            return refused
+            if let refused = outcome {
+                faults.uploadCommitted(upload.uploadId, logger: logger)
+                return (try await latestVersion(), refused)
+            }
+            logger.info("upload \(upload.uploadId) of \(clientId): its objects changed during the merge (attempt \(attempt))")
         }
-        faults.uploadCommitted(upload.uploadId, logger: logger)
-        return (try await latestVersion(), refused)
+        throw UploadContention(uploadId: upload.uploadId, attempts: Self.maxMergeAttempts)
+    }
+
+    /// The id of the client's last applied upload (-1: none).
+    private func lastUploadId(of clientId: String) async throws -> Int64 {
+        let rows = try await client.query("SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId)",
+                                          logger: logger)
+        for try await (last) in rows.decode(Int64.self) { return last }
+        return -1
+    }
+
+    /// The upload merged with what is stored, per collection in the order of its changes.
+    private func merge(_ upload: SyncMessage.Upload, permissions: SessionPermissions,
+                       on connection: PostgresConnection) async throws -> [CollectionPlan] {
+        var order = [String]()
+        var changesByClass = [String: [SyncObjectChange]]()
+        for change in upload.changes where schema.collections[change.className] != nil {
+            if changesByClass[change.className] == nil { order.append(change.className) }
+            changesByClass[change.className, default: []].append(change)
+        }
+        var plans = [CollectionPlan]()
+        // One budget of list-merge table cells for the whole upload: its merge is linear plus this.
+        var matchBudget = DocumentMerge.maxMatchCellsPerUpload
+        for className in order {
+            guard let shape = schema.collections[className], let changes = changesByClass[className] else { continue }
+            plans.append(try await merge(changes, className: className, shape: shape, permissions: permissions,
+                                         matchBudget: &matchBudget, on: connection))
+        }
+        return plans
     }
 
     /// One collection's changes of an upload, in order: read the objects they touch, merge in
     /// memory with the conflict rules, check each outcome against the permissions (a refused
-    /// change leaves its object as it was), write the outcome per object.
-    private func apply(_ changes: [SyncObjectChange], className: String, shape: SchemaShape,
-                       permissions: SessionPermissions, on connection: PostgresConnection) async throws -> [RefusedChange] {
-        var states = try await currentStates(of: changes, className: className, shape: shape, on: connection)
+    /// change leaves its object as it was); the statements that write the outcome, encoded, and
+    /// the versions of the rows they replace.
+    private func merge(_ changes: [SyncObjectChange], className: String, shape: SchemaShape,
+                       permissions: SessionPermissions, matchBudget: inout Int,
+                       on connection: PostgresConnection) async throws -> CollectionPlan
+    {
+        let (initial, versions) = try await currentStates(of: changes, className: className, shape: shape,
+                                                          on: connection)
+        var states = initial
         var order = [String]()
         var refused = [(change: SyncObjectChange, reason: String)]()
         for uploaded in changes {
             let id = Self.idText(uploaded.primaryKey)
             guard var state = states[id] else { continue }
             let change = permissions.withoutHiddenFields(uploaded, stored: state.stored != nil)
-            var merged = DocumentMerge.apply(change, to: state.stored, tombstone: state.tombstone)
+            var merged = DocumentMerge.apply(change, to: state.stored, tombstone: state.tombstone,
+                                             matchBudget: &matchBudget)
             if let key = shape.primaryKey { merged?.document[key] = change.primaryKey }
             if let reason = permissions.refusal(of: change, before: state.stored?.document, after: merged?.document) {
                 refused.append((change, reason))
@@ -81,100 +129,156 @@ extension PostgresStore {
             states[id] = state
         }
         let outcome = UploadOutcome(order.compactMap { states[$0] })
-        try await write(outcome, className: className, shape: shape, on: connection)
-        return refused.map { change, reason in
+        let writes = Self.writes(of: outcome, className: className, shape: shape)
+        let refusedChanges = refused.map { change, reason in
             let stored = states[Self.idText(change.primaryKey)]?.stored
             return RefusedChange(className: className, primaryKey: change.primaryKey, reason: reason,
                                  document: stored.map { JSONValue.object($0.document) },
                                  timestamp: stored?.timestamps.values.max())
         }
+        return CollectionPlan(className: className, columnType: Self.columnType(shape), versions: versions,
+                              writes: writes, refused: refusedChanges)
     }
 
-    /// The stored documents and tombstones of the objects `changes` touch, by `_id` text.
+    /// The stored documents and tombstones of the objects `changes` touch, by `_id` text, and
+    /// the versions of their rows (read without locks: ``CollectionPlan/isCurrent`` checks
+    /// under the history lock that they are still those).
     private func currentStates(of changes: [SyncObjectChange], className: String, shape: SchemaShape,
-                               on connection: PostgresConnection) async throws -> [String: ObjectState] {
+                               on connection: PostgresConnection) async throws
+        -> (states: [String: ObjectState], versions: RowVersions)
+    {
         var states = [String: ObjectState]()
-        var ids = [String](), keys = [String]()
+        var versions = RowVersions()
         for change in changes {
             let id = Self.idText(change.primaryKey)
             if states[id] != nil { continue }
             states[id] = ObjectState(primaryKey: change.primaryKey)
-            ids.append(id)
-            keys.append(change.primaryKey.jsonText)
+            versions.ids.append(id)
+            versions.keys.append(change.primaryKey.jsonText)
         }
         let table = Self.quoted(className), type = Self.columnType(shape)
-        for try await (id, doc, meta) in try await connection.query("""
-            SELECT _id::text, doc::text, _meta::text FROM \(unescaped: table)
-            WHERE _id = ANY(\(ids)::\(unescaped: type)[]) FOR UPDATE
-            """, logger: logger).decode((String, String, String).self)
+        for try await (id, doc, meta, xmin) in try await connection.query("""
+            SELECT _id::text, doc::text, _meta::text, xmin::text FROM \(unescaped: table)
+            WHERE _id = ANY(\(versions.ids)::\(unescaped: type)[])
+            """, logger: logger).decode((String, String, String, String).self)
         {
             let timestamps = (try JSONValue(jsonText: meta).objectValue ?? [:]).compactMapValues(\.stringValue)
             let stored = DocumentMerge.Stored(document: try JSONValue(jsonText: doc).objectValue ?? [:],
                                               timestamps: timestamps)
             states[id]?.stored = stored
             states[id]?.existed = true
+            versions.rows[id] = xmin
         }
-        for try await (key, deletedAt) in try await connection.query("""
-            SELECT pk::text, deleted_at FROM trellis_tombstones
-            WHERE collection = \(className) AND pk = ANY(\(keys)::jsonb[])
-            """, logger: logger).decode((String, String).self)
+        for try await (key, deletedAt, xmin) in try await connection.query("""
+            SELECT pk::text, deleted_at, xmin::text FROM trellis_tombstones
+            WHERE collection = \(className) AND pk = ANY(\(versions.keys)::jsonb[])
+            """, logger: logger).decode((String, String, String).self)
         {
             let id = Self.idText(try JSONValue(jsonText: key))
             states[id]?.tombstone = deletedAt
             states[id]?.initialTombstone = deletedAt
+            versions.tombstones[id] = xmin
         }
-        return states
+        return (states, versions)
     }
 
-    /// Writes the outcome of a collection's changes with one statement per kind of write.
-    private func write(_ outcome: UploadOutcome, className: String, shape: SchemaShape,
-                       on connection: PostgresConnection) async throws {
-        let table = Self.quoted(className), type = Self.columnType(shape)
+    /// The statements that write the outcome of a collection's changes, one per kind of write.
+    private static func writes(of outcome: UploadOutcome, className: String, shape: SchemaShape) -> [PostgresQuery] {
+        let table = quoted(className), type = columnType(shape)
+        var writes = [PostgresQuery]()
         if !outcome.kept.isEmpty {
             // An update with no effect still runs: its history entry tells the uploader the outcome.
-            let ids = outcome.kept.map { Self.idText($0.primaryKey) }
+            let ids = outcome.kept.map { idText($0.primaryKey) }
             let docs = outcome.kept.map { JSONValue.object($0.stored?.document ?? [:]).jsonText }
             let metas = outcome.kept.map { JSONValue.object(($0.stored?.timestamps ?? [:]).mapValues(JSONValue.string)).jsonText }
-            try await connection.query("""
+            writes.append("""
                 INSERT INTO \(unescaped: table) (_id, doc, _meta)
                 SELECT u.id::\(unescaped: type), u.doc::jsonb, u.meta::jsonb
                 FROM unnest(\(ids)::text[], \(docs)::text[], \(metas)::text[]) WITH ORDINALITY AS u(id, doc, meta, n)
                 ORDER BY u.n
                 ON CONFLICT (_id) DO UPDATE SET doc = EXCLUDED.doc, _meta = EXCLUDED._meta
-                """, logger: logger)
+                """)
         }
         if !outcome.removed.isEmpty {
-            let ids = outcome.removed.map { Self.idText($0.primaryKey) }
-            try await connection.query("DELETE FROM \(unescaped: table) WHERE _id = ANY(\(ids)::\(unescaped: type)[])",
-                                       logger: logger)
+            let ids = outcome.removed.map { idText($0.primaryKey) }
+            writes.append("DELETE FROM \(unescaped: table) WHERE _id = ANY(\(ids)::\(unescaped: type)[])")
         }
         if !outcome.alreadyGone.isEmpty {
             // Nothing to delete (deleted before, or an update that lost to a delete): the history
             // still says so, so the uploader removes its copy.
             let keys = outcome.alreadyGone.map(\.primaryKey.jsonText)
-            try await connection.query("""
+            writes.append("""
                 INSERT INTO trellis_history (collection, pk, doc, client_id)
                 SELECT \(className), u.pk::jsonb, NULL, current_setting('trellis.client_id', true)
                 FROM unnest(\(keys)::text[]) WITH ORDINALITY AS u(pk, n) ORDER BY u.n
-                """, logger: logger)
-            try await connection.query("SELECT pg_notify('trellis_history', \(className))", logger: logger)
+                """)
+            writes.append("SELECT pg_notify('trellis_history', \(className))")
         }
         if !outcome.newTombstones.isEmpty {
             let keys = outcome.newTombstones.map(\.primaryKey.jsonText)
             let stamps = outcome.newTombstones.map { $0.tombstone ?? "" }
-            try await connection.query("""
+            writes.append("""
                 INSERT INTO trellis_tombstones (collection, pk, deleted_at)
                 SELECT \(className), u.pk::jsonb, u.at FROM unnest(\(keys)::text[], \(stamps)::text[]) AS u(pk, at)
                 ON CONFLICT (collection, pk) DO UPDATE
                 SET deleted_at = greatest(trellis_tombstones.deleted_at, EXCLUDED.deleted_at)
-                """, logger: logger)
+                """)
         }
         if !outcome.clearedTombstones.isEmpty {
             let keys = outcome.clearedTombstones.map(\.primaryKey.jsonText)
-            try await connection.query("""
+            writes.append("""
                 DELETE FROM trellis_tombstones WHERE collection = \(className) AND pk = ANY(\(keys)::jsonb[])
-                """, logger: logger)
+                """)
         }
+        return writes
+    }
+}
+
+/// The row versions (`xmin`, the transaction that wrote each) of the objects an upload's
+/// changes to one collection touch, as its merge read them; absent: no row.
+struct RowVersions: Sendable, Equatable {
+    /// The objects' `_id` column values as text, and their primary keys as JSON text.
+    var ids = [String]()
+    var keys = [String]()
+    var rows = [String: String]()
+    var tombstones = [String: String]()
+}
+
+/// One collection's part of a merged upload: the writes of its outcome, ready to run, and
+/// the row versions that outcome was merged from.
+struct CollectionPlan: Sendable {
+    let className: String
+    let columnType: String
+    let versions: RowVersions
+    let writes: [PostgresQuery]
+    let refused: [RefusedChange]
+
+    /// Whether the objects are still as the merge read them (run under the history lock: no
+    /// upload writes meanwhile; the rows are locked against SQL writers until the commit).
+    /// Reads one row per object: linear in the upload.
+    func isCurrent(on connection: PostgresConnection, logger: Logging.Logger) async throws -> Bool {
+        var rows = [String: String](), tombstones = [String: String]()
+        for try await (id, xmin) in try await connection.query("""
+            SELECT _id::text, xmin::text FROM \(unescaped: PostgresStore.quoted(className))
+            WHERE _id = ANY(\(versions.ids)::\(unescaped: columnType)[]) FOR UPDATE
+            """, logger: logger).decode((String, String).self)
+        { rows[id] = xmin }
+        for try await (key, xmin) in try await connection.query("""
+            SELECT pk::text, xmin::text FROM trellis_tombstones
+            WHERE collection = \(className) AND pk = ANY(\(versions.keys)::jsonb[]) FOR UPDATE
+            """, logger: logger).decode((String, String).self)
+        { tombstones[PostgresStore.idText(try JSONValue(jsonText: key))] = xmin }
+        return rows == versions.rows && tombstones == versions.tombstones
+    }
+}
+
+/// An upload whose objects other writers kept changing while it was merged.
+struct UploadContention: Error, CustomStringConvertible {
+    let uploadId: Int64
+    let attempts: Int
+    var description: String {
+        "upload \(uploadId) was merged \(attempts) times and each time other writers had changed its objects "
+            + "meanwhile; the client sends it again when it reconnects"
     }
 }
 

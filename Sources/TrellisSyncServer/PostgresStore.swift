@@ -55,6 +55,10 @@ struct PostgresStore: Sendable {
             try await connection.query("ALTER TABLE trellis_clients ADD COLUMN IF NOT EXISTS user_id text",
                                        logger: logger)
             try await connection.query("ALTER TABLE trellis_history ADD COLUMN IF NOT EXISTS stamp text", logger: logger)
+            // What the rules' user expansions were read from when the client's last session
+            // started (its custom data and user data), to tell when its role changed.
+            try await connection.query("ALTER TABLE trellis_clients ADD COLUMN IF NOT EXISTS rule_inputs jsonb",
+                                       logger: logger)
             for function in SQLWriteStamps.functions { try await connection.query(PostgresQuery(unsafeSQL: function), logger: logger) }
             try await connection.query("""
                 CREATE OR REPLACE FUNCTION trellis_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -175,6 +179,37 @@ struct PostgresStore: Sendable {
             """, logger: logger)
         for try await (doc) in rows.decode(String.self) { return try JSONValue(jsonText: doc).objectValue ?? [:] }
         return [:]
+    }
+
+    /// A user's data (`%%user.data`): the Custom JWT metadata of their last login (empty for
+    /// anonymous users and before any).
+    func userData(of userId: String) async throws -> [String: JSONValue] {
+        let rows = try await client.query("SELECT data::text FROM trellis_users WHERE user_id = \(userId)", logger: logger)
+        for try await (data) in rows.decode(String.self) { return try JSONValue(jsonText: data).objectValue ?? [:] }
+        return [:]
+    }
+
+    /// The rule inputs of the client's last session start (nil: none), the ones before them,
+    /// and the history version of the bootstrap sent when they changed (the client has applied
+    /// it once its last server version reaches that).
+    func ruleInputs(of clientId: String) async throws -> (current: RuleInputs, previous: RuleInputs?, version: Int64)? {
+        let rows = try await client.query("SELECT rule_inputs::text FROM trellis_clients WHERE client_id = \(clientId)",
+                                          logger: logger)
+        for try await (text) in rows.decode(String?.self) {
+            guard let text, let object = try JSONValue(jsonText: text).objectValue,
+                  let current = object["current"].flatMap(RuleInputs.init(json:)) else { return nil }
+            var version: Int64 = 0
+            if case .int(let value)? = object["version"] { version = value }
+            return (current, object["previous"].flatMap(RuleInputs.init(json:)), version)
+        }
+        return nil
+    }
+
+    func setRuleInputs(of clientId: String, current: RuleInputs, previous: RuleInputs?, version: Int64) async throws {
+        let text = JSONValue.object(["current": current.json, "previous": previous?.json ?? .null, "version": .int(version)])
+            .jsonText
+        try await client.query("UPDATE trellis_clients SET rule_inputs = \(text)::jsonb WHERE client_id = \(clientId)",
+                               logger: logger)
     }
 
     /// Each change's object as it was just before the change (nil: absent, deleted, or older

@@ -27,6 +27,11 @@ struct ServerOptions: Sendable {
     /// The largest WebSocket message the server reads (`--max-message-bytes`, 16 MiB); the
     /// first message of a connection (the hello, before the token is checked) may be 1 MiB at most.
     var maxMessageBytes = 16 << 20
+    /// Per-connection rate limits (``ConnectionRateLimit``): messages and bytes a second a
+    /// client may send before the server slows its reading (`--max-messages-per-second`, 20;
+    /// `--max-bytes-per-second`, 4 MiB).
+    var maxMessagesPerSecond = 20
+    var maxBytesPerSecond = 4 << 20
     /// Exit when this process is gone (tests: no server outlives its test run).
     var parentPid: Int32?
     /// Crash points for the recovery tests (`--kill-before-upload-commit N`,
@@ -39,7 +44,9 @@ struct ServerOptions: Sendable {
                             [--host 127.0.0.1] [--port 9090] [--app-id trellis] [--schema-version 0]
                             [--jwt-key KEY] [--token-lifetime SECONDS] [--refresh-token-lifetime SECONDS]
                             [--max-clock-skew SECONDS] [--max-message-bytes BYTES]
+                            [--max-messages-per-second N] [--max-bytes-per-second BYTES]
                             [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
+                            [--pause-after-merge MILLISECONDS]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
         Example (docs/SYNC.md, "Running the server"):
@@ -60,8 +67,13 @@ struct ServerOptions: Sendable {
                           conflict. Timestamps that are not hybrid logical clock timestamps are refused.
         --max-message-bytes  The largest WebSocket message read (16777216); a connection's first message (its
                           hello, read before its token is checked) may be 1 MiB at most.
+        --max-messages-per-second N / --max-bytes-per-second BYTES  Each connection's rate (20 messages and
+                          4194304 bytes a second, a second's worth at once; one largest message is always let
+                          through). A client over it is slowed, not cut off: the server reads its next message
+                          only when its budget allows, so a burst after being offline just takes longer.
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
+        --pause-after-merge MILLISECONDS (tests): wait that long between an upload's merge and its writes.
         """
 
     static func parse(_ arguments: [String]) throws -> ServerOptions {
@@ -103,9 +115,21 @@ struct ServerOptions: Sendable {
                         + "(default 16777216).")
                 }
                 options.maxMessageBytes = bytes
+            case "--max-messages-per-second":
+                guard let count = Int(try value(argument)), count >= 1, count <= 1_000_000 else {
+                    throw OptionError("--max-messages-per-second must be a number from 1 to 1000000 (default 20).")
+                }
+                options.maxMessagesPerSecond = count
+            case "--max-bytes-per-second":
+                guard let bytes = Int(try value(argument)), bytes >= 1024, bytes <= 1 << 40 else {
+                    throw OptionError("--max-bytes-per-second must be a number of bytes from 1024 to 1099511627776 "
+                        + "(default 4194304).")
+                }
+                options.maxBytesPerSecond = bytes
             case "--parent-pid": options.parentPid = Int32(try value(argument))
             case "--kill-before-upload-commit": options.faults.killBeforeCommitOfUpload = Int(try value(argument))
             case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))
+            case "--pause-after-merge": options.faults.pauseAfterMergeMilliseconds = Int(try value(argument))
             case "--help", "-h": throw OptionError(usage)
             default: throw OptionError("Unknown option '\(argument)'.\n\(usage)")
             }

@@ -74,8 +74,23 @@ final class SyncSessionHandler {
         self.send = send
     }
 
+    /// Set when the user's custom data changed what the rules' expansions give: the session
+    /// ends after the event in hand (error 228) and the next one starts with the new role.
+    private var permissionsChanged = false
+
     /// Handles one event; false when the session must close.
     func handle(_ event: SessionEvent) async throws -> Bool {
+        let keepOpen = try await handleEvent(event)
+        guard keepOpen, permissionsChanged else { return keepOpen }
+        // Device Sync keeps a session's role until it ends and resets the client when the role's
+        // inputs differ at the next start; here the session ends now, and the next one removes
+        // from the device what the new role may not read (``bootstrap(previous:)``).
+        _ = try await fail(.serverPermissionsChanged, "The user's custom data changed what the rules give for "
+            + "them: the session restarts with the new permissions.", fatal: false)
+        return false
+    }
+
+    private func handleEvent(_ event: SessionEvent) async throws -> Bool {
         switch event {
         case .closed: return false
         case .historyGrew:
@@ -133,12 +148,8 @@ final class SyncSessionHandler {
         } catch {
             return try await fail(error.code, error.message, fatal: true)
         }
-        var user = RuleUser(id: userId)
-        if let custom = rules.customUserData {
-            user.customData = try await store.customUserData(collection: custom.collection,
-                                                             userIdField: custom.userIdField, userId: userId)
-        }
-        permissions = SessionPermissions(rules: rules, user: user, collections: store.schema.collections.keys)
+        let inputs = try await ruleInputs(of: userId)
+        permissions = SessionPermissions(rules: rules, user: inputs.user(userId), collections: store.schema.collections.keys)
         guard hello.schemaVersion == options.schemaVersion else {
             let advice = hello.schemaVersion < options.schemaVersion
                 ? "The server's schema changed in a breaking way since this app was built: update the app to the "
@@ -173,10 +184,14 @@ final class SyncSessionHandler {
                 + "changes.", fatal: true)
         }
         guard try await setSubscriptions(hello.subscriptions) else { return false }
+        let previous = try await previousPermissions(userId: userId, inputs: inputs, lastServerVersion: hello.lastServerVersion)
         isOpen = true
         try await send(.welcome(.init(userId: userId, serverVersion: latest, serverEpoch: identity.epoch)))
         logger.info("session \(clientId) opened by user \(userId), from version \(hello.lastServerVersion)")
-        if hello.lastServerVersion == 0 {
+        if let previous {
+            let version = try await bootstrap(previous: previous.permissions)
+            try await store.setRuleInputs(of: clientId, current: inputs, previous: previous.inputs, version: version)
+        } else if hello.lastServerVersion == 0 {
             try await bootstrap()
         } else {
             sentVersion = hello.lastServerVersion
@@ -204,6 +219,56 @@ final class SyncSessionHandler {
                 + "server's history ends at \(latest): it was restored from an older state.")
         }
         return nil
+    }
+
+    /// The custom data and user data the rules' `%%user` expansions read for `userId`.
+    private func ruleInputs(of userId: String) async throws -> RuleInputs {
+        var inputs = RuleInputs(customData: [:], data: try await store.userData(of: userId))
+        if let custom = rules.customUserData {
+            inputs.customData = try await store.customUserData(collection: custom.collection,
+                                                               userIdField: custom.userIdField, userId: userId)
+        }
+        return inputs
+    }
+
+    /// The permissions of the client's previous session when they differ from this one's (the
+    /// user's role may have changed: what it no longer allows must leave the device), also
+    /// when the bootstrap sent for such a change was not applied yet; nil otherwise. Records
+    /// this session's inputs.
+    private func previousPermissions(userId: String, inputs: RuleInputs, lastServerVersion: Int64) async throws
+        -> (permissions: SessionPermissions, inputs: RuleInputs)?
+    {
+        guard !rules.allowsAll else { return nil }
+        let stored = try await store.ruleInputs(of: clientId)
+        var earlier: RuleInputs?
+        if let stored, stored.current != inputs {
+            earlier = stored.current
+        } else if let stored, let previous = stored.previous, lastServerVersion < stored.version {
+            earlier = previous  // the client has not applied the last change's bootstrap yet
+        }
+        guard let earlier else {
+            if stored == nil { try await store.setRuleInputs(of: clientId, current: inputs, previous: nil, version: 0) }
+            return nil
+        }
+        let old = SessionPermissions(rules: rules, user: earlier.user(userId), collections: store.schema.collections.keys)
+        guard old.expandedUserValues != permissions.expandedUserValues else {
+            try await store.setRuleInputs(of: clientId, current: inputs, previous: nil, version: 0)
+            return nil
+        }
+        let message = "session \(clientId): the rules' expansions changed for user \(userId) since the client's last "
+            + "session; sending what the role now allows and removing what it no longer does"
+        logger.notice("\(message)")
+        return (old, earlier)
+    }
+
+    /// Whether a history batch changed this user's custom data so that the rules' expansions
+    /// give other values than when the session started.
+    private func customDataChanged(in entries: [ServerChange]) async throws -> Bool {
+        guard !rules.allowsAll, let custom = rules.customUserData,
+              entries.contains(where: { $0.className == custom.collection }) else { return false }
+        let user = (try await ruleInputs(of: permissions.user.id)).user(permissions.user.id)
+        let now = SessionPermissions(rules: rules, user: user, collections: [])
+        return now.expandedUserValues != permissions.expandedUserValues
     }
 
     /// Checks and adopts a subscription set; false (after an error frame) when one is bad.
@@ -254,8 +319,13 @@ final class SyncSessionHandler {
         return false
     }
 
-    /// Sends every document the subscriptions select, as of one snapshot, then what came after.
-    private func bootstrap() async throws {
+    /// Sends every document the subscriptions select, as of one snapshot, then what came after;
+    /// the snapshot's version. With the `previous` session's permissions (the role changed):
+    /// a removal of each document they let the device read that the current ones do not, or
+    /// of which they hide fields the previous ones showed (then the document follows, so the
+    /// hidden values are gone from the device).
+    @discardableResult
+    private func bootstrap(previous: SessionPermissions? = nil) async throws -> Int64 {
         // PostgreSQL leaves out what the queries surely do not select (docs/SYNC.md,
         // "Subscriptions"); each row it returns is still checked here. Queries run on the
         // document as the user may see it: on a collection whose role hides fields, SQL does
@@ -267,11 +337,17 @@ final class SyncSessionHandler {
         for (className, documents) in snapshot.documents.sorted(by: { $0.key < $1.key }) {
             let key = store.schema.collections[className]?.primaryKey ?? "_id"
             for stored in documents {
-                guard fitsSchema(className, stored.document), let visible = permissions.readable(className, stored.document),
-                      matches(className, visible) else { continue }
-                changes.append(ServerChange(className: className, primaryKey: stored.document[key] ?? .null,
-                                            document: visible, serverVersion: snapshot.version,
-                                            timestamp: stored.timestamp))
+                guard fitsSchema(className, stored.document) else { continue }
+                let visible = permissions.readable(className, stored.document).flatMap { matches(className, $0) ? $0 : nil }
+                let primaryKey = stored.document[key] ?? .null
+                if let before = previous?.readable(className, stored.document)?.objectValue,
+                   !Set(before.keys).isSubset(of: visible?.objectValue?.keys ?? [String: JSONValue]().keys) {
+                    changes.append(ServerChange(className: className, primaryKey: primaryKey, document: nil,
+                                                serverVersion: snapshot.version))
+                }
+                guard let visible else { continue }
+                changes.append(ServerChange(className: className, primaryKey: primaryKey, document: visible,
+                                            serverVersion: snapshot.version, timestamp: stored.timestamp))
             }
         }
         let chunk = 500
@@ -286,6 +362,7 @@ final class SyncSessionHandler {
         } while start < changes.count
         sentVersion = snapshot.version
         try await sendHistory()
+        return snapshot.version
     }
 
     /// Sends the history after what the client was sent, filtered by its subscriptions and the
@@ -298,6 +375,10 @@ final class SyncSessionHandler {
         while true {
             let entries = try await store.history(after: sentVersion)
             guard let last = entries.last else { return }
+            if try await customDataChanged(in: entries) {
+                permissionsChanged = true
+                return
+            }
             var changes = [ServerChange]()
             var hidden = [(position: Int, change: ServerChange)]()
             for entry in entries where queries[entry.className] != nil {

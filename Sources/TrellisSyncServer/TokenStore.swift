@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import TrellisSyncProtocol
 
 /// The server's auth state in PostgreSQL, shared by every server process on the database:
 /// its signing key (`trellis_server_keys`, made once from random bytes) and the refresh
@@ -21,6 +22,11 @@ struct TokenStore: Sendable {
                 CREATE TABLE IF NOT EXISTS trellis_refresh_tokens (token_id uuid PRIMARY KEY, user_id text NOT NULL,
                   provider text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
                   expires_at timestamptz NOT NULL, revoked_at timestamptz)
+                """, logger: logger)
+            // Each user's data (`%%user.data` in rules): the Custom JWT metadata of their last login.
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS trellis_users (user_id text PRIMARY KEY, data jsonb NOT NULL,
+                  updated_at timestamptz NOT NULL DEFAULT now())
                 """, logger: logger)
             // Expired tokens mint nothing: forget them when a server starts (a day late, so a
             // token expiring during a clock step is still told apart from an unknown one).
@@ -64,6 +70,15 @@ struct TokenStore: Sendable {
             """, logger: logger)
         for try await (count) in rows.decode(Int64.self) { return count == 1 }
         return false
+    }
+
+    /// Stores a user's data (the Custom JWT metadata of their latest login).
+    func setUserData(userId: String, data: [String: JSONValue]) async throws {
+        let text = JSONValue.object(data).jsonText
+        try await client.query("""
+            INSERT INTO trellis_users (user_id, data) VALUES (\(userId), \(text)::jsonb)
+            ON CONFLICT (user_id) DO UPDATE SET data = EXCLUDED.data, updated_at = now()
+            """, logger: logger)
     }
 
     /// Revokes one refresh token (logout); access tokens made with it end at their expiry.

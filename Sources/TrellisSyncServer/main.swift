@@ -102,7 +102,8 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
 func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: PostgresStore, rules: SyncRules,
                      tokens: TokenStore, authenticator: Authenticator, watch: HistoryWatch) -> some ApplicationProtocol {
     let router = Router(context: BasicWebSocketRequestContext.self)
-    LoginRoutes.add(to: router, authenticator: authenticator, tokens: tokens, options: options)
+    LoginRoutes.add(to: router, authenticator: authenticator, tokens: tokens, options: options,
+                    metadataFields: rules.jwtMetadataFields)
     router.ws("/api/client/v2.0/app/:appId/realm-sync") { _, _ in
         .upgrade([:])
     } onUpgrade: { inbound, outbound, context in
@@ -123,6 +124,10 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
                 defer { continuation.yield(.closed) }
                 do {
                     var isFirst = true
+                    var rate = ConnectionRateLimit(messagesPerSecond: options.maxMessagesPerSecond,
+                                                   bytesPerSecond: options.maxBytesPerSecond,
+                                                   maxMessageBytes: options.maxMessageBytes)
+                    var slowed = false
                     for try await message in inbound.messages(maxSize: options.maxMessageBytes) {
                         guard case .text(let text) = message else { continue }
                         // Before the hello's token is checked, nothing large is read or decoded.
@@ -133,6 +138,18 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
                             break
                         }
                         isFirst = false
+                        // Over its rate, the connection waits here: nothing more is read from it.
+                        let wait = rate.delay(forMessageOf: text.utf8.count, at: .now)
+                        if wait > .zero {
+                            if !slowed {
+                                let message = "slowing a sync connection that sends more than "
+                                    + "\(options.maxMessagesPerSecond) messages or \(options.maxBytesPerSecond) bytes "
+                                    + "a second (--max-messages-per-second, --max-bytes-per-second)"
+                                context.logger.notice("\(message)")
+                                slowed = true
+                            }
+                            try await Task.sleep(for: wait)
+                        }
                         continuation.yield(.frame(text))
                     }
                 } catch is CancellationError {

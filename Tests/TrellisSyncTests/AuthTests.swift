@@ -71,24 +71,18 @@ struct AuthTests {
     /// The frames the server answers a hello with (until its welcome or an error).
     private func hello(port: Int, pathAppId: String = "trellis", helloAppId: String = "trellis",
                        token: String, clientId: String = "raw-\(UUID())") async throws -> [SyncMessage] {
-        let hello = SyncMessage.hello(.init(appId: helloAppId, accessToken: token, clientId: clientId,
-                                            schemaVersion: 0, schema: [:], lastServerVersion: 0,
-                                            subscriptions: .init(version: 0, subscriptions: [])))
-        let frames = Mutex<[SyncMessage]>([])
-        try await withTimeout(.seconds(20)) {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/api/client/v2.0/app/\(pathAppId)/realm-sync",
-                                              logger: Logger(label: "raw")) { inbound, outbound, _ in
-                try await outbound.write(.text(SyncCoding.encode(hello)))
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    guard case .text(let text) = message, let frame = try? SyncCoding.decode(text) else { continue }
-                    frames.withLock { $0.append(frame) }
-                    if case .error = frame { break }
-                    if case .welcome = frame { break }
+        let hello = RawSyncClient.hello(token: token, clientId: clientId, appId: helloAppId)
+        return try await RawSyncClient.connect(port: port, pathAppId: pathAppId) { channel in
+            try await channel.send(hello)
+            let frames = try await channel.collect {
+                switch $0 {
+                case .error, .welcome: true
+                default: false
                 }
-                try await outbound.close(.normalClosure, reason: nil)
             }
+            try await channel.close()
+            return frames
         }
-        return frames.withLock { $0 }
     }
 
     private func errorCode(_ frames: [SyncMessage]) -> Int? {

@@ -16,26 +16,7 @@ struct BadDocumentTests {
     private func uploadErrors(_ server: ServerProcess, _ changes: [SyncObjectChange]) async throws
         -> [SyncMessage.ErrorMessage]
     {
-        let app = testApp(server.baseURL)
-        let user = try await app.login(credentials: .anonymous)
-        let hello = SyncMessage.hello(.init(appId: "trellis", accessToken: user.accessToken ?? "", clientId: "raw-\(UUID().uuidString.lowercased())",
-                                            schemaVersion: 0, schema: [:], lastServerVersion: 0,
-                                            subscriptions: .init(version: 0, subscriptions: [])))
-        let frames = Mutex<[SyncMessage]>([])
-        try await withTimeout(.seconds(20)) {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(server.port)/api/client/v2.0/app/trellis/realm-sync",
-                                              logger: Logger(label: "raw")) { inbound, outbound, _ in
-                try await outbound.write(.text(SyncCoding.encode(hello)))
-                try await outbound.write(.text(SyncCoding.encode(.upload(.init(uploadId: 1, changes: changes)))))
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    guard case .text(let text) = message, let frame = try? SyncCoding.decode(text) else { continue }
-                    frames.withLock { $0.append(frame) }
-                    if case .ack = frame { break }
-                }
-                try await outbound.close(.normalClosure, reason: nil)
-            }
-        }
-        return frames.withLock { $0.compactMap { if case .error(let e) = $0 { e } else { nil } } }
+        RawSyncClient.errors(try await RawSyncClient.upload(server, changes))
     }
 
     private func stamp() -> String {

@@ -95,32 +95,13 @@ struct BadInputTests {
 
     @Test func documentOfTheWrongTypeIsRefusedByTheServer() async throws {
         let fixture = try SyncFixture()
-        let app = testApp(fixture.server.baseURL)
-        let user = try await app.login(credentials: .anonymous)
         let id = ObjectId.generate().stringValue
-        let upload = SyncMessage.upload(.init(uploadId: 1, changes: [
+        let frames = try await RawSyncClient.upload(fixture.server, [
             SyncObjectChange(className: "SyncDog", primaryKey: .object(["$oid": .string(id)]), kind: .insert,
                              timestamp: "0000000000000001-00000-raw",
                              fields: [.set(name: "age", value: .string("three"))]),
-        ]))
-        let hello = SyncMessage.hello(.init(appId: "trellis", accessToken: user.accessToken ?? "", clientId: "raw-client",
-                                            schemaVersion: 0, schema: [:], lastServerVersion: 0,
-                                            subscriptions: .init(version: 0, subscriptions: [])))
-        let frames = Mutex<[SyncMessage]>([])
-        try await withTimeout(.seconds(20)) {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(fixture.server.port)/api/client/v2.0/app/trellis/realm-sync",
-                                              logger: Logger(label: "raw")) { inbound, outbound, _ in
-                try await outbound.write(.text(SyncCoding.encode(hello)))
-                try await outbound.write(.text(SyncCoding.encode(upload)))
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    guard case .text(let text) = message, let frame = try? SyncCoding.decode(text) else { continue }
-                    frames.withLock { $0.append(frame) }
-                    if case .ack = frame { break }
-                }
-                try await outbound.close(.normalClosure, reason: nil)
-            }
-        }
-        let errors = frames.withLock { $0.compactMap { if case .error(let e) = $0 { e } else { nil } } }
+        ])
+        let errors = RawSyncClient.errors(frames)
         #expect(errors.map(\.code) == [SyncErrorCode.writeNotAllowed.rawValue])
         #expect(errors.first?.message.contains("'SyncDog.age' is long") == true)
         #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM \"SyncDog\"") == "0")

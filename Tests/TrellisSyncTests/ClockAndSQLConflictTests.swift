@@ -15,31 +15,6 @@ struct ClockAndSQLConflictTests {
         try device.run { $0.object(ofType: SyncTask.self, forPrimaryKey: id)?.title }
     }
 
-    /// Sends one raw upload as client `raw-client`; the frames the server answers until the ack.
-    private func rawUpload(_ server: ServerProcess, _ changes: [SyncObjectChange]) async throws -> [SyncMessage] {
-        let app = testApp(server.baseURL)
-        let user = try await app.login(credentials: .anonymous)
-        let hello = SyncMessage.hello(.init(appId: "trellis", accessToken: user.accessToken ?? "", clientId: "raw-\(UUID().uuidString.lowercased())",
-                                            schemaVersion: 0, schema: [:], lastServerVersion: 0,
-                                            subscriptions: .init(version: 0, subscriptions: [])))
-        let upload = SyncMessage.upload(.init(uploadId: 1, changes: changes))
-        let frames = Mutex<[SyncMessage]>([])
-        try await withTimeout(.seconds(20)) {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(server.port)/api/client/v2.0/app/trellis/realm-sync",
-                                              logger: Logger(label: "raw")) { inbound, outbound, _ in
-                try await outbound.write(.text(SyncCoding.encode(hello)))
-                try await outbound.write(.text(SyncCoding.encode(upload)))
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    guard case .text(let text) = message, let frame = try? SyncCoding.decode(text) else { continue }
-                    frames.withLock { $0.append(frame) }
-                    if case .ack = frame { break }
-                }
-                try await outbound.close(.normalClosure, reason: nil)
-            }
-        }
-        return frames.withLock { $0 }
-    }
-
     @Test func editMadeAfterSeeingAnotherDevicesEditWinsWithTheClockAnHourBehind() async throws {
         let fixture = try SyncFixture()
         let a = try await Device(server: fixture.server)
@@ -64,11 +39,11 @@ struct ClockAndSQLConflictTests {
         let fixture = try SyncFixture()
         let id = ObjectId.generate().stringValue
         let key = JSONValue.object(["$oid": .string(id)])
-        let refused = try await rawUpload(fixture.server, [
+        let refused = try await RawSyncClient.upload(fixture.server, [
             SyncObjectChange(className: "SyncTask", primaryKey: key, kind: .insert, timestamp: "~~~~",
                              fields: [.set(name: "title", value: .string("forever"))]),
         ])
-        let errors = refused.compactMap { if case .error(let e) = $0 { e } else { nil } }
+        let errors = RawSyncClient.errors(refused)
         #expect(errors.map(\.code) == [SyncErrorCode.writeNotAllowed.rawValue])
         #expect(errors.first?.message.contains("not a hybrid logical clock timestamp") == true)
         #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM \"SyncTask\"") == "0")
@@ -77,7 +52,7 @@ struct ClockAndSQLConflictTests {
         // edit made by a device with a right clock wins.
         let dayAhead = HybridTimestamp(milliseconds: HybridTimestamp.milliseconds(of: Date()) + 86_400_000,
                                        counter: 0, clientId: "raw-client").description
-        _ = try await rawUpload(fixture.server, [
+        _ = try await RawSyncClient.upload(fixture.server, [
             SyncObjectChange(className: "SyncTask", primaryKey: key, kind: .insert, timestamp: dayAhead,
                              fields: [.set(name: "_id", value: key), .set(name: "owner", value: .string("me")),
                                       .set(name: "title", value: .string("from the future"))]),

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+@testable import TrellisSyncServer
 import TrellisSyncProtocol
 import WSClient
 
@@ -29,16 +30,67 @@ struct MessageLimitTests {
         let fixture = try SyncFixture(serverArguments: ["--max-message-bytes", String(4 << 20)])
         let closed = Mutex(false)
         let big = String(repeating: "x", count: 2 << 20)
-        try await withTimeout(.seconds(30)) {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(fixture.server.port)/api/client/v2.0/app/trellis/realm-sync",
-                                              configuration: .init(maxFrameSize: 8 << 20),
-                                              logger: Logger(label: "raw")) { inbound, outbound, _ in
-                try await outbound.write(.text(big))
-                for try await _ in inbound.messages(maxSize: 1 << 20) {}
-                closed.withLock { $0 = true }
-            }
+        try await RawSyncClient.connect(port: fixture.server.port, maxFrameSize: 8 << 20, timeout: .seconds(30)) { channel in
+            try await channel.send(text: big)
+            while try await channel.next() != nil {}
+            closed.withLock { $0 = true }
         }
         #expect(closed.withLock { $0 })
         #expect(fixture.server.log.contains("whose first message has \(2 << 20) bytes"))
+    }
+
+    @Test func listMergesOfOneUploadShareOneTableBudget() {
+        let base = (0..<1000).map { JSONValue.string("b\($0)") }
+        let local = (0..<1000).map { JSONValue.string("l\($0)") }
+        let current = (0..<1000).map { JSONValue.string("c\($0)") }
+        var budget = DocumentMerge.maxMatchCellsPerUpload
+        // The first list fills its two million-cell tables; the next find the budget spent and
+        // match prefix and suffix only (here none): linear, and still every insertion is kept.
+        let first = DocumentMerge.mergeList(current: current, base: base, local: local, matchBudget: &budget)
+        #expect(budget == 0)
+        let second = DocumentMerge.mergeList(current: current, base: base, local: local, matchBudget: &budget)
+        #expect(budget == 0)
+        for merged in [first, second] {
+            #expect(Set(merged) == Set(current + local))
+        }
+    }
+
+    @Test func rateLimitSpendsASecondOfBudgetThenSlowsToTheRate() {
+        let start = ContinuousClock.now
+        var limit = ConnectionRateLimit(messagesPerSecond: 10, bytesPerSecond: 1000, maxMessageBytes: 4000)
+        // A second's worth of messages at once goes through.
+        for _ in 0..<10 { #expect(limit.delay(forMessageOf: 10, at: start) == .zero) }
+        // The next waits a tenth of a second, the one after two tenths.
+        #expect(limit.delay(forMessageOf: 10, at: start) == .milliseconds(100))
+        #expect(limit.delay(forMessageOf: 10, at: start) == .milliseconds(200))
+        // Bytes: the bucket holds one largest message (4,000 > 1,000 a second), then 1,000 a second.
+        var bytes = ConnectionRateLimit(messagesPerSecond: 1000, bytesPerSecond: 1000, maxMessageBytes: 4000)
+        #expect(bytes.delay(forMessageOf: 4000, at: start) == .zero)
+        #expect(bytes.delay(forMessageOf: 500, at: start) == .milliseconds(500))
+        // After waiting, the budget has refilled by what the wait was worth.
+        #expect(bytes.delay(forMessageOf: 500, at: start + .milliseconds(500)) == .milliseconds(500))
+        #expect(bytes.delay(forMessageOf: 0, at: start + .seconds(10)) == .zero)
+    }
+
+    @Test func connectionOverItsMessageRateIsSlowedNotCutOff() async throws {
+        let fixture = try SyncFixture(serverArguments: ["--max-messages-per-second", "5"])
+        let token = try await testApp(fixture.server.baseURL).login(credentials: .anonymous).accessToken ?? ""
+        let (elapsed, marks) = try await RawSyncClient.connect(port: fixture.server.port, timeout: .seconds(60)) { channel in
+            try await channel.send(RawSyncClient.hello(token: token))
+            _ = try await channel.collect { if case .welcome = $0 { true } else { false } }
+            let start = ContinuousClock.now
+            // 20 marks at once: 5 go through at once (with the hello, 4), the others at 5 a second.
+            for id in 1...20 { try await channel.send(.mark(.init(id: Int64(id)))) }
+            var marks = [Int64]()
+            while marks.count < 20, let frame = try await channel.next() {
+                if case .mark(let mark) = frame { marks.append(mark.id) }
+            }
+            try await channel.close()
+            return (ContinuousClock.now - start, marks)
+        }
+        #expect(marks == Array(1...20))
+        // At least (20 - 4) / 5 s; a lower bound, so a slow machine cannot fail it.
+        #expect(elapsed >= .milliseconds(3000), "\(elapsed)")
+        #expect(fixture.server.log.contains("slowing a sync connection"))
     }
 }

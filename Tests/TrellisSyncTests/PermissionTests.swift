@@ -192,48 +192,43 @@ struct PermissionTests {
               '{"_id": {"$oid": "\(benNote.stringValue)"}, "owner_id": "ben", "body": "by ben"}')
             """)
         // Ben's client, frame by frame: a bootstrap of every note, then the live history.
-        let hello = SyncMessage.hello(.init(appId: "trellis", accessToken: benUser.accessToken ?? "",
-                                            clientId: "ben-raw", schemaVersion: 0, schema: [:], lastServerVersion: 0,
-                                            subscriptions: .init(version: 1, subscriptions: [
-                                                .init(name: "notes", className: "SyncMappedNote", query: "TRUEPREDICATE"),
-                                            ])))
+        let hello = RawSyncClient.hello(token: benUser.accessToken ?? "", clientId: "ben-raw",
+                                        subscriptions: .init(version: 1, subscriptions: [
+                                            .init(name: "notes", className: "SyncMappedNote", query: "TRUEPREDICATE"),
+                                        ]))
         let received = Mutex<[ServerChange]>([])
         let anaNote = ObjectId.generate()
-        try await withTimeout(.seconds(60)) {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(fixture.server.port)/api/client/v2.0/app/trellis/realm-sync",
-                                              logger: Logger(label: "ben")) { inbound, outbound, _ in
-                try await outbound.write(.text(SyncCoding.encode(hello)))
-                var marked = false
-                for try await message in inbound.messages(maxSize: 1 << 24) {
-                    guard case .text(let text) = message, let frame = try? SyncCoding.decode(text) else { continue }
-                    switch frame {
-                    case .download(let download):
-                        received.withLock { $0 += download.changes }
-                        guard download.completesSubscriptionVersion != nil, !marked else { continue }
-                        marked = true
-                        // Ana creates, edits and deletes her note; ben's note is given to ana.
-                        try ana.write { $0.add(SyncMappedNote(value: ["_id": anaNote, "owner": "ana", "text": "v1"])) }
-                        try await ana.sync()
-                        try ana.write { $0.object(ofType: SyncMappedNote.self, forPrimaryKey: anaNote)?.text = "v2" }
-                        try await ana.sync()
-                        try ana.write { realm in
-                            if let note = realm.object(ofType: SyncMappedNote.self, forPrimaryKey: anaNote) { realm.delete(note) }
-                        }
-                        try await ana.sync()
-                        try PostgresFixture.psql(fixture.database, """
-                            UPDATE "SyncMappedNote" SET doc = jsonb_set(doc, '{owner_id}', '"ana"')
-                              WHERE _id = '\(benNote.stringValue)'
-                            """)
-                        try await ana.sync()
-                        try await outbound.write(.text(SyncCoding.encode(.mark(.init(id: 1)))))
-                    case .mark:
-                        try await outbound.close(.normalClosure, reason: nil)
-                        return
-                    case .error(let error):
-                        Issue.record("server error \(error.code): \(error.message)")
-                        return
-                    default: continue
+        try await RawSyncClient.connect(port: fixture.server.port, timeout: .seconds(60)) { channel in
+            try await channel.send(hello)
+            var marked = false
+            while let frame = try await channel.next() {
+                switch frame {
+                case .download(let download):
+                    received.withLock { $0 += download.changes }
+                    guard download.completesSubscriptionVersion != nil, !marked else { continue }
+                    marked = true
+                    // Ana creates, edits and deletes her note; ben's note is given to ana.
+                    try ana.write { $0.add(SyncMappedNote(value: ["_id": anaNote, "owner": "ana", "text": "v1"])) }
+                    try await ana.sync()
+                    try ana.write { $0.object(ofType: SyncMappedNote.self, forPrimaryKey: anaNote)?.text = "v2" }
+                    try await ana.sync()
+                    try ana.write { realm in
+                        if let note = realm.object(ofType: SyncMappedNote.self, forPrimaryKey: anaNote) { realm.delete(note) }
                     }
+                    try await ana.sync()
+                    try PostgresFixture.psql(fixture.database, """
+                        UPDATE "SyncMappedNote" SET doc = jsonb_set(doc, '{owner_id}', '"ana"')
+                          WHERE _id = '\(benNote.stringValue)'
+                        """)
+                    try await ana.sync()
+                    try await channel.send(.mark(.init(id: 1)))
+                case .mark:
+                    try await channel.close()
+                    return
+                case .error(let error):
+                    Issue.record("server error \(error.code): \(error.message)")
+                    return
+                default: continue
                 }
             }
         }

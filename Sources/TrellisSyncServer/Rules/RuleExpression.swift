@@ -3,7 +3,8 @@ import TrellisSyncProtocol
 
 /// An App Services rule expression (an `apply_when` or a `document_filters` entry): a MongoDB
 /// query document whose values may be expansions (`%%user.id`, `%%user.custom_data.team`,
-/// `%%true`, `%%false`), or the booleans `true`/`false`. Device Sync's subset: field equality,
+/// `%%user.data.email`, `%%values.admins`, `%%environment.values.x`, `%%true`, `%%false`;
+/// ``RuleExpansions`` refuses the others), or the booleans `true`/`false`. Device Sync's subset: field equality,
 /// `$eq $ne $gt $gte $lt $lte $in $nin $exists`, and `$and $or $nor`. Keys may be expansions
 /// too (`{"%%user.custom_data.isAdmin": true}`): they compare the user's value, not a field.
 indirect enum RuleExpression: Sendable, Equatable {
@@ -46,10 +47,13 @@ indirect enum RuleExpression: Sendable, Equatable {
             var parts = [RuleExpression]()
             for item in items { parts.append(try RuleExpression(item, at: place)) }
             return key == "$and" ? .all(parts) : key == "$or" ? .any(parts) : .none(parts)
+        case let other where RuleExpansions.problem(with: other) != nil:
+            throw RulesError("\(place): \(RuleExpansions.problem(with: other) ?? other).")
         case let other where other.hasPrefix("$"):
             throw RulesError("\(place): the operator \(other) is not supported in Device Sync rules (supported: "
                 + "$and, $or, $nor, and per field $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists).")
         default:
+            try RuleExpansions.check(value, at: "\(place), '\(key)'")
             guard case .object(let operators) = value, let first = operators.keys.first, first.hasPrefix("$") else {
                 return .field(key, .equals(value))
             }
@@ -77,6 +81,29 @@ indirect enum RuleExpression: Sendable, Equatable {
         case .constant: false
         case .all(let parts), .any(let parts), .none(let parts): parts.contains(where: \.readsDocument)
         case .field(let key, _): !key.hasPrefix("%%")
+        }
+    }
+
+    /// The expansions the expression uses (`%%user.id`, `%%values.admins`…), as keys or operands.
+    var expansions: [String] {
+        switch self {
+        case .constant: return []
+        case .all(let parts), .any(let parts), .none(let parts): return parts.flatMap(\.expansions)
+        case .field(let key, let condition):
+            let operand: JSONValue? = switch condition {
+            case .equals(let value), .compare(_, let value): value
+            case .exists: nil
+            }
+            return (key.hasPrefix("%%") ? [key] : []) + (operand.map(Self.expansions(in:)) ?? [])
+        }
+    }
+
+    private static func expansions(in value: JSONValue) -> [String] {
+        switch value {
+        case .string(let text) where text.hasPrefix("%%"): [text]
+        case .array(let items): items.flatMap(expansions(in:))
+        case .object(let object): object.values.flatMap(expansions(in:))
+        default: []
         }
     }
 
@@ -134,10 +161,12 @@ extension RuleExpression.FieldCondition {
 
 /// The user a session's rules are evaluated for: `%%user.id`, `%%user.custom_data.*` (the
 /// user's custom data document) and `%%user.data.*` (the login token's metadata).
-struct RuleUser: Sendable {
+struct RuleUser: Sendable, Equatable {
     var id: String
     var customData: [String: JSONValue] = [:]
     var data: [String: JSONValue] = [:]
+    /// The app's `%%values` and `%%environment` (set from the rules by ``SessionPermissions``).
+    var app = AppValues()
 
     /// The value of an expansion (`%%user.id`), nil when it names nothing.
     func expand(_ expansion: String) -> JSONValue? {
@@ -146,8 +175,11 @@ struct RuleUser: Sendable {
         case "%%false": return .bool(false)
         case "%%user.id": return .string(id)
         case "%%user": return .object(["id": .string(id), "custom_data": .object(customData), "data": .object(data)])
+        case "%%user.custom_data": return .object(customData)
+        case "%%user.data": return .object(data)
         default: break
         }
+        if let value = app.expand(expansion) { return value }
         for (prefix, document) in [("%%user.custom_data.", customData), ("%%user.data.", data)]
         where expansion.hasPrefix(prefix) {
             return RuleExpression.value(at: String(expansion.dropFirst(prefix.count)), in: document)

@@ -8,8 +8,14 @@ struct SessionPermissions: Sendable {
     let user: RuleUser
     private let roles: [String: SyncRole]
     private let allowsEverything: Bool
+    /// What the rules' `%%user…` expansions give for this user, by expansion. App Services
+    /// expands them once when a session starts; when they differ at the next session, the
+    /// role may differ too (Device Sync then resets the client).
+    let expandedUserValues: [String: JSONValue]
 
     init(rules: SyncRules, user: RuleUser, collections: some Sequence<String>) {
+        var user = user
+        user.app = rules.app
         self.user = user
         var roles = [String: SyncRole]()
         for collection in collections {
@@ -17,6 +23,9 @@ struct SessionPermissions: Sendable {
         }
         self.roles = roles
         allowsEverything = rules.allowsAll
+        var expanded = [String: JSONValue]()
+        for expansion in rules.userExpansions { expanded[expansion] = user.expand(expansion) ?? .null }
+        expandedUserValues = expanded
     }
 
     /// The role assigned for a collection (nil: no access).
@@ -93,5 +102,33 @@ struct SessionPermissions: Sendable {
             }
             return nil
         }
+    }
+}
+
+/// What a user's rule expansions are read from when a session starts: their custom data
+/// (`%%user.custom_data`) and user data (`%%user.data`).
+struct RuleInputs: Sendable, Equatable {
+    var customData: [String: JSONValue]
+    var data: [String: JSONValue]
+
+    init(customData: [String: JSONValue], data: [String: JSONValue]) {
+        self.customData = customData
+        self.data = data
+    }
+
+    init?(json: JSONValue) {
+        guard let object = json.objectValue else { return nil }
+        customData = object["custom_data"]?.objectValue ?? [:]
+        data = object["data"]?.objectValue ?? [:]
+    }
+
+    var json: JSONValue { .object(["custom_data": .object(customData), "data": .object(data)]) }
+
+    /// The user `id` with these inputs.
+    func user(_ id: String) -> RuleUser {
+        var user = RuleUser(id: id)
+        user.customData = customData
+        user.data = data
+        return user
     }
 }

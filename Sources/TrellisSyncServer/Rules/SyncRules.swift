@@ -90,6 +90,50 @@ struct SyncRole: Sendable, Equatable {
     }
 
     private func topLevel(_ name: String) -> String { String(name.split(separator: ".").first ?? Substring(name)) }
+
+    /// Throws when one of the role's expressions names a value the app does not have.
+    func checkNamedValues(_ app: AppValues, at place: String) throws(RulesError) {
+        for (part, expression) in [("apply_when", applyWhen), ("document_filters.read", readFilter),
+                                   ("document_filters.write", writeFilter)] {
+            try app.checkNamed(in: expression, at: "\(place), role '\(name)', \(part)")
+        }
+    }
+}
+
+/// One of the Custom JWT provider's `metadata_fields`: the claim at `name` (a dotted path in
+/// the login token) becomes `%%user.data.<fieldName>`; a `required` one must be there.
+struct JWTMetadataField: Sendable, Equatable {
+    var name: String
+    var fieldName: String
+    var required: Bool
+
+    static func list(_ json: JSONValue?, at place: String) throws(RulesError) -> [JWTMetadataField] {
+        guard let json, json != .null else { return [] }
+        guard let items = json.arrayValue else { throw RulesError("\(place): metadata_fields must be an array.") }
+        var fields = [JWTMetadataField]()
+        for item in items {
+            guard let name = item["name"]?.stringValue, !name.isEmpty else {
+                throw RulesError("\(place): each of metadata_fields needs a \"name\" (the claim's path in the token).")
+            }
+            fields.append(JWTMetadataField(name: name, fieldName: item["field_name"]?.stringValue ?? name,
+                                           required: item["required"] == .bool(true)))
+        }
+        return fields
+    }
+
+    /// The user data of a login token's claims; throws naming a required claim it lacks.
+    static func userData(_ fields: [JWTMetadataField], claims: [String: JSONValue]) throws(RulesError) -> [String: JSONValue] {
+        var data = [String: JSONValue]()
+        for field in fields {
+            if let value = RuleExpression.value(at: field.name, in: claims) {
+                data[field.fieldName] = value
+            } else if field.required {
+                throw RulesError("The login token has no '\(field.name)' claim, which the Custom JWT provider's "
+                    + "metadata_fields require.")
+            }
+        }
+        return data
+    }
 }
 
 /// The rules of an app: per collection its roles (`rules.json`), and the default roles
@@ -103,6 +147,11 @@ struct SyncRules: Sendable {
     var customUserData: (collection: String, userIdField: String)?
     /// Started with `--allow-all`: no rules; every user reads and writes everything.
     var allowsAll = false
+    /// The app's `%%values` and `%%environment`.
+    var app = AppValues()
+    /// The Custom JWT provider's `metadata_fields` (`auth/providers.json`): which claims of a
+    /// login token become the user's `%%user.data`.
+    var jwtMetadataFields: [JWTMetadataField] = []
 
     /// Every user may read and write everything (`--allow-all`).
     static var allowAll: SyncRules {
@@ -114,6 +163,17 @@ struct SyncRules: Sendable {
         rules.defaultRoles = role.map { [$0] } ?? []
         rules.allowsAll = true
         return rules
+    }
+
+    /// The `%%user…` expansions the roles use (apply_when and document filters).
+    var userExpansions: Set<String> {
+        var found = Set<String>()
+        for role in collections.values.flatMap({ $0 }) + defaultRoles {
+            for expression in [role.applyWhen, role.readFilter, role.writeFilter] {
+                found.formUnion(expression.expansions.filter { $0.hasPrefix("%%user") })
+            }
+        }
+        return found
     }
 
     /// The roles of a collection, in the order they are tried.
@@ -131,10 +191,15 @@ struct SyncRules: Sendable {
                 + "data_sources/<service>/<database>/<collection>/rules.json) or a JSON file of rules documents.")
         }
         if isFolder.boolValue {
+            app = try AppValues(folder: URL(fileURLWithPath: path))
             try readFolder(URL(fileURLWithPath: path))
         } else {
             try readFile(path)
         }
+        for (collection, roles) in collections.sorted(by: { $0.key < $1.key }) {
+            for role in roles { try role.checkNamedValues(app, at: "\(path), collection '\(collection)'") }
+        }
+        for role in defaultRoles { try role.checkNamedValues(app, at: "\(path), default rule") }
         if collections.isEmpty && defaultRoles.isEmpty {
             throw RulesError("The rules at '\(path)' define no roles: no rules.json or default_rule.json was found. "
                 + "Every read and write would be refused; add roles, or start with --allow-all for development.")
@@ -155,6 +220,12 @@ struct SyncRules: Sendable {
                 collections[name] = try Self.roles(json, at: file.path)
             }
         }
+        let providers = folder.appendingPathComponent("auth/providers.json")
+        if FileManager.default.fileExists(atPath: providers.path) {
+            let json = try Self.json(at: providers.path)
+            let jwt = json.objectValue?.values.first { $0["type"]?.stringValue == "custom-token" }
+            jwtMetadataFields = try JWTMetadataField.list(jwt?["metadata_fields"], at: providers.path)
+        }
         let custom = folder.appendingPathComponent("auth/custom_user_data.json")
         if FileManager.default.fileExists(atPath: custom.path) {
             try readCustomUserData(try Self.json(at: custom.path), at: custom.path)
@@ -168,6 +239,8 @@ struct SyncRules: Sendable {
         case .array(let items): documents = items
         case .object(let object) where object["rules"] != nil || object["default_rule"] != nil:
             documents = object["rules"]?.arrayValue ?? []
+            app = AppValues(file: json)
+            jwtMetadataFields = try JWTMetadataField.list(object["metadata_fields"], at: "\(path), metadata_fields")
             if let defaultRule = object["default_rule"] { defaultRoles = try Self.roles(defaultRule, at: "\(path), default_rule") }
             if let custom = object["custom_user_data"] { try readCustomUserData(custom, at: "\(path), custom_user_data") }
         default: documents = [json]

@@ -42,7 +42,7 @@ import Testing
         let events = LockedBox<[String]>([])
         let settled = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        FileState.willWaitForCompactionHook.withLock {
+        FileState.willWaitForReservationHook.withLock {
             $0 = { waiting in
                 guard waiting == path else { return }
                 events.mutate { $0.append("waiting") }
@@ -74,13 +74,13 @@ import Testing
         }
         defer {
             FilePreparation.compactionHook.withLock { $0 = nil }
-            FileState.willWaitForCompactionHook.withLock { $0 = nil }
+            FileState.willWaitForReservationHook.withLock { $0 = nil }
         }
         let before = size(path)
         let count = try onOtherThread { try Realm(configuration: compacting).objects(ProcessDog.self).count }
         proceed.signal()
         finished.wait()
-        FileState.willWaitForCompactionHook.withLock { $0 = nil }
+        FileState.willWaitForReservationHook.withLock { $0 = nil }
         #expect(count == 50)
         #expect(size(path) < before, "compacted: \(before) bytes before, \(size(path)) after")
         #expect(events.get() == ["waiting", "opened 50", "wrote, count 51"])

@@ -10,6 +10,8 @@ import Trellis
 enum InstructionWorkload: String, CaseIterable {
     case w1 = "W1", w2 = "W2", w3Build = "W3build", w3Iterate = "W3iterate", w4 = "W4", w5Lookup = "W5lookup",
          w5Scan = "W5scan", w7 = "W7", w6Commit = "W6commit"
+    /// Not the brief's: `count` of a MutableSet and of a Map of 10 members (`--workloads C`).
+    case setCount = "CsetCount", mapCount = "CmapCount"
 
     var operation: String {
         switch self {
@@ -22,6 +24,8 @@ enum InstructionWorkload: String, CaseIterable {
         case .w5Scan: "`filter(\"age > 40\").count`, per object scanned"
         case .w7: "enumerate, read `name` and `age`, per object"
         case .w6Commit: "a write transaction adding one Dog, per commit (no fsync)"
+        case .setCount: "`owner.tags.count` of a MutableSet<Int> of 10, per set"
+        case .mapCount: "`owner.scores.count` of a Map<String, Int> of 10, per map"
         }
     }
 
@@ -36,7 +40,7 @@ enum InstructionWorkload: String, CaseIterable {
         case .w4: 507
         case .w5Lookup: 1_758
         case .w7: 513
-        case .w6Commit: nil  // not measured for realm-core
+        case .w6Commit, .setCount, .mapCount: nil  // not measured for realm-core
         }
     }
 
@@ -52,6 +56,7 @@ enum InstructionWorkload: String, CaseIterable {
         case .w5Lookup: 1_500
         case .w7: 600
         case .w6Commit: nil  // issue 19: no higher than before column copies (see BENCHMARKS.md)
+        case .setCount, .mapCount: nil
         }
     }
 }
@@ -167,6 +172,12 @@ enum InstructionChild {
             let commits = 2_000
             try measured { try commitDogs(realm, from: 300, count: commits) }
             operations = commits
+        case .setCount, .mapCount:
+            let realm = try trellis.collectionsFile()
+            let pass = workload == .setCount ? trellis.setCountPass : trellis.mapCountPass
+            sums.record(name, pass(realm))
+            try measured { sums.record(name, pass(realm)) }
+            operations = sizes.listOwners
         case .w3Iterate, .w4:
             let realm = try trellis.w3File()
             let pass = workload == .w4 ? trellis.w4Pass : trellis.w3IteratePass

@@ -18,6 +18,13 @@ final class BenchPerson: Object {
     @Persisted var dogs: List<BenchDog>
 }
 
+/// An owner of a set and a map (the `C` instruction workloads only; not in W1-W8's files).
+final class BenchTagged: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var tags: MutableSet<Int>
+    @Persisted var scores: Map<String, Int>
+}
+
 // MARK: - GRDB records (what a GRDB user would write: foreign keys, an ordered join table
 // for the list, indexes on the foreign keys)
 

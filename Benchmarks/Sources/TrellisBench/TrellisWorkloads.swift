@@ -60,6 +60,35 @@ struct TrellisWorkloads {
         return time
     }
 
+    /// `sizes.listOwners` owners of a set and a map of 10 members each (the `C` workloads).
+    func collectionsFile() throws -> Realm {
+        var configuration = Realm.Configuration(fileURL: scratch.file("collections.realm"), objectTypes: [BenchTagged.self])
+        configuration.maximumFileSize = 8 << 30
+        let realm = try Realm(configuration: configuration)
+        try realm.write {
+            for id in 0..<sizes.listOwners {
+                let owner = realm.create(BenchTagged.self, value: ["id": id])
+                owner.tags.insert(objectsIn: 0..<10)
+                for key in 0..<10 { owner.scores["k\(key)"] = key }
+            }
+        }
+        return realm
+    }
+
+    /// One pass of `CsetCount`: every owner's set's count.
+    func setCountPass(_ realm: Realm) -> Int {
+        var sum = 0
+        for owner in realm.objects(BenchTagged.self) { sum &+= owner.tags.count }
+        return sum
+    }
+
+    /// One pass of `CmapCount`: every owner's map's count.
+    func mapCountPass(_ realm: Realm) -> Int {
+        var sum = 0
+        for owner in realm.objects(BenchTagged.self) { sum &+= owner.scores.count }
+        return sum
+    }
+
     /// A file with W1's data, for the read workloads.
     func w1File() throws -> Realm {
         let realm = try open(scratch.file("read.realm"))

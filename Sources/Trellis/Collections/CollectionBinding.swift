@@ -98,16 +98,30 @@ struct CollectionBinding {
     }
 
     /// A ``DynamicObject`` element: an accessor of the collection's target class (which a
-    /// DynamicObject's type does not tell), or nil for a null map value or a missing row.
+    /// DynamicObject's type does not tell). A map value that is null or links to a missing row
+    /// (only a damaged file has one) is nil; a list or set element linking to a missing row is
+    /// an unmanaged placeholder with the class's schema (see ``MissingLinkTarget``).
     private func decodeDynamic<Element: _Persistable>(_ row: RowView) -> Element {
-        var object: DynamicObject?
-        if !row.isNull(0), let target = location.field.typeInfo.objectClassName,
-           let table = core.dynamicTable(named: target, create: false), core.rowView(table, row.slot(0)) != nil
-        {
-            object = core.accessor(DynamicObject.self, table: table, key: row.slot(0))
+        guard let target = location.field.typeInfo.objectClassName else {
+            throwRealmException("Trellis internal error: '\(location.field.name)' holds no objects.")
         }
-        if let element = object as? Element ?? Optional<DynamicObject>.none as? Element { return element }
-        throwRealmException("Object has been deleted or invalidated.")
+        let isNull = row.isNull(0)
+        let key: ObjectKey = isNull ? .max : row.slot(0)
+        let table = isNull ? nil : core.dynamicTable(named: target, create: false)
+        if let table, core.rowView(table, key) != nil,
+           let element = core.accessor(DynamicObject.self, table: table, key: key) as? Element
+        {
+            return element
+        }
+        if !isNull, location.field.typeInfo.collection == .map {
+            MissingLinkTarget.report(core, className: target, key: key)
+        }
+        if let none = Optional<DynamicObject>.none as? Element { return none }
+        let info = table?.info ?? core.requireDynamicClassInfo(named: target)
+        if let placeholder = MissingLinkTarget.dynamicPlaceholder(info, core: core, key: key) as? Element {
+            return placeholder
+        }
+        throwRealmException("Trellis internal error: '\(location.field.name)' does not hold DynamicObjects.")
     }
 
     /// Decodes the element stored at `root` (a list element or a map value): an

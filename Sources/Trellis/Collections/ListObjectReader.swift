@@ -41,9 +41,8 @@ struct ListObjectReader {
     /// The accessor of the object `key` designates.
     mutating func accessor(_ core: RealmCore, key: ObjectKey) -> ObjectBase {
         guard let bytes = core.transaction.get(table.rows, nearIntegerKey: key) else {
-            // A missing row (only a damaged file links to one): a new unmanaged object of
-            // default values, which reads without trapping.
-            return type.init()
+            // A missing row (only a damaged file links to one): see MissingLinkTarget.
+            return MissingLinkTarget.placeholder(type, core: core, key: key)
         }
         let object: ObjectBase
         if reusesAccessors {

@@ -94,7 +94,9 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         case .unmanaged(let elements): return elements
         case .managed(let binding):
             binding.verifyReadable()
-            return binding.core.setElements(binding.location).map { binding.decode($0) }
+            let core = binding.core
+            return core.setElements(binding.location, conformingTo: core.setCount(binding.location))
+                .map { binding.decode($0) }
         case .nested: Self.neverNested()
         }
     }

@@ -123,13 +123,13 @@ struct ConsistencyChecker {
             return elements.compactMap(CollectionElement.linkKey)
         case .set:
             let elements = core.setElements(location)
-            if elements.count != core.setCount(location) {
+            if elements.count != core.storedSetOrMapCount(location) {
                 problems.append("\(table.info.className)[\(key)].\(field.name) set count disagrees with its members")
             }
             return elements.compactMap(CollectionElement.linkKey)
         case .map:
             let entries = core.mapEntries(location)
-            if entries.count != core.mapCount(location) {
+            if entries.count != core.storedSetOrMapCount(location) {
                 problems.append("\(table.info.className)[\(key)].\(field.name) map count disagrees with its entries")
             }
             return entries.compactMap { CollectionElement.linkKey($0.value) }

@@ -60,10 +60,18 @@ extension RealmCore {
 
     // MARK: - Sets
 
-    /// The number of members: the members themselves are counted, not the count stored beside
-    /// them, so that a count a damaged file changed never disagrees with the members the set
-    /// iterates (an array built from the set would trap).
-    func setCount(_ location: CollectionLocation) -> Int { collectionEntries(prefix: location.setElementsPrefix).count }
+    /// The number of members: the count stored beside them (one read), believed up to what a
+    /// file of this size can hold (``isPlausibleLinkCount(_:)``: a larger one, only a damaged
+    /// file has it, is replaced by counting the members). The set hands out exactly this many
+    /// members (``setElements(_:conformingTo:)``), so a count a damaged file changed never
+    /// disagrees with what the set iterates (an array built from the set would trap).
+    func setCount(_ location: CollectionLocation) -> Int {
+        let stored = storedCount(location)
+        return isPlausibleLinkCount(stored) ? stored : collectionEntries(prefix: location.setElementsPrefix).count
+    }
+
+    /// The number of members stored beside them, as the file holds it (for the consistency checker).
+    func storedSetOrMapCount(_ location: CollectionLocation) -> Int { storedCount(location) }
 
     func setContains(_ location: CollectionLocation, _ element: [UInt8]) -> Bool {
         collectionValue(location.setElementKey(element)) != nil
@@ -72,6 +80,21 @@ extension RealmCore {
     /// The members, in storage order.
     func setElements(_ location: CollectionLocation) -> [UnsafeRawBufferPointer] {
         collectionEntries(prefix: location.setElementsPrefix).map(\.value)
+    }
+
+    /// The members as the set hands them out: exactly `count` (``setCount(_:)``) of them. Only a
+    /// damaged file's members disagree with its stored count: members past the count are left
+    /// out, and missing ones read as empty elements (the type's default, as a list chunk's
+    /// missing elements do). `count` is plausible, so the padding is never larger than the file.
+    func setElements(_ location: CollectionLocation, conformingTo count: Int) -> [UnsafeRawBufferPointer] {
+        var members = setElements(location)
+        if members.count > count {
+            members.removeLast(members.count - count)
+        } else if members.count < count {
+            members.append(contentsOf: repeatElement(UnsafeRawBufferPointer(start: nil, count: 0),
+                                                     count: count - members.count))
+        }
+        return members
     }
 
     /// Adds a member; false if it was already there.
@@ -102,8 +125,13 @@ extension RealmCore {
 
     // MARK: - Maps
 
-    /// The number of entries, counted as ``setCount(_:)`` counts members.
-    func mapCount(_ location: CollectionLocation) -> Int { collectionEntries(prefix: location.mapEntriesPrefix).count }
+    /// The number of entries, stored beside them and believed as ``setCount(_:)`` believes a
+    /// set's. A map is iterated by its entries, never by position, so a count a damaged file
+    /// changed reads as a wrong number but cannot make an iteration trap.
+    func mapCount(_ location: CollectionLocation) -> Int {
+        let stored = storedCount(location)
+        return isPlausibleLinkCount(stored) ? stored : collectionEntries(prefix: location.mapEntriesPrefix).count
+    }
 
     func mapValue(_ location: CollectionLocation, _ key: String) -> UnsafeRawBufferPointer? {
         collectionValue(location.mapEntryKey(key))

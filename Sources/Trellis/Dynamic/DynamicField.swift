@@ -39,6 +39,30 @@ enum DynamicFieldTypes {
     }
 }
 
+/// The value a property of a ``DynamicObject`` placeholder reads before it is set (see
+/// ``MissingLinkTarget``).
+protocol DynamicDefaultValue {
+    static func defaultValue(_ field: FieldInfo) -> Any?
+}
+
+extension DynamicFieldWitness: DynamicDefaultValue {
+    /// What a new object holds: an empty unmanaged collection, nil for a link or an optional,
+    /// the type's default (0, "", …) for other values.
+    static func defaultValue(_ field: FieldInfo) -> Any? {
+        if field.isLinkingObjects {
+            return LinkingObjects<DynamicObject>(fromType: DynamicObject.self, property: field.originProperty ?? "")
+        }
+        switch field.typeInfo.collection {
+        case .list: return List<Value>()
+        case .set: return MutableSet<Value>()
+        case .map: return Map<String, Value>()
+        case .none: break
+        }
+        if field.isLink { return nil }
+        return ValueConversion.unwrapped(Value._trellisDefaultValue())
+    }
+}
+
 /// Reads and writes a property of a ``DynamicObject`` by name: `Value` is the Swift type of
 /// its values (of its elements for a collection; `DynamicObject` for links).
 enum DynamicFieldWitness<Value: RealmCollectionValue>: PersistedFieldWitness {
@@ -86,7 +110,14 @@ enum DynamicFieldWitness<Value: RealmCollectionValue>: PersistedFieldWitness {
         let row = core.row(of: object, managed)
         if field.isLink {
             guard !row.isNull(field.rowColumn), let target = field.typeInfo.objectClassName else { return nil }
-            return core.dynamicAccessor(className: target, key: row.slot(field.rowColumn))
+            let key = row.slot(field.rowColumn)
+            // A link to a missing row (only a damaged file has one) reads as nil, as a typed
+            // to-one link does.
+            guard let table = core.dynamicTable(named: target, create: false), core.rowView(table, key) != nil else {
+                MissingLinkTarget.report(core, className: target, key: key)
+                return nil
+            }
+            return core.accessor(DynamicObject.self, table: table, key: key)
         }
         return ValueConversion.unwrapped(Value._trellisRead(_RowReader(row: row, core: core), field.rowColumn))
     }

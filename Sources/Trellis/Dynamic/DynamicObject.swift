@@ -24,6 +24,9 @@ public final class DynamicObject: Object {
     /// Set on the objects a migration block is handed (``MigrationObject``): they read and
     /// write the migration's values instead of a row.
     var migrationEntry: MigrationEntry?
+    /// Set on the unmanaged object a list or set of a damaged file reads for a link to a missing
+    /// row (see ``MissingLinkTarget``): its class's properties with their defaults.
+    var missingTarget: MissingTargetValues?
 
     /// `object.name`: the same as `object["name"]`.
     public subscript(dynamicMember member: String) -> Any? {
@@ -35,22 +38,25 @@ public final class DynamicObject: Object {
     public override subscript(key: String) -> Any? {
         get {
             if let entry = migrationEntry { return entry.migrator.read(key, of: entry) }
+            if let missingTarget { return missingTarget.value(key) }
             return super[key]
         }
         set {
             if let entry = migrationEntry { return entry.migrator.write(key, of: entry, value: newValue) }
+            if let missingTarget { return missingTarget.set(key, newValue) }
             super[key] = newValue
         }
     }
 
     /// The class name and the property values.
     public override var description: String {
-        migrationEntry?.description ?? super.description
+        migrationEntry?.description ?? missingTarget?.description ?? super.description
     }
 
     /// The schema of the object's class: for a migration's old object, as stored in the file;
     /// for a new one, the model's.
     public override var objectSchema: ObjectSchema {
+        if let missingTarget { return missingTarget.info.objectSchema }
         guard let entry = migrationEntry else { return super.objectSchema }
         let schema = entry.isOld ? entry.migrator.oldSchema : entry.migrator.newSchema
         return schema[entry.record.className] ?? super.objectSchema

@@ -246,9 +246,10 @@ extension _PersistableInsideOptional where Self: ObjectBase {
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
         // With its row read (a List's elements are often consecutive keys: the lookup steps).
         // A missing row (only a damaged file links to one) gives a new unmanaged object of
-        // default values: reading it never traps.
+        // default values: reading it never traps (see MissingLinkTarget).
         let key = row.row.slot(column)
-        return row.core.linkedAccessor(Self.self, key: key, from: row.owner) ?? Self()
+        return row.core.linkedAccessor(Self.self, key: key, from: row.owner)
+            ?? MissingLinkTarget.placeholder(Self.self, core: row.core, key: key)
     }
     /// The linked object with its row already read (the first property read needs no lookup);
     /// nil if the target row is missing, which only a damaged file has.

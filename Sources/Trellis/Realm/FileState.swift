@@ -151,12 +151,13 @@ final class FileState: Sendable {
 
     private static let registry = Mutex<[String: WeakFileState]>([:])
 
-    /// Whether some Realm of this process still has `path` open.
     /// Waits until no thread of this process is opening (or creating) a file.
     static func waitForOpenings() {
         registry.withLock { _ in }
     }
 
+    /// Whether some Realm of this process still has `path` open (an answer that may be stale at
+    /// once: to act on it, ``reserve(path:for:)``).
     static func isOpen(path: String) -> Bool {
         registry.withLock { $0[path]?.state != nil }
     }
@@ -164,30 +165,36 @@ final class FileState: Sendable {
 
     /// The shared state of the file at `path`, opening it (and initialising a new file) if needed.
     ///
-    /// Waits while a thread of this process compacts the file on launch (see
-    /// ``beginCompaction(path:)``), outside the registry's lock: the compaction runs the
-    /// configuration's `shouldCompactOnLaunch` block, which may open other files.
+    /// Waits while another thread of this process has the file reserved (compacting it on
+    /// launch, migrating it with `performMigration(for:)`, deleting it; see
+    /// ``reserve(path:for:)``), outside the registry's lock: the reserving thread may run the
+    /// configuration's blocks, which may open other files.
     static func shared(path: String, configuration: Realm.Configuration) throws -> FileState {
         var waited = false
         while true {
-            if let state = try openUnlessCompacting(path: path, configuration: configuration) { return state }
-            if !waited { willWaitForCompactionHook.withLock { $0 }?(path) }
+            if let state = try openUnlessReserved(path: path, configuration: configuration) { return state }
+            if !waited { willWaitForReservationHook.withLock { $0 }?(path) }
             waited = true
             usleep(200)
         }
     }
 
-    /// The shared state of the file at `path`, opened if needed; nil while it is being compacted.
-    private static func openUnlessCompacting(path: String, configuration: Realm.Configuration) throws -> FileState? {
+    /// The shared state of the file at `path`, opened if needed; nil while another thread has it
+    /// reserved.
+    private static func openUnlessReserved(path: String, configuration: Realm.Configuration) throws -> FileState? {
         try registry.withLock { registry in
-            if let existing = registry[path]?.state { return existing }
-            if let compactor = compacting.withLock({ $0[path] }) {
-                guard compactor != currentThread else {
+            if let reservation = reservations.withLock({ $0[path] }) {
+                guard reservation.thread == currentThread else { return nil }
+                switch reservation.purpose {
+                case .migration: break  // performMigration(for:) opens the file it reserved
+                case .compaction:
                     throw Realm.Error(.fail, "Cannot open '\(path)' from its shouldCompactOnLaunch block: the file is "
                         + "being compacted. Open it after the block returns.", fileURL: path)
+                case .deletion:
+                    throw Realm.Error(.fail, "Cannot open '\(path)' while this thread deletes it.", fileURL: path)
                 }
-                return nil
             }
+            if let existing = registry[path]?.state { return existing }
             let environment: Environment
             do {
                 environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
@@ -205,49 +212,94 @@ final class FileState: Sendable {
         }
     }
 
-    // MARK: - Compacting on launch
+    // MARK: - Reserving a file
 
-    /// Files a thread of this process is compacting on launch, with that thread. Taken and
-    /// checked under the registry's lock (lock order: registry, then this).
-    private static let compacting = Mutex<[String: UInt]>([:])
+    /// What a thread reserves a file for (see ``reserve(path:for:)``).
+    enum ReservationPurpose: Sendable {
+        /// Compacting it on launch (``FilePreparation/compactIfAsked(_:path:)``).
+        case compaction
+        /// `Realm.performMigration(for:)`: the reserving thread opens, migrates and closes it.
+        case migration
+        /// `Realm.deleteFiles(for:)` and `deleteRealmIfMigrationNeeded`.
+        case deletion
+    }
 
-    /// For tests: called with the path when an opening begins to wait for a compaction.
-    static let willWaitForCompactionHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private struct Reservation {
+        let thread: UInt
+        let purpose: ReservationPurpose
+    }
+
+    /// Files a thread of this process has reserved, with that thread. Taken and checked under the
+    /// registry's lock (lock order: registry, then this).
+    private static let reservations = Mutex<[String: Reservation]>([:])
+
+    /// For tests: called with the path when an opening begins to wait for a reservation.
+    static let willWaitForReservationHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// For tests: called with the path and purpose by `performMigration(for:)` and
+    /// `deleteFiles(for:)` once they hold the file, before they migrate or delete it.
+    static let didReserveHook = Mutex<(@Sendable (String, ReservationPurpose) -> Void)?>(nil)
 
     private static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
 
-    /// Reserves `path` for compacting on launch, or returns false when a Realm of this process
-    /// has it open (Realm compacts only on the first open in the process). While reserved, no
-    /// thread of the process opens the file (``shared(path:configuration:)`` waits): the
-    /// compaction's own environment is then the only one of the file in the process. Two would
-    /// break each other: closing one releases the process's POSIX locks on the lock file and
-    /// clears its reader slots (the other's live snapshots then look dead to writers, which
-    /// reuse their pages), and the rename would replace the file under the other's map (its
-    /// later commits would go to the replaced file and be lost). Waits while the file's previous
-    /// environment closes or another thread compacts it. End with ``endCompaction(path:)``.
-    static func beginCompaction(path: String) -> Bool {
-        while true {
-            let reserved: Bool? = registry.withLock { registry in
-                if registry[path]?.state != nil { return false }
-                switch Environment.presence(path: path) {
-                case .open: return false  // still used (a transaction ending): it is open
-                case .closing: return nil
-                case .none: break
-                }
-                return compacting.withLock { compacting in
-                    if compacting[path] != nil { return nil }
-                    compacting[path] = currentThread
-                    return true
-                }
-            }
-            if let reserved { return reserved }
-            usleep(200)
+    /// A thread's hold on a file no Realm of the process has open (``reserve(path:for:)``).
+    struct FileReservation {
+        let path: String
+        /// False when the thread already held the file (a deletion inside `performMigration`'s
+        /// open): the outer reservation ends it.
+        let owns: Bool
+
+        /// Lets openings of the file go ahead.
+        func end() {
+            if owns { FileState.reservations.withLock { _ = $0.removeValue(forKey: path) } }
         }
     }
 
-    /// Ends the reservation ``beginCompaction(path:)`` took: openings of the file go ahead.
-    static func endCompaction(path: String) {
-        compacting.withLock { _ = $0.removeValue(forKey: path) }
+    /// Reserves `path` for `purpose`, or returns nil when a Realm of this process has it open.
+    ///
+    /// Checking "is the file open" and acting on the answer must be one step with the openings:
+    /// while reserved, no other thread of the process opens the file (``shared(path:configuration:)``
+    /// waits), so the file is neither compacted, migrated nor deleted under a Realm that opened
+    /// it just after the check. Two environments of one file in a process would also break each
+    /// other: closing one releases the process's POSIX locks on the lock file and clears its
+    /// reader slots (the other's live snapshots then look dead to writers, which reuse their
+    /// pages), and a rename or unlink replaces the file under the other's map (its later commits
+    /// would be lost). Waits while the file's previous environment closes or another thread holds
+    /// it. A live environment without a FileState (a transaction ending) counts as open for a
+    /// compaction, which is then skipped; a migration or deletion waits up to a second for it.
+    ///
+    /// A thread that holds the file already gets a reservation that `owns` nothing (a deletion
+    /// for `deleteRealmIfMigrationNeeded` inside the open `performMigration` makes); a compaction
+    /// on that open is skipped.
+    static func reserve(path: String, for purpose: ReservationPurpose) -> FileReservation? {
+        // How long a migration or deletion waits for an environment without a FileState to go
+        // before it counts as open (it never lasts longer than a transaction ending).
+        let patience = Date().addingTimeInterval(1)
+        while true {
+            let outcome: Bool?? = registry.withLock { registry in
+                if registry[path]?.state != nil { return .some(nil) }
+                if let held = reservations.withLock({ $0[path] }), held.thread == currentThread {
+                    // Compacting on the open performMigration makes would let the block open the
+                    // file the migration holds: skipped.
+                    return purpose == .compaction ? .some(nil) : .some(false)
+                }
+                switch Environment.presence(path: path) {
+                case .open where purpose == .compaction || Date() > patience: return .some(nil)
+                case .open, .closing: return nil
+                case .none: break
+                }
+                return reservations.withLock { reservations -> Bool?? in
+                    if reservations[path] != nil { return nil }
+                    reservations[path] = Reservation(thread: currentThread, purpose: purpose)
+                    return .some(true)
+                }
+            }
+            switch outcome {
+            case .some(.some(let owns)): return FileReservation(path: path, owns: owns)
+            case .some(.none): return nil
+            case .none: usleep(200)
+            }
+        }
     }
 
     /// A generous estimate of the named databases `configuration`'s classes need: rows, primary

@@ -19,7 +19,8 @@ enum OpenWhileWriting {
     /// The cores of the calling thread that are in a write transaction (strong references),
     /// cancelled and let go of when the thread exits.
     private final class ThreadWriters {
-        var cores: [RealmCore] = []
+        // Unchecked: only its thread uses it (and its exit, on that thread).
+        @exclusivity(unchecked) var cores: [RealmCore] = []
     }
 
     private static let key: pthread_key_t = {
@@ -63,7 +64,12 @@ enum OpenWhileWriting {
             // other reference.
             guard let pointer = pthread_getspecific(key) else { return }
             let writers = Unmanaged<ThreadWriters>.fromOpaque(pointer).takeUnretainedValue()
-            if let index = writers.cores.lastIndex(where: { $0 === core }) { writers.cores.remove(at: index) }
+            // Writes of one thread's Realms end last-begun first, almost always: the last one.
+            if writers.cores.last === core {
+                writers.cores.removeLast()
+            } else if let index = writers.cores.lastIndex(where: { $0 === core }) {
+                writers.cores.remove(at: index)
+            }
         case .queue, .actor, .frozen:
             core.keptOpenByItsWrite = nil
         }

@@ -82,10 +82,16 @@ extension Realm {
     /// of this process has the file open.
     ///
     /// - Throws: what opening the Realm throws (``Realm/Error`` `.schemaMismatch`, file errors).
+    ///
+    /// The file stays reserved from the check to the end of the migration: another thread of the
+    /// process opening it meanwhile waits, then opens the migrated file.
     public static func performMigration(for configuration: Realm.Configuration = .defaultConfiguration) throws {
-        if FileState.isOpen(path: configuration.path) {
+        let path = configuration.path
+        guard let reservation = FileState.reserve(path: path, for: .migration) else {
             throwRealmException("Cannot migrate Realms that are already open.")
         }
+        defer { reservation.end() }
+        FileState.didReserveHook.withLock { $0 }?(path, .migration)
         _ = try Realm(configuration: configuration)
     }
 
@@ -97,16 +103,19 @@ extension Realm {
     }
 
     /// Deletes the file of `configuration` and its lock file. Returns whether a file existed.
+    /// Another thread of the process opening the file meanwhile waits, then opens a new file.
     ///
     /// - Throws: ``Realm/Error`` `.alreadyOpen` while a Realm of this process has it open (as Realm), or
     ///   the file error of deleting it.
     @discardableResult
     public static func deleteFiles(for configuration: Realm.Configuration) throws -> Bool {
         let path = configuration.path
-        if FileState.isOpen(path: path) {
+        guard let reservation = FileState.reserve(path: path, for: .deletion) else {
             throw Realm.Error(.alreadyOpen, "Cannot delete '\(path)': a Realm of this process still has it open. Release "
                 + "every Realm, object and collection of it first.", fileURL: path)
         }
+        defer { reservation.end() }
+        FileState.didReserveHook.withLock { $0 }?(path, .deletion)
         let existed = FileManager.default.fileExists(atPath: path)
         for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
             do {
@@ -157,15 +166,15 @@ enum FilePreparation {
     ///
     /// Realm compacts only on the first open of the file in the process, when no other instance
     /// has it open. Here: no Realm of this process has it open, and no thread of the process
-    /// opens it until the file is replaced (``FileState/beginCompaction(path:)``, checked and
+    /// opens it until the file is replaced (``FileState/reserve(path:for:)``, checked and
     /// taken under the file registry's lock); no other process has it open
     /// (``ExclusiveFileUse``, held from the check to the rename, makes their opens wait).
     /// `shouldCompactOnLaunch` runs under no lock: opening another file from it is fine.
     static func compactIfAsked(_ configuration: Realm.Configuration, path: String) throws {
         guard let shouldCompact = configuration.shouldCompactOnLaunch, !configuration.readOnly,
-              FileManager.default.fileExists(atPath: path), FileState.beginCompaction(path: path)
+              FileManager.default.fileExists(atPath: path), let reservation = FileState.reserve(path: path, for: .compaction)
         else { return }
-        defer { FileState.endCompaction(path: path) }
+        defer { reservation.end() }
         guard let exclusive = ExclusiveFileUse(path: path) else { return }
         let compacted = path + ".compacting"
         try? FileManager.default.removeItem(atPath: compacted)

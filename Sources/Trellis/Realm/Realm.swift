@@ -247,10 +247,11 @@ enum RealmOpener {
     }
 
     private static func deleteFiles(_ path: String) throws {
-        if FileState.isOpen(path: path) {
+        guard let reservation = FileState.reserve(path: path, for: .deletion) else {
             throw Realm.Error(.alreadyOpen, "Cannot delete '\(path)' for deleteRealmIfMigrationNeeded: it is still open "
                 + "in this process. Close every Realm of it first.", fileURL: path)
         }
+        defer { reservation.end() }
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }

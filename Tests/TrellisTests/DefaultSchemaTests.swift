@@ -145,4 +145,36 @@ enum NoteV1 {
         #expect(try runHelper(["write", folder.file().path, "3"]) == "wrote 3")
         #expect(try runHelper(["count-untyped", folder.file().path]) == "3 false")
     }
+
+    /// Realm's default schema is every model class of the program (realm-swift's `testSchema`,
+    /// `try! Realm().schema["SwiftObject"]!.properties` before any SwiftObject exists).
+    @Test func theDefaultSchemaHoldsEveryModelClassOfTheProgramBeforeItIsUsed() throws {
+        try onOtherThread {
+            let realm = try Realm(configuration: untyped())  // a new, empty file
+            #expect(realm.isEmpty)
+            let allTypes = try #require(realm.schema["AllTypes"])
+            #expect(allTypes.properties.first?.name == "bool")
+            #expect(realm.schema["Address"]?.isEmbedded == true)
+            #expect(realm.schema["Owner"]?["dogs"]?.objectClassName == "Pet")
+            let names = Set(realm.schema.objectSchema.map(\.className))
+            #expect(names.isSuperset(of: ["AllTypes", "Pet", "Owner", "IntKeyed", "DSTag", "CounterHolder"]))
+            // The library's own base classes are not model classes.
+            #expect(names.isDisjoint(with: ["ObjectBase", "Object", "EmbeddedObject", "DynamicObject"]))
+            // Limits: a name two classes share names neither (NoteV0.Note and NoteV1.Note are
+            // both "DSNote"), and a generic class joins once used.
+            #expect(realm.schema["DSNote"] == nil)
+            #expect(realm.schema["Person"] == nil)  // several test models are named "Person"
+            #expect(!names.contains { $0.hasPrefix("GenericHolder") })
+            // Listing is not storing: the file holds no class until one is used.
+            #expect(try FileState.shared(path: folder.file().path, configuration: untyped()).catalog.classes.isEmpty)
+        }
+    }
+
+    @Test func anExplicitObjectTypesListIsTheWholeSchema() throws {
+        let names = try onOtherThread {
+            try Realm(configuration: Realm.Configuration(fileURL: folder.file(), objectTypes: [Dog.self]))
+                .schema.objectSchema.map(\.className)
+        }
+        #expect(names == ["Dog"])
+    }
 }

@@ -332,20 +332,10 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
     }
 }
 
-/// The legacy declaration `let owners = LinkingObjects(fromType: Person.self, property: "dog")`:
-/// when the object becomes managed, the field is replaced by the live collection.
-protocol _LegacyLinkingObjects: SendableMetatype {
-    static func _trellisInstall(at field: UnsafeMutableRawPointer, object: ObjectBase)
-}
-
-extension LinkingObjects: _LegacyLinkingObjects {
-    static func _trellisInstall(at field: UnsafeMutableRawPointer, object: ObjectBase) {
-        guard let managed = object._managed else { return }
-        let slot = field.assumingMemoryBound(to: LinkingObjects.self)
-        let origin = slot.pointee.propertyName
-        slot.pointee = LinkingObjects(results: Results(core: managed.core, source: .linkingObjects(
-            target: managed.table, key: managed.key, originProperty: origin)))
-    }
+/// The legacy declaration `let owners = LinkingObjects(fromType: Person.self, property: "dog")`,
+/// a field like `let dogs = List<Dog>()` (see ``LegacyLinkingObjectsWitness``).
+extension LinkingObjects: _LegacyFieldType {
+    static var legacyWitness: any LegacyFieldWitness.Type { LegacyLinkingObjectsWitness<Element>.self }
 }
 
 extension Persisted where Value: _LinkingObjectsProperty {

@@ -5,6 +5,8 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
     public static var _trellisTypeInfo: _PropertyTypeInfo {
         var info = Element._trellisTypeInfo
         info.collection = .list
+        // A custom type stored as an object holds a link per element, never null.
+        if info.isLinkThroughCustomType { info.isOptional = false }
         info.swiftName = "List<\(info.swiftName)>"
         return info
     }

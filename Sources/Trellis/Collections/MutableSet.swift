@@ -206,6 +206,8 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
     public static var _trellisTypeInfo: _PropertyTypeInfo {
         var info = Element._trellisTypeInfo
         info.collection = .set
+        // A custom type stored as an object holds a link per element, never null.
+        if info.isLinkThroughCustomType { info.isOptional = false }
         info.swiftName = "MutableSet<\(info.swiftName)>"
         return info
     }

@@ -19,9 +19,6 @@ final class Table: @unchecked Sendable {
     let columnDatabase: Int
     /// The to-one link fields, whose targets keep backlinks (looked at on every row written).
     let toOneLinks: [FieldInfo]
-    /// Whether accessors of this class need `LinkingObjects(fromType:property:)` fields made
-    /// live (see ``ClassInfo/legacyLinkingObjects``); a plain flag, read on every new accessor.
-    let hasLegacyLinkingObjects: Bool
     /// Whether the class is `Encodable`: its accessors mark their properties managed, so that
     /// encoding one fails as in Realm instead of encoding stale values.
     let isEncodable: Bool
@@ -39,9 +36,8 @@ final class Table: @unchecked Sendable {
         self.columns = columns
         self.columnDatabase = columns.map { Int($0.database) } ?? -1
         self.toOneLinks = info.storedFields.filter { $0.isLink && $0.typeInfo.collection == .none }
-        self.hasLegacyLinkingObjects = !info.legacyLinkingObjects.isEmpty
         self.isEncodable = info.objectType is any Encodable.Type
-        self.needsAccessorSetup = hasLegacyLinkingObjects || isEncodable || !info.legacyFields.isEmpty
+        self.needsAccessorSetup = isEncodable || !info.legacyFields.isEmpty
     }
 
     /// Every database of the table.

@@ -51,6 +51,11 @@ extension _CustomPersistable {
     public static var _trellisTypeInfo: _PropertyTypeInfo {
         var info = PersistedType._trellisTypeInfo
         info.swiftName = "\(Self.self)"
+        if info.type == .object, info.collection == .none {
+            // Realm's rule: a link is nullable even behind a non-optional custom type.
+            info.isOptional = true
+            info.isLinkThroughCustomType = true
+        }
         return info
     }
 
@@ -65,6 +70,8 @@ extension _CustomPersistable {
     }
 
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Self {
+        // A null link (the persisted type is an object) reads as the default value, as in Realm.
+        if row.isNull(column), PersistedType.self is ObjectBase.Type { return _trellisDefaultValue() }
         let persisted = PersistedType._trellisRead(row, column)
         if let value = _trellisMake(persisted) { return value }
         throwRealmException("Failed to convert persisted value '\(persisted)' to type '\(Self.self)' in a "

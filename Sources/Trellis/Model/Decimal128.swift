@@ -12,12 +12,28 @@ import Foundation
 public final class Decimal128: Sendable {
     /// The value.
     public let decimalValue: Decimal
+    /// The digits and exponent the value was written with, for a value parsed from text:
+    /// Realm's text form keeps them (`"1.5e2"` prints `1.5E2`, `"12.50"` prints `12.50`), as
+    /// IEEE 754 decimals keep their cohort. Nil for a computed or converted value.
+    private let written: WrittenDecimal?
+    /// Whether this is the signalling NaN (`Decimal128(value: NSNull())`, as in Realm).
+    private let signaling: Bool
 
     /// Zero.
-    public init() { decimalValue = 0 }
+    public convenience init() { self.init(Decimal(0)) }
 
     /// Wraps a Foundation `Decimal`.
-    public init(_ value: Decimal) { decimalValue = value }
+    public init(_ value: Decimal) {
+        decimalValue = value
+        written = nil
+        signaling = false
+    }
+
+    private init(_ value: Decimal, written: WrittenDecimal?, signaling: Bool = false) {
+        decimalValue = value
+        self.written = written
+        self.signaling = signaling
+    }
 
     /// Converts a number (`Int`, `Double`, `Decimal`, `NSNumber`, another `Decimal128`) or a
     /// numeric string; anything else is zero.
@@ -28,8 +44,8 @@ public final class Decimal128: Sendable {
         case let i as Int: self.init(Decimal(i))
         case let d as Double: self.init(Decimal(d))
         case let n as NSNumber: self.init(n.decimalValue)
-        case let s as String: self.init(Decimal(string: s) ?? .nan)
-        case is NSNull: self.init(Decimal.nan)
+        case let s as String: self.init(Decimal(string: s) ?? .nan, written: WrittenDecimal(s))
+        case is NSNull: self.init(Decimal.nan, written: nil, signaling: true)
         default: self.init(Decimal.nan)
         }
     }
@@ -52,7 +68,7 @@ public final class Decimal128: Sendable {
         else {
             throw Realm.Error(.invalidValue, "Invalid Decimal128 string '\(string)': expected a decimal number.")
         }
-        self.init(value)
+        self.init(value, written: WrittenDecimal(trimmed))
     }
 
     /// The smallest and largest finite values this type represents.
@@ -65,13 +81,17 @@ public final class Decimal128: Sendable {
     /// The canonical decimal string.
     /// The value as Realm writes it: plain digits for ordinary values (`3.14`, `100`), and
     /// `<digits>E<exponent>` when the exponent is large or very negative (`1.23456789E132`).
-    public var stringValue: String { Decimal128Text.string(decimalValue) }
+    /// A value parsed from text keeps the digits it was written with (`"1.5e2"`: `1.5E2`).
+    public var stringValue: String {
+        if let written, !decimalValue.isNaN { return written.text }
+        return Decimal128Text.string(decimalValue)
+    }
     /// Whether this is not a number.
     public var isNaN: Bool { decimalValue.isNaN }
-    /// Decimal128 has no signaling NaN here; always false.
-    public var isSignaling: Bool { false }
-    /// Decimal128 has no signaling NaN here; always false.
-    public var isSignalingNaN: Bool { false }
+    /// Whether this is the signalling NaN (`Decimal128(value: NSNull())`).
+    public var isSignaling: Bool { signaling }
+    /// Whether this is the signalling NaN (`Decimal128(value: NSNull())`).
+    public var isSignalingNaN: Bool { signaling }
     /// The absolute value.
     public var magnitude: Decimal128 { Decimal128(Swift.abs(decimalValue)) }
 }
@@ -94,7 +114,7 @@ extension Decimal128: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Ex
         guard let decimal = Decimal(string: value) else {
             preconditionFailure("Invalid Decimal128 literal '\(value)': expected a decimal number.")
         }
-        self.init(decimal)
+        self.init(decimal, written: WrittenDecimal(value))
     }
 }
 
@@ -124,6 +144,55 @@ extension Decimal128: Strideable {
     public func distance(to other: Decimal128) -> Decimal128 { other - self }
     /// This value moved by `n`.
     public func advanced(by n: Decimal128) -> Decimal128 { self + n }
+}
+
+/// A decimal as written: its coefficient's digits and exponent (`"1.50e2"`: 150 and 0), the
+/// IEEE 754 cohort Realm's text form shows.
+struct WrittenDecimal: Sendable {
+    let negative: Bool
+    /// The coefficient's digits, without leading zeros ("0" for zero).
+    let digits: String
+    let exponent: Int
+
+    /// Nil for text that is not a plain decimal number, or has more than 34 digits.
+    init?(_ text: String) {
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        negative = rest.first == "-"
+        if rest.first == "-" || rest.first == "+" { rest = rest.dropFirst() }
+        var exponentPart = 0
+        if let e = rest.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            guard let parsed = Int(rest[rest.index(after: e)...]), abs(parsed) < 10_000 else { return nil }
+            exponentPart = parsed
+            rest = rest[..<e]
+        }
+        let pieces = rest.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(pieces.count), pieces.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              pieces.contains(where: { !$0.isEmpty })
+        else { return nil }
+        let fraction = pieces.count == 2 ? String(pieces[1]) : ""
+        let all = String(pieces[0]) + fraction
+        let trimmed = all.drop { $0 == "0" }
+        digits = trimmed.isEmpty ? "0" : String(trimmed)
+        guard digits.count <= 34 else { return nil }
+        exponent = exponentPart - fraction.count
+    }
+
+    /// IEEE 754-2008 to-scientific-string, with Realm's spelling of the exponent (`E2`, `E-7`).
+    var text: String {
+        let sign = negative ? "-" : ""
+        let adjusted = exponent + digits.count - 1
+        if exponent <= 0, adjusted >= -6 {
+            if exponent == 0 { return sign + digits }
+            let point = digits.count + exponent
+            if point > 0 {
+                let split = digits.index(digits.startIndex, offsetBy: point)
+                return sign + digits[..<split] + "." + digits[split...]
+            }
+            return sign + "0." + String(repeating: "0", count: -point) + digits
+        }
+        let tail = digits.dropFirst()
+        return sign + String(digits.prefix(1)) + (tail.isEmpty ? "" : "." + tail) + "E\(adjusted)"
+    }
 }
 
 /// Realm's text form of a decimal (IEEE 754-2008 "to-scientific-string", without a `+` sign).

@@ -20,6 +20,19 @@ extension ObjectBase {
 }
 
 enum KeyValueCoding {
+    /// A sized integer (`Int8` … `Int64`, optional or not) as an `NSNumber`, which casts to
+    /// any integer type (Realm's dynamic getters hand numbers out that way); anything else,
+    /// `Int` included, as it is.
+    static func bridgingSizedIntegers(_ value: Any?) -> Any? {
+        switch value {
+        case let number as Int8: NSNumber(value: number)
+        case let number as Int16: NSNumber(value: number)
+        case let number as Int32: NSNumber(value: number)
+        case let number as Int64: NSNumber(value: number)
+        default: value
+        }
+    }
+
     /// The value at `path` from `root`: objects are followed by name, collections map over
     /// their elements.
     static func value(of root: Any?, path: [String]) -> Any? {

@@ -152,13 +152,15 @@ open class ObjectBase: CustomStringConvertible {
     /// Reads or writes a persisted property by name (dynamic access).
     ///
     /// A LinkingObjects property returns its `LinkingObjects` collection. An unknown name traps.
+    /// An `Int8`, `Int16`, `Int32` or `Int64` property reads as an `NSNumber`, as in Realm, so
+    /// that `obj["int8"] as! Int` and `as! Int8` both work.
     public subscript(key: String) -> Any? {
         get {
             let info = _managed?.info ?? ClassInfo.unbound(for: type(of: self))
             guard let field = info.field(named: key) else {
                 throwRealmException("Invalid property name '\(key)' for class '\(info.className)'.")
             }
-            return field.witness.dynamicGet(self, field)
+            return KeyValueCoding.bridgingSizedIntegers(field.witness.dynamicGet(self, field))
         }
         set {
             let info = _managed?.info ?? ClassInfo.unbound(for: type(of: self))

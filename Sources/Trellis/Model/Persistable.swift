@@ -85,6 +85,7 @@ extension Optional: _Persistable where Wrapped: _PersistableInsideOptional {
     public static var _trellisTypeInfo: _PropertyTypeInfo {
         var info = Wrapped._trellisTypeInfo
         info.isOptional = true
+        info.isLinkThroughCustomType = false
         info.swiftName = "\(info.swiftName)?"
         return info
     }

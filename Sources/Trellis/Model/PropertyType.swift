@@ -52,6 +52,11 @@ public struct _PropertyTypeInfo {
     var storedTargetName: String?
     /// Whether that class is embedded.
     var storedTargetIsEmbedded = false
+    /// A non-optional custom type whose persisted type is an object (`@Persisted var counter:
+    /// Counter` where `Counter.PersistedType` is an embedded object): as in Realm the link
+    /// underneath is nullable (`isOptional`) for a property or a map value, a null link reading
+    /// as the custom type's default value; a `List` of it holds no nulls.
+    var isLinkThroughCustomType = false
 
     init(_ type: PropertyType, objectType: ObjectBase.Type? = nil, swiftName: String = "") {
         self.type = type

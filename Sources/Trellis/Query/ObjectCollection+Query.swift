@@ -8,6 +8,8 @@ public protocol _ObjectCollectionQueries {
     associatedtype _ObjectElement: RealmCollectionValue
     /// The collection's elements as Results. Not API.
     var _scopedResults: Results<_ObjectElement> { get }
+    /// The elements of an unmanaged collection (aggregated in memory); nil once managed. Not API.
+    var _unmanagedElements: [_ObjectElement]? { get }
 }
 
 extension _ObjectCollectionQueries {
@@ -57,19 +59,26 @@ extension _ObjectCollectionQueries {
 
     /// The smallest value of a property among the objects (`"self"` for values), or nil.
     public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
-        _scopedResults.min(ofProperty: property)
+        if let elements = _unmanagedElements { return UnmanagedAggregate.compute(.min, property, of: elements) }
+        return _scopedResults.min(ofProperty: property)
     }
     /// The largest value of a property among the objects (`"self"` for values), or nil.
     public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
-        _scopedResults.max(ofProperty: property)
+        if let elements = _unmanagedElements { return UnmanagedAggregate.compute(.max, property, of: elements) }
+        return _scopedResults.max(ofProperty: property)
     }
     /// The sum of a numeric property over the objects (`"self"` for values).
     public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
-        _scopedResults.sum(ofProperty: property)
+        if let elements = _unmanagedElements {
+            if let sum: T = UnmanagedAggregate.compute(.sum, property, of: elements) { return sum }
+            throwRealmException("Cannot sum '\(property)' as \(T.self).")
+        }
+        return _scopedResults.sum(ofProperty: property)
     }
     /// The average of a numeric property over the objects (`"self"` for values), or nil.
     public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
-        _scopedResults.average(ofProperty: property)
+        if let elements = _unmanagedElements { return UnmanagedAggregate.compute(.avg, property, of: elements) }
+        return _scopedResults.average(ofProperty: property)
     }
 
     /// The elements at `indexes`, in order.
@@ -90,6 +99,12 @@ private func scopedResults<Element: RealmCollectionValue>(_ binding: CollectionB
 
 extension List: _ObjectCollectionQueries {
     /// Not API.
+    public var _unmanagedElements: [Element]? {
+        if case .unmanaged(let elements) = storage { return elements }
+        return nil
+    }
+
+    /// Not API.
     public var _scopedResults: Results<Element> {
         if case .nested(let nested) = storage { return nestedResults(nested) }
         guard let binding else { unmanagedQueryTrap("RLMArray") }
@@ -105,6 +120,12 @@ private func nestedResults<Element: RealmCollectionValue>(_ nested: NestedCollec
 
 extension MutableSet: _ObjectCollectionQueries {
     /// Not API.
+    public var _unmanagedElements: [Element]? {
+        if case .unmanaged(let elements) = storage { return elements }
+        return nil
+    }
+
+    /// Not API.
     public var _scopedResults: Results<Element> {
         guard let binding else { unmanagedQueryTrap("RLMSet") }
         return scopedResults(binding)
@@ -112,6 +133,9 @@ extension MutableSet: _ObjectCollectionQueries {
 }
 
 extension LinkingObjects: _ObjectCollectionQueries {
+    /// Not API: a LinkingObjects is never aggregated in memory.
+    public var _unmanagedElements: [Element]? { nil }
+
     /// Not API.
     public var _scopedResults: Results<Element> {
         guard let results else { unmanagedQueryTrap("RLMLinkingObjects") }
@@ -120,6 +144,12 @@ extension LinkingObjects: _ObjectCollectionQueries {
 }
 
 extension Map {
+    /// The values of an unmanaged map (aggregated in memory); nil once managed.
+    var unmanagedValues: [Value]? {
+        if case .unmanaged(let entries) = storage { return Array(entries.values) }
+        return nil
+    }
+
     /// The map's values as live Results (in key order).
     var valueResults: Results<Value> {
         if case .nested(let nested) = storage { return nestedResults(nested) }
@@ -150,19 +180,26 @@ extension Map {
 
     /// The smallest value of a property of the values (`"self"`), or nil.
     public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
-        valueResults.min(ofProperty: property)
+        if let values = unmanagedValues { return UnmanagedAggregate.compute(.min, property, of: values) }
+        return valueResults.min(ofProperty: property)
     }
     /// The largest value of a property of the values (`"self"`), or nil.
     public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
-        valueResults.max(ofProperty: property)
+        if let values = unmanagedValues { return UnmanagedAggregate.compute(.max, property, of: values) }
+        return valueResults.max(ofProperty: property)
     }
     /// The sum of a property of the values (`"self"`).
     public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
-        valueResults.sum(ofProperty: property)
+        if let values = unmanagedValues {
+            if let sum: T = UnmanagedAggregate.compute(.sum, property, of: values) { return sum }
+            throwRealmException("Cannot sum '\(property)' as \(T.self).")
+        }
+        return valueResults.sum(ofProperty: property)
     }
     /// The average of a property of the values (`"self"`), or nil.
     public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
-        valueResults.average(ofProperty: property)
+        if let values = unmanagedValues { return UnmanagedAggregate.compute(.avg, property, of: values) }
+        return valueResults.average(ofProperty: property)
     }
 }
 

@@ -31,6 +31,8 @@ enum QueryArguments {
         case let v as any _CustomPersistable: return value(CustomPersistableArgument.persisted(v))
         case let v as any RawRepresentable: return value(v.rawValue)
         case let v as any _QueryArgumentSequence: return .list(v._queryValues)
+        // `IN %@` with Results, a List, a MutableSet or LinkingObjects: their elements.
+        case let v as any RealmCollectionBase: return .list(elementValues(v))
         default:
             // An Optional wrapped in Any: unwrap it.
             let mirror = Mirror(reflecting: argument)
@@ -41,6 +43,10 @@ enum QueryArguments {
                 + "Bool, Date, Data, ObjectId, UUID, Decimal128, AnyRealmValue, an enum with a raw value, an object, "
                 + "or an array or set of these.")
         }
+    }
+
+    private static func elementValues<C: RealmCollectionBase>(_ collection: C) -> [QueryValue] {
+        collection.map { value($0) }
     }
 
     static func anyRealmValue(_ v: AnyRealmValue) -> QueryValue {

@@ -100,11 +100,19 @@ struct QueryLexer {
             return QueryToken(kind: .variable(string(start + 1, position)), offset: start)
         }
         if c == UInt8(ascii: "%") {
-            guard let f = peek(1), f == UInt8(ascii: "@") || f == UInt8(ascii: "K") else {
-                throw QueryError(message: "expected '%@' or '%K'", offset: start)
+            if let f = peek(1), f == UInt8(ascii: "@") || f == UInt8(ascii: "K") {
+                position += 2
+                return QueryToken(kind: .argument(format: Character(UnicodeScalar(f)), index: nil), offset: start)
             }
-            position += 2
-            return QueryToken(kind: .argument(format: Character(UnicodeScalar(f)), index: nil), offset: start)
+            // NSPredicate's number specifiers (`%d`, `%ld`, `%lld`, `%i`, `%u`, `%f`, `%lf`, `%g`…):
+            // the argument is already a typed Swift value, so each reads as `%@`.
+            var length = 1
+            while let m = peek(length), "hlqL".utf8.contains(m), length < 3 { length += 1 }
+            guard let f = peek(length), "diouxXfFeEgGc".utf8.contains(f) else {
+                throw QueryError(message: "expected '%@', '%K' or a number specifier such as '%d'", offset: start)
+            }
+            position += length + 1
+            return QueryToken(kind: .argument(format: "@", index: nil), offset: start)
         }
         if Self.isDigit(c) || ((c == UInt8(ascii: "-") || c == UInt8(ascii: "+"))
             && peek(1).map { Self.isDigit($0) || $0 == UInt8(ascii: ".") } == true)

@@ -69,7 +69,8 @@ public struct Realm {
     /// The configuration this Realm was opened with.
     public var configuration: Configuration { core.configuration }
 
-    /// The classes stored in the file or configured for it.
+    /// The classes of this Realm: those configured in ``Configuration/objectTypes``; without
+    /// them, every model class of the program and every class stored in the file, as in Realm.
     public var schema: Schema {
         var byName = [String: ObjectSchema]()
         for stored in core.file.catalog.classes { byName[stored.name] = stored.objectSchema }
@@ -81,6 +82,13 @@ public struct Realm {
         for type in models {
             let info = ClassInfo.unbound(for: type)
             byName[info.className] = info.objectSchema
+        }
+        // The default schema (no objectTypes) holds every model class of the program, as in
+        // Realm; a class joins the file when first used (see ProgramModelClasses for the limits).
+        if core.configuration.objectTypes == nil, !core.configuration.opensAnySchemaVersion {
+            for schema in ProgramModelClasses.objectSchemas where byName[schema.className] == nil {
+                byName[schema.className] = schema
+            }
         }
         return Schema(Array(byName.values))
     }

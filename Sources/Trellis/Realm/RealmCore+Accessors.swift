@@ -114,9 +114,6 @@ extension RealmCore {
     /// `Encodable` class managed.
     private func setUpAccessor(_ object: ObjectBase, _ table: Table, isNewAccessor: Bool) {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for field in table.info.legacyLinkingObjects {
-            field.type._trellisInstall(at: base + field.offset, object: object)
-        }
         for field in table.info.legacyFields {
             (field.witness as? any LegacyFieldWitness.Type)?.install(at: base + field.offset, object: object, info: field,
                                                                       isNewAccessor: isNewAccessor)

@@ -101,19 +101,14 @@ final class ClassInfo: Sendable {
     /// ``ObjectBase/_generation``).
     let accessorsAreReusable: Bool
 
-    /// `let owners = LinkingObjects(fromType:property:)` fields (the pre-`@Persisted` form),
-    /// made live when an accessor becomes managed.
-    let legacyLinkingObjects: [LegacyLinkingObjectsField]
-    /// Fields declared without `@Persisted` (`let dogs = List<Dog>()`, `RealmProperty`), made
-    /// live when an accessor becomes managed.
+    /// Fields declared without `@Persisted` (`let dogs = List<Dog>()`, `RealmProperty`,
+    /// `let owners = LinkingObjects(fromType:property:)`), made live when an accessor becomes
+    /// managed.
     let legacyFields: [FieldInfo]
 
-    convenience init(objectType: ObjectBase.Type, fields: [FieldInfo],
-                     legacyLinkingObjects: [LegacyLinkingObjectsField] = [], hasOtherStoredFields: Bool = true)
-    {
+    convenience init(objectType: ObjectBase.Type, fields: [FieldInfo], hasOtherStoredFields: Bool = true) {
         self.init(objectType: objectType, className: objectType.className(), isEmbedded: objectType.isEmbedded,
-                  fields: fields, legacyLinkingObjects: legacyLinkingObjects,
-                  hasOtherStoredFields: hasOtherStoredFields, hasWrappers: true)
+                  fields: fields, hasOtherStoredFields: hasOtherStoredFields, hasWrappers: true)
     }
 
     /// A class known only by the schema stored in a file (no model class): its `objectType` is
@@ -123,20 +118,19 @@ final class ClassInfo: Sendable {
                      objectType: ObjectBase.Type = ObjectBase.self)
     {
         self.init(objectType: objectType, className: className, isEmbedded: isEmbedded, fields: fields,
-                  legacyLinkingObjects: [], hasOtherStoredFields: true, hasWrappers: false)
+                  hasOtherStoredFields: true, hasWrappers: false)
     }
 
     /// `hasWrappers`: the fields were discovered in the model class (their offsets are those of
     /// `@Persisted` wrappers in its instances).
     private init(objectType: ObjectBase.Type, className: String, isEmbedded: Bool, fields: [FieldInfo],
-                 legacyLinkingObjects: [LegacyLinkingObjectsField], hasOtherStoredFields: Bool, hasWrappers: Bool)
+                 hasOtherStoredFields: Bool, hasWrappers: Bool)
     {
         // An accessor holds nothing of its row but what `ObjectBase` holds and its wrappers'
         // kept collection accessors, which belong to one generation: no field of the model's own,
         // no legacy declaration.
         let legacyFields = fields.filter { $0.witness is any LegacyFieldWitness.Type }
-        self.accessorsAreReusable = !hasOtherStoredFields && legacyLinkingObjects.isEmpty && legacyFields.isEmpty
-        self.legacyLinkingObjects = legacyLinkingObjects
+        self.accessorsAreReusable = !hasOtherStoredFields && legacyFields.isEmpty
         self.legacyFields = legacyFields
         self.objectType = objectType
         self.className = className
@@ -177,11 +171,6 @@ final class ClassInfo: Sendable {
 }
 
 /// A stored `LinkingObjects` field declared without `@Persisted`.
-struct LegacyLinkingObjectsField: Sendable {
-    let offset: Int
-    let type: any _LegacyLinkingObjects.Type
-}
-
 extension ClassInfo {
     private static let registry = Mutex<[ObjectIdentifier: ClassInfo]>([:])
 

@@ -5,7 +5,7 @@ import Foundation
 /// `let scores = Map<String, Int>()`, `let age = RealmProperty<Int?>()`,
 /// `let weight = RealmOptional<Double>()`. Schema discovery finds them by their type, like
 /// `@Persisted` fields, and keeps their Swift name as the property name.
-protocol _LegacyFieldType: AnyObject, SendableMetatype {
+protocol _LegacyFieldType: SendableMetatype {
     /// The witness that reads and writes such a field.
     static var legacyWitness: any LegacyFieldWitness.Type { get }
 }
@@ -149,5 +149,52 @@ enum LegacyValueWitness<H: _LegacyValueHolder>: LegacyFieldWitness {
 
     static func install(at field: UnsafeMutableRawPointer, object: ObjectBase, info: FieldInfo, isNewAccessor: Bool) {
         state(field).bind(to: object, field: info)
+    }
+}
+
+// MARK: - LinkingObjects
+
+/// A `let owners = LinkingObjects(fromType: Person.self, property: "dog")` field: a computed
+/// property of the schema like `@Persisted(originProperty:) var owners`, named by the Swift
+/// name, usable by name (`obj["owners"]`) and in key paths (`observe(keyPaths: ["owners"])`).
+/// The field holds its collection itself; a managed accessor's is replaced by the live one.
+enum LegacyLinkingObjectsWitness<Element: ObjectBase & RealmCollectionValue>: LegacyFieldWitness {
+    static var valueTypeInfo: _PropertyTypeInfo { LinkingObjects<Element>._trellisTypeInfo }
+    static var cachedAccessorType: (any _CachedAccessor.Type)? { nil }
+
+    private static func value(_ field: UnsafeRawPointer) -> LinkingObjects<Element> {
+        field.assumingMemoryBound(to: LinkingObjects<Element>.self).pointee
+    }
+
+    static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration {
+        PropertyDeclaration(originProperty: value(field).propertyName)
+    }
+
+    static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
+        _StoredValue(.none)
+    }
+    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any { value(field) }
+    static func isUntouched(at field: UnsafeRawPointer) -> Bool { false }
+    /// Linking objects are computed: nothing is stored (Realm ignores them in initial values).
+    static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any?) -> Bool { true }
+    static func markManaged(at field: UnsafeMutableRawPointer) {}
+    static func storedValue(_ row: RowView, core: RealmCore, column: Int) -> Any? { nil }
+
+    static func dynamicGet(_ object: ObjectBase, _ field: FieldInfo) -> Any? {
+        if let managed = object._managed { return LinkingObjects<Element>.managedValue(managed, field) }
+        return value(UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset)
+    }
+
+    static func dynamicSet(_ object: ObjectBase, _ field: FieldInfo, _ value: Any?) {
+        throwRealmException("Cannot set linking objects property '\(type(of: object).className()).\(field.name)': "
+            + "it is read-only.")
+    }
+
+    static func attachCollection(at field: UnsafeMutableRawPointer, binding: CollectionBinding, session: AddSession) {}
+
+    static func install(at field: UnsafeMutableRawPointer, object: ObjectBase, info: FieldInfo, isNewAccessor: Bool) {
+        guard let managed = object._managed else { return }
+        field.assumingMemoryBound(to: LinkingObjects<Element>.self).pointee =
+            LinkingObjects<Element>.managedValue(managed, info)
     }
 }

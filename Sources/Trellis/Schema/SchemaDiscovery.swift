@@ -64,20 +64,13 @@ enum SchemaDiscovery {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var fields = [FieldInfo]()
         var rowColumn = 0
-        var legacy = [LegacyLinkingObjectsField]()
         // Fields are visited superclass first: ObjectBase's own come first and are not the model's.
         var visited = 0, otherFields = 0
         let mapping = type.propertiesMapping()
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
             visited += 1
-            if visited > objectBaseFieldCount, !(fieldType is any _LegacyLinkingObjects.Type),
-               !(fieldType is any PersistedFieldWitness.Type)
-            {
+            if visited > objectBaseFieldCount, !(fieldType is any PersistedFieldWitness.Type) {
                 otherFields += 1
-            }
-            if let linkingObjects = fieldType as? any _LegacyLinkingObjects.Type {
-                legacy.append(LegacyLinkingObjectsField(offset: offset, type: linkingObjects))
-                return true
             }
             let rawName = String(cString: namePointer)
             let witness: any PersistedFieldWitness.Type
@@ -101,7 +94,7 @@ enum SchemaDiscovery {
             return true
         }
         withExtendedLifetime(prototype) {}
-        return ClassInfo(objectType: type, fields: fields, legacyLinkingObjects: legacy,
+        return ClassInfo(objectType: type, fields: fields,
                          hasOtherStoredFields: otherFields > 0)
     }
 

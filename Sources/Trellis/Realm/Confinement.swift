@@ -14,6 +14,11 @@ enum Confinement {
         if case .frozen = self { return true }
         return false
     }
+
+    var isActor: Bool {
+        if case .actor = self { return true }
+        return false
+    }
 }
 
 extension DispatchQueue {

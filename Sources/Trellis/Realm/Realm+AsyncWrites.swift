@@ -11,9 +11,12 @@ extension Realm {
     /// Runs `block` in a write transaction and commits it, then calls `onComplete` with the
     /// commit's error, if any. Returns an identifier for ``cancelAsyncWrite(_:)``.
     ///
-    /// On a Realm confined to a dispatch queue (or the main queue) the write runs later on that
-    /// queue, as in Realm. On a thread without a run loop (most Linux threads) there is no later
-    /// turn to wait for: the write runs before this returns, and `onComplete` is called then.
+    /// On a Realm confined to a dispatch queue (or the main queue) or to an actor, the write runs
+    /// later on that queue or actor, in the order the writes were asked for, as in Realm (an
+    /// actor's Realm may be handed a write from outside the actor: it still runs on the actor,
+    /// where its notifications are delivered). On a thread without a run loop (most Linux
+    /// threads) there is no later turn to wait for: the write runs before this returns, and
+    /// `onComplete` is called then.
     @discardableResult
     public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Swift.Error?) -> Void)? = nil)
         -> AsyncTransactionId
@@ -29,7 +32,9 @@ extension Realm {
     /// for ``cancelAsyncWrite(_:)`` (before `block` ran).
     @discardableResult
     public func beginAsyncWrite(_ block: @escaping () -> Void) -> AsyncTransactionId {
-        core.verifyThread()
+        // An actor's Realm runs the write on its actor whoever asks (the documentation's
+        // `await actor.realm.writeAsync { … }`); any other Realm only on its own thread or queue.
+        if !core.confinement.isActor { core.verifyThread() }
         if core.isFrozen { throwRealmException("Can't perform transactions on a frozen Realm") }
         let queue = core.asyncWrites
         let id = queue.nextId()
@@ -46,8 +51,8 @@ extension Realm {
         return id
     }
 
-    /// Runs `work` on a later turn of the Realm's dispatch queue (or of the main queue),
-    /// registered under `id` so that ``cancelAsyncWrite(_:)`` can drop it; false, doing
+    /// Runs `work` on a later turn of the Realm's dispatch queue (or of the main queue) or
+    /// actor, registered under `id` so that ``cancelAsyncWrite(_:)`` can drop it; false, doing
     /// nothing, when the Realm belongs to a plain thread, which has no later turn.
     private func runOnALaterTurn(_ id: AsyncTransactionId, _ work: ConfinedWork) -> Bool {
         let dispatchQueue: DispatchQueue
@@ -55,6 +60,13 @@ extension Realm {
             dispatchQueue = confining
         } else if core.confinementIsMainThread {
             dispatchQueue = .main
+        } else if case .actor(let actor) = core.confinement {
+            // Tasks may start in any order: each runs the oldest work waiting, so the writes and
+            // their completions run in the order they were asked for.
+            let queue = core.asyncWrites
+            queue.schedule(id, onActor: work.run)
+            Task { await ActorTurn.run(on: actor) { queue.runOldestOnActor() } }
+            return true
         } else {
             return false
         }
@@ -193,24 +205,51 @@ final class AsyncOpenFlag: Sendable {
     var isSet: Bool { value.load(ordering: .acquiring) }
 }
 
-/// The asynchronous writes of one Realm: waiting, running, cancelled.
-final class AsyncWriteQueue {
-    private var next: AsyncTransactionId = 0
-    private var waiting: Set<AsyncTransactionId> = []
-    private var running: Set<AsyncTransactionId> = []
+/// Runs a closure isolated to an actor (a later turn of its executor).
+enum ActorTurn {
+    static func run(on actor: isolated any Actor, _ body: () -> Void) { body() }
+}
+
+/// The asynchronous writes of one Realm: waiting, running, cancelled. Locked: an actor's Realm
+/// may be asked for a write from outside its actor.
+final class AsyncWriteQueue: Sendable {
+    private struct State {
+        var next: AsyncTransactionId = 0
+        var waiting: Set<AsyncTransactionId> = []
+        var running: Set<AsyncTransactionId> = []
+        /// The work an actor's Realm runs on its actor, oldest first.
+        var onActor: [ConfinedWork] = []
+    }
+    private let state = Mutex(State())
 
     func nextId() -> AsyncTransactionId {
-        next &+= 1
-        return next
+        state.withLock { state in
+            state.next &+= 1
+            return state.next
+        }
     }
-    func schedule(_ id: AsyncTransactionId) { waiting.insert(id) }
+    func schedule(_ id: AsyncTransactionId) { _ = state.withLock { $0.waiting.insert(id) } }
+    /// Schedules `work` to run on the Realm's actor, after the work scheduled before it.
+    fileprivate func schedule(_ id: AsyncTransactionId, onActor work: @escaping () -> Void) {
+        state.withLock { state in
+            state.waiting.insert(id)
+            state.onActor.append(ConfinedWork(run: work))
+        }
+    }
+    /// Runs the oldest work waiting for the actor (called on the actor, once per work).
+    func runOldestOnActor() {
+        let work = state.withLock { $0.onActor.isEmpty ? nil : $0.onActor.removeFirst() }
+        work?.run()
+    }
     /// Whether the write may start (it was not cancelled).
     func start(_ id: AsyncTransactionId) -> Bool {
-        guard waiting.remove(id) != nil else { return false }
-        running.insert(id)
-        return true
+        state.withLock { state in
+            guard state.waiting.remove(id) != nil else { return false }
+            state.running.insert(id)
+            return true
+        }
     }
-    func finish(_ id: AsyncTransactionId) { running.remove(id) }
-    func cancel(_ id: AsyncTransactionId) -> Bool { waiting.remove(id) != nil }
-    var isBusy: Bool { !waiting.isEmpty || !running.isEmpty }
+    func finish(_ id: AsyncTransactionId) { _ = state.withLock { $0.running.remove(id) } }
+    func cancel(_ id: AsyncTransactionId) -> Bool { state.withLock { $0.waiting.remove(id) != nil } }
+    var isBusy: Bool { state.withLock { !$0.waiting.isEmpty || !$0.running.isEmpty } }
 }

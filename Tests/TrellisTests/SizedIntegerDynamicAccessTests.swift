@@ -37,4 +37,17 @@ import Testing
         let realm = try Realm(configuration: folder.configuration([AllTypes.self]))
         try realm.write { check(realm.create(AllTypes.self)) }
     }
+
+    /// Trellis's own readers (Extended JSON export, copies) see the Swift value, not the NSNumber:
+    /// an `Int8` of 1 stays a number, never a Bool.
+    @Test func exportAndCopiesKeepSizedIntegersAsNumbers() throws {
+        let object = AllTypes()
+        object.int8 = 1
+        object.int16 = 2
+        let document = try ExtendedJSON.documentValue(for: object)
+        #expect(document["int8"] as? [String: String] == ["$numberLong": "1"])
+        #expect(document["int16"] as? [String: String] == ["$numberLong": "2"])
+        let copy = AllTypes(value: object)
+        #expect(copy.int8 == 1 && copy.int16 == 2)
+    }
 }

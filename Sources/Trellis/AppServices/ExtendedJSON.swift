@@ -62,7 +62,7 @@ public enum ExtendedJSON {
         var document = [String: Any]()
         for property in object.objectSchema.properties where property.type != .linkingObjects {
             // Keyed by the persisted name, as the App Services schema and Atlas name it.
-            document[property.columnName] = try encode(object[property.name], property)
+            document[property.columnName] = try encode(object.storedValue(forKey: property.name), property)
         }
         return document
     }
@@ -94,7 +94,7 @@ public enum ExtendedJSON {
                 throw Realm.Error(.invalidValue, "'\(property.name)' links to '\(object.objectSchema.className)', which has "
                     + "no primary key: Extended JSON stores a link as the target's primary key.")
             }
-            return try encodeElement(object[key.name], key)
+            return try encodeElement(object.storedValue(forKey: key.name), key)
         }
         switch value {
         case let int as any BinaryInteger: return ["$numberLong": "\(int)"]

@@ -149,6 +149,19 @@ open class ObjectBase: CustomStringConvertible {
         }
     }
 
+    /// The value of the persisted property named `key` as its Swift type (an `Int8` as `Int8`),
+    /// for Trellis's own copying and encoding; ``subscript(key:)`` is the API. Traps on an
+    /// unknown name.
+    final func storedValue(forKey key: String) -> Any? {
+        // A migration's objects read the migration's values (never a sized integer).
+        if let dynamic = self as? DynamicObject, dynamic.migrationEntry != nil { return dynamic[key] }
+        let info = _managed?.info ?? ClassInfo.unbound(for: type(of: self))
+        guard let field = info.field(named: key) else {
+            throwRealmException("Invalid property name '\(key)' for class '\(info.className)'.")
+        }
+        return field.witness.dynamicGet(self, field)
+    }
+
     /// Reads or writes a persisted property by name (dynamic access).
     ///
     /// A LinkingObjects property returns its `LinkingObjects` collection. An unknown name traps.

@@ -95,7 +95,7 @@ enum ObjectInitializer {
             for (field, newValue) in zip(info.storedFields, array) { set(field, newValue) }
         case let source as ObjectBase:
             for field in info.storedFields {
-                set(field, source[field.name])
+                set(field, source.storedValue(forKey: field.name))
             }
         default:
             throwRealmException("Invalid value '\(value)' to initialize object of type '\(info.className)': expected a "

@@ -24,7 +24,7 @@ struct ManagedGraphCopier {
     mutating func dictionary(of source: ObjectBase) -> [String: Any] {
         var dictionary = [String: Any]()
         for field in ClassInfo.unbound(for: type(of: source)).storedFields {
-            dictionary[field.name] = convert(source[field.name]) ?? NSNull()
+            dictionary[field.name] = convert(source.storedValue(forKey: field.name)) ?? NSNull()
         }
         while let (source, copy) = work.popLast() { fill(copy, from: source) }
         return dictionary
@@ -32,7 +32,7 @@ struct ManagedGraphCopier {
 
     private mutating func fill(_ copy: ObjectBase, from source: ObjectBase) {
         for field in ClassInfo.unbound(for: type(of: source)).storedFields {
-            copy[field.name] = convert(source[field.name])
+            copy[field.name] = convert(source.storedValue(forKey: field.name))
         }
     }
 

@@ -154,7 +154,7 @@ enum NoteV1 {
             #expect(realm.isEmpty)
             let allTypes = try #require(realm.schema["AllTypes"])
             #expect(allTypes.properties.first?.name == "bool")
-            #expect(realm.schema["Address"]?.isEmbedded == true)
+            #expect(realm.schema["WrappedCounter"]?.isEmbedded == true)
             #expect(realm.schema["Owner"]?["dogs"]?.objectClassName == "Pet")
             let names = Set(realm.schema.objectSchema.map(\.className))
             #expect(names.isSuperset(of: ["AllTypes", "Pet", "Owner", "IntKeyed", "DSTag", "CounterHolder"]))

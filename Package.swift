@@ -39,9 +39,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // Swift Observation's per-thread "tracking?" check in a few instructions (the runtime
+        // has no public one): one C file, the platform C library only.
+        .target(name: "CTrellisObservation"),
         .target(
             name: "Trellis",
-            dependencies: ["CLMDB"],
+            dependencies: ["CLMDB", "CTrellisObservation"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Issue 35: copy-on-write B+trees in a checksummed file, one sync per commit. Only

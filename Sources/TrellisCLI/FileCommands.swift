@@ -27,7 +27,8 @@ struct Inspect: ParsableCommand {
         }
     }
 
-    /// `string`, `int?`, `list<Dog>`, `linking objects<Person>.dogs`, with `primary key` / `indexed`.
+    /// `string`, `int?`, `list<Dog>`, `linking objects<Person>.dogs`, with `primary key` / `indexed`
+    /// and `cascade on delete`.
     static func describe(_ property: Property) -> String {
         var base = property.type == .object || property.type == .linkingObjects
             ? property.objectClassName ?? "?" : property.type.description
@@ -39,6 +40,7 @@ struct Inspect: ParsableCommand {
         if property.isSet { base = "set<\(base)>" }
         if property.isMap { base = "map<string, \(base)>" }
         if property.isPrimary { base += ", primary key" } else if property.isIndexed { base += ", indexed" }
+        if property.deleteRule == .cascade { base += ", cascade on delete" }
         return base
     }
 }

@@ -74,6 +74,10 @@ struct CollectionBinding {
     func verifyReadable() {
         core.verifyThread()
         if !isValid { throwRealmException("Object has been deleted or invalidated.") }
+        if ObservationGate.mayTrack {
+            core.observeCollectionRead(.collection(table: location.table.tableId, key: location.key,
+                                                   column: location.field.rowColumn))
+        }
     }
 
     /// Traps unless the collection is still valid and inside a write, in Realm's order: a

@@ -86,6 +86,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
 
     /// Iterates the linking objects as they were when iteration began.
     public func makeIterator() -> IndexingIterator<[Element]> {
+        if ObservationGate.mayTrack { source?.observeRead(originType: Element.self) }
         var elements = [Element]()
         if let results { for element in results { elements.append(element) } }
         // As many as `count` says (they disagree only in a damaged file, see the subscript), so
@@ -195,6 +196,7 @@ final class LinkingObjectsSource {
         // origin are this source's: repointing elsewhere forgets it). Read through `core`, an
         // immutable reference: no closure, so the caller retains nothing for the call.
         core.verifyThread()
+        if ObservationGate.mayTrack { observeRead(originType: originType) }
         if core.writeTransaction == nil, core.readsStoredBacklinkCounts,
            let count = countBlock?.count(of: key, at: core.changeStamp), count <= 4096
         {

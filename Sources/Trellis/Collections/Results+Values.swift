@@ -10,6 +10,7 @@ extension Results {
     /// The values of the source collection after every step, in the current snapshot.
     func evaluatedValues() -> [Element] {
         core.verifyThread()
+        if ObservationGate.mayTrack { observeRead() }
         if let valueCache, valueCache.stamp == core.changeStamp { return valueCache.values }
         var values = sourceValues()
         for step in steps { values = Self.apply(step, to: values) }

@@ -131,6 +131,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     private func evaluate() {
         core.verifyThread()
+        if ObservationGate.mayTrack { observeRead() }
         if cache.stamp == core.changeStamp { return }
         if isValues {
             cache.keys = []
@@ -218,6 +219,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// The number of objects, in O(1) for a whole class.
     public var count: Int {
         core.verifyThread()
+        if ObservationGate.mayTrack { observeRead() }
         if isValues { return evaluatedValues().count }
         guard let table else { return 0 }
         if !steps.isEmpty {

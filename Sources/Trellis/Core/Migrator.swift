@@ -101,6 +101,7 @@ final class Migrator {
             }
         }
         catalog.schemaVersion = schemaVersion
+        catalog.noteDeleteRules()
         newCatalog = catalog
         for info in classes {
             guard let tableId = catalog.storedClass(named: info.className)?.tableId,

@@ -245,8 +245,9 @@ extension RealmCore {
     // MARK: - Deleting
 
     /// Deletes a row: unlinks everything pointing at it (to-one links become nil), deletes its
-    /// embedded children, and removes its index entries.
-    func deleteObject(_ table: Table, key: ObjectKey) {
+    /// embedded children, and removes its index entries. The objects its cascading links point
+    /// at are the caller's (see ``deleteObject(_:key:)``).
+    func deleteRow(_ table: Table, key: ObjectKey) {
         guard let txn = writeTransaction else { throwRealmException(Realm.addRequiresWriteMessage) }
         guard rowView(table, key) != nil else { return }
         clearCollections(table, key: key)

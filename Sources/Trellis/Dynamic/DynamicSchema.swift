@@ -61,7 +61,8 @@ final class DynamicSchema {
         typeInfo.storedTargetIsEmbedded = property.objectClassName.map(embeddedClasses.contains) ?? false
         typeInfo.swiftName = DynamicFieldTypes.swiftName(of: property)
         let declaration = PropertyDeclaration(isPrimaryKey: property.isPrimary, isIndexed: property.isIndexed,
-                                              originProperty: property.linkOriginPropertyName)
+                                              originProperty: property.linkOriginPropertyName,
+                                              deleteRule: property.deleteRule)
         return FieldInfo(name: property.name, index: index, rowColumn: rowColumn, offset: 0,
                          witness: DynamicFieldTypes.witness(for: property), typeInfo: typeInfo,
                          declaration: declaration, columnName: property.columnName)

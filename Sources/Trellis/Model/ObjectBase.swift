@@ -41,6 +41,9 @@ open class ObjectBase: CustomStringConvertible {
     final var _coreOwner: RealmCore?
     /// Set on the prototypes that turn a Swift key path into property names (queries, sorts).
     final var _keyPathRecorder: KeyPathRecorder?
+    /// The registrar of an unmanaged object whose properties a `withObservationTracking`
+    /// closure read (see ObservationTracking.swift).
+    @usableFromInline final var _observation: ObservationSubject?
     /// Set when `Realm.delete` deleted the object through this accessor: as in Realm, the
     /// accessor then has no Realm, and deleting it again traps.
     final var _deletedThroughThisAccessor = false
@@ -199,6 +202,9 @@ extension ObjectBase {
         if column >= 0, let managed = _managed, _rowCache.stamp == managed.core.changeStamp,
            let bytes = _rowCache.bytes, managed.core.isOwnerThread
         {
+            // Inside a `withObservationTracking` closure the read registers (a thread-local
+            // load and a test otherwise).
+            if ObservationGate.mayTrack { _observeManagedRead(column) }
             return _RowReader(row: RowView(bytes: bytes), core: managed.core, owner: self)
         }
         return _managedRowReaderLookingUp(column)
@@ -211,6 +217,7 @@ extension ObjectBase {
     final func _managedRowReaderLookingUp(_ column: Int) -> _RowReader? {
         guard let managed = _managed else { return nil }
         let row = Unmanaged.passUnretained(managed.core)._withUnsafeGuaranteedRef { $0.row(of: self, managed) }
+        if column >= 0, ObservationGate.mayTrack { _observeManagedRead(column) }
         return _RowReader(row: row, core: managed.core, owner: self)
     }
 

@@ -3,13 +3,19 @@
 struct PropertyDeclaration {
     var isPrimaryKey = false
     var isIndexed = false
+    /// What deleting the object does to the objects this property links to (declared before
+    /// `originProperty`, so it takes a padding byte and the wrapper keeps its size).
+    var deleteRule: DeleteRule
     var originProperty: String?
 
     @usableFromInline
-    init(isPrimaryKey: Bool = false, isIndexed: Bool = false, originProperty: String? = nil) {
+    init(isPrimaryKey: Bool = false, isIndexed: Bool = false, originProperty: String? = nil,
+         deleteRule: DeleteRule = .nullify)
+    {
         self.isPrimaryKey = isPrimaryKey
         self.isIndexed = isIndexed
         self.originProperty = originProperty
+        self.deleteRule = deleteRule
     }
 }
 
@@ -149,6 +155,12 @@ public struct Persisted<Value: _Persistable> {
                 object[keyPath: storageKeyPath]._cachedFor = generation
                 return value
             }
+            // An unmanaged object read inside a `withObservationTracking` closure learns its
+            // fields, and its reads then register (see `readRecorded`).
+            if ObservationGate.mayTrack, object._bindFieldsForObservation() {
+                let bound = Int(object[keyPath: storageKeyPath]._field)
+                if bound != 0 { return readRecorded(object, fieldIndex: bound - 1) }
+            }
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let value), .managedCached(let value): return value
             case .unmanagedNoDefault, .managed: break
@@ -165,6 +177,13 @@ public struct Persisted<Value: _Persistable> {
         set {
             if object._isManaged {
                 writeBound(newValue, to: object, fieldIndex: Int(object[keyPath: storageKeyPath]._field) - 1)
+            } else if object._observation != nil {
+                // A tracking closure read a property of this unmanaged object: as an
+                // `@Observable` class, the store tells it.
+                let fieldIndex = Int(object[keyPath: storageKeyPath]._field) - 1
+                object._willSetUnmanaged(fieldIndex: fieldIndex)
+                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+                object._didSetUnmanaged(fieldIndex: fieldIndex)
             } else {
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
             }
@@ -178,7 +197,10 @@ public struct Persisted<Value: _Persistable> {
         let field = ClassInfo.unbound(for: type(of: object)).fields[fieldIndex]
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let value = (base + field.offset).assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue()
-        guard let recorder = object._keyPathRecorder else { return value }
+        guard let recorder = object._keyPathRecorder else {
+            if ObservationGate.mayTrack { object._observeUnmanagedRead(fieldIndex: fieldIndex) }
+            return value
+        }
         return recorder.record(object, field, unmanaged: value)
     }
 

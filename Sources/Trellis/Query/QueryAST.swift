@@ -169,6 +169,8 @@ enum QueryValue {
     /// A list or dictionary nested in an `AnyRealmValue`: not nil, equal to nothing and
     /// ordered with nothing (its elements are reached with `[index]`, `['key']` or `[*]`).
     case nestedCollection
+    /// A ``GeoBox``, ``GeoPolygon`` or ``GeoCircle`` (`location IN %@`, `geoWithin`).
+    case geo(GeoShape)
 
     var isNull: Bool { if case .null = self { true } else { false } }
 }

@@ -28,6 +28,7 @@ enum QueryArguments {
         case let v as Decimal: return .decimal(Decimal128(v))
         case let v as ObjectBase: return .object(v)
         case let v as AnyRealmValue: return anyRealmValue(v)
+        case let v as any RLMGeospatial: return .geo(v._geoShape)
         case let v as any _CustomPersistable: return value(CustomPersistableArgument.persisted(v))
         case let v as any RawRepresentable: return value(v.rawValue)
         case let v as any _QueryArgumentSequence: return .list(v._queryValues)

@@ -78,6 +78,8 @@ final class QueryCompiler {
             return { _ in result }
         }
         let lhs = try operand(c.lhs)
+        if case .argument(.geo(let shape)) = c.rhs { return try geoWithin(lhs, shape, c) }
+        if case .constant(.geo(let shape)) = c.rhs { return try geoWithin(lhs, shape, c) }
         if lhs.impliesAny, c.quantifier == .single {
             // `anyCol[*] == 1` compares every element reached, as `ANY` does.
             c = QueryComparison(quantifier: .any, lhs: c.lhs, op: c.op, options: c.options, rhs: c.rhs)

@@ -78,6 +78,7 @@ extension QueryValue {
         case .uuid(let uuid): "uuid(\(uuid.uuidString))"
         case .decimal(let d): d.stringValue
         case .object, .link, .nestedCollection: "%@"
+        case .geo(let shape): shape.description
         case .list(let items): "{" + items.map(\.literal).joined(separator: ", ") + "}"
         }
     }

@@ -152,6 +152,7 @@ extension QueryValue: Hashable {
         case .link(let t, let k): hasher.combine(t); hasher.combine(k)
         case .list(let items): hasher.combine(items)
         case .nestedCollection: hasher.combine(1)
+        case .geo(let shape): hasher.combine(shape)
         }
     }
 }

@@ -175,7 +175,7 @@ struct ResultsPipeline {
         case .objectId: 6
         case .uuid: 7
         case .object, .link: 8
-        case .list, .nestedCollection: 9
+        case .list, .nestedCollection, .geo: 9
         }
     }
 

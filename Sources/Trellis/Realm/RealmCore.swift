@@ -60,6 +60,8 @@ final class RealmCore {
     var storedSchema: StoredSchemaClasses?
     /// The classes as ``DynamicObject``s see them, made on first dynamic use (see `dynamicSchema`).
     var dynamicClasses: DynamicSchema?
+    /// What `withObservationTracking` closures read in this Realm (see ``ObservationTracker``).
+    var trackedObservations: ObservationTracker?
     /// The next object key of each table written in this write transaction (see
     /// RealmCore+ObjectKeys.swift); stored in the file when the transaction commits.
     @exclusivity(unchecked) var keyCounters = TableIdMap<ObjectKey>()

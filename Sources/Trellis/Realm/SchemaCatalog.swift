@@ -12,7 +12,11 @@ struct SchemaCatalog: Codable, Equatable {
     /// 4: backlink counts are stored (``BacklinkCountBlockKey``); a writable open builds them
     /// from the backlinks of a file of format 3 (``FileState``), and versions that read format 3
     /// refuse format 4, so no older writer can change a link without its count.
-    static let formatVersion = 4
+    /// 5: properties may carry a delete rule (``StoredProperty/onDelete``). New files are 5; a
+    /// file of format 4 opens as before (it has no rules) and records 5 once one of its
+    /// properties cascades (``noteDeleteRules()``), so versions that read format 4 refuse a file
+    /// whose deletes they would not cascade.
+    static let formatVersion = 5
     /// log2 of the objects per chunk of the column copies, unless the configuration says
     /// otherwise (tests make chunks small, so that they fill and empty across many keys).
     static let defaultColumnShift = 8
@@ -26,6 +30,9 @@ struct SchemaCatalog: Codable, Equatable {
         var primary: Bool
         var indexed: Bool
         var origin: String?
+        /// The delete rule when it is not ``DeleteRule/nullify`` (absent otherwise, so files
+        /// without rules are written as before format 5).
+        var onDelete: String?
 
         /// `p` as stored: under its column name (see ``ObjectBase/propertiesMapping()``).
         init(_ p: Property) {
@@ -37,13 +44,15 @@ struct SchemaCatalog: Codable, Equatable {
             primary = p.isPrimary
             indexed = p.isIndexed
             origin = p.linkOriginPropertyName
+            onDelete = p.deleteRule == .nullify ? nil : p.deleteRule.rawValue
         }
 
         /// The property as the file names it (a Realm without the model class sees this).
         var property: Property {
             Property(name: name, type: PropertyType(rawValue: type) ?? .any, isOptional: optional,
                      collection: collection, isIndexed: indexed, isPrimary: primary, objectClassName: target,
-                     linkOriginPropertyName: origin)
+                     linkOriginPropertyName: origin,
+                     deleteRule: onDelete.flatMap(DeleteRule.init(rawValue:)) ?? .nullify)
         }
     }
 
@@ -85,7 +94,14 @@ struct SchemaCatalog: Codable, Equatable {
                                    properties: Self.storedProperties(of: info),
                                    computed: Self.storedComputedProperties(of: info),
                                    swiftType: Self.swiftTypeName(of: info)))
+        noteDeleteRules()
         return id
+    }
+
+    /// Records format 5 once a property carries a delete rule (see ``formatVersion``).
+    mutating func noteDeleteRules() {
+        let hasRules = classes.contains { $0.properties.contains { $0.onDelete != nil } }
+        if hasRules, format < Self.formatVersion { format = Self.formatVersion }
     }
 
     /// The stored properties of `info` as the file records them: by column name.
@@ -170,6 +186,10 @@ struct SchemaCatalog: Codable, Equatable {
                     + "\(p.isPrimary ? "added" : "removed").")
             } else if s.isIndexed != p.isIndexed {
                 lines.append("Property '\(cls).\(p.name)' has been made \(p.isIndexed ? "indexed" : "unindexed").")
+            }
+            if s.deleteRule != p.deleteRule {
+                lines.append("Property '\(cls).\(p.name)' delete rule has been changed from '\(s.deleteRule.rawValue)' to "
+                    + "'\(p.deleteRule.rawValue)'.")
             }
         }
         return lines

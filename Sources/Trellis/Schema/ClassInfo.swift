@@ -19,6 +19,8 @@ final class FieldInfo: Sendable {
     let isPrimaryKey: Bool
     let isIndexed: Bool
     let originProperty: String?
+    /// What deleting an object of the class does to the objects this link property targets.
+    let deleteRule: DeleteRule
     /// For collections and LinkingObjects: the value type, which makes the managed accessor
     /// (looked up once here, so a read makes no dynamic cast).
     let accessorMaker: (any _CachedAccessor.Type)?
@@ -42,6 +44,7 @@ final class FieldInfo: Sendable {
         self.isPrimaryKey = declaration.isPrimaryKey
         self.isIndexed = declaration.isIndexed
         self.originProperty = declaration.originProperty
+        self.deleteRule = declaration.deleteRule
         self.accessorMaker = witness.cachedAccessorType
         self.holdsOptionalObject = typeInfo.type == .object && typeInfo.collection == .none && witness.holdsOptionalObject
         self.directKeyType = switch (typeInfo.type, typeInfo.isOptional, typeInfo.swiftName) {
@@ -58,12 +61,14 @@ final class FieldInfo: Sendable {
     /// Collections and LinkingObjects keep one accessor per object.
     var cachesAccessor: Bool { typeInfo.collection != .none || isLinkingObjects }
     var isEmbeddedLink: Bool { isLink && (typeInfo.objectType?.isEmbedded ?? typeInfo.storedTargetIsEmbedded) }
+    /// A link (to-one or a collection of objects) whose targets are deleted with its owner.
+    var cascadesDeletes: Bool { deleteRule == .cascade && isLink && !isEmbeddedLink }
 
     var property: Property {
         Property(name: name, type: typeInfo.type, isOptional: typeInfo.isOptional, collection: typeInfo.collection,
                  isIndexed: isIndexed || isPrimaryKey, isPrimary: isPrimaryKey,
                  objectClassName: typeInfo.objectClassName, linkOriginPropertyName: originProperty,
-                 columnName: columnName)
+                 columnName: columnName, deleteRule: deleteRule)
     }
 }
 
@@ -79,6 +84,8 @@ final class ClassInfo: Sendable {
     let fields: [FieldInfo]
     /// The stored fields (not LinkingObjects), in row order.
     let storedFields: [FieldInfo]
+    /// The stored links whose targets are deleted with the object (``DeleteRule/cascade``).
+    let cascadingFields: [FieldInfo]
     let primaryKeyField: FieldInfo?
     let objectSchema: ObjectSchema
     /// Where each `@Persisted` wrapper of an accessor is and the slot written into it when the
@@ -137,6 +144,7 @@ final class ClassInfo: Sendable {
         self.isEmbedded = isEmbedded
         self.fields = fields
         self.storedFields = fields.filter(\.isStored)
+        self.cascadingFields = storedFields.filter(\.cascadesDeletes)
         self.primaryKeyField = fields.first { $0.isPrimaryKey }
         self.objectSchema = ObjectSchema(className: className,
                                          properties: storedFields.map(\.property),

@@ -24,12 +24,18 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     public let objectClassName: String?
     /// For LinkingObjects: the property of ``objectClassName`` that links here.
     public let linkOriginPropertyName: String?
+    /// For links and collections of objects: what deleting the object that holds this property
+    /// does to the objects it links to (``DeleteRule/nullify``, Realm's only behaviour, unless
+    /// declared with `@Persisted(onDelete: .cascade)`). Beyond Realm.
+    public let deleteRule: DeleteRule
 
     let collection: CollectionKind
 
     init(name: String, type: PropertyType, isOptional: Bool, collection: CollectionKind, isIndexed: Bool,
-         isPrimary: Bool, objectClassName: String?, linkOriginPropertyName: String?, columnName: String? = nil)
+         isPrimary: Bool, objectClassName: String?, linkOriginPropertyName: String?, columnName: String? = nil,
+         deleteRule: DeleteRule = .nullify)
     {
+        self.deleteRule = deleteRule
         self.name = name
         self.columnName = columnName ?? name
         self.type = type
@@ -45,7 +51,7 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     func named(_ name: String, columnName: String) -> Property {
         Property(name: name, type: type, isOptional: isOptional, collection: collection, isIndexed: isIndexed,
                  isPrimary: isPrimary, objectClassName: objectClassName, linkOriginPropertyName: linkOriginPropertyName,
-                 columnName: columnName)
+                 columnName: columnName, deleteRule: deleteRule)
     }
 
     /// A short type description: `string?`, `array<Dog>`, `map<string, int>`.
@@ -65,6 +71,7 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var flags = [String]()
         if isPrimary { flags.append("primary key") } else if isIndexed { flags.append("indexed") }
+        if deleteRule == .cascade { flags.append("cascade on delete") }
         let column = columnName == name ? "" : "\n\t\tcolumnName = \(columnName);"
         return "\(name) {\n\t\ttype = \(typeDescription);\(column)\(flags.isEmpty ? "" : "\n\t\t" + flags.joined(separator: ", ") + ";")\n\t}"
     }

@@ -76,7 +76,8 @@ final class StoredSchemaClasses {
         typeInfo.storedTargetName = property.objectClassName
         typeInfo.storedTargetIsEmbedded = property.objectClassName.map(embedded.contains) ?? false
         let declaration = PropertyDeclaration(isPrimaryKey: property.isPrimary, isIndexed: property.isIndexed,
-                                              originProperty: property.linkOriginPropertyName)
+                                              originProperty: property.linkOriginPropertyName,
+                                              deleteRule: property.deleteRule)
         return FieldInfo(name: property.name, index: index, rowColumn: rowColumn, offset: 0,
                          witness: StoredFieldWitness.self, typeInfo: typeInfo, declaration: declaration)
     }

@@ -1,0 +1,60 @@
+// Realm Swift's underscored public names that generic app and library code uses (issue 40).
+// They are not documented API in Realm either (`:nodoc:`), but code written against Realm
+// names them, so they exist here with the same meaning.
+
+/// The property names a key path designates, joined by dots: `_name(for: \Person.dog.name)` is
+/// `"dog.name"`, `_name(for: \Person.dogs)` is `"dogs"` (Realm's `_name(for:)`).
+public func _name<T: ObjectBase>(for keyPath: PartialKeyPath<T>) -> String {
+    QueryKeyPathNames.name(of: keyPath)
+}
+
+/// A type that can be a collection element inside an `Optional` (`List<Int?>`,
+/// `Map<String, Dog?>`): Realm's name for what Trellis spells
+/// `RealmCollectionValue & _PersistableInsideOptional`.
+public typealias _RealmCollectionValueInsideOptional = RealmCollectionValue & _PersistableInsideOptional
+
+/// A type a `@Persisted` property can have: Realm's name for the root of its property-type
+/// protocols (Trellis's `_Persistable`).
+public typealias _RealmSchemaDiscoverable = _Persistable
+
+extension ObjectBase {
+    /// The schema of this class as a Realm would store it (Realm's `sharedSchema()`); nil for
+    /// `Object`, `EmbeddedObject` and `DynamicObject` themselves.
+    public class func sharedSchema() -> ObjectSchema? {
+        guard self != ObjectBase.self, self != Object.self, self != EmbeddedObject.self, self != DynamicObject.self
+        else { return nil }
+        return ClassInfo.unbound(for: self).objectSchema
+    }
+}
+
+/// `AnyRealmValue` columns compare with `<`, `>`, ranges and aggregates in typed queries, as in
+/// Realm (values of different kinds compare as Realm's mixed ordering says).
+extension AnyRealmValue: _QueryNumeric {}
+
+extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum {
+    /// The raw value of an optional enum, for comparing with raw values
+    /// (`$0.status.rawValue == 2`; nil when the property is nil).
+    public var rawValue: Query<T.Wrapped.RawValue?> { Query<T.Wrapped.RawValue?>(node) }
+}
+
+// Realm states the value aggregates and sorts of `RealmCollection` by the element's persisted
+// type alone, so generic code constrained only that way can call them. (The overloads
+// constrained on the element itself, which concrete types find first, stay as they are.
+// `sorted(ascending:)` and `distinct()` stay constrained on the element: stated Realm's way
+// they are ambiguous with `List`'s and `Map`'s own.)
+
+extension RealmCollection where Element.PersistedType: MinMaxType {
+    /// The smallest value, or nil when empty.
+    public func min() -> Element? { min(ofProperty: "self") }
+    /// The largest value, or nil when empty.
+    public func max() -> Element? { max(ofProperty: "self") }
+}
+
+extension RealmCollection where Element.PersistedType: AddableType {
+    /// The sum of the values (zero when empty).
+    public func sum() -> Element { sum(ofProperty: "self") }
+    /// The average of the values, or nil when empty.
+    public func average<T: _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        average(ofProperty: "self")
+    }
+}

@@ -147,6 +147,8 @@ let package = Package(
         .testTarget(
             name: "TrellisStorageTests",
             dependencies: ["TrellisStorage", "TrellisStorageProcessHelper", "CLMDB"],
+            // Read from the source tree by path (inputs found by the storage fuzzer).
+            exclude: ["Resources"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

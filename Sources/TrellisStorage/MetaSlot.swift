@@ -68,7 +68,12 @@ struct MetaSlot: Equatable {
         else { return nil }
         let txnID = page.loadLE(UInt64.self, at: 8)
         let pageCount = page.loadLE(UInt64.self, at: 24)
-        guard txnID > 0, pageCount >= Layout.firstDataPage, pageCount < (1 << 40) else { return nil }
+        let catalogDepth = page.loadLE(UInt64.self, at: 72)
+        // Counts that no file can have make the slot unusable (a depth past Int.max trapped on
+        // conversion: a fuzzer finding), like a failed checksum.
+        guard txnID > 0, pageCount >= Layout.firstDataPage, pageCount < (1 << 40), catalogDepth <= 32,
+              page.loadLE(UInt64.self, at: 64) < (1 << 48)
+        else { return nil }
         func reference(_ offset: Int) -> PageReference? {
             let number = page.loadLE(UInt64.self, at: offset)
             return number == 0 ? nil : PageReference(page: number, checksum: page.loadLE(UInt64.self, at: offset + 8))
@@ -76,7 +81,7 @@ struct MetaSlot: Equatable {
         return MetaSlot(txnID: txnID, durableTxnID: page.loadLE(UInt64.self, at: 16), pageCount: pageCount,
                         catalog: reference(32), freeList: reference(48),
                         freeListCount: page.loadLE(UInt64.self, at: 64),
-                        catalogDepth: page.loadLE(UInt64.self, at: 72))
+                        catalogDepth: catalogDepth)
     }
 }
 
@@ -108,10 +113,15 @@ struct TreeDescriptor: Equatable {
         else { throw StorageError.corrupt(page: page, "a catalog entry is malformed") }
         let rootPage = base.loadLE(UInt64.self, at: 0)
         let depth = Int(base.load(fromByteOffset: 25, as: UInt8.self))
+        let count = base.loadLE(UInt64.self, at: 16)
         guard depth <= 32, (rootPage == 0) == (depth == 0) else {
             throw StorageError.corrupt(page: page, "a catalog entry has depth \(depth)")
         }
+        // An empty tree counting entries passed check() and reported them (a fuzzer finding).
+        guard rootPage != 0 || count == 0 else {
+            throw StorageError.corrupt(page: page, "a catalog entry of an empty tree counts \(count) entries")
+        }
         return TreeDescriptor(root: rootPage == 0 ? nil : PageReference(page: rootPage, checksum: base.loadLE(UInt64.self, at: 8)),
-                              count: base.loadLE(UInt64.self, at: 16), order: order, depth: depth)
+                              count: count, order: order, depth: depth)
     }
 }

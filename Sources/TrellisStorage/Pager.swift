@@ -48,6 +48,14 @@ final class Pager: @unchecked Sendable {
         defer { lock.unlock() }
         if let base, mappedPages >= pageCount { return base }
         let length = pageCount * UInt64(Layout.pageSize)
+        // A page of the map past the end of the file faults (SIGBUS) when read: a commit that
+        // counts more pages than the file holds (a file cut short) is damage, found here.
+        let size = try file.size()
+        guard length <= size else {
+            let pages = size / UInt64(Layout.pageSize)
+            throw StorageError.corrupt(page: pages, "a commit counts \(pageCount) pages but the file ends after \(pages): "
+                + "it was cut short")
+        }
         let address = try file.map(length: length)
         base = address
         mappedPages = pageCount

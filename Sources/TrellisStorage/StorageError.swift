@@ -22,6 +22,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible, Equatable 
         case readersFull
         /// The transaction was used after it ended, or a read-only transaction was asked to write.
         case invalidUse
+        /// `compact()` found read transactions that still see the pages it would move or cut off.
+        case compactionBlocked
     }
 
     /// What kind of failure this is.

@@ -23,6 +23,9 @@ struct Verifier {
     let bound: UInt64
     let full: Bool
     private var owner: [UInt64: String] = [:]
+    /// Pages the recovery walk has checked (it checks each once, so a damaged tree whose
+    /// branches share children cannot make it walk an exponential number of paths).
+    private var visited: Set<UInt64> = []
     private var report: CheckReport
 
     init(snapshot: Snapshot, bound: UInt64, full: Bool) {
@@ -53,6 +56,10 @@ struct Verifier {
             var names: [([UInt8], TreeDescriptor)] = []
             let catalogCount = try walk(catalog, order: .bytes, depth: depth, level: 1, lower: nil, upper: nil,
                                         tree: "the catalog") { key, value in
+                // Names are UTF-8 (docs/STORAGE.md, 2.8): other bytes could not be asked for.
+                guard key.count <= StorageLimits.maximumTreeNameLength,
+                      Array(String(decoding: key, as: UTF8.self).utf8) == key
+                else { throw StorageError.corrupt(page: catalog.page, "a tree name is not 1 to 255 bytes of UTF-8") }
                 names.append((key, try TreeDescriptor.decode(value, page: catalog.page)))
             }
             report.trees = Int(catalogCount)
@@ -69,7 +76,10 @@ struct Verifier {
         }
         var next = meta.freeList
         var free: [FreeEntry] = []
+        var chainLength: UInt64 = 0
         while let reference = next {
+            chainLength += 1
+            guard chainLength <= meta.pageCount else { throw StorageError.corrupt(page: reference.page, "the free list loops") }
             let page = try snapshot.freeListPage(reference)
             if !full && page.loadLE(UInt64.self, at: 16) <= bound { break }
             try claim(reference.page, by: "the free list")
@@ -98,6 +108,7 @@ struct Verifier {
         guard level <= depth else { throw StorageError.corrupt(page: reference.page, "\(tree) is deeper than its depth \(depth)") }
         let view = try snapshot.treePage(reference)
         if !full && view.txnID <= bound && visit == nil { return 0 }
+        if !full && !visited.insert(reference.page).inserted && visit == nil { return 0 }
         guard view.txnID <= snapshot.meta.txnID else {
             throw view.corrupt("written by commit \(view.txnID), after the commit \(snapshot.meta.txnID) that references it")
         }

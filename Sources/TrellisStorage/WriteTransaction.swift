@@ -5,8 +5,8 @@ public final class WriteTransaction: TreeReading {
     let snapshot: Snapshot
     private let environment: StorageEnvironment
     private let freed = FreedPages()
-    private let reusable: [FreeEntry]
-    private let pending: [FreeEntry]
+    private var reusable: [FreeEntry]
+    private var pending: [FreeEntry]
     private let catalog: TreeState
     private var trees: [String: TreeState] = [:]
     /// The tree used last (reset when trees are created or dropped).
@@ -41,7 +41,7 @@ public final class WriteTransaction: TreeReading {
 
     // MARK: - Trees
 
-    private func tree(_ name: String) throws -> TreeState? {
+    func tree(_ name: String) throws -> TreeState? {
         try checkAlive()
         if let lastTree, lastTree.name == name { return lastTree }
         if let state = trees[name] {
@@ -188,12 +188,21 @@ public final class WriteTransaction: TreeReading {
     /// releases the writer lock. On error the file stays at its previous commit and the
     /// transaction is ended.
     public func commit() throws {
+        try commit(shrinkingTo: nil)
+    }
+
+    /// Commits; `forceSync` syncs even in relaxed mode. With `newPageCount` (compaction,
+    /// Compaction.swift) the commit has that high-water mark, drops the free pages at or above
+    /// it (none of them may be pinned), syncs, and then cuts the file there.
+    func commit(shrinkingTo newPageCount: UInt64?, forceSync: Bool = false) throws {
         try checkAlive()
         defer { abort() }
         let changed = trees.values.filter(\.isChanged).sorted { $0.name < $1.name }
-        guard !changed.isEmpty || !dropped.isEmpty else { return }
+        guard !changed.isEmpty || !dropped.isEmpty || newPageCount != nil else { return }
         let txnID = self.txnID
-        var serializer = PageSerializer(txnID: txnID, allocator: PageAllocator(reusable: reusable, pageCount: snapshot.meta.pageCount))
+        let allocator = newPageCount.map { limit in PageAllocator(reusable: reusable.filter { $0.page < limit }, pageCount: limit) }
+            ?? PageAllocator(reusable: reusable, pageCount: snapshot.meta.pageCount)
+        var serializer = PageSerializer(txnID: txnID, allocator: allocator)
         let editor = self.editor
         for name in dropped.sorted() where trees[name] == nil {
             let key = Array(name.utf8)
@@ -221,7 +230,29 @@ public final class WriteTransaction: TreeReading {
         let reserved = pending.count + newlyFreed.count
         let checkpoint = reserved > max(Self.checkpointPages, Int(meta.pageCount) / 4)
         try environment.publish(meta, freeEntries: pending + newlyFreed + serializer.allocator.reusable,
-                                sync: environment.syncOnCommit || checkpoint)
+                                sync: environment.syncOnCommit || checkpoint || forceSync || newPageCount != nil)
+        if newPageCount != nil, try environment.file.size() > meta.pageCount * UInt64(Layout.pageSize) {
+            // The commit that no longer counts the pages past its mark is durable: cut them off.
+            try environment.file.truncate(to: meta.pageCount * UInt64(Layout.pageSize))
+        }
+    }
+
+    /// Compaction: pages at or above `limit` are not reused by this transaction (they stay free).
+    func limitReuse(below limit: UInt64) {
+        pending += reusable.filter { $0.page >= limit }
+        reusable.removeAll { $0.page >= limit }
+    }
+
+    /// The free pages this transaction may reuse.
+    var reusableCount: Int { reusable.count }
+
+    /// Free pages that live snapshots (or the last durable commit) may still reach.
+    var pinnedPages: [FreeEntry] { pending }
+
+    /// Compaction: rewrites the catalog entry of `name` at commit (moving the catalog's pages
+    /// on its path) even though the tree did not change.
+    func touch(_ name: String) throws {
+        try tree(name)?.isChanged = true
     }
 
     private func writePages(_ pages: [(page: UInt64, bytes: [UInt8])], pageCount: UInt64) throws {

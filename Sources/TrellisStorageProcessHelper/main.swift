@@ -4,6 +4,11 @@
 //                                                  and appends log entry N (N = the new counter)
 //   TrellisStorageProcessHelper reader PATH        reads forever; exits 3 if a snapshot's counter and
 //                                                  log disagree (a partial commit)
+//   TrellisStorageProcessHelper hold-reader PATH   begins a read transaction, prints "reading", and
+//                                                  holds it until killed (compaction's refusal test)
+//   TrellisStorageProcessHelper fuzz-replay INPUT DIR  runs one storage fuzzer input (StorageFuzzInput)
+//                                                  with its file in DIR; prints "sound" or "refused
+//                                                  CODE" and exits 0, or prints the finding and exits 6
 import Foundation
 import TrellisStorage
 
@@ -15,6 +20,19 @@ func number(_ bytes: [UInt8]?) -> UInt64 {
 func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
 
 let arguments = CommandLine.arguments
+if arguments.count == 4 && arguments[1] == "fuzz-replay" {
+    do {
+        let input = try Array(Data(contentsOf: URL(fileURLWithPath: arguments[2])))
+        switch try StorageFuzzInput.run(input, path: arguments[3] + "/data") {
+        case .sound: print("sound")
+        case .refused(let code): print("refused \(code)")
+        }
+        exit(0)
+    } catch {
+        print("finding: \(error)")
+        exit(6)
+    }
+}
 guard arguments.count >= 3 else {
     FileHandle.standardError.write(Data("usage: TrellisStorageProcessHelper writer PATH SEED | reader PATH\n".utf8))
     exit(2)
@@ -27,6 +45,11 @@ do {
     exit(4)
 }
 do {
+    if arguments[1] == "hold-reader" {
+        let transaction = try environment.beginRead()
+        FileHandle.standardOutput.write(Data("reading \(transaction.txnID)\n".utf8))
+        while true { sleep(1) }
+    }
     if arguments[1] == "writer" {
         var state = UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1
         while true {

@@ -16,6 +16,14 @@ import Testing
     func everyCrashPointOpensAtALegalCommit(seed: UInt64, durable: Bool) throws {
         let variants = environmentInteger("TRELLIS_STORAGE_CRASH_VARIANTS", default: 6)
         let (file, models, base) = try Self.workload(seed: seed, durable: durable, commits: 30)
+        try Self.crashEverywhere(file: file, models: models, base: base, seed: seed, variants: variants,
+                                 label: "PowerLossTests seed \(seed) durable \(durable)")
+    }
+
+    /// Builds `variants` crash images at every event boundary of a recorded workload and
+    /// verifies each (see the type's comment); records the first problem as an issue.
+    static func crashEverywhere(file: MemoryFile, models: [UInt64: Model], base: [UInt8], seed: UInt64, variants: Int,
+                                label: String) throws {
         var random = SeededRandom(seed: seed &* 7919)
         var crashPoints = 0
         var durableImage = base
@@ -30,7 +38,7 @@ import Testing
                 let problem = try Self.verify(image: image, models: models, low: durableLow, high: lastBegun,
                                               writeAfter: random.chance(25))
                 if let problem {
-                    Issue.record("seed \(seed), event \(index) of \(file.events.count), variant \(variant): \(problem)")
+                    Issue.record("\(label), event \(index) of \(file.events.count), variant \(variant): \(problem)")
                     return
                 }
             }
@@ -48,11 +56,11 @@ import Testing
                 lastBegun = txnID
             case .commitAcknowledged(let txnID):
                 lastAcknowledged = txnID
-                if durable { durableLow = txnID }
+                if file.isDurable { durableLow = txnID }
             }
         }
         #expect(crashPoints >= file.events.count)
-        print("PowerLossTests seed \(seed) durable \(durable): \(crashPoints) crash points over \(file.events.count) events")
+        print("\(label): \(crashPoints) crash points over \(file.events.count) events")
     }
 
     /// Runs random commits on a recording file; returns it, the model after each commit, and
@@ -64,6 +72,7 @@ import Testing
         options.syncOnCommit = durable
         let environment = try StorageEnvironment(file: file, options: options)
         defer { environment.close() }
+        file.isDurable = durable
         let base = file.contents
         file.isRecording = true
         var model: Model = [:]
@@ -106,6 +115,7 @@ import Testing
         for write in writes {
             if write.bytes.isEmpty {
                 if write.offset > result.count { result += [UInt8](repeating: 0, count: write.offset - result.count) }
+                if write.offset < result.count { result.removeSubrange(write.offset...) }
                 continue
             }
             let end = write.offset + write.bytes.count
@@ -125,9 +135,15 @@ import Testing
         var image = durable
         for (index, write) in pending.enumerated() {
             if write.bytes.isEmpty {
-                // An unsynced extension of the file may or may not have happened.
+                // An unsynced change of the file's size may or may not have happened. A cut
+                // (compaction) also loses what earlier unsynced writes put past it.
                 if random.chance(50), write.offset > image.count {
                     image += [UInt8](repeating: 0, count: write.offset - image.count)
+                } else if random.chance(50), write.offset < image.count {
+                    image.removeSubrange(write.offset...)
+                    for (sectorStart, written) in versions where sectorStart + sector > write.offset {
+                        versions[sectorStart] = written.filter { $0.write > index }
+                    }
                 }
                 continue
             }

@@ -25,6 +25,8 @@ final class MemoryFile: StorageFile {
     let capacity: Int
     private(set) var length: Int = 0
     var isRecording = false
+    /// A test's note for simulated power loss: whether commits sync (an acknowledged commit is durable).
+    var isDurable = true
     private(set) var events: [Event] = []
     /// Fail the `n`th next call of this kind (0 = the very next), once, with `errno`.
     var failure: (call: Call, countdown: Int, errno: Int32)?

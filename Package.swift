@@ -40,8 +40,9 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
         // Swift Observation's per-thread "tracking?" check in a few instructions (the runtime
-        // has no public one): one C file, the platform C library only.
-        .target(name: "CTrellisObservation"),
+        // has no public one): one C file, the platform C library only. DWARF 4: valgrind 3.19
+        // (bench.sh --instructions) cannot read clang's default DWARF 5 and gives up on the binary.
+        .target(name: "CTrellisObservation", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
         .target(
             name: "Trellis",
             dependencies: ["CLMDB", "CTrellisObservation"],

@@ -32,7 +32,7 @@ extension SyncEngine {
                     }
                     let object = Self.upsert(realm, type, values)
                     if let key = realm.syncObjectKey(object), let documentValue = change.document?.objectValue {
-                        try SyncStoreLayout.putJSON(realm, SyncStoreLayout.mirror(change.className, key),
+                        try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(change.className, key),
                                                     MirrorEntry(primaryKey: change.primaryKey, document: documentValue))
                     }
                     if schema.properties.contains(where: { $0.type == .object }) { second.append((type, schema, document)) }

@@ -14,7 +14,7 @@ extension SyncEngine {
         var sequence = SyncStoreLayout.text(realm, SyncStoreLayout.nextSequence).flatMap(UInt64.init) ?? 1
         for change in changes {
             let mirrorKey = SyncStoreLayout.mirror(change.className, change.objectKey)
-            let mirror = SyncStoreLayout.json(realm, mirrorKey, as: MirrorEntry.self)
+            let mirror = SyncStoreLayout.mirrorEntry(realm, mirrorKey)
             let outgoing: SyncObjectChange
             if change.isDeleted {
                 guard let mirror else { continue }
@@ -43,7 +43,7 @@ extension SyncEngine {
                                             timestamp: stamp, fields: fields,
                                             defaultFields: defaults.isEmpty ? nil : defaults.sorted())
                 }
-                try SyncStoreLayout.putJSON(realm, mirrorKey, MirrorEntry(primaryKey: primaryKey, document: document))
+                try SyncStoreLayout.putMirror(realm, mirrorKey, MirrorEntry(primaryKey: primaryKey, document: document))
             }
             try SyncStoreLayout.putOutbox(realm, sequence, outgoing)
             sequence += 1
@@ -131,13 +131,14 @@ extension SyncEngine {
         var changes = [SyncObjectChange]()
         var last: UInt64 = 0
         var bytes = 0
-        for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
-            guard let change = SyncStoreLayout.outboxChange(entry.value) else { continue }
-            if !changes.isEmpty, bytes + entry.value.count > maxBytes { break }
-            bytes += entry.value.count
+        // Only the entries sent are read: the outbox may hold many more.
+        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { key, value in
+            guard let change = SyncStoreLayout.outboxChange(value) else { return true }
+            if !changes.isEmpty, bytes + value.count > maxBytes { return false }
+            bytes += value.count
             changes.append(change)
-            last = SyncStoreLayout.sequence(ofOutbox: entry.key)
-            if changes.count >= limit { break }
+            last = SyncStoreLayout.sequence(ofOutbox: Array(key))
+            return changes.count < limit
         }
         return changes.isEmpty ? nil : SyncMessage.Upload(uploadId: Int64(last), changes: changes)
     }
@@ -146,8 +147,12 @@ extension SyncEngine {
     func newestQueuedSequence() throws -> Int64 {
         let realm = try engineRealm()
         realm.refresh()
-        return realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix).last
-            .map { Int64(SyncStoreLayout.sequence(ofOutbox: $0.key)) } ?? 0
+        var newest: Int64 = 0
+        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { key, _ in
+            newest = Int64(SyncStoreLayout.sequence(ofOutbox: Array(key)))
+            return true
+        }
+        return newest
     }
 
     /// Drops acknowledged entries. Returns how many remain.
@@ -159,13 +164,14 @@ extension SyncEngine {
         defer { realm.isApplyingSyncDownload = false }
         var remaining = 0
         do {
-            for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
-                if Int64(SyncStoreLayout.sequence(ofOutbox: entry.key)) <= uploadId {
-                    try realm.syncStoreDelete(entry.key)
-                } else {
-                    remaining += 1
-                }
+            // Entries are in upload order: the acknowledged ones come first.
+            var acknowledged = [[UInt8]]()
+            realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { key, _ in
+                let sequence = SyncStoreLayout.sequence(ofOutbox: Array(key))
+                if Int64(sequence) <= uploadId { acknowledged.append(Array(key)) } else { remaining += 1 }
+                return true
             }
+            for key in acknowledged { try realm.syncStoreDelete(key) }
             try realm.commitWrite()
         } catch {
             realm.cancelWrite()
@@ -178,8 +184,9 @@ extension SyncEngine {
     /// them alone until the server has merged those changes and sends the result back.
     func pendingObjects(_ realm: Realm) -> Set<String> {
         var pending = Set<String>()
-        for entry in realm.syncStoreEntries(prefix: SyncStoreLayout.outboxPrefix) {
-            pending.insert(SyncStoreLayout.outboxObject(entry.value))
+        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { _, value in
+            pending.insert(SyncStoreLayout.outboxObject(value))
+            return true
         }
         return pending
     }

@@ -39,14 +39,12 @@ enum SyncStoreLayout {
     /// An outbox entry's value: `<class>\0<primary key JSON>\0<change JSON>`, so the objects
     /// with pending changes are known without decoding the changes.
     static func putOutbox(_ realm: Realm, _ sequence: UInt64, _ change: SyncObjectChange) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         let head = Array((change.className + "\u{0}" + change.primaryKey.jsonText + "\u{0}").utf8)
-        try realm.syncStorePut(outbox(sequence), head + Array(try encoder.encode(change)))
+        try realm.syncStorePut(outbox(sequence), head + Array(change.jsonText.utf8))
     }
 
     /// `class\0primary key JSON` of an outbox entry.
-    static func outboxObject(_ value: [UInt8]) -> String {
+    static func outboxObject(_ value: some Collection<UInt8>) -> String {
         var zeros = 0
         let end = value.firstIndex { byte in
             if byte == 0 { zeros += 1 }
@@ -56,10 +54,10 @@ enum SyncStoreLayout {
     }
 
     /// The change of an outbox entry.
-    static func outboxChange(_ value: [UInt8]) -> SyncObjectChange? {
+    static func outboxChange(_ value: some Collection<UInt8>) -> SyncObjectChange? {
         guard let first = value.firstIndex(of: 0),
-              let second = value[(first + 1)...].firstIndex(of: 0) else { return nil }
-        return try? JSONDecoder().decode(SyncObjectChange.self, from: Data(value[(second + 1)...]))
+              let second = value[value.index(after: first)...].firstIndex(of: 0) else { return nil }
+        return try? SyncObjectChange(jsonBytes: value[value.index(after: second)...])
     }
 
     static func mirror(_ className: String, _ objectKey: UInt64) -> [UInt8] {
@@ -91,4 +89,28 @@ enum SyncStoreLayout {
 struct MirrorEntry: Codable {
     var primaryKey: JSONValue
     var document: [String: JSONValue]
+
+    /// As `Codable` writes it: `{"document": …, "primaryKey": …}`.
+    var jsonText: String { JSONValue.object(["primaryKey": primaryKey, "document": .object(document)]).jsonText }
+
+    init(primaryKey: JSONValue, document: [String: JSONValue]) {
+        self.primaryKey = primaryKey
+        self.document = document
+    }
+
+    init?(jsonBytes: some Collection<UInt8>) {
+        guard let json = try? JSONValue(jsonBytes: jsonBytes), let key = json["primaryKey"],
+              case .object(let document)? = json["document"] else { return nil }
+        self.init(primaryKey: key, document: document)
+    }
+}
+
+extension SyncStoreLayout {
+    static func mirrorEntry(_ realm: Realm, _ key: [UInt8]) -> MirrorEntry? {
+        realm.syncStoreGet(key).flatMap { MirrorEntry(jsonBytes: $0) }
+    }
+
+    static func putMirror(_ realm: Realm, _ key: [UInt8], _ entry: MirrorEntry) throws {
+        try realm.syncStorePut(key, Array(entry.jsonText.utf8))
+    }
 }

@@ -67,15 +67,16 @@ public enum JSONValue: Codable, Sendable, Hashable {
     }
 
     /// Compact JSON text with sorted keys (the form compared and stored).
-    public var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
-    }
+    public var jsonText: String { JSONText.write(self) }
 
     /// Parses JSON text.
     public init(jsonText: String) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: Data(jsonText.utf8))
+        self = try JSONText.parse(jsonText)
+    }
+
+    /// Parses JSON text given as UTF-8 bytes.
+    public init(jsonBytes: some Collection<UInt8>) throws {
+        self = try JSONText.parse(jsonBytes)
     }
 
     public subscript(key: String) -> JSONValue? {
@@ -88,15 +89,30 @@ public enum JSONValue: Codable, Sendable, Hashable {
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
 }
 
-/// Encodes and decodes frames.
+/// Encodes and decodes frames: uploads and downloads (the frames that carry documents) by
+/// hand through ``JSONValue`` (``SyncMessage/fastJSON``), the others with `Codable`; the JSON
+/// is the same either way.
 public enum SyncCoding {
     public static func encode(_ message: SyncMessage) -> String {
+        if let json = message.fastJSON { return json.jsonText }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? String(decoding: encoder.encode(message), as: UTF8.self)) ?? "{}"
     }
 
     public static func decode(_ text: String) throws -> SyncMessage {
+        if let message = try SyncMessage(fastJSON: try JSONValue(jsonText: text)) { return message }
+        return try JSONDecoder().decode(SyncMessage.self, from: Data(text.utf8))
+    }
+
+    /// With `Codable` only (what the hand-written coding is checked against).
+    public static func encodeWithCodable(_ message: SyncMessage) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(message), as: UTF8.self)) ?? "{}"
+    }
+
+    public static func decodeWithCodable(_ text: String) throws -> SyncMessage {
         try JSONDecoder().decode(SyncMessage.self, from: Data(text.utf8))
     }
 }

@@ -245,11 +245,14 @@ struct PostgresStore: Sendable {
     }
 
     /// The documents of the subscribed collections as of one snapshot (those `filters` may
-    /// select, all of a collection without a filter), each with its newest timestamp, and the
-    /// history version of that snapshot. The filters are used on a UTF-8 database only (their
-    /// string comparisons need it).
-    func snapshot(of collections: [String], filters: [String: SubscriptionFilter] = [:]) async throws
-        -> (version: Int64, documents: [String: [StoredDocument]])
+    /// select, all of a collection without a filter), each with its newest timestamp, read
+    /// `batchSize` rows at a time in `_id` order (keyset pagination in one `REPEATABLE READ`
+    /// transaction) and handed to `body` with the snapshot's history version as they are
+    /// read: a bootstrap of any size holds one batch in memory. Returns that version. The
+    /// filters are used on a UTF-8 database only (their string comparisons need it).
+    func snapshot(of collections: [String], filters: [String: SubscriptionFilter] = [:], batchSize: Int = 1_000,
+                  body: (_ version: Int64, _ className: String, _ rows: [StoredDocument]) async throws -> Void)
+        async throws -> Int64
     {
         try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
@@ -262,23 +265,28 @@ struct PostgresStore: Sendable {
                 for try await (encoding) in try await connection.query(
                     "SELECT current_setting('server_encoding')", logger: logger).decode(String.self)
                 { isUTF8 = encoding == "UTF8" }
-                var documents = [String: [StoredDocument]]()
-                for name in Set(collections).sorted() where schema.collections[name] != nil {
-                    let table = Self.quoted(name)
-                    let query: PostgresQuery = if isUTF8, let filter = filters[name] {
-                        filter.selectDocuments(from: table)
-                    } else {
-                        "SELECT doc::text, \(unescaped: Self.newestStamp("_meta")) FROM \(unescaped: table) ORDER BY _id"
-                    }
-                    let rows = try await connection.query(query, logger: logger)
-                    var list = [StoredDocument]()
-                    for try await (doc, stamp) in rows.decode((String, String?).self) {
-                        list.append(StoredDocument(document: try JSONValue(jsonText: doc), timestamp: stamp))
-                    }
-                    documents[name] = list
+                for name in Set(collections).sorted() {
+                    guard let shape = schema.collections[name] else { continue }
+                    let filter = isUTF8 ? filters[name] : nil
+                    var after: String?
+                    repeat {
+                        let query = SubscriptionFilter.selectDocuments(from: Self.quoted(name), idType: Self.columnType(shape),
+                                                                       filter: filter, after: after, limit: batchSize)
+                        var rows = [StoredDocument]()
+                        rows.reserveCapacity(batchSize)
+                        after = nil
+                        for try await (id, doc, stamp) in try await connection.query(query, logger: logger)
+                            .decode((String, String, String?).self)
+                        {
+                            rows.append(StoredDocument(document: try JSONValue(jsonText: doc), timestamp: stamp))
+                            after = id
+                        }
+                        if !rows.isEmpty { try await body(version, name, rows) }
+                        if rows.count < batchSize { after = nil }
+                    } while after != nil
                 }
                 try await connection.query("COMMIT", logger: logger)
-                return (version, documents)
+                return version
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error

@@ -17,11 +17,23 @@ struct SubscriptionFilter: Sendable {
         self.parameters = parameters
     }
 
-    /// `SELECT doc::text, <newest timestamp> FROM table WHERE condition ORDER BY _id`.
-    func selectDocuments(from table: String) -> PostgresQuery {
-        PostgresQuery(unsafeSQL: "SELECT doc::text, \(PostgresStore.newestStamp("_meta")) FROM \(table) WHERE \(condition) "
-                        + "ORDER BY _id",
-                      binds: PostgresBindings(parameters))
+    /// One page of a bootstrap: `SELECT _id::text, doc::text, <newest timestamp> FROM table
+    /// WHERE condition AND _id > after ORDER BY _id LIMIT limit` (without `filter`: every
+    /// row; without `after`: from the first).
+    static func selectDocuments(from table: String, idType: String, filter: SubscriptionFilter?, after: String?,
+                                limit: Int) -> PostgresQuery
+    {
+        var bindings = PostgresBindings(filter?.parameters ?? [])
+        var conditions = [String]()
+        if let filter { conditions.append("(" + filter.condition + ")") }
+        if let after {
+            bindings.append(after)
+            conditions.append("_id > $\((filter?.parameters.count ?? 0) + 1)::\(idType)")
+        }
+        let condition = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return PostgresQuery(unsafeSQL: "SELECT _id::text, doc::text, \(PostgresStore.newestStamp("_meta")) FROM \(table)"
+                                + condition + " ORDER BY _id LIMIT \(limit)",
+                             binds: bindings)
     }
 }
 

@@ -4,34 +4,6 @@ import Synchronization
 import Trellis
 import TrellisSyncProtocol
 
-/// Wakes every open session of this process when the history grows (one poller per process
-/// reads the newest version; another server process's writes are seen the same way).
-final class HistoryWatch: Sendable {
-    private let listeners = Mutex<[UUID: AsyncStream<SessionEvent>.Continuation]>([:])
-
-    func add(_ id: UUID, _ continuation: AsyncStream<SessionEvent>.Continuation) {
-        listeners.withLock { $0[id] = continuation }
-    }
-
-    func remove(_ id: UUID) { _ = listeners.withLock { $0.removeValue(forKey: id) } }
-
-    func wakeAll() {
-        for continuation in listeners.withLock({ Array($0.values) }) { continuation.yield(.historyGrew) }
-    }
-
-    /// Polls the newest history version every `interval` and wakes the sessions when it moves.
-    func run(store: PostgresStore, interval: Duration = .milliseconds(25)) async {
-        var seen: Int64 = -1
-        while !Task.isCancelled {
-            if let latest = try? await store.latestVersion(), latest != seen {
-                seen = latest
-                wakeAll()
-            }
-            try? await Task.sleep(for: interval)
-        }
-    }
-}
-
 /// What a session reacts to, in order.
 enum SessionEvent: Sendable {
     case frame(String)
@@ -48,6 +20,8 @@ final class SyncSessionHandler {
     let options: ServerOptions
     /// The app id of the WebSocket's path (`/api/client/v2.0/app/<id>/realm-sync`).
     let pathAppId: String
+    /// The history as this server reads it once for every session (nil: each reads its own).
+    let watch: HistoryWatch?
     let logger: Logging.Logger
     let send: (SyncMessage) async throws -> Void
 
@@ -64,8 +38,10 @@ final class SyncSessionHandler {
     private var permissions = SessionPermissions(rules: SyncRules(), user: RuleUser(id: ""), collections: [])
 
     init(store: PostgresStore, authenticator: Authenticator, rules: SyncRules, options: ServerOptions,
-         pathAppId: String, logger: Logging.Logger, send: @escaping (SyncMessage) async throws -> Void) {
+         pathAppId: String, watch: HistoryWatch? = nil, logger: Logging.Logger,
+         send: @escaping (SyncMessage) async throws -> Void) {
         self.store = store
+        self.watch = watch
         self.authenticator = authenticator
         self.rules = rules
         self.options = options
@@ -94,7 +70,7 @@ final class SyncSessionHandler {
         switch event {
         case .closed: return false
         case .historyGrew:
-            if isOpen { try await sendHistory() }
+            if isOpen { try await sendHistory(fromWatchOnly: true) }
             return true
         case .frame(let text):
             let message: SyncMessage
@@ -302,8 +278,9 @@ final class SyncSessionHandler {
     }
 
     private func matches(_ className: String, _ document: JSONValue) -> Bool {
-        guard let queries = queries[className], case .object = document,
-              let object = document.foundationObject as? [String: Any] else { return false }
+        guard let queries = queries[className], case .object = document else { return false }
+        if queries.contains(where: \.selectsEverything) { return true }
+        guard let object = document.foundationObject as? [String: Any] else { return false }
         return queries.contains { $0.matches(object) }
     }
 
@@ -332,37 +309,44 @@ final class SyncSessionHandler {
         // not filter (it sees the hidden fields), so a query on a hidden field selects as if
         // the field were absent and reveals nothing of its values.
         let filters = queries.filter { permissions.readsWholeDocuments($0.key) }.mapValues { SubscriptionFilter($0) }
-        let snapshot = try await store.snapshot(of: Array(queries.keys), filters: filters)
-        var changes = [ServerChange]()
-        for (className, documents) in snapshot.documents.sorted(by: { $0.key < $1.key }) {
+        // Streamed: rows are read a batch at a time and sent as they are read, so a bootstrap of
+        // any size holds one batch in memory; the last frame completes the subscription set.
+        let frameSize = HistoryWatch.batch
+        var pending = [ServerChange]()
+        var snapshotVersion: Int64 = 0
+        func flush(last: Bool) async throws {
+            while pending.count >= frameSize || last {
+                let count = min(frameSize, pending.count)
+                let isLast = last && count == pending.count
+                try await send(.download(.init(changes: Array(pending[..<count]), serverVersion: snapshotVersion,
+                                               completesSubscriptionVersion: isLast ? subscriptions.version : nil,
+                                               hasMore: !isLast)))
+                pending.removeFirst(count)
+                if isLast { return }
+            }
+        }
+        snapshotVersion = try await store.snapshot(of: Array(queries.keys), filters: filters) { version, className, rows in
+            snapshotVersion = version
             let key = store.schema.collections[className]?.primaryKey ?? "_id"
-            for stored in documents {
+            for stored in rows {
                 guard fitsSchema(className, stored.document) else { continue }
                 let visible = permissions.readable(className, stored.document).flatMap { matches(className, $0) ? $0 : nil }
                 let primaryKey = stored.document[key] ?? .null
                 if let before = previous?.readable(className, stored.document)?.objectValue,
                    !Set(before.keys).isSubset(of: visible?.objectValue?.keys ?? [String: JSONValue]().keys) {
-                    changes.append(ServerChange(className: className, primaryKey: primaryKey, document: nil,
-                                                serverVersion: snapshot.version))
+                    pending.append(ServerChange(className: className, primaryKey: primaryKey, document: nil,
+                                                serverVersion: version))
                 }
                 guard let visible else { continue }
-                changes.append(ServerChange(className: className, primaryKey: primaryKey, document: visible,
-                                            serverVersion: snapshot.version, timestamp: stored.timestamp))
+                pending.append(ServerChange(className: className, primaryKey: primaryKey, document: visible,
+                                            serverVersion: version, timestamp: stored.timestamp))
             }
+            try await flush(last: false)
         }
-        let chunk = 500
-        var start = 0
-        repeat {
-            let end = min(start + chunk, changes.count)
-            let isLast = end == changes.count
-            try await send(.download(.init(changes: Array(changes[start..<end]), serverVersion: snapshot.version,
-                                           completesSubscriptionVersion: isLast ? subscriptions.version : nil,
-                                           hasMore: !isLast)))
-            start = end
-        } while start < changes.count
-        sentVersion = snapshot.version
+        try await flush(last: true)
+        sentVersion = snapshotVersion
         try await sendHistory()
-        return snapshot.version
+        return snapshotVersion
     }
 
     /// Sends the history after what the client was sent, filtered by its subscriptions and the
@@ -371,9 +355,24 @@ final class SyncSessionHandler {
     /// user may not see (another user's object, or its delete) is sent, without a document,
     /// only when the object was readable just before it, so the client can drop its copy;
     /// otherwise not even its primary key reaches the client.
-    private func sendHistory() async throws {
+    ///
+    /// The entries come from the server's ``HistoryWatch`` when it holds them (read once for
+    /// every session); otherwise, or for what it has not read yet, from the history table.
+    /// `fromWatchOnly`: stop at what the watch has read (it wakes the session again when it
+    /// reads more).
+    private func sendHistory(fromWatchOnly: Bool = false) async throws {
+        let batch = HistoryWatch.batch
         while true {
-            let entries = try await store.history(after: sentVersion)
+            let entries: [ServerChange]
+            let isLastBatch: Bool
+            if let cached = watch?.entries(after: sentVersion, limit: batch), !cached.isEmpty || fromWatchOnly {
+                entries = cached
+                // Without `fromWatchOnly`, what the watch has not read yet is read below.
+                isLastBatch = fromWatchOnly && cached.count < batch
+            } else {
+                entries = try await store.history(after: sentVersion, limit: batch)
+                isLastBatch = entries.count < batch
+            }
             guard let last = entries.last else { return }
             if try await customDataChanged(in: entries) {
                 permissionsChanged = true
@@ -406,8 +405,8 @@ final class SyncSessionHandler {
                 changes = changes.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
             }
             sentVersion = last.serverVersion
-            try await send(.download(.init(changes: changes, serverVersion: sentVersion, hasMore: entries.count >= 500)))
-            if entries.count < 500 { return }
+            try await send(.download(.init(changes: changes, serverVersion: sentVersion, hasMore: entries.count >= batch)))
+            if isLastBatch { return }
         }
     }
 

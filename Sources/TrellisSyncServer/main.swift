@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -110,10 +111,17 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
         let id = UUID()
         let (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
         watch.add(id, continuation)
-        defer { watch.remove(id) }
+        let ending = SessionEnding()
+        defer {
+            watch.remove(id)
+            // Logged however the session ends (also when a reset ends the connection without an
+            // error reaching the read loop): tests and operators see that it is gone.
+            let reason = ending.reason.withLock { $0 }
+            context.logger.notice("a sync session ended: \(reason)")
+        }
         let pathAppId = context.requestContext.parameters.get("appId") ?? ""
         let handler = SyncSessionHandler(store: store, authenticator: authenticator, rules: rules, options: options,
-                                         pathAppId: pathAppId, logger: context.logger) { message in
+                                         pathAppId: pathAppId, watch: watch, logger: context.logger) { message in
             try await outbound.write(.text(SyncCoding.encode(message)))
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -152,8 +160,10 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
                         }
                         continuation.yield(.frame(text))
                     }
+                    ending.reason.withLock { $0 = "the connection was closed" }
                 } catch is CancellationError {
                 } catch {
+                    ending.reason.withLock { $0 = "the connection failed: \(error)" }
                     context.logger.notice("a sync connection failed: \(error)")
                 }
             }
@@ -181,4 +191,9 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
         },
         logger: logger
     )
+}
+
+/// Why a sync session ended, as its connection's read loop saw it (logged when it ends).
+final class SessionEnding: Sendable {
+    let reason = Mutex("ended by the server")
 }

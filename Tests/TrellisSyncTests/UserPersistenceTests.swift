@@ -10,7 +10,11 @@ import TrellisSync
 @Suite(.serialized)
 struct UserPersistenceTests {
     @Test func expiredAccessTokenIsRefreshedAndSyncGoesOn() async throws {
-        let fixture = try SyncFixture(serverArguments: ["--token-lifetime", "2"])
+        // Long enough that a token refreshed just before a connection is still valid when the
+        // server reads the hello on a loaded machine (with 2 s, a refresh, a connection and a
+        // hello taking over 2 s made every attempt fail with 202 and sync() time out).
+        let lifetime = 6
+        let fixture = try SyncFixture(serverArguments: ["--token-lifetime", "\(lifetime)"])
         let device = try await Device(server: fixture.server)
         let errors = Mutex<[SyncError]>([])
         device.app.syncManager.errorHandler = { error, _ in
@@ -19,7 +23,7 @@ struct UserPersistenceTests {
         let first = try device.user.accessToken.unwrapped("access token")
         try device.write { realm in realm.add(SyncDog(value: ["name": "before expiry"])) }
         try await device.sync()
-        try await Task.sleep(for: .milliseconds(2500))
+        try await Task.sleep(for: .milliseconds(lifetime * 1000 + 500))
         // The token has expired: a new connection refreshes it first.
         try device.session.reconnect()
         try device.write { realm in realm.add(SyncDog(value: ["name": "after expiry"])) }

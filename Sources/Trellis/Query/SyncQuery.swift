@@ -42,6 +42,12 @@ package struct SyncQuery: @unchecked Sendable {
     /// `TRUEPREDICATE`: every object of the class.
     package static let all = SyncQuery(.constant(true))
 
+    /// Whether the query selects every object (`TRUEPREDICATE`): no document needs evaluating.
+    package var selectsEverything: Bool {
+        if case .constant(true) = predicate { return true }
+        return false
+    }
+
     /// Whether an object, given as its canonical Extended JSON document, matches. Links are
     /// primary keys in a document, so a key path through a link does not match.
     package func matches(_ document: [String: Any]) -> Bool { Self.evaluate(predicate, document) }

@@ -128,6 +128,22 @@ extension Realm {
         return cursor.entries(withPrefix: prefix).map { (Array($0.key), Array($0.value)) }
     }
 
+    /// Calls `body` with each entry whose key starts with `prefix`, in key order, until it
+    /// returns false; nothing is copied (the bytes are valid during the call only), so a walk
+    /// that stops early costs only what it read.
+    package func syncStoreForEach(prefix: [UInt8],
+                                  _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool)
+        rethrows
+    {
+        core.verifyThread()
+        guard let store = syncStore(create: false), let cursor = try? core.transaction.cursor(store) else { return }
+        var entry = prefix.isEmpty ? cursor.first() : prefix.withUnsafeBytes { cursor.seek(atLeast: $0) }
+        while let current = entry, current.key.starts(with: prefix) {
+            if try !body(current.key, current.value) { return }
+            entry = cursor.next()
+        }
+    }
+
     /// Whether the current write applies downloaded changes (then it is not queued for upload).
     package var isApplyingSyncDownload: Bool {
         get { core.isApplyingSyncDownload }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The environment's view of the file: the memory map, and the pages already verified.
 ///
@@ -95,6 +96,13 @@ final class Pager: @unchecked Sendable {
     }
 }
 
+/// A tree looked up by a read transaction.
+struct ReadTree: @unchecked Sendable {
+    // @unchecked Sendable: only read transactions' `TreeState`s are shared, and nothing changes
+    // them (only write transactions, which have their own, change a `TreeState`).
+    let tree: TreeState
+}
+
 /// One commit of the file as a reader sees it: its meta slot and the map. Pages are checked
 /// against the references that lead to them. A class: every tree walk holds it, and a reference
 /// costs one retain where a struct holding a class costs an outlined copy.
@@ -102,11 +110,31 @@ final class Snapshot {
     let meta: MetaSlot
     let base: UnsafeRawPointer
     let pager: Pager
+    /// Trees that read transactions of this commit looked up: read transactions share a
+    /// snapshot (the environment keeps the latest), and a read never changes a `TreeState`.
+    private let readTrees = Mutex<[ReadTree]>([])
+    private static let readTreesKept = 64
 
     init(meta: MetaSlot, pager: Pager) throws {
         self.meta = meta
         self.pager = pager
         base = try pager.map(covering: meta.pageCount)
+    }
+
+    /// The tree `name` as a read transaction of this commit looked it up before, if one did.
+    @inline(__always)
+    func readTree(_ name: String) -> TreeState? {
+        readTrees.withLock { trees in
+            for shared in trees where shared.tree.name == name { return shared.tree }
+            return nil
+        }
+    }
+
+    /// Shares a read transaction's lookup of a tree with the next ones.
+    func rememberReadTree(_ tree: TreeState) {
+        readTrees.withLock { trees in
+            if trees.count < Self.readTreesKept { trees.append(ReadTree(tree: tree)) }
+        }
     }
 
     @inline(__always)

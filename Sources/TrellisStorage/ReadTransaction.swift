@@ -31,18 +31,27 @@ struct CatalogReader {
 /// writer. Values are read in place from the memory map and stay valid until `end()`.
 public final class ReadTransaction: TreeReading {
     let snapshot: Snapshot
-    private weak var environment: StorageEnvironment?
+    /// The reader table holding this transaction's slot (kept alive until the slot is released,
+    /// even past the environment's `close()`), and the environment's tree descriptors.
+    private let readers: ReaderTable
+    private let descriptors: DescriptorCache
     private let slot: Int
-    /// The trees read before the last one.
-    private var trees: [String: TreeState] = [:]
-    /// The tree read last: most reads name the same tree as the one before.
-    private var lastTree: TreeState?
-    /// `access(_:)` of `lastTree`.
-    private var lastAccess: TreeAccess?
-    private let liveness = Liveness()
+    // The properties below are not checked for exclusive access at run time (~250 instructions
+    // per read transaction): a transaction is used by one thread at a time, and no method of
+    // this type hands out a reference to them that could overlap another access.
 
-    init(environment: StorageEnvironment, snapshot: Snapshot, slot: Int) {
-        self.environment = environment
+    /// The trees read before the last one.
+    @exclusivity(unchecked) private var trees: [String: TreeState] = [:]
+    /// The tree read last: most reads name the same tree as the one before.
+    @exclusivity(unchecked) private var lastTree: TreeState?
+    /// The access `access(_:)` returned last, and the ones before it (ended with the transaction).
+    @exclusivity(unchecked) private var lastAccess: TreeAccess?
+    @exclusivity(unchecked) private var olderAccesses: [TreeAccess] = []
+    @exclusivity(unchecked) private var isAlive = true
+
+    init(readers: ReaderTable, descriptors: DescriptorCache, snapshot: Snapshot, slot: Int) {
+        self.readers = readers
+        self.descriptors = descriptors
         self.snapshot = snapshot
         self.slot = slot
     }
@@ -54,15 +63,17 @@ public final class ReadTransaction: TreeReading {
 
     /// Ends the transaction, releasing its snapshot. Its cursors and lent bytes become invalid.
     public func end() {
-        guard liveness.isAlive else { return }
-        liveness.isAlive = false
-        environment?.readers.release(slot)
+        guard isAlive else { return }
+        isAlive = false
+        lastAccess?.isEnded = true
+        for access in olderAccesses { access.isEnded = true }
+        readers.release(slot)
     }
 
     private func tree(_ name: String) throws -> TreeState? {
-        guard liveness.isAlive else { throw StorageError.misuse("a read transaction was used after it ended") }
+        guard isAlive else { throw StorageError.misuse("a read transaction was used after it ended") }
         if let lastTree, lastTree.name == name { return lastTree }
-        if let state = trees[name] {
+        if let state = trees[name] ?? snapshot.readTree(name) {
             remember(state)
             return state
         }
@@ -71,10 +82,10 @@ public final class ReadTransaction: TreeReading {
             try CatalogReader(snapshot: snapshot).descriptor(name, root: snapshot.meta.catalog.map { .clean($0) },
                                                              depth: Int(snapshot.meta.catalogDepth))
         }
-        let found = try environment.map { try $0.descriptors.descriptor(name, catalog: snapshot.meta.catalog, load: lookUp) }
-            ?? lookUp()
+        let found = try descriptors.descriptor(name, catalog: snapshot.meta.catalog, load: lookUp)
         guard let descriptor = found else { return nil }
         let state = TreeState(name: name, descriptor: descriptor)
+        snapshot.rememberReadTree(state)
         remember(state)
         return state
     }
@@ -100,15 +111,22 @@ public final class ReadTransaction: TreeReading {
 
     /// The tree `name` for `withValue`, `get` and `cursor` (`TreeReading`).
     public func access(_ name: String) throws -> TreeAccess {
-        if let lastAccess, lastAccess.tree.name == name, liveness.isAlive { return lastAccess }
-        let access = TreeAccess(tree: try existingTree(name), snapshot: snapshot, liveness: liveness, tracksChanges: false)
+        if let lastAccess, lastAccess.tree.name == name, isAlive { return lastAccess }
+        let tree = try existingTree(name)
+        if let lastAccess { olderAccesses.append(lastAccess) }
+        let access: TreeAccess
+        if let index = olderAccesses.firstIndex(where: { $0.tree === tree }) {
+            access = olderAccesses.remove(at: index)
+        } else {
+            access = TreeAccess(tree: tree, snapshot: snapshot, liveness: nil, tracksChanges: false)
+        }
         lastAccess = access
         return access
     }
 
     /// The names of all trees, in byte order.
     public func treeNames() throws -> [String] {
-        guard liveness.isAlive else { throw StorageError.misuse("a read transaction was used after it ended") }
+        guard isAlive else { throw StorageError.misuse("a read transaction was used after it ended") }
         let catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
                                                                       depth: Int(snapshot.meta.catalogDepth)))
         let cursor = Cursor(tree: catalog, snapshot: snapshot, tracksChanges: false) { true }

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// A TrellisStorage file opened for use: the entry point of the engine.
 ///
@@ -26,6 +27,8 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// Whether each commit syncs. Change it only while no write transaction is open.
     public var syncOnCommit: Bool
     private var cachedFreeList: (txnID: UInt64, entries: [FreeEntry])?
+    /// The snapshot read transactions began on last, and the meta slot it was decoded from.
+    private let latest = Mutex<LatestSnapshot?>(nil)
     private var isClosed = false
 
     /// The file.
@@ -36,7 +39,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         let file = try PosixFile(path: path)
         let readers: ReaderTable
         do {
-            readers = try LockFileReaderTable(path: path + "-lock", slots: options.readerSlots)
+            readers = try ReaderTable(lockFile: path + "-lock", slots: options.readerSlots)
         } catch {
             file.close()
             throw error
@@ -47,7 +50,7 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// Opens an environment on any `StorageFile` (a file in memory, a file that records or fails
     /// its calls), with a reader table private to this process.
     public convenience init(file: StorageFile, options: Options = Options()) throws {
-        try self.init(file: file, readers: LocalReaderTable(slots: options.readerSlots), options: options)
+        try self.init(file: file, readers: ReaderTable(inMemory: options.readerSlots), options: options)
     }
 
     init(file: StorageFile, readers: ReaderTable, options: Options) throws {
@@ -175,7 +178,10 @@ public final class StorageEnvironment: @unchecked Sendable {
                     try file.sync()
                     pager.forgetVerifications()
                 }
-                try readers.withLock { readers.durableTxnID = candidate.meta.txnID }
+                try readers.withLock {
+                    readers.durableTxnID = candidate.meta.txnID
+                    readers.publishCurrent(candidate.meta.txnID)
+                }
                 return
             } catch let error as StorageError {
                 guard case .corruptFile = error.code else { throw error }
@@ -197,19 +203,54 @@ public final class StorageEnvironment: @unchecked Sendable {
 
     /// Starts a read transaction on the current commit. End it (or let it go) promptly: its
     /// pages stay reserved while it lives.
+    ///
+    /// Cost: an idle reader slot of this process (claimed from the lock file once, then kept),
+    /// the current commit published in it with an atomic store and a fence (no lock, no system
+    /// call), and the snapshot of that commit, shared with the transactions before it.
     public func beginRead() throws -> ReadTransaction {
-        var slot = -1
-        let meta: MetaSlot = try readers.withLock {
-            let meta = try currentMeta()
-            slot = try readers.register(meta.txnID)
-            return meta
-        }
+        let slot = try readers.takeSlot()
         do {
-            return ReadTransaction(environment: self, snapshot: try Snapshot(meta: meta, pager: pager), slot: slot)
+            return ReadTransaction(readers: readers, descriptors: descriptors, snapshot: try pinnedSnapshot(slot), slot: slot)
         } catch {
             readers.release(slot)
             throw error
         }
+    }
+
+    /// Publishes in `slot` the commit that is current and returns its snapshot.
+    private func pinnedSnapshot(_ slot: Int) throws -> Snapshot {
+        // The lock-free way (ReaderTable): a few rounds, in case writers overwrite the meta slot
+        // of the commit this reader found current before it is read.
+        for _ in 0..<64 {
+            let txnID = readers.pinCurrent(slot)
+            if txnID == 0 { break }
+            if let latest = latest.withLock({ $0 }), latest.isCurrent(txnID) { return latest.snapshot }
+            if let found = try decodedSlot(holding: txnID) {
+                let snapshot = try Snapshot(meta: found.meta, pager: pager)
+                latest.withLock { $0 = LatestSnapshot(slot: found.slot, snapshot: snapshot) }
+                return snapshot
+            }
+        }
+        // The table lock excludes writers' meta-slot writes and scans: the newest readable slot,
+        // preferring the published current commit (section 6).
+        return try readers.withLock {
+            let current = readers.currentTxnID
+            let meta = try (current == 0 ? nil : decodedSlot(holding: current)?.meta) ?? currentMeta()
+            readers.pin(slot, to: meta.txnID)
+            return try Snapshot(meta: meta, pager: pager)
+        }
+    }
+
+    /// The meta slot holding commit `txnID`, if one does and passes its checksum.
+    private func decodedSlot(holding txnID: UInt64) throws -> (slot: Int, meta: MetaSlot)? {
+        let base = try pager.map(covering: Layout.firstDataPage)
+        for (slot, page) in Layout.metaPages.enumerated() {
+            let start = base + Int(page) * Layout.pageSize
+            guard start.loadLE(UInt64.self, at: 8) == txnID, let meta = MetaSlot.decode(start), meta.txnID == txnID
+            else { continue }
+            return (slot, meta)
+        }
+        return nil
     }
 
     /// Runs `body` in a read transaction.
@@ -286,7 +327,7 @@ public final class StorageEnvironment: @unchecked Sendable {
                 try file.sync()
             } catch {
                 // The commit failed: take its slot back so that readers stay at the last commit
-                // (the durable slot is untouched).
+                // (the durable slot is untouched; the commit was never published to readers).
                 let zero = [UInt8](repeating: 0, count: Layout.pageSize)
                 _ = try? readers.withLock {
                     try zero.withUnsafeBytes { try file.write($0, at: Layout.metaPages[target] * UInt64(Layout.pageSize)) }
@@ -295,6 +336,8 @@ public final class StorageEnvironment: @unchecked Sendable {
             }
             try readers.withLock { readers.durableTxnID = meta.txnID }
         }
+        // New read transactions begin on the commit from now on (after its sync when it syncs).
+        readers.publishCurrent(meta.txnID)
         cachedFreeList = (meta.txnID, freeEntries)
     }
 
@@ -316,5 +359,39 @@ public final class StorageEnvironment: @unchecked Sendable {
             var verifier = Verifier(snapshot: transaction.snapshot, bound: 0, full: true)
             return try verifier.run()
         }
+    }
+}
+
+/// The snapshot read transactions began on last, with the meta slot it was decoded from.
+final class LatestSnapshot: @unchecked Sendable {
+    // @unchecked Sendable: immutable after init; Snapshot is immutable too.
+    let slot: Int
+    let snapshot: Snapshot
+    /// The slot's checked bytes and checksum, as 64-bit words.
+    private let encoded: [UInt64]
+
+    init(slot: Int, snapshot: Snapshot) {
+        self.slot = slot
+        self.snapshot = snapshot
+        var bytes = [UInt8](repeating: 0, count: Layout.pageSize)
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            snapshot.meta.encode(into: base)
+        }
+        encoded = bytes.withUnsafeBytes { raw in
+            (0..<(MetaSlot.checkedLength + 8) / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
+        }
+    }
+
+    /// Whether commit `txnID` is this snapshot's and its meta slot still holds exactly the bytes
+    /// it was decoded from (a slot rewritten since, even with a reused commit number, is not).
+    @inline(__always)
+    func isCurrent(_ txnID: UInt64) -> Bool {
+        guard snapshot.meta.txnID == txnID else { return false }
+        let start = snapshot.base + Int(Layout.metaPages[slot]) * Layout.pageSize
+        for (index, word) in encoded.enumerated() where start.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self) != word {
+            return false
+        }
+        return true
     }
 }

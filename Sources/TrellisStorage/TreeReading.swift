@@ -10,16 +10,24 @@ public protocol TreeReading: AnyObject {
 public final class TreeAccess {
     let tree: TreeState
     let snapshot: Snapshot
-    let liveness: Liveness
+    /// A write transaction's liveness; nil for a read transaction's access, which its
+    /// transaction ends itself (`end()`), sparing an object per read transaction.
+    private let liveness: Liveness?
+    /// Set by the read transaction that made the access when it ends.
+    var isEnded = false
     /// Write transactions' cursors follow later changes to the tree.
     let tracksChanges: Bool
 
-    init(tree: TreeState, snapshot: Snapshot, liveness: Liveness, tracksChanges: Bool) {
+    init(tree: TreeState, snapshot: Snapshot, liveness: Liveness?, tracksChanges: Bool) {
         self.tree = tree
         self.snapshot = snapshot
         self.liveness = liveness
         self.tracksChanges = tracksChanges
     }
+
+    /// Whether the transaction that made the access is still open.
+    @inline(__always)
+    var isAlive: Bool { !isEnded && (liveness?.isAlive ?? true) }
 }
 
 extension TreeReading {
@@ -40,9 +48,8 @@ extension TreeReading {
     /// follows the tree through later changes.
     public func cursor(_ name: String) throws -> Cursor {
         let access = try access(name)
-        let liveness = access.liveness
         return Cursor(tree: access.tree, snapshot: access.snapshot, tracksChanges: access.tracksChanges) {
-            liveness.isAlive
+            access.isAlive
         }
     }
 }

@@ -6,6 +6,10 @@
 //                                                  log disagree (a partial commit)
 //   TrellisStorageProcessHelper hold-reader PATH   begins a read transaction, prints "reading", and
 //                                                  holds it until killed (compaction's refusal test)
+//   TrellisStorageProcessHelper hold-snapshot PATH TREE  begins a read transaction, prints "reading TXN DIGEST"
+//                                                  (DIGEST: every key and value of TREE), then for each
+//                                                  line on stdin reads the tree again in the same
+//                                                  transaction and prints "digest DIGEST" (or "error ...")
 //   TrellisStorageProcessHelper fuzz-replay INPUT DIR  runs one storage fuzzer input (StorageFuzzInput)
 //                                                  with its file in DIR; prints "sound" or "refused
 //                                                  CODE" and exits 0, or prints the finding and exits 6
@@ -49,6 +53,31 @@ do {
         let transaction = try environment.beginRead()
         FileHandle.standardOutput.write(Data("reading \(transaction.txnID)\n".utf8))
         while true { sleep(1) }
+    }
+    if arguments[1] == "hold-snapshot" && arguments.count == 4 {
+        let transaction = try environment.beginRead()
+        func digest() -> String {
+            do {
+                let cursor = try transaction.cursor(arguments[3])
+                var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+                var entries = 0
+                var more = try cursor.first()
+                while more {
+                    for byte in try cursor.key() + (try cursor.value()) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+                    entries += 1
+                    more = try cursor.next()
+                }
+                return "\(entries):\(String(hash, radix: 16))"
+            } catch {
+                return "error \(error)"
+            }
+        }
+        FileHandle.standardOutput.write(Data("reading \(transaction.txnID) \(digest())\n".utf8))
+        while readLine() != nil {
+            FileHandle.standardOutput.write(Data("digest \(digest())\n".utf8))
+        }
+        transaction.end()
+        exit(0)
     }
     if arguments[1] == "writer" {
         var state = UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1

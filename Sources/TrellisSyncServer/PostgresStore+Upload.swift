@@ -9,13 +9,14 @@ import TrellisSyncProtocol
 /// transaction together with the client's last applied upload, so an upload is applied
 /// entirely or not at all, and once.
 ///
-/// Under the one global history lock runs only what is linear in the upload (docs/SYNC.md,
-/// "Limits"): the objects are read, merged with the conflict rules, checked against the
-/// permissions and their writes encoded before the lock is taken, with no lock at all; under
-/// the lock, the rows' versions (`xmin`) are compared with those the merge read, and the
-/// prepared writes run. When another writer changed one of the objects meanwhile, the lock
-/// is let go and the merge starts again from what is stored now. So one user's costly upload
-/// (a long list merge) never holds up another user's upload.
+/// No user-controlled work runs under the one global history lock (docs/SYNC.md, "Limits"):
+/// the objects are read, merged with the conflict rules, checked against the permissions and
+/// their writes encoded with no lock at all; then one transaction locks the upload's objects,
+/// compares the rows' versions (`xmin`) with those the merge read, and runs the prepared
+/// writes; the history lock is taken only when it commits, to record the history entries.
+/// When another writer changed one of the objects meanwhile, the merge starts again from what
+/// is stored now. So one user's costly upload (a long list merge, a large message) holds up
+/// another user's upload only while its history entries are recorded.
 extension PostgresStore {
     /// How many times an upload is merged again because others changed its objects meanwhile.
     static let maxMergeAttempts = 20
@@ -33,28 +34,14 @@ extension PostgresStore {
                 try await merge(upload, permissions: permissions, on: connection)
             }
             try await faults.merged(upload.uploadId, logger: logger)
-            let outcome = try await client.withTransaction(logger: logger) { connection -> [RefusedChange]? in
-                try await connection.query("""
-                    SELECT set_config('trellis.client_id', \(clientId), true), pg_advisory_xact_lock(\(Self.historyLock))
-                    """, logger: logger)
-                var applied: Int64 = -1
-                for try await (last) in try await connection.query(
-                    "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
-                    logger: logger).decode(Int64.self)
-                { applied = last }
-                if applied >= upload.uploadId { return [] }
-                for collection in plan {
-                    guard try await collection.isCurrent(on: connection, logger: logger) else { return nil }
-                }
-                for collection in plan {
-                    for write in collection.writes { try await connection.query(write, logger: logger) }
-                }
-                try await connection.query("""
-                    INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
-                    ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
-                    """, logger: logger)
-                faults.uploadWritten(upload.uploadId, logger: logger)
-                return plan.flatMap(\.refused)
+            let outcome: [RefusedChange]?
+            do {
+                outcome = try await write(plan, upload: upload, clientId: clientId)
+            } catch let error where Self.isDeadlock(error) {
+                // A deadlock PostgreSQL broke (an SQL DELETE's tombstone against this upload's
+                // locked tombstone row, both committing): nothing was written; merge again.
+                logger.notice("upload \(upload.uploadId) of \(clientId): deadlock with another writer, merging again")
+                continue
             }
             if let refused = outcome {
                 faults.uploadCommitted(upload.uploadId, logger: logger)
@@ -63,6 +50,63 @@ extension PostgresStore {
             logger.info("upload \(upload.uploadId) of \(clientId): its objects changed during the merge (attempt \(attempt))")
         }
         throw UploadContention(uploadId: upload.uploadId, attempts: Self.maxMergeAttempts)
+    }
+
+    /// Writes a merged upload in one transaction, unless it was applied before (then no
+    /// refusals) or another writer changed its objects since the merge read them (nil).
+    ///
+    /// Locks: first the upload's objects (advisory locks on class and `_id`, taken in one
+    /// statement in a fixed order, so two uploads never deadlock on them), which serializes
+    /// uploads touching the same object, also one not stored yet (a row lock cannot cover a
+    /// row that does not exist); then the client's row (its uploads one at a time) and the
+    /// rows read (`FOR UPDATE`, against SQL writers). The global history lock is taken only by
+    /// the history trigger when the transaction commits, and for the history entries of
+    /// deletes with nothing to delete, written last: the row writes, linear in the upload,
+    /// run outside it, so one user's large upload holds up another's only while its history
+    /// entries are recorded.
+    private func write(_ plan: [CollectionPlan], upload: SyncMessage.Upload, clientId: String) async throws
+        -> [RefusedChange]?
+    {
+        try await client.withTransaction(logger: logger) { connection -> [RefusedChange]? in
+            try await connection.query("SELECT set_config('trellis.client_id', \(clientId), true)", logger: logger)
+            let objects = plan.flatMap { collection in collection.versions.ids.map { collection.className + "/" + $0 } }
+            try await connection.query("""
+                SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(o, \(Self.objectLockSeed)) AS h
+                  FROM unnest(\(objects)::text[]) AS o ORDER BY h) AS locks
+                """, logger: logger)
+            var applied: Int64 = -1
+            for try await (last) in try await connection.query(
+                "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
+                logger: logger).decode(Int64.self)
+            { applied = last }
+            if applied >= upload.uploadId { return [] }
+            for collection in plan {
+                guard try await collection.isCurrent(on: connection, logger: logger) else { return nil }
+            }
+            for collection in plan {
+                for write in collection.writes { try await connection.query(write, logger: logger) }
+            }
+            try await connection.query("""
+                INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
+                ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
+                """, logger: logger)
+            let historyWrites = plan.flatMap(\.historyWrites)
+            if !historyWrites.isEmpty {
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.historyLock))", logger: logger)
+                for write in historyWrites { try await connection.query(write, logger: logger) }
+            }
+            faults.uploadWritten(upload.uploadId, logger: logger)
+            return plan.flatMap(\.refused)
+        }
+    }
+
+    /// Whether PostgreSQL ended the transaction to break a deadlock (SQLSTATE 40P01).
+    static func isDeadlock(_ error: any Error) -> Bool {
+        if let error = error as? PSQLError { return error.serverInfo?[.sqlState] == "40P01" }
+        if let error = error as? PostgresTransactionError {
+            return [error.closureError, error.commitError].contains { $0.map(isDeadlock) ?? false }
+        }
+        return false
     }
 
     /// The id of the client's last applied upload (-1: none).
@@ -129,7 +173,7 @@ extension PostgresStore {
             states[id] = state
         }
         let outcome = UploadOutcome(order.compactMap { states[$0] })
-        let writes = Self.writes(of: outcome, className: className, shape: shape)
+        let (writes, historyWrites) = Self.writes(of: outcome, className: className, shape: shape)
         let refusedChanges = refused.map { change, reason in
             let stored = states[Self.idText(change.primaryKey)]?.stored
             return RefusedChange(className: className, primaryKey: change.primaryKey, reason: reason,
@@ -137,7 +181,7 @@ extension PostgresStore {
                                  timestamp: stored?.timestamps.values.max())
         }
         return CollectionPlan(className: className, columnType: Self.columnType(shape), versions: versions,
-                              writes: writes, refused: refusedChanges)
+                              writes: writes, historyWrites: historyWrites, refused: refusedChanges)
     }
 
     /// The stored documents and tombstones of the objects `changes` touch, by `_id` text, and
@@ -182,10 +226,14 @@ extension PostgresStore {
         return (states, versions)
     }
 
-    /// The statements that write the outcome of a collection's changes, one per kind of write.
-    private static func writes(of outcome: UploadOutcome, className: String, shape: SchemaShape) -> [PostgresQuery] {
+    /// The statements that write the outcome of a collection's changes, one per kind of write,
+    /// and those that write history entries directly (run under the history lock).
+    private static func writes(of outcome: UploadOutcome, className: String, shape: SchemaShape)
+        -> (writes: [PostgresQuery], historyWrites: [PostgresQuery])
+    {
         let table = quoted(className), type = columnType(shape)
         var writes = [PostgresQuery]()
+        var historyWrites = [PostgresQuery]()
         if !outcome.kept.isEmpty {
             // An update with no effect still runs: its history entry tells the uploader the outcome.
             let ids = outcome.kept.map { idText($0.primaryKey) }
@@ -207,12 +255,12 @@ extension PostgresStore {
             // Nothing to delete (deleted before, or an update that lost to a delete): the history
             // still says so, so the uploader removes its copy.
             let keys = outcome.alreadyGone.map(\.primaryKey.jsonText)
-            writes.append("""
+            historyWrites.append("""
                 INSERT INTO trellis_history (collection, pk, doc, client_id)
                 SELECT \(className), u.pk::jsonb, NULL, current_setting('trellis.client_id', true)
                 FROM unnest(\(keys)::text[]) WITH ORDINALITY AS u(pk, n) ORDER BY u.n
                 """)
-            writes.append("SELECT pg_notify('trellis_history', \(className))")
+            historyWrites.append("SELECT pg_notify('trellis_history', \(className))")
         }
         if !outcome.newTombstones.isEmpty {
             let keys = outcome.newTombstones.map(\.primaryKey.jsonText)
@@ -230,7 +278,7 @@ extension PostgresStore {
                 DELETE FROM trellis_tombstones WHERE collection = \(className) AND pk = ANY(\(keys)::jsonb[])
                 """)
         }
-        return writes
+        return (writes, historyWrites)
     }
 }
 
@@ -251,10 +299,13 @@ struct CollectionPlan: Sendable {
     let columnType: String
     let versions: RowVersions
     let writes: [PostgresQuery]
+    /// History entries written directly (deletes of objects already gone).
+    let historyWrites: [PostgresQuery]
     let refused: [RefusedChange]
 
-    /// Whether the objects are still as the merge read them (run under the history lock: no
-    /// upload writes meanwhile; the rows are locked against SQL writers until the commit).
+    /// Whether the objects are still as the merge read them (run holding the objects' upload
+    /// locks: no upload writes them meanwhile; the rows are locked against SQL writers until
+    /// the commit).
     /// Reads one row per object: linear in the upload.
     func isCurrent(on connection: PostgresConnection, logger: Logging.Logger) async throws -> Bool {
         var rows = [String: String](), tombstones = [String: String]()

@@ -15,8 +15,12 @@ struct PostgresStore: Sendable {
     /// Crash points for the recovery tests (none unless asked for on the command line).
     var faults = FaultInjection()
 
-    /// Serializes every writer of the history, so versions become visible in order.
+    /// Serializes every writer of the history, so versions become visible in order: taken by
+    /// the history trigger when the writing transaction commits (the trigger is deferred),
+    /// held to the end of the commit.
     static let historyLock: Int64 = 7_217_001
+    /// The seed of the per-object locks of uploads (`hashtextextended(class/_id, seed)`).
+    static let objectLockSeed: Int64 = 7_217_002
     static let setupLock: Int64 = 7_217_000
 
     /// Creates what is missing (tables, trigger function, triggers); safe to run from several
@@ -99,10 +103,22 @@ struct PostgresStore: Sendable {
                     CREATE OR REPLACE TRIGGER trellis_stamp BEFORE INSERT OR UPDATE ON \(unescaped: table)
                     FOR EACH ROW EXECUTE FUNCTION trellis_stamp_sql_write()
                     """, logger: logger)
-                try await connection.query("""
-                    CREATE OR REPLACE TRIGGER trellis_history AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
-                    FOR EACH ROW EXECUTE FUNCTION trellis_record_change('\(unescaped: key)')
-                    """, logger: logger)
+                // Deferred to the commit: a transaction writes its rows without the history
+                // lock and takes it only to record its history entries (docs/SYNC.md, "Limits").
+                // Databases made before have an immediate trigger: it is replaced.
+                var isDeferred: Bool?
+                for try await (deferred) in try await connection.query("""
+                    SELECT tginitdeferred FROM pg_trigger WHERE tgrelid = \(table)::regclass AND tgname = 'trellis_history'
+                    """, logger: logger).decode(Bool.self) { isDeferred = deferred }
+                if isDeferred != true {
+                    if isDeferred != nil {
+                        try await connection.query("DROP TRIGGER trellis_history ON \(unescaped: table)", logger: logger)
+                    }
+                    try await connection.query("""
+                        CREATE CONSTRAINT TRIGGER trellis_history AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
+                        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION trellis_record_change('\(unescaped: key)')
+                        """, logger: logger)
+                }
             }
         }
     }

@@ -213,10 +213,12 @@ import TrellisSync
         try device.write { realm in realm.add(SyncDog(value: ["name": "unsynced", "age": 2])) }
         // What pruning (issue 39) does: history up to the floor is gone.
         let sqlId = ObjectId.generate().stringValue
+        // Two transactions: the history entry of the insert is recorded when it commits.
         try PostgresFixture.psql(fixture.database, """
-            INSERT INTO "SyncDog" (_id, doc) VALUES ('\(sqlId)', '{"_id": {"$oid": "\(sqlId)"}, "name": "by sql", "age": 3}');
-            UPDATE trellis_server_identity SET history_floor = (SELECT max(version) FROM trellis_history);
+            INSERT INTO "SyncDog" (_id, doc) VALUES ('\(sqlId)', '{"_id": {"$oid": "\(sqlId)"}, "name": "by sql", "age": 3}')
             """)
+        try PostgresFixture.psql(fixture.database,
+                                 "UPDATE trellis_server_identity SET history_floor = (SELECT max(version) FROM trellis_history)")
         try device.session.resume()
         let scenario = Scenario(fixture: fixture, server: fixture.server, device: device, other: device, ids: [])
         let (dogs, server) = try await Self.converge(scenario)

@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Trellis",
-    platforms: [.macOS(.v14)],
+    // The lowest versions the code allows: the Synchronization module's Mutex and Atomic (Swift 6.0's
+    // runtime). Why not lower: docs/ARCHITECTURE.md, "Platforms". Linux needs no entry.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Trellis", targets: ["Trellis"]),
         // The page store of our own (issue 35, docs/STORAGE.md); Trellis does not use it yet.

@@ -10,6 +10,8 @@ let rootPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 
 let package = Package(
     name: "TrellisBenchmarks",
+    // As the root package (a package may not target lower versions than one it depends on).
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),

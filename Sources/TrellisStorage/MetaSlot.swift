@@ -39,6 +39,10 @@ struct MetaSlot: Equatable {
     /// free-list page (one page fewer to sync).
     static let inlineCapacity = 128
     static let inlineOffset = 88
+    /// More pages than any file can have: 2^40 (4 PiB); on 32-bit platforms (watchOS's arm64_32)
+    /// as many as an `Int` byte offset reaches, so that no count of a damaged slot traps when it
+    /// is converted to `Int`.
+    static let maximumPageCount: UInt64 = MemoryLayout<Int>.size >= 8 ? 1 << 40 : UInt64(Int.max / Layout.pageSize)
 
     var txnID: UInt64
     var durableTxnID: UInt64
@@ -88,8 +92,8 @@ struct MetaSlot: Equatable {
         let catalogDepth = page.loadLE(UInt64.self, at: 72)
         // Counts that no file can have make the slot unusable (a depth past Int.max trapped on
         // conversion: a fuzzer finding), like a failed checksum.
-        guard txnID > 0, pageCount >= Layout.firstDataPage, pageCount < (1 << 40), catalogDepth <= 32,
-              page.loadLE(UInt64.self, at: 64) < (1 << 48)
+        guard txnID > 0, pageCount >= Layout.firstDataPage, pageCount < maximumPageCount, catalogDepth <= 32,
+              page.loadLE(UInt64.self, at: 64) < maximumPageCount
         else { return nil }
         func reference(_ offset: Int) -> PageReference? {
             let number = page.loadLE(UInt64.self, at: offset)

@@ -2,8 +2,9 @@
 // through `Platform`, whose functions return Swift values or throw `StorageError.io`.
 //
 // Compiled and tested on Linux (Glibc). The Darwin branch is written and reviewed, not compiled
-// here: it differs in `F_FULLFSYNC` for durable syncs. Musl follows Glibc. Windows (WinSDK) is
-// not supported yet and fails to compile with a clear message.
+// here: it differs in `F_FULLFSYNC` for durable syncs (docs/ARCHITECTURE.md, "Platforms", lists
+// what was reviewed). Musl follows Glibc. Windows (WinSDK) is not supported yet and fails to
+// compile with a clear message.
 
 #if canImport(Darwin)
 import Darwin
@@ -94,9 +95,15 @@ enum Platform {
     /// drive's cache there), `fdatasync` elsewhere.
     static func sync(_ descriptor: Int32, path: String) throws {
         #if canImport(Darwin)
-        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
-        // Some file systems (network, FAT) refuse F_FULLFSYNC: fall back to fsync.
-        if fsync(descriptor) != 0 { throw StorageError.io("fsync", path: path, errno: errno) }
+        if retryingInterrupts({ fcntl(descriptor, F_FULLFSYNC) }) == 0 { return }
+        // Some file systems (network, FAT, some FUSE) refuse F_FULLFSYNC: only then fall back to
+        // fsync. Any other failure (EIO) is the sync failing, and must not be hidden by an fsync
+        // that succeeds.
+        let refusal = errno
+        guard refusal == ENOTSUP || refusal == EINVAL || refusal == ENOTTY else {
+            throw StorageError.io("fcntl(F_FULLFSYNC)", path: path, errno: refusal)
+        }
+        if retryingInterrupts({ fsync(descriptor) }) != 0 { throw StorageError.io("fsync", path: path, errno: errno) }
         #else
         if retryingInterrupts({ fdatasync(descriptor) }) != 0 {
             throw StorageError.io("fdatasync", path: path, errno: errno)

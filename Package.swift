@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "Trellis", targets: ["Trellis"]),
         // The page store of our own (issue 35, docs/STORAGE.md); Trellis does not use it yet.
         .library(name: "TrellisStorage", targets: ["TrellisStorage"]),
+        // Reads and converts files of earlier Trellis versions (LMDB format), without LMDB.
+        .library(name: "TrellisLMDBFormat", targets: ["TrellisLMDBFormat"]),
         .executable(name: "trellis", targets: ["TrellisCLI"]),
         // Trellis's log messages to swift-log, for servers (its own product: the core library
         // keeps no dependency).
@@ -56,10 +58,17 @@ let package = Package(
             name: "TrellisStorage",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Issue 37: reads files of earlier Trellis versions (LMDB's page format, read here, no
+        // LMDB code) and converts them to TrellisStorage files (docs/STORAGE.md, section 10).
+        .target(
+            name: "TrellisLMDBFormat",
+            dependencies: ["TrellisStorage"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "TrellisCLI",
             dependencies: [
-                "Trellis",
+                "Trellis", "TrellisLMDBFormat", "TrellisStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -135,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrellisTests",
-            dependencies: ["Trellis", "TrellisProcessHelper"],
+            dependencies: ["Trellis", "TrellisProcessHelper", "TrellisLMDBFormat", "TrellisStorage"],
             // Read from the source tree by path (inputs found by the fuzzers).
             exclude: ["Resources"],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -143,13 +152,13 @@ let package = Package(
         // Writer and reader processes for TrellisStorageTests' kill test.
         .executableTarget(
             name: "TrellisStorageProcessHelper",
-            dependencies: ["TrellisStorage"],
+            dependencies: ["TrellisStorage", "TrellisLMDBFormat"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // TrellisStorage against LMDB (CLMDB is test-only here), simulated power loss, I/O errors.
         .testTarget(
             name: "TrellisStorageTests",
-            dependencies: ["TrellisStorage", "TrellisStorageProcessHelper", "CLMDB"],
+            dependencies: ["TrellisStorage", "TrellisStorageProcessHelper", "CLMDB", "TrellisLMDBFormat"],
             // Read from the source tree by path (inputs found by the storage fuzzer).
             exclude: ["Resources"],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -13,7 +13,11 @@
 //   TrellisStorageProcessHelper fuzz-replay INPUT DIR  runs one storage fuzzer input (StorageFuzzInput)
 //                                                  with its file in DIR; prints "sound" or "refused
 //                                                  CODE" and exits 0, or prints the finding and exits 6
+//   TrellisStorageProcessHelper lmdb-upgrade PATH STOP  converts the LMDB-format file PATH
+//                                                  (LMDBUpgrade) and sends itself SIGKILL at its
+//                                                  STOP-th progress step; exits 0 if it finishes first
 import Foundation
+import TrellisLMDBFormat
 import TrellisStorage
 
 func number(_ bytes: [UInt8]?) -> UInt64 {
@@ -35,6 +39,21 @@ if arguments.count == 4 && arguments[1] == "fuzz-replay" {
     } catch {
         print("finding: \(error)")
         exit(6)
+    }
+}
+if arguments.count == 4 && arguments[1] == "lmdb-upgrade" {
+    let stop = Int(arguments[3]) ?? 0
+    var steps = 0
+    do {
+        try LMDBUpgrade.upgrade(path: arguments[2]) { _ in
+            steps += 1
+            if steps == stop { kill(getpid(), SIGKILL) }
+        }
+        print("finished after \(steps) steps")
+        exit(0)
+    } catch {
+        print("failed: \(error)")
+        exit(5)
     }
 }
 guard arguments.count >= 3 else {

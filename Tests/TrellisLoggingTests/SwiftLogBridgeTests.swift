@@ -90,7 +90,7 @@ final class CapturingHandler: LogHandler, @unchecked Sendable {
             }
         }
         let lines = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self).split(separator: "\n")
-        #expect(lines.contains { $0.hasPrefix("debug Realm.Storage Trellis Opening '") }, "\(lines) \(String(decoding: result?.standardErrorContent ?? [], as: UTF8.self))")
+        #expect(lines.contains { $0.hasPrefix("debug Realm.Storage Trellis DB: ") && $0.contains(": Open file: ") }, "\(lines) \(String(decoding: result?.standardErrorContent ?? [], as: UTF8.self))")
         #expect(lines.contains { $0.hasPrefix("debug Realm.Storage.Transaction Trellis Committed version") }, "\(lines)")
         #expect(!lines.contains { $0.hasPrefix("trace") })
     }

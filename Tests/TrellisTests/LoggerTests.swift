@@ -48,9 +48,79 @@ import Testing
             _ = try Realm(configuration: .init(fileURL: url, shouldCompactOnLaunch: { _, _ in true }, objectTypes: [Dog.self]))
         }
         let log = messages.get()
-        #expect(log.contains { $0.hasPrefix("detail: Opening '") && $0.contains("logged.realm") }, "\(log)")
+        #expect(log.contains { $0.hasPrefix("detail: DB: ") && $0.contains("Open file: ") && $0.contains("logged.realm") },
+                "\(log)")
         #expect(log.contains { $0.hasPrefix("debug: Committed version") }, "\(log)")
         #expect(log.contains { $0.hasPrefix("info: Compacted '") }, "\(log)")
         #expect(!log.contains { $0.hasPrefix("trace:") })
+    }
+
+    /// Realm's LoggerTests (testDefaultLogger, testSetDefaultLogLevel): opening a Realm logs
+    /// storage lines that read "Details DB:" at `.detail` and "Trace DB:" at `.trace` when
+    /// prefixed with Realm's level names, and none at `.off`.
+    @Test func openingARealmLogsRealmsDetailAndTraceStorageLines() throws {
+        let messages = LockedBox<[String]>([])
+        let previous = Logger.shared
+        defer {
+            Logger.shared = previous
+            Logger.setLogLevel(.warn, for: Category.realm)
+        }
+        let realmsName: [LogLevel: String] = [.detail: "Details", .trace: "Trace", .debug: "Debug", .info: "Info"]
+        let logger = Logger(level: .off) { level, message in
+            messages.mutate { $0.append("\(realmsName[level] ?? "\(level)") \(message)") }
+        }
+        Logger.shared = logger
+        // Lines of this test's files only (other suites may open files meanwhile).
+        func open(_ name: String) throws -> [String] {
+            messages.set([])
+            let url = folder.file(name)
+            try onOtherThread {
+                let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self]))
+                _ = realm.objects(Dog.self).count
+            }
+            let all = messages.get()
+            guard let opening = all.first(where: { $0.hasSuffix("Open file: \(url.path)") }),
+                  let id = opening.split(separator: " ").dropFirst(2).first
+            else { return all.filter { $0.contains(url.path) } }
+            return all.filter { $0.contains("DB: \(id) Thread ") }
+        }
+        #expect(try open("off.realm").isEmpty)
+        logger.level = .detail
+        var lines = try open("detail.realm")
+        #expect(lines.contains { $0.hasPrefix("Details DB: ") && $0.contains("Open file: ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("Details DB: ") && $0.hasSuffix(": DB closed") }, "\(lines)")
+        #expect(!lines.contains { $0.hasPrefix("Trace DB:") }, "\(lines)")
+        logger.level = .trace
+        lines = try open("trace.realm")
+        #expect(lines.contains { $0.hasPrefix("Details DB: ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("Trace DB: ") && $0.contains(": Start read ") }, "\(lines)")
+        logger.level = .all
+        lines = try open("detail.realm")  // opened again: Realm logs the opening again
+        #expect(lines.contains { $0.hasPrefix("Details DB: ") && $0.contains("Open file: ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("Trace DB: ") }, "\(lines)")
+    }
+
+    @Test func writeTransactionsLogRealmsWriteLockAndCommitTraceLines() throws {
+        let messages = LockedBox<[String]>([])
+        let previous = Logger.shared
+        defer {
+            Logger.shared = previous
+            Logger.setLogLevel(.warn, for: Category.realm)
+        }
+        Logger.shared = Logger(level: .trace) { level, message in messages.mutate { $0.append("\(level) \(message)") } }
+        let url = folder.file("written.realm")
+        try onOtherThread {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self]))
+            try realm.write { realm.add(Dog()) }
+        }
+        let all = messages.get()
+        let opening = try #require(all.first { $0.hasSuffix("Open file: \(url.path)") })
+        let id = try #require(opening.split(separator: " ").dropFirst(2).first)
+        let lines = all.filter { $0.contains("DB: \(id) Thread ") }.map { $0.components(separatedBy: ": ").dropFirst(2).joined(separator: ": ") }
+        for expected in ["acquire writemutex", "writemutex acquired", "writemutex released"] {
+            #expect(lines.contains(expected), "\(lines)")
+        }
+        #expect(lines.contains { $0.hasPrefix("Start write ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("Committing version ") && $0.hasSuffix(" to disk") }, "\(lines)")
     }
 }

@@ -25,6 +25,13 @@ static inline __attribute__((always_inline)) bool trellis_observation_may_track(
     return *slot != NULL;
 }
 
+/// This thread's slot (resolved if needed), for a caller that keeps it to test it later on
+/// this same thread.
+static inline __attribute__((always_inline)) void *const *trellis_observation_current_slot(void) {
+    void *const *slot = trellis_observation_slot;
+    return slot != NULL ? slot : trellis_observation_resolve_slot();
+}
+
 /// Whether the check found the Observation runtime's per-thread pointer.
 bool trellis_observation_fast_check_is_exact(void);
 

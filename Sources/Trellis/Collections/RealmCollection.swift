@@ -189,13 +189,13 @@ extension RealmCollection where Element: OptionalProtocol, Element.Wrapped: Adda
 {
     /// The sum of the non-nil values (zero when there are none).
     public func sum() -> Element.Wrapped { sum(ofProperty: "self") }
-    /// The average of the non-nil values, or nil.
-    public func average<T: AddableType & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
-        average(ofProperty: "self")
-    }
+    // `average()` of optional values is the one above (an `Optional` of an addable type is
+    // addable): a second one here made `List<Double?>.average()` ambiguous, as it is not in Realm.
 }
 
-extension RealmCollection where Element: SortableType {
+// Realm's constraint (the persisted type is sortable), so generic code constrained only that
+// way can sort; it covers enums and custom persistable types too.
+extension RealmCollection where Element.PersistedType: SortableType {
     /// The values sorted.
     public func sorted(ascending: Bool = true) -> Results<Element> {
         sorted(byKeyPath: "self", ascending: ascending)

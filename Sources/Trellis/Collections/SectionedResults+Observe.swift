@@ -95,7 +95,9 @@ extension SectionedResults {
     {
         let tracker = SectionTracker(keyBlock: keyBlock)
         return results.observe(keyPaths: keyPaths, on: queue) { change in
-            if let sectioned = tracker.track(change) { block(sectioned) }
+            guard let (sectioned, grouped) = tracker.track(change, only: nil) else { return }
+            guard let grouped else { return block(.initial(sectioned)) }
+            block(grouped.change(of: sectioned))
         }
     }
 
@@ -109,36 +111,19 @@ extension SectionedResults {
 
 extension ResultsSection {
     /// Calls `block` with the section, then after every commit that changed it, as Realm does:
-    /// its rows deleted (index paths in the section's old position), inserted and modified
-    /// (in its new position), and the section itself inserted or deleted. Commits that leave
-    /// the section as it was are not reported.
+    /// its rows deleted (index paths in the section's old position; none when the section
+    /// itself goes), inserted (in its new position) and modified, and the section itself
+    /// inserted or deleted. Commits that leave the section as it was are not reported.
     public func observe(keyPaths: [String]?, on queue: DispatchQueue?,
                         _ block: @escaping (SectionedResultsChange<ResultsSection>) -> Void) -> NotificationToken
     {
         let tracker = SectionTracker(keyBlock: parent.keyBlock)
         let key = self.key
-        var keys: [Key] = []
         return parent.results.observe(keyPaths: keyPaths, on: queue) { change in
-            guard let sectioned = tracker.track(change) else { return }
-            switch sectioned {
-            case .initial(let all):
-                keys = all.allKeys
-                block(.initial(ResultsSection(parent: all, key: key)))
-            case .update(let all, let deletions, let insertions, let modifications, _, _):
-                let newKeys = all.allKeys
-                let old = keys.firstIndex(of: key), new = newKeys.firstIndex(of: key)
-                keys = newKeys
-                let myDeletions = deletions.filter { $0.section == old }
-                let myInsertions = insertions.filter { $0.section == new }
-                let myModifications = modifications.filter { $0.section == new }
-                let inserted = old == nil ? IndexSet(new.map { [$0] } ?? []) : IndexSet()
-                let deleted = new == nil ? IndexSet(old.map { [$0] } ?? []) : IndexSet()
-                if myDeletions.isEmpty, myInsertions.isEmpty, myModifications.isEmpty, inserted.isEmpty, deleted.isEmpty {
-                    return
-                }
-                block(.update(ResultsSection(parent: all, key: key), deletions: myDeletions, insertions: myInsertions,
-                              modifications: myModifications, sectionsToInsert: inserted, sectionsToDelete: deleted))
-            }
+            guard let (sectioned, grouped) = tracker.track(change, only: key) else { return }
+            let section = ResultsSection(parent: sectioned, key: key)
+            guard let grouped else { return block(.initial(section)) }
+            if !grouped.isEmpty { block(grouped.change(of: section)) }
         }
     }
 
@@ -146,42 +131,6 @@ extension ResultsSection {
         let inner = parent._trellisResolver(), key = self.key
         return _ThreadSafeResolver { core in
             (inner.resolve(core) as? SectionedResults<Key, Element>).map { ResultsSection(parent: $0, key: key) }
-        }
-    }
-}
-
-/// Turns the changes of the results under sectioned results into section changes, keeping
-/// the previous sections to diff against.
-final class SectionTracker<Key: _Persistable & Hashable, Element: RealmCollectionValue> {
-    let keyBlock: (Element) -> Key
-    private var previous: [(key: Key, rows: [Int])] = []
-    private var previousIdentities: [AnyHashable] = []
-
-    init(keyBlock: @escaping (Element) -> Key) { self.keyBlock = keyBlock }
-
-    /// The sections' change for a change of the results; nil for an error (Realm's
-    /// ``SectionedResultsChange`` has no error case; collection observation never reports one).
-    func track(_ change: RealmCollectionChange<Results<Element>>)
-        -> SectionedResultsChange<SectionedResults<Key, Element>>?
-    {
-        switch change {
-        case .initial(let results):
-            let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
-            previous = sectioned.sections().map { ($0.key, $0.positions) }
-            previousIdentities = results.sectionIdentities()
-            return .initial(sectioned)
-        case .update(let results, _, _, let modifications):
-            let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
-            let current = sectioned.sections().map { (key: $0.key, rows: $0.positions) }
-            let identities = results.sectionIdentities()
-            let change = SectionedResultsChange<SectionedResults<Key, Element>>.between(
-                old: previous, oldIdentities: previousIdentities, new: current, newIdentities: identities,
-                modified: modifications, sectioned)
-            previous = current
-            previousIdentities = identities
-            return change
-        case .error:
-            return nil
         }
     }
 }

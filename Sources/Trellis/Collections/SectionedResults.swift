@@ -140,39 +140,6 @@ public enum SectionedResultsChange<Collection> {
     /// inserted and deleted.
     case update(Collection, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
                 sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
-
-    static func between<Key: Hashable>(old: [(key: Key, rows: [Int])], oldIdentities: [AnyHashable],
-                                       new: [(key: Key, rows: [Int])], newIdentities: [AnyHashable],
-                                       modified: [Int], _ collection: Collection) -> SectionedResultsChange
-    {
-        let oldSections = Dictionary(uniqueKeysWithValues: old.enumerated().map { ($1.key, $0) })
-        let newSections = Dictionary(uniqueKeysWithValues: new.enumerated().map { ($1.key, $0) })
-        var deleted = IndexSet(), inserted = IndexSet()
-        for (index, section) in old.enumerated() where newSections[section.key] == nil { deleted.insert(index) }
-        for (index, section) in new.enumerated() where oldSections[section.key] == nil { inserted.insert(index) }
-        var deletions = [IndexPath](), insertions = [IndexPath](), modifications = [IndexPath]()
-        let modifiedPositions = Set(modified)
-        for (newIndex, section) in new.enumerated() {
-            // A new section's rows are insertions too, as in Realm (a deleted section's rows
-            // are not listed as deletions).
-            guard let oldIndex = oldSections[section.key] else {
-                insertions += section.rows.indices.map { IndexPath(item: $0, section: newIndex) }
-                continue
-            }
-            let before = old[oldIndex].rows.map { oldIdentities[$0] }
-            let after = section.rows.map { newIdentities[$0] }
-            let diff = CollectionDiff.ofUniqueElements(old: before, new: after)
-            deletions += diff.deletions.map { IndexPath(item: $0, section: oldIndex) }
-            insertions += diff.insertions.map { IndexPath(item: $0, section: newIndex) }
-            for (row, position) in section.rows.enumerated() where modifiedPositions.contains(position)
-                && !diff.insertions.contains(row)
-            {
-                modifications.append(IndexPath(item: row, section: newIndex))
-            }
-        }
-        return .update(collection, deletions: deletions, insertions: insertions, modifications: modifications,
-                       sectionsToInsert: inserted, sectionsToDelete: deleted)
-    }
 }
 
 extension Results {

@@ -25,8 +25,8 @@ extension Realm {
     /// Opens a Realm confined to the calling actor (see ``init(configuration:actor:)``), with
     /// Realm's `downloadBeforeOpen` parameter (``OpenBehavior``; a local Realm never downloads).
     public static func open(configuration: Configuration = .defaultConfiguration,
-                            downloadBeforeOpen: OpenBehavior = .never,
-                            _isolation actor: isolated any Actor = #isolation) async throws -> Realm
+                            _isolation actor: isolated any Actor = #isolation,
+                            downloadBeforeOpen: OpenBehavior = .never) async throws -> Realm
     {
         let download = downloadBeforeOpen.downloads(configuration)
         let realm = Realm(opened: try RealmOpener.open(configuration, confinement: .actor(actor)))

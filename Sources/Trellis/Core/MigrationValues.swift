@@ -156,6 +156,7 @@ enum MigrationConversion {
         let payload: _StoredValue.Payload?
         switch property.type {
         case .int: payload = (value as? any BinaryInteger).map { .int(Int64($0)) }
+            ?? (value as? NSNumber).map { .int($0.int64Value) }  // read from a migration object
         case .bool: payload = (value as? Bool).map { .bool($0) }
         case .float: payload = (value as? Float).map { .float($0) } ?? (value as? Double).map { .float(Float($0)) }
         case .double: payload = (value as? Double).map { .double($0) } ?? (value as? Float).map { .double(Double($0)) }

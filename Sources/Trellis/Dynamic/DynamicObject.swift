@@ -1,3 +1,5 @@
+import Foundation
+
 /// An object read and written by property name, without its model class: what
 /// ``Realm/dynamicObjects(_:)``, ``Realm/dynamicObject(ofType:forPrimaryKey:)`` and
 /// ``Realm/dynamicCreate(_:value:update:)`` return, as in Realm.
@@ -37,7 +39,13 @@ public final class DynamicObject: Object {
     /// Reads or writes a property by name; an unknown name traps.
     public override subscript(key: String) -> Any? {
         get {
-            if let entry = migrationEntry { return entry.migrator.read(key, of: entry) }
+            if let entry = migrationEntry {
+                // Realm hands a migration's integers out as NSNumber: `oldObject["int8"] as! Int8`
+                // and `as! Int` both cast (the file stores every integer size alike).
+                let value = entry.migrator.read(key, of: entry)
+                if let integer = value as? Int { return NSNumber(value: integer) }
+                return KeyValueCoding.bridgingSizedIntegers(value)
+            }
             if let missingTarget { return missingTarget.value(key) }
             return super[key]
         }

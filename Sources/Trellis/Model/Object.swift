@@ -30,8 +30,9 @@ open class Object: ObjectBase, _PersistableInsideOptional {
         return a.core === b.core && a.info === b.info && a.key == b.key
     }
 
-    /// A primary key present in the schema, or nil. Trellis reads primary keys from
-    /// `@Persisted(primaryKey: true)`; this override point exists for source compatibility.
+    /// The name of the primary key property, as Realm's legacy models declare it
+    /// (`override class func primaryKey() -> String? { "id" }`); honoured like
+    /// `@Persisted(primaryKey: true)`, which is the preferred way to declare it.
     open class func primaryKey() -> String? { nil }
 
     /// Names of properties Realm indexes in `@objc dynamic` models. Like Realm, Trellis does

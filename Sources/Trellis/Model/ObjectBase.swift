@@ -202,9 +202,9 @@ extension ObjectBase {
         if column >= 0, let managed = _managed, _rowCache.stamp == managed.core.changeStamp,
            let bytes = _rowCache.bytes, managed.core.isOwnerThread
         {
-            // Inside a `withObservationTracking` closure the read registers (a thread-local
-            // load and a test otherwise).
-            if ObservationGate.mayTrack { _observeManagedRead(column) }
+            // Inside a `withObservationTracking` closure the read registers (two loads and a
+            // test otherwise: this is the owner thread, whose slot the core keeps).
+            if managed.core.ownerObservationSlot.pointee != nil { _observeManagedRead(column) }
             return _RowReader(row: RowView(bytes: bytes), core: managed.core, owner: self)
         }
         return _managedRowReaderLookingUp(column)

@@ -40,8 +40,7 @@ extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum {
 // Realm states the value aggregates and sorts of `RealmCollection` by the element's persisted
 // type alone, so generic code constrained only that way can call them. (The overloads
 // constrained on the element itself, which concrete types find first, stay as they are.
-// `sorted(ascending:)` and `distinct()` stay constrained on the element: stated Realm's way
-// they are ambiguous with `List`'s and `Map`'s own.)
+// `sorted(ascending:)` and `distinct()` are stated Realm's way in RealmCollection.swift.)
 
 extension RealmCollection where Element.PersistedType: MinMaxType {
     /// The smallest value, or nil when empty.

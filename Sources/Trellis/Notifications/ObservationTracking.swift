@@ -21,6 +21,10 @@ enum ObservationGate {
     /// Whether the check reads the Observation runtime's own per-thread pointer (else Trellis
     /// objects take no part in tracking on this platform).
     static var isExact: Bool { trellis_observation_fast_check_is_exact() }
+
+    /// This thread's slot: non-null inside a tracking closure on this thread (a `RealmCore`
+    /// keeps its owner thread's, see ``RealmCore/ownerObservationSlot``).
+    static var currentThreadSlot: UnsafePointer<UnsafeMutableRawPointer?> { trellis_observation_current_slot() }
 }
 
 /// Called once per process by the C side: whether the slot it found reads non-null inside a

@@ -78,6 +78,13 @@ extension QueryCompiler {
             return QueryOperand(values: linkValues(rows), type: .object, className: info.className,
                                 propertyName: "$\(path.variable ?? "")", objectClassName: info.className)
         }
+        if components.count == 1, case .property(let name) = components[0],
+           name.caseInsensitiveCompare("self") == .orderedSame, info.field(named: name) == nil
+        {
+            // `SELF IN %@`, `SELF == %@`: the object itself, as in Realm.
+            return QueryOperand(values: linkValues(rows), type: .object, className: info.className,
+                                propertyName: name, objectClassName: info.className)
+        }
         var index = 0
         while index < components.count {
             let isLast = index == components.count - 1

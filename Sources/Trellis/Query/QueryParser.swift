@@ -164,6 +164,11 @@ struct QueryParser {
             advance()
             return op
         }
+        if isKeyword("GEOWITHIN") {
+            // Realm's keyword for `IN` with a shape (`location GEOWITHIN %@`).
+            advance()
+            return .in
+        }
         if isKeyword("MATCHES") {
             throw error("the operator 'MATCHES' is not supported (use LIKE with '*' and '?' wildcards)")
         }

@@ -19,6 +19,8 @@ final class FileState: Sendable {
     let observation = ObservationHub()
     /// The turn-taking of `asyncWrite`s.
     let asyncWriters = AsyncWriteGate()
+    /// The file's number in Realm's storage log lines (``StorageLog``).
+    let logId = StorageLog.nextId()
     /// The change log's bounds for this process's commits (tests make them small).
     private let changeLogLimitsState = Mutex(ChangeLogLimits())
     var changeLogLimits: ChangeLogLimits {
@@ -60,6 +62,8 @@ final class FileState: Sendable {
         self.changes = changes
         self.state = Mutex(State(catalog: catalog, catalogVersion: catalogVersion))
     }
+
+    deinit { StorageLog.log(.detail, Category.Storage.all, file: logId, "DB closed") }
 
     var catalog: SchemaCatalog { state.withLock { $0.catalog } }
 
@@ -205,8 +209,8 @@ final class FileState: Sendable {
             } catch {
                 throw RealmErrors.opening(path, error)
             }
-            Logger.log(.detail, Category.Storage.all, "Opening '\(path)'")
             let state = try load(environment, path: path, columnShift: configuration.columnChunkShift)
+            StorageLog.log(.detail, Category.Storage.all, file: state.logId, "Open file: \(path)")
             registry[path] = WeakFileState(state: state)
             return state
         }
@@ -454,7 +458,8 @@ final class FileState: Sendable {
 /// Builders for the errors of opening a file.
 enum RealmErrors {
     static func notTrellis(_ path: String) -> Realm.Error {
-        Realm.Error(.notATrellisFile, "'\(path)' is not a Trellis database (it has no Trellis schema catalog). "
+        Realm.Error(.notATrellisFile, "Failed to open Realm file at path '\(path)': it is not a Trellis database "
+            + "(it has no Trellis schema catalog). "
             + "Check the path, or move the file away to create a new database there.", fileURL: path)
     }
 
@@ -477,15 +482,17 @@ enum RealmErrors {
         case .invalidFile, .versionMismatch:
             return notTrellis(path)
         case .corrupted:
-            return Realm.Error(.corruptFile, "'\(path)' is damaged (\(storage.reason)). Restore it from a backup.",
+            return Realm.Error(.corruptFile, "Failed to open Realm file at path '\(path)': it is damaged "
+                + "(\(storage.reason)). Restore it from a backup.",
                                fileURL: path)
         case .permissionDenied, .readOnlyFileSystem:
-            return Realm.Error(.filePermissionDenied, "Permission denied opening '\(path)' (\(storage.reason)). "
-                + "Check the permissions of the file, its '-lock' file and its folder, or open it with readOnly: true.",
+            return Realm.Error(.filePermissionDenied, "Failed to open Realm file at path '\(path)': Permission denied "
+                + "(\(storage.reason)). Please use a path where your app has read-write permissions: check the "
+                + "permissions of the file, its '-lock' file and its folder, or open it with readOnly: true.",
                                fileURL: path)
         case .fileNotFound:
-            return Realm.Error(.fileNotFound, "'\(path)' does not exist, or its folder does not exist. Create the "
-                + "folder first; a read-only Realm also needs an existing file.", fileURL: path)
+            return Realm.Error(.fileNotFound, "Failed to open Realm file at path '\(path)': No such file or directory. "
+                + "Create the folder first; a read-only Realm also needs an existing file.", fileURL: path)
         case .busy:
             return Realm.Error(.fileLocked, "'\(path)' is locked by another process (\(storage.reason)).",
                                fileURL: path)
@@ -503,7 +510,8 @@ enum RealmErrors {
                 + "died are freed). Close Realms or frozen objects you no longer use, or end processes that keep "
                 + "the file open.", fileURL: path)
         default:
-            return Realm.Error(.fileAccess, "Opening '\(path)' failed: \(storage.reason) (code \(storage.code)).",
+            return Realm.Error(.fileAccess, "Failed to open Realm file at path '\(path)': \(storage.reason) "
+                + "(code \(storage.code)).",
                                fileURL: path)
         }
     }

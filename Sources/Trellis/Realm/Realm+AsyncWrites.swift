@@ -126,8 +126,18 @@ extension Realm {
     // MARK: - Refreshing
 
     /// Moves to the newest version without blocking; returns whether there was a newer one.
+    ///
+    /// As in Realm, only for a Realm of the main thread or of an actor (a Realm of another
+    /// thread or of a queue stops the program with Realm's message: use ``refresh()``), and a
+    /// cancelled task does not move and gets false.
     @discardableResult
-    public func asyncRefresh(_isolation actor: isolated (any Actor)? = #isolation) async -> Bool { refresh() }
+    public func asyncRefresh(_isolation actor: isolated (any Actor)? = #isolation) async -> Bool {
+        guard core.confinement.isActor || core.confinementIsMainThread else {
+            throwRealmException("asyncRefresh() can only be called on main thread or actor-isolated Realms")
+        }
+        if Task.isCancelled { return false }
+        return refresh()
+    }
 
     /// Whether the Realm moves to the newest version by itself when another Realm of the file
     /// commits (true by default, as in Realm). Realms confined to a queue, an actor or the main

@@ -137,7 +137,9 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
         throw Realm.Error(.fail, "Encryption is not supported by Trellis.", fileURL: fileURL.path)
     }
     guard FileManager.default.fileExists(atPath: fileURL.standardizedFileURL.path) else {
-        throw Realm.Error(.fileNotFound, "'\(fileURL.path)' does not exist.", fileURL: fileURL.path)
+        // Realm's code and words: there is no database there yet.
+        throw Realm.Error(.invalidDatabase, "Realm at path '\(fileURL.path)' has not been initialized.",
+                          fileURL: fileURL.path)
     }
     let realm = try Realm(configuration: .storedSchema(fileURL: fileURL, readOnly: true))
     return realm.core.file.catalog.schemaVersion

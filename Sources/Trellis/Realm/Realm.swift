@@ -302,6 +302,11 @@ enum RealmOpener {
             throw Realm.Error(.notATrellisFile, "'\(path)' is an empty file, not a Trellis database. Delete it to "
                 + "create a new database there.", fileURL: path)
         }
+        if case .foreign = reading, mayBeBeingCreated(reading, size: size) {
+            // Realm's answer (and code) for a file too short to hold a database's first pages.
+            throw Realm.Error(.invalidDatabase, "Failed to open Realm file at path '\(path)': file is non-empty but "
+                + "too small (\(size) bytes) to be a valid Realm.", fileURL: path)
+        }
         if case .damaged(let reason) = reading {
             throw Realm.Error(.corruptFile, "'\(path)' is damaged: \(reason). Restore it from a backup.", fileURL: path)
         }
@@ -310,9 +315,14 @@ enum RealmOpener {
                 + "but the file has \(size). Restore it from a backup.", fileURL: path)
         }
         // Checked by mode rather than by trying: a process running as root could write anyway.
+        if let mode = attributes[.posixPermissions] as? Int, mode & 0o444 == 0 {
+            throw Realm.Error(.filePermissionDenied, "Failed to open Realm file at path '\(path)': Permission denied. "
+                + "Please use a path where your app has read-write permissions.", fileURL: path)
+        }
         if !configuration.readOnly, let mode = attributes[.posixPermissions] as? Int, mode & 0o222 == 0 {
-            throw Realm.Error(.filePermissionDenied, "'\(path)' is read-only (mode \(String(mode, radix: 8))). Open "
-                + "it with readOnly: true, or make it writable (chmod u+w).", fileURL: path)
+            throw Realm.Error(.filePermissionDenied, "Failed to open Realm file at path '\(path)': Permission denied "
+                + "(the file is read-only, mode \(String(mode, radix: 8))). Open it with readOnly: true, or make it "
+                + "writable (chmod u+w).", fileURL: path)
         }
     }
 
@@ -324,11 +334,25 @@ enum RealmOpener {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if exists, isDirectory.boolValue {
-            throw Realm.Error(.fileAccess, "'\(path)' is a directory, not a database file. Point fileURL at a file "
-                + "inside it, such as '\(path)/default.realm'.", fileURL: path)
+            throw Realm.Error(.fileAccess, "Failed to open Realm file at path '\(path)': it is a directory, not a "
+                + "database file. Point fileURL at a file inside it, such as '\(path)/default.realm'.", fileURL: path)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        var folderIsDirectory: ObjCBool = false
+        if !exists, FileManager.default.fileExists(atPath: folder, isDirectory: &folderIsDirectory),
+           !folderIsDirectory.boolValue
+        {
+            // Realm's code and words (it names its lock file, which it opens first).
+            throw Realm.Error(.fileOperationFailed, "Failed to open file at path '\(path)': parent path is not a "
+                + "directory", fileURL: path)
+        }
+        if exists, let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
+           type != .typeRegular, type != .typeSymbolicLink
+        {
+            throw Realm.Error(.fileAccess, "Failed to open Realm file at path '\(path)': it is not a regular file "
+                + "(\(type.rawValue)). Point fileURL at a regular file.", fileURL: path)
         }
         if exists { try checkExistingFile(configuration, path: path) }
-        let folder = (path as NSString).deletingLastPathComponent
         if !exists, path == Realm.Configuration.defaultFileURL.standardizedFileURL.path,
            !FileManager.default.fileExists(atPath: folder)
         {
@@ -340,7 +364,8 @@ enum RealmOpener {
                               fileURL: path)
         }
         if !exists, configuration.readOnly {
-            throw Realm.Error(.fileNotFound, "'\(path)' does not exist; a read-only Realm needs an existing file.",
+            // Realm's words: a read-only Realm needs an existing file.
+            throw Realm.Error(.fileNotFound, "Failed to open Realm file at path '\(path)': No such file or directory",
                               fileURL: path)
         }
     }

@@ -16,6 +16,10 @@ final class RealmCore {
     let file: FileState
     let environmentPath: String
     @usableFromInline let ownerThread: pthread_t
+    /// The owner thread's Swift Observation pointer (see ``ObservationGate``): a read on the
+    /// owner thread, which the row reader's fast path has checked already, tests it with two
+    /// loads instead of a call into C.
+    @usableFromInline let ownerObservationSlot: UnsafePointer<UnsafeMutableRawPointer?>
     /// What the core is confined to; the thread that opened it unless said otherwise.
     let confinement: Confinement
     /// The entry of this core in the per-thread instance registry, if it has one.
@@ -118,8 +122,11 @@ final class RealmCore {
         self.storesBacklinkCounts = file.backlinkCounts != nil
         self.environmentPath = file.environment.path
         self.ownerThread = pthread_self()
+        self.ownerObservationSlot = ObservationGate.currentThreadSlot
         self.confinement = confinement
         readTransaction = snapshot
+        StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
+                       "Start \(confinement.isFrozen ? "frozen" : "read") \(StorageLog.nextId()): \(snapshot.version)")
     }
 
     /// A live core at the newest version.
@@ -229,6 +236,8 @@ final class RealmCore {
             let txn = try file.environment.beginRead()
             readTransaction = txn
             changeStamp = nextChangeStamp()
+            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
+                           "Start read \(StorageLog.nextId()): \(txn.version)")
             return txn
         } catch {
             throwRealmException("Could not begin a read transaction on '\(environmentPath)': \(error)")
@@ -259,6 +268,15 @@ final class RealmCore {
             throwRealmException("Can't perform transactions on a read-only Realm: '\(environmentPath)' was opened "
                 + "with readOnly: true.")
         }
+        if !holdingGate, !isDeliveringNotifications, !observers.isEmpty {
+            // Realm: "before beginning the write transaction, beginWrite updates the Realm to
+            // the latest version, as if refresh() had been called, and generates notifications":
+            // an observer added since the last delivery gets its `.initial` before the write,
+            // and the write as an update after. (Not while an `asyncWrite` holds the writers'
+            // gate: a block writing synchronously would wait for it.)
+            _ = refresh()
+            if writeTransaction != nil { throwRealmException("The Realm is already in a write transaction") }
+        }
         if let limit = configuration.maximumNumberOfActiveVersions, limit > 0 {
             let active = file.environment.activeVersionCount()
             if active > Int(clamping: limit) {
@@ -279,11 +297,16 @@ final class RealmCore {
                 readTransaction.suspend()
             }
         }
-        Logger.log(.trace, Category.Storage.transaction, "Beginning a write transaction on '\(environmentPath)'")
+        StorageLog.log(.trace, Category.Storage.transaction, file: file.logId, "acquire writemutex")
         do {
             writeTransaction = try file.environment.beginWrite(holdingGate: holdingGate)
         } catch {
             throwRealmException("Could not begin a write transaction on '\(environmentPath)': \(error)")
+        }
+        if let writeTransaction {
+            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId, "writemutex acquired")
+            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
+                           "Start write \(StorageLog.nextId()): \(writeTransaction.version) on '\(environmentPath)'")
         }
         keyCounters.removeAll()
         noteChange()
@@ -304,6 +327,8 @@ final class RealmCore {
             try recordSyncChanges()
             try persistKeyCounters(txn)
             try persistChangeRecord(txn)
+            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
+                           "Committing version \(version) to disk")
             try txn.commitUnlessFailed()
         } catch let error as StorageError {
             txn.abort()
@@ -324,6 +349,7 @@ final class RealmCore {
             throw error
         }
         Logger.log(.debug, Category.Storage.transaction, "Committed version \(version) of '\(environmentPath)'")
+        StorageLog.log(.trace, Category.Storage.transaction, file: file.logId, "writemutex released")
         writeTransaction = nil
         announceSyncCommit()
         if let catalog = pendingCatalog {

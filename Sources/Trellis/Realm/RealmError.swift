@@ -47,7 +47,7 @@ extension Realm {
                 case notATrellisFile, corruptFile, fileFormatUpgradeRequired, addressSpaceExhausted
                 case fileSizeLimitReached, diskFull, schemaMismatch, invalidSchema, primaryKeyExists
                 case invalidValue, readOnly, invalidQuery, tooManyReaders
-                // Realm's codes that Trellis never throws, so that Realm code naming them compiles.
+                // Realm's codes, some thrown only where Realm throws them, so Realm code naming them compiles.
                 case incompatibleLockFile, incompatibleSession, unsupportedFileFormatVersion
                 case multipleSyncAgents, subscriptionFailed, fileOperationFailed, invalidDatabase
                 case incompatibleHistories, noSubscriptionForWrite
@@ -142,9 +142,10 @@ extension Realm {
             /// frozen versions of all processes); slots of dead processes are freed.
             public static let tooManyReaders = Code(.tooManyReaders)
 
-            /// Realm's code 20 for a file that is not a database or is damaged: as a pattern
-            /// (`catch Realm.Error.invalidDatabase`) it matches both ``notATrellisFile`` and
-            /// ``corruptFile``, which Trellis throws.
+            /// Realm's code 20 for a file that is not a database or is damaged, thrown where Realm
+            /// throws it (a file too small to be a database, `schemaVersionAtURL` of a missing
+            /// file). As a pattern (`catch Realm.Error.invalidDatabase`) it also matches
+            /// ``notATrellisFile`` and ``corruptFile``, Trellis's finer codes 20.
             public static let invalidDatabase = Code(.invalidDatabase)
             /// Realm's code 8 (a lock file another architecture's process made). Never thrown by
             /// Trellis; present so that Realm code naming it compiles.
@@ -159,8 +160,8 @@ extension Realm {
             /// Realm's code 18 (a subscription the server refused). Trellis Sync reports it as a
             /// `SyncError`.
             public static let subscriptionFailed = Code(.subscriptionFailed)
-            /// Realm's code 19 (a file operation failed without a more specific code). Trellis
-            /// throws ``fileAccess`` and the other file codes.
+            /// Realm's code 19 (a file operation failed without a more specific code): a path
+            /// under something that is not a directory (`/dev/null/foo`).
             public static let fileOperationFailed = Code(.fileOperationFailed)
             /// Realm's code 21 (a local file opened as synced or the reverse). Never thrown.
             public static let incompatibleHistories = Code(.incompatibleHistories)

@@ -67,6 +67,8 @@ enum SchemaDiscovery {
         // Fields are visited superclass first: ObjectBase's own come first and are not the model's.
         var visited = 0, otherFields = 0
         let mapping = type.propertiesMapping()
+        // Realm also takes the primary key from a `primaryKey()` override, `@Persisted` models too.
+        let legacyPrimaryKey = (type as? Object.Type)?.primaryKey()
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
             visited += 1
             if visited > objectBaseFieldCount, !(fieldType is any PersistedFieldWitness.Type) {
@@ -87,9 +89,11 @@ enum SchemaDiscovery {
             }
             let info = witness.valueTypeInfo
             let stored = info.type != .linkingObjects
+            var declaration = witness.declaration(at: base + offset)
+            if name == legacyPrimaryKey { declaration.isPrimaryKey = true }
             fields.append(FieldInfo(name: name, index: fields.count, rowColumn: stored ? rowColumn : -1,
                                     offset: offset, witness: witness, typeInfo: info,
-                                    declaration: witness.declaration(at: base + offset), columnName: mapping[name]))
+                                    declaration: declaration, columnName: mapping[name]))
             if stored { rowColumn += 1 }
             return true
         }

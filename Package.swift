@@ -152,7 +152,8 @@ let package = Package(
         // Writer and reader processes for TrellisStorageTests' kill test.
         .executableTarget(
             name: "TrellisStorageProcessHelper",
-            dependencies: ["TrellisStorage", "TrellisLMDBFormat"],
+            // CLMDB only for `hold-lmdb` (an LMDB process holding an old file open).
+            dependencies: ["TrellisStorage", "TrellisLMDBFormat", "CLMDB"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // TrellisStorage against LMDB (CLMDB is test-only here), simulated power loss, I/O errors.

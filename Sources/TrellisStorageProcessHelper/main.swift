@@ -16,6 +16,10 @@
 //   TrellisStorageProcessHelper lmdb-upgrade PATH STOP  converts the LMDB-format file PATH
 //                                                  (LMDBUpgrade) and sends itself SIGKILL at its
 //                                                  STOP-th progress step; exits 0 if it finishes first
+//   TrellisStorageProcessHelper hold-lmdb PATH     opens the LMDB file PATH with liblmdb (as Trellis
+//                                                  versions before TrellisStorage did), prints
+//                                                  "holding", and keeps it open until killed
+import CLMDB
 import Foundation
 import TrellisLMDBFormat
 import TrellisStorage
@@ -40,6 +44,15 @@ if arguments.count == 4 && arguments[1] == "fuzz-replay" {
         print("finding: \(error)")
         exit(6)
     }
+}
+if arguments.count == 3 && arguments[1] == "hold-lmdb" {
+    var lmdb: OpaquePointer?
+    guard mdb_env_create(&lmdb) == 0, mdb_env_open(lmdb, arguments[2], UInt32(MDB_NOSUBDIR | MDB_RDONLY), 0o644) == 0 else {
+        print("failed to open")
+        exit(4)
+    }
+    FileHandle.standardOutput.write(Data("holding\n".utf8))
+    while true { sleep(1) }
 }
 if arguments.count == 4 && arguments[1] == "lmdb-upgrade" {
     let stop = Int(arguments[3]) ?? 0

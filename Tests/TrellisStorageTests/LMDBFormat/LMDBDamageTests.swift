@@ -6,7 +6,7 @@ import TrellisStorage
 /// A damaged LMDB-format file is a typed error, never a trap or a read outside the file, and the
 /// file is left as it was. LMDB pages carry no checksums, so a flipped byte inside a value (or in
 /// bytes LMDB does not use) cannot be seen by any reader: such a flip converts, and is counted.
-/// `TRELLIS_LMDB_FLIPS=N` sets the number of random flips (default 300).
+/// `TRELLIS_LMDB_FLIPS=N` sets the number of random flips (default 120).
 @Suite struct LMDBDamageTests {
     static func makeFile(_ directory: String) throws -> (path: String, bytes: Data, expected: [String: LMDBFileMaker.Dump]) {
         let path = directory + "/pristine.realm"
@@ -101,7 +101,7 @@ import TrellisStorage
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (_, bytes, expected) = try Self.makeFile(directory)
         var random = SeededRandom(seed: 71)
-        let flips = environmentInteger("TRELLIS_LMDB_FLIPS", default: 300)
+        let flips = environmentInteger("TRELLIS_LMDB_FLIPS", default: 120)
         var typed = 0, same = 0, changed = 0
         for round in 0..<flips {
             let offset = random.below(bytes.count)

@@ -6,8 +6,6 @@ struct PageSerializer {
     var allocator: PageAllocator
     /// Pages to write, in the order they were made.
     private(set) var pages: [(page: UInt64, bytes: [UInt8])] = []
-    /// The reference (first page, checksum) of each page or overflow run written.
-    private(set) var references: [PageReference] = []
 
     init(txnID: UInt64, allocator: PageAllocator) {
         self.txnID = txnID
@@ -24,7 +22,6 @@ struct PageSerializer {
     private mutating func emit(_ page: UInt64, _ bytes: [UInt8]) -> PageReference {
         let checksum = bytes.withUnsafeBytes { Checksum.xxh64($0) }
         pages.append((page, bytes))
-        references.append(PageReference(page: page, checksum: checksum))
         return PageReference(page: page, checksum: checksum)
     }
 

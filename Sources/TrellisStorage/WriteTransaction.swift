@@ -231,9 +231,6 @@ public final class WriteTransaction: TreeReading {
         let checkpoint = reserved > max(Self.checkpointPages, Int(meta.pageCount) / 4)
         try environment.publish(meta, freeEntries: pending + newlyFreed + serializer.allocator.reusable,
                                 sync: environment.syncOnCommit || checkpoint || forceSync || newPageCount != nil)
-        // This process wrote these bytes and hashed them: the next transactions need not hash
-        // them again on their first read (the same trust as a page verified when first read).
-        for reference in serializer.references { environment.pager.markVerified(reference) }
         if newPageCount != nil, try environment.file.size() > meta.pageCount * UInt64(Layout.pageSize) {
             // The commit that no longer counts the pages past its mark is durable: cut them off.
             try environment.file.truncate(to: meta.pageCount * UInt64(Layout.pageSize))

@@ -5,16 +5,9 @@ struct FreeEntry: Equatable {
 }
 
 enum FreeList {
-    /// Reads the whole free list of a commit (the meta slot's entries, then the chain), checking
-    /// every page and the total count.
+    /// Reads the whole chain of a commit, checking every page and the total count.
     static func load(_ snapshot: Snapshot) throws -> [FreeEntry] {
         var entries: [FreeEntry] = []
-        for entry in snapshot.meta.inlineFree {
-            guard entry.page >= Layout.firstDataPage, entry.page < snapshot.meta.pageCount,
-                  entry.freedBy <= snapshot.meta.txnID
-            else { throw StorageError.corrupt(page: 1, "a free-list entry of the meta slot names page \(entry.page)") }
-            entries.append(entry)
-        }
         var next = snapshot.meta.freeList
         var visited = 0
         while let reference = next {

@@ -1,9 +1,7 @@
 /// The file header (page 0) and the two meta slots (pages 1 and 2): docs/STORAGE.md, 2.1-2.2.
 enum FileHeader {
     static let magic: UInt64 = 0x4552_4F54_534C_5254 // "TRLSTORE" read little-endian
-    /// 2: the meta slot keeps a short free list itself (docs/STORAGE.md, 2.2). Version 1 was
-    /// never released (no Trellis file was ever written in it).
-    static let version: UInt32 = 2
+    static let version: UInt32 = 1
 
     /// The header page of a new file.
     static func encode(into page: UnsafeMutableRawPointer) {
@@ -35,10 +33,7 @@ enum FileHeader {
 /// One commit as its meta slot records it.
 struct MetaSlot: Equatable {
     static let magic: UInt64 = 0x4154_454D_534C_5254 // "TRLSMETA"
-    /// Free-list entries a slot holds itself: a commit whose free list is this short writes no
-    /// free-list page (one page fewer to sync).
-    static let inlineCapacity = 128
-    static let inlineOffset = 88
+    static let checkedLength = 80
     /// More pages than any file can have: 2^40 (4 PiB); on 32-bit platforms (watchOS's arm64_32)
     /// as many as an `Int` byte offset reaches, so that no count of a damaged slot traps when it
     /// is converted to `Int`.
@@ -51,11 +46,6 @@ struct MetaSlot: Equatable {
     var freeList: PageReference?
     var freeListCount: UInt64
     var catalogDepth: UInt64
-    /// The free list when it is short (then `freeList` is nil); empty when the chain holds it.
-    var inlineFree: [FreeEntry] = []
-
-    /// The bytes the slot checksum covers; the checksum follows them.
-    var checkedLength: Int { Self.inlineOffset + 16 * inlineFree.count }
 
     /// Writes the slot into a zeroed page buffer.
     func encode(into page: UnsafeMutableRawPointer) {
@@ -70,21 +60,14 @@ struct MetaSlot: Equatable {
         page.storeLE(freeList?.checksum ?? 0, at: 56)
         page.storeLE(freeListCount, at: 64)
         page.storeLE(catalogDepth, at: 72)
-        page.storeLE(UInt64(inlineFree.count), at: 80)
-        for (index, entry) in inlineFree.enumerated() {
-            page.storeLE(entry.freedBy, at: Self.inlineOffset + index * 16)
-            page.storeLE(entry.page, at: Self.inlineOffset + index * 16 + 8)
-        }
-        let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: checkedLength))
-        page.storeLE(checksum, at: checkedLength)
+        let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: Self.checkedLength))
+        page.storeLE(checksum, at: Self.checkedLength)
     }
 
     /// The slot in `page`, or nil when it is not well-formed (never written, torn or damaged).
     static func decode(_ page: UnsafeRawPointer) -> MetaSlot? {
-        let inlineCount = page.loadLE(UInt64.self, at: 80)
-        guard page.loadLE(UInt64.self, at: 0) == magic, inlineCount <= UInt64(inlineCapacity) else { return nil }
-        let checkedLength = inlineOffset + 16 * Int(inlineCount)
-        guard page.loadLE(UInt64.self, at: checkedLength)
+        guard page.loadLE(UInt64.self, at: 0) == magic,
+              page.loadLE(UInt64.self, at: checkedLength)
                 == Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: checkedLength))
         else { return nil }
         let txnID = page.loadLE(UInt64.self, at: 8)
@@ -99,14 +82,10 @@ struct MetaSlot: Equatable {
             let number = page.loadLE(UInt64.self, at: offset)
             return number == 0 ? nil : PageReference(page: number, checksum: page.loadLE(UInt64.self, at: offset + 8))
         }
-        let inlineFree = (0..<Int(inlineCount)).map { index in
-            FreeEntry(freedBy: page.loadLE(UInt64.self, at: inlineOffset + index * 16),
-                      page: page.loadLE(UInt64.self, at: inlineOffset + index * 16 + 8))
-        }
         return MetaSlot(txnID: txnID, durableTxnID: page.loadLE(UInt64.self, at: 16), pageCount: pageCount,
                         catalog: reference(32), freeList: reference(48),
                         freeListCount: page.loadLE(UInt64.self, at: 64),
-                        catalogDepth: catalogDepth, inlineFree: inlineFree)
+                        catalogDepth: catalogDepth)
     }
 }
 

@@ -111,16 +111,11 @@ struct PageSerializer {
         return emit(page, bytes)
     }
 
-    /// Writes the free list: in the meta slot when it is short (no page), otherwise as a chain of
-    /// pages taken from the allocator itself. Returns the chain's head, the number of entries and
-    /// the entries for the meta slot. `entries` are the pages that stay free: the allocator's
-    /// unused reusable pages are added to them here.
-    mutating func freeList(keeping entries: [FreeEntry]) -> (head: PageReference?, count: UInt64, inline: [FreeEntry]) {
+    /// Writes the free list as a chain of pages taken from the allocator itself; returns the
+    /// head and the number of entries recorded. `entries` are the pages that stay free: the
+    /// allocator's unused reusable pages are added to them here.
+    mutating func freeList(keeping entries: [FreeEntry]) -> (head: PageReference?, count: UInt64) {
         let estimate = entries.count + allocator.reusable.count
-        if estimate <= MetaSlot.inlineCapacity {
-            let all = entries + allocator.reusable
-            return (nil, UInt64(all.count), all)
-        }
         let chainLength = (estimate + Layout.freeListCapacity - 1) / Layout.freeListCapacity
         var chain: [UInt64] = []
         for _ in 0..<chainLength { chain.append(allocator.allocate()) }
@@ -143,6 +138,6 @@ struct PageSerializer {
             }
             next = emit(page, bytes)
         }
-        return (next, UInt64(all.count), [])
+        return (next, UInt64(all.count))
     }
 }

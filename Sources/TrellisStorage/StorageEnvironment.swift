@@ -379,12 +379,12 @@ final class LatestSnapshot: @unchecked Sendable {
             snapshot.meta.encode(into: base)
         }
         encoded = bytes.withUnsafeBytes { raw in
-            (0..<(snapshot.meta.checkedLength + 8) / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
+            (0..<(MetaSlot.checkedLength + 8) / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
         }
     }
 
     /// Whether commit `txnID` is this snapshot's and its meta slot still holds exactly the bytes
-    /// it was decoded from (its checked bytes and checksum) (a slot rewritten since, even with a reused commit number, is not).
+    /// it was decoded from (a slot rewritten since, even with a reused commit number, is not).
     @inline(__always)
     func isCurrent(_ txnID: UInt64) -> Bool {
         guard snapshot.meta.txnID == txnID else { return false }

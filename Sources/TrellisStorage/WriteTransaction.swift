@@ -219,11 +219,11 @@ public final class WriteTransaction: TreeReading {
         let catalogRoot = catalog.root.map { serializer.flush($0) }
         let oldChain = try FreeList.chainPages(snapshot)
         let newlyFreed = (freed.pages + oldChain).map { FreeEntry(freedBy: txnID, page: $0) }
-        let (head, count, inlineFree) = serializer.freeList(keeping: pending + newlyFreed)
+        let (head, count) = serializer.freeList(keeping: pending + newlyFreed)
         let durable = try environment.readers.withLock { environment.readers.durableTxnID }
         let meta = MetaSlot(txnID: txnID, durableTxnID: durable, pageCount: serializer.allocator.pageCount,
                             catalog: catalogRoot, freeList: head, freeListCount: count,
-                            catalogDepth: UInt64(catalog.depth), inlineFree: inlineFree)
+                            catalogDepth: UInt64(catalog.depth))
         try writePages(serializer.pages, pageCount: meta.pageCount)
         // Relaxed mode: pages freed since the last sync stay reserved for the durable commit.
         // When they become many, this commit syncs (a checkpoint) so that they can be reused.

@@ -221,9 +221,7 @@ struct ChecksumFixer {
             if catalog != 0, let checksum = fixTree(catalog, level: 1, catalog: true) { store(checksum, base + 40) }
             let freeList = load(UInt64.self, base + 48)
             if freeList != 0, let checksum = fixFreeList(freeList) { store(checksum, base + 56) }
-            // The slot checksum covers the fields and the free-list entries kept in the slot.
-            let inline = load(UInt64.self, base + 80)
-            if inline <= 128 { store(hash(base, 88 + 16 * Int(inline)), base + 88 + 16 * Int(inline)) }
+            store(hash(base, 80), base + 80)
         }
     }
 

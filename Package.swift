@@ -1,5 +1,18 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
+
+/// The storage engine Trellis is built on (issue 37), chosen at build time:
+/// `TRELLIS_STORAGE_ENGINE=lmdb` (the default until the core suite passes on TrellisStorage):
+/// LMDB from the system (`CLMDB`), Sources/Trellis/Storage/LMDB;
+/// `TRELLIS_STORAGE_ENGINE=trellis`: TrellisStorage (Sources/TrellisStorage), no C library,
+/// Sources/Trellis/Storage/Engine. Build each in its own folder (`--scratch-path .build-ts`):
+/// switching in one folder rebuilds Trellis and everything above it.
+/// A build-time switch, not an open-time one: each build reads leaf pages in place for its own
+/// page format with no dispatch on the hot paths, and the TrellisStorage build links no LMDB.
+let storageEngine = ProcessInfo.processInfo.environment["TRELLIS_STORAGE_ENGINE"] ?? "lmdb"
+let onLMDB = storageEngine != "trellis"
+let engineDefines: [SwiftSetting] = onLMDB ? [.define("TRELLIS_LMDB")] : []
 
 let package = Package(
     name: "Trellis",
@@ -8,7 +21,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Trellis", targets: ["Trellis"]),
-        // The page store of our own (issue 35, docs/STORAGE.md); Trellis does not use it yet.
+        // The page store of our own (issue 35, docs/STORAGE.md); Trellis is built on it with
+        // TRELLIS_STORAGE_ENGINE=trellis (issue 37).
         .library(name: "TrellisStorage", targets: ["TrellisStorage"]),
         // Reads and converts files of earlier Trellis versions (LMDB format), without LMDB.
         .library(name: "TrellisLMDBFormat", targets: ["TrellisLMDBFormat"]),
@@ -49,11 +63,12 @@ let package = Package(
         .target(name: "CTrellisObservation", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
         .target(
             name: "Trellis",
-            dependencies: ["CLMDB", "CTrellisObservation"],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            dependencies: [onLMDB ? "CLMDB" : "TrellisStorage", "CTrellisObservation"],
+            swiftSettings: [.swiftLanguageMode(.v6)] + engineDefines
         ),
         // Issue 35: copy-on-write B+trees in a checksummed file, one sync per commit. Only
         // Foundation and the platform C library (Sources/TrellisStorage/Platform.swift).
+        // Trellis's engine when built with TRELLIS_STORAGE_ENGINE=trellis (issue 37).
         .target(
             name: "TrellisStorage",
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -144,10 +159,12 @@ let package = Package(
         ),
         .testTarget(
             name: "TrellisTests",
-            dependencies: ["Trellis", "TrellisProcessHelper", "TrellisLMDBFormat", "TrellisStorage"],
+            // CLMDB: the tests of the LMDB build's in-place page reads (TRELLIS_LMDB only).
+            dependencies: ["Trellis", "TrellisProcessHelper", "TrellisLMDBFormat", "TrellisStorage"]
+                + (onLMDB ? ["CLMDB"] : []),
             // Read from the source tree by path (inputs found by the fuzzers).
             exclude: ["Resources"],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6)] + engineDefines
         ),
         // Writer and reader processes for TrellisStorageTests' kill test.
         .executableTarget(

@@ -148,6 +148,28 @@ public final class Cursor {
         return try remember()
     }
 
+    /// Moves to the first key >= `key`, given as bytes the caller holds; false when there is none.
+    @discardableResult
+    public func seek(atLeast key: UnsafeRawBufferPointer) throws -> Bool {
+        try checkAlive()
+        try descend(.atLeast(key))
+        if !isPositioned && !stack.isEmpty { _ = try stepForward() }
+        return try remember()
+    }
+
+    /// Moves to `key` exactly, given as bytes the caller holds; false (and unpositioned) when it
+    /// is not in the tree.
+    @discardableResult
+    public func seek(exactly key: UnsafeRawBufferPointer) throws -> Bool {
+        guard try seek(atLeast: key) else { return false }
+        let equal = try withKeyUnchecked { tree.order.compare($0, key) == 0 }
+        if !equal {
+            stack.removeAll()
+            positionKey = nil
+        }
+        return equal
+    }
+
     /// Moves to `key` exactly; false (and unpositioned) when it is not in the tree.
     @discardableResult
     public func seek(exactly key: [UInt8]) throws -> Bool {

@@ -62,7 +62,14 @@ final class ReaderTable: @unchecked Sendable {
             }
             let count = existing > 0 && existing <= 1 << 16 ? existing : slots
             let length = Self.headerSize + count * Self.slotSize
-            if existing != count || size < UInt64(length) {
+            if existing != count {
+                // Written, not only sized: a file extended by truncate is a hole, and the first
+                // store into a hole through the map stops the process with SIGBUS when the disk
+                // is full. A write fails with ENOSPC instead (a typed `io` error).
+                let zeros = [UInt8](repeating: 0, count: length)
+                try zeros.withUnsafeBytes { try Platform.write(fd, $0, at: 0, path: path) }
+                try Platform.truncate(fd, to: UInt64(length), path: path)
+            } else if size < UInt64(length) {
                 try Platform.truncate(fd, to: UInt64(length), path: path)
             }
             let base = try Platform.mapReadWrite(fd, length: length, path: path)

@@ -81,6 +81,9 @@ public final class WriteTransaction: TreeReading {
         trees[name] = state
     }
 
+    /// The names of the trees this transaction has looked up, created or changed.
+    var createdOrChangedTreeNames: Set<String> { Set(trees.keys) }
+
     /// Facts about the tree `name`, or nil if there is none.
     public func info(_ name: String) throws -> TreeInfo? {
         try tree(name).map { TreeInfo(name: $0.name, order: $0.order, count: $0.count, depth: $0.depth) }

@@ -1,4 +1,6 @@
+#if TRELLIS_LMDB
 import CLMDB
+#endif
 import Foundation
 import Testing
 @testable import Trellis
@@ -216,7 +218,11 @@ final class BCPerson: Object {
         catalog.format = 3
         try FileState.writeCatalog(catalog, txn: txn, meta: meta)
         let counts = try #require(try txn.database(named: FileState.backlinkCountsName, create: false))
+        #if TRELLIS_LMDB
         #expect(mdb_drop(txn.handle, counts, 1) == 0)
+        #else
+        try txn.drop(counts)
+        #endif
         try txn.commit()
         return url
     }

@@ -1,3 +1,5 @@
+// LMDB's page format and handle rules: tests of the LMDB build only (TRELLIS_STORAGE_ENGINE=lmdb).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 import Testing
@@ -64,3 +66,4 @@ import Testing
         try createDatabases(0..<1500, in: environment)
     }
 }
+#endif

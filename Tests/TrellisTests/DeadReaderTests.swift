@@ -69,9 +69,11 @@ import Testing
                 results.mutate { $0.append("count \(realm.objects(ProcessDog.self).count)") }
                 opened.signal()
                 release.wait()
+                #if TRELLIS_LMDB
                 let slots = ReaderTable(realm.core.file.environment.handle).slots
                 let mine = slots.filter { $0.process == Int(getpid()) && $0.version != nil }.count
                 results.mutate { $0.append("live slots \(mine)") }
+                #endif
                 results.mutate { $0.append("count \(realm.objects(ProcessDog.self).count)") }
             } catch {
                 results.mutate { $0.append("error \(error)") }
@@ -88,7 +90,12 @@ import Testing
         #expect(try runHelper(["write-many", path, "5"]) == "wrote 5")
         release.signal()
         checked.wait()
+        #if TRELLIS_LMDB
         #expect(results.get() == ["count 3", "live slots 1", "count 3"])
+        #else
+        // TrellisStorage's reader table is the engine's own; the counts are what this checks.
+        #expect(results.get() == ["count 3", "count 3"])
+        #endif
     }
 
     @Test func aKilledReaderDoesNotMakeTheFileGrowWithEveryRewrite() throws {

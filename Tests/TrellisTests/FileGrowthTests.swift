@@ -1,3 +1,5 @@
+// LMDB's page format and handle rules: tests of the LMDB build only (TRELLIS_STORAGE_ENGINE=lmdb).
+#if TRELLIS_LMDB
 import Foundation
 import Testing
 import CLMDB
@@ -311,3 +313,4 @@ final class RewrittenItem: Object {
         #expect(worst <= 5, "a write waited for \(worst) commits of others")
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Files written by the LMDB build, converted: a test of the LMDB build only (TRELLIS_STORAGE_ENGINE=lmdb).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 import Testing
@@ -253,3 +255,4 @@ final class LCPart: Object {
         #expect(refused.stderr.split(separator: "\n").count == 1)
     }
 }
+#endif

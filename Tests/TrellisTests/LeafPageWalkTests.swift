@@ -1,3 +1,5 @@
+// LMDB's page format and handle rules: tests of the LMDB build only (TRELLIS_STORAGE_ENGINE=lmdb).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 import Testing
@@ -227,3 +229,4 @@ import Testing
         #expect(keys.first == 1 && keys.count > 20)
     }
 }
+#endif

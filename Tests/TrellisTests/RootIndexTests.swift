@@ -1,3 +1,5 @@
+// LMDB's page format and handle rules: tests of the LMDB build only (TRELLIS_STORAGE_ENGINE=lmdb).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 import Testing
@@ -165,3 +167,4 @@ import Testing
         #expect(read.get(rows, searchingIntegerKey: 4_999)?.load(as: UInt64.self) == 4_999 * 3)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// LMDB's page format and map: tests of the LMDB build only (TRELLIS_STORAGE_ENGINE=lmdb).
+#if TRELLIS_LMDB
 import Foundation
 import Testing
 @testable import Trellis
@@ -168,3 +170,4 @@ import Testing
         }
     }
 }
+#endif

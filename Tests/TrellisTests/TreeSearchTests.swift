@@ -1,3 +1,5 @@
+// LMDB's page format and handle rules: tests of the LMDB build only (TRELLIS_STORAGE_ENGINE=lmdb).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 import Testing
@@ -200,3 +202,4 @@ import Testing
         #expect(read.get(rows, searchingIntegerKey: 5_000).map(Array.init) == [UInt8(truncatingIfNeeded: 5_000)])
     }
 }
+#endif

@@ -302,6 +302,9 @@ enum RealmOpener {
             throw Realm.Error(.notATrellisFile, "'\(path)' is an empty file, not a Trellis database. Delete it to "
                 + "create a new database there.", fileURL: path)
         }
+        #if !TRELLIS_LMDB
+        if case .lmdbFormat = reading { try LegacyFileFormat.open(path: path, readOnly: configuration.readOnly) }
+        #endif
         if case .foreign = reading, mayBeBeingCreated(reading, size: size) {
             // Realm's answer (and code) for a file too short to hold a database's first pages.
             throw Realm.Error(.invalidDatabase, "Failed to open Realm file at path '\(path)': file is non-empty but "

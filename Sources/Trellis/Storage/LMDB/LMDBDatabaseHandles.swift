@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 import Synchronization
@@ -203,3 +205,4 @@ extension StorageError {
                         + "to the file's databases")
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 import CLMDB
 
@@ -562,3 +564,4 @@ extension Transaction {
         DatabaseHandles.databaseCount(in: txn)
     }
 }
+#endif

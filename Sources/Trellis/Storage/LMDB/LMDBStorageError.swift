@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 import CLMDB
 
@@ -61,3 +63,4 @@ struct StorageError: Error, CustomStringConvertible {
 func lmdbCheck(_ code: Int32, _ operation: @autoclosure () -> String) throws(StorageError) {
     if code != 0 { throw StorageError(code: code, operation: operation()) }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 import Synchronization
@@ -491,3 +493,4 @@ struct ReaderTable {
 
     var oldestSnapshot: Int? { snapshots.min() }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import CLMDB
 
 /// The cursors a write transaction writes through: one per database, opened once the
@@ -116,3 +118,4 @@ struct WriteCursors: @unchecked Sendable {  // see above: one thread at a time
         counts.pointee.open = 0
     }
 }
+#endif

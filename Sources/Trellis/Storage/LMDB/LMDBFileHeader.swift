@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 
 /// What the two LMDB meta pages at the start of a file say, read with plain file I/O before
@@ -117,3 +119,4 @@ struct FileHeader {
         }
     }
 }
+#endif

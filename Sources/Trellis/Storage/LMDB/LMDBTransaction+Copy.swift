@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 
@@ -53,3 +55,4 @@ extension Transaction {
         if code != MDB_NOTFOUND { try lmdbCheck(code, "reading '\(name)' to copy it") }
     }
 }
+#endif

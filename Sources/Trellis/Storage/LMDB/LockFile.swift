@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import CLMDB
 import Foundation
 
@@ -29,3 +31,4 @@ enum LockFile {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 
 /// Walks every page the newest commit of an LMDB file reaches, with plain reads and bounds
@@ -384,3 +386,4 @@ struct TreeVerifier {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 
 // Leaf pages kept by a read snapshot for the lookups that follow: a B-tree leaf holds every key
@@ -117,3 +119,4 @@ struct CachedBytesLeaf {
         return .some(value)
     }
 }
+#endif

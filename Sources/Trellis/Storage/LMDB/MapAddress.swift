@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import CLMDB
 
 /// Where LMDB mapped a database file in this process.
@@ -41,3 +43,4 @@ enum MapAddress {
         return pageStart - offset
     }
 }
+#endif

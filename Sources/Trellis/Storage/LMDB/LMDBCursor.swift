@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 import CLMDB
 
@@ -220,3 +222,4 @@ struct ShortKey {
         return common < length ? -1 : 0
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import CLMDB
 
 /// Reading a whole integer-keyed database (a class's rows) a leaf page at a time.
@@ -213,3 +215,4 @@ struct TreePage {
     }
 }
 
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 /// A root branch page's numbered keys (``TreeSearch/ordinal(of:integerKeys:)``) and children,
 /// read into one buffer, so that a snapshot that searches the same tree many times (primary-key
 /// lookups) finds the child covering a key by a binary search over numbers instead of over the
@@ -99,3 +101,4 @@ struct KnownRoot {
     /// Frees the index; done when the snapshot forgets the tree.
     func forget() { root.index?.deallocate() }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 /// The parts of LMDB 0.9's page format (64-bit) that Trellis reads itself: ``TreeVerifier``
 /// checks a file's pages before LMDB maps it; ``TreePage`` and ``TreeSearch`` read pages in place.
 enum PageFormat {
@@ -20,3 +22,4 @@ enum PageFormat {
     static let subDatabaseNode: UInt16 = 0x02
     static let duplicatesNode: UInt16 = 0x04
 }
+#endif

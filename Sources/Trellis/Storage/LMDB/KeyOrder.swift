@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 
 /// How an LMDB database orders its keys, so that a walk over its pages can check the order:
@@ -62,3 +64,4 @@ enum KeyOrder {
         return a.count &- b.count
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// The LMDB build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=lmdb, see Package.swift).
+#if TRELLIS_LMDB
 import Foundation
 
 /// A database's B-tree as one read snapshot holds it: its root page and depth, from the
@@ -212,3 +214,4 @@ extension TreePage {
         return guess
     }
 }
+#endif

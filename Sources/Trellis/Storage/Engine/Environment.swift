@@ -1,0 +1,235 @@
+// The TrellisStorage build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=trellis, see Package.swift).
+#if !TRELLIS_LMDB
+import Foundation
+import Synchronization
+import TrellisStorage
+
+/// One open TrellisStorage file, shared by every `Realm` of the process that opens the same path.
+///
+/// The file holds one tree per named database (docs/ARCHITECTURE.md); `<path>-lock` beside it
+/// holds the reader table of every process. Readers are not tied to threads, so a `Realm` may
+/// pin its snapshot for as long as it likes.
+final class Environment: Sendable {
+    /// The engine's environment. Safe to share: TrellisStorage's environment takes its own locks.
+    let store: StorageEnvironment
+    let path: String
+    let isReadOnly: Bool
+    /// The largest size the file may grow to (``Realm/Configuration/maximumFileSize``); the
+    /// engine grows its map by itself, so this is only reported.
+    let mapSizeLimit: Int
+    /// The names behind the database handles, and the gate of the write transactions.
+    let handles = DatabaseHandles()
+    /// A shared lock on the first byte of the lock file, held while the environment is open:
+    /// how ``ExclusiveFileUse`` tells that another process has the file open (as with LMDB).
+    private let openMarker: Int32
+    /// The sync-on-commit setting last given to the engine (nil: none yet).
+    private let syncOnCommit = Mutex<Bool?>(nil)
+
+    /// Reader slots of the lock file: one per live snapshot of every process (each `Realm`, each
+    /// frozen version). Slots of processes that died are cleared by the engine.
+    static let defaultMaximumReaders: UInt32 = 4096
+
+    /// Opens (creating if needed) the file at `path`. `initialMapSize` and `expectedDatabases`
+    /// are the LMDB build's sizing hints; TrellisStorage needs neither.
+    init(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
+         maximumReaders: UInt32 = Environment.defaultMaximumReaders, expectedDatabases: Int = 0) throws
+    {
+        if readOnly, !FileManager.default.fileExists(atPath: path) {
+            throw StorageError(code: ENOENT, operation: "opening '\(path)'")
+        }
+        // Files this open makes are removed again if it fails (a full disk): nothing half-made.
+        let fileExisted = FileManager.default.fileExists(atPath: path)
+        let lockExisted = FileManager.default.fileExists(atPath: path + "-lock")
+        let marker = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard marker >= 0 else { throw StorageError(code: errno, operation: "opening '\(path)-lock'") }
+        var lock = flock()
+        lock.l_type = Int16(F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 1
+        // Waits while another process holds it exclusively (it is replacing the file).
+        while fcntl(marker, F_SETLKW, &lock) != 0 && errno == EINTR {}
+        var options = StorageEnvironment.Options()
+        options.readerSlots = Int(maximumReaders)
+        do {
+            store = try StorageEnvironment(path: path, options: options)
+        } catch {
+            close(marker)
+            if !fileExisted { unlink(path) }
+            if !lockExisted { unlink(path + "-lock") }
+            throw StorageError.wrapping(error, operation: "opening '\(path)'")
+        }
+        openMarker = marker
+        self.path = path
+        self.isReadOnly = readOnly
+        self.mapSizeLimit = mapSizeLimit
+    }
+
+    deinit {
+        Self.willCloseHook.withLock { $0 }?(path)
+        store.close()
+        close(openMarker)
+        Self.forgetClosed(path: path, identity: ObjectIdentifier(self))
+    }
+
+    /// Frees reader slots of processes that died. TrellisStorage clears them itself whenever it
+    /// looks for the oldest reader or a free slot; nothing is left to do here.
+    @discardableResult
+    func clearDeadReaders() -> Int { 0 }
+
+    /// The version of the last commit (of any process).
+    var lastCommittedVersion: Int { (try? store.status()).map { Int($0.txnID) } ?? 0 }
+
+    /// How many versions the file keeps alive: from the oldest snapshot a live reader of any
+    /// process holds to the last commit (Realm's `maximumNumberOfActiveVersions` counts these).
+    func activeVersionCount() -> Int {
+        guard let status = try? store.status() else { return 1 }
+        let last = Int(status.txnID)
+        let oldest = status.oldestReader.map { Int($0) } ?? last
+        return max(1, last - min(oldest, last) + 1)
+    }
+
+    // MARK: - Transactions
+
+    func beginRead() throws -> Transaction {
+        try Transaction(environment: self, readOnly: true)
+    }
+
+    /// Begins the write transaction; `holdingGate`: the caller took the write gate for it.
+    func beginWrite(holdingGate: Bool = false) throws -> Transaction {
+        if isReadOnly {
+            if holdingGate { handles.gate.release() }
+            throw StorageError(code: EACCES, operation: "beginning a write transaction",
+                               detail: "'\(path)' was opened read-only")
+        }
+        return try Transaction(environment: self, readOnly: false, holdingGate: holdingGate)
+    }
+
+    /// The LMDB build grows its memory map between transactions; TrellisStorage maps the file as
+    /// it grows, so a write never needs to release the snapshot for that.
+    var wantsToGrow: Bool { false }
+
+    // MARK: - Sizes
+
+    /// Bytes the newest version's data occupies (its pages, without the free ones): what a
+    /// compacted copy would hold.
+    func dataBytes() throws -> Int {
+        do {
+            let report = try store.check()
+            return (report.pagesInUse + 3) * StorageLimits.pageSize
+        } catch {
+            throw StorageError.wrapping(error, operation: "measuring '\(path)'")
+        }
+    }
+
+    /// The size of the file now (the LMDB build's map size).
+    var mapSize: Int { Int((try? store.file.size()) ?? 0) }
+
+    /// The size of the file now.
+    var currentMapSize: Int { mapSize }
+
+    /// Bytes up to the last page the newest commit counts.
+    func usedBytes() -> Int {
+        guard let status = try? store.status() else { return mapSize }
+        return Int(status.pageCount) * StorageLimits.pageSize
+    }
+
+    /// Whether commits sync before returning (the default) or leave flushing to the OS. Every
+    /// open sets it, so it is written only when it changes.
+    func setSyncOnCommit(_ sync: Bool) {
+        syncOnCommit.withLock { current in
+            guard current != sync else { return }
+            store.syncOnCommit = sync
+            current = sync
+        }
+    }
+}
+
+// MARK: - Registry
+
+extension Environment {
+    private static let registry = Mutex<[String: WeakEnvironment]>([:])
+
+    /// An environment of the registry; its entry stays until the engine has closed it.
+    private final class WeakEnvironment: @unchecked Sendable {
+        // @unchecked Sendable: read and written only under the registry's lock.
+        weak var environment: Environment?
+        let identity: ObjectIdentifier
+
+        init(_ environment: Environment) {
+            self.environment = environment
+            self.identity = ObjectIdentifier(environment)
+        }
+    }
+
+    /// For tests: called with an environment's path as it begins to close.
+    static let willCloseHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Whether this process has an environment of a file: none, an open one, or one still closing.
+    enum Presence { case none, open, closing }
+
+    /// Whether this process has an environment of `path` (see ``Presence``).
+    static func presence(path: String) -> Presence {
+        registry.withLock { environments in
+            guard let entry = environments[path] else { return .none }
+            return entry.environment == nil ? .closing : .open
+        }
+    }
+
+    private static func forgetClosed(path: String, identity: ObjectIdentifier) {
+        registry.withLock { environments in
+            if environments[path]?.identity == identity { environments[path] = nil }
+        }
+    }
+
+    /// Returns the process's environment for `path`, opening it if needed.
+    ///
+    /// With `verifiesFile`, the first open in the process checks the whole file (every page's
+    /// checksum, key order, counts: `StorageEnvironment.check()`) and fails with a `corrupted`
+    /// error naming the damaged page. Without it, pages are still checked as they are first read.
+    /// A file whose previous environment is still closing waits for it: closing releases the
+    /// process's POSIX lock on the lock file (``ExclusiveFileUse``), which the new one holds too.
+    static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
+                       verifiesFile: Bool = true, expectedDatabases: Int = 0) throws -> Environment
+    {
+        while true {
+            // An environment that failed its check closes after the registry's lock is released
+            // (its deinit takes that lock).
+            var refused: Environment?
+            let result = openOrReuse(path: path, readOnly: readOnly, mapSizeLimit: mapSizeLimit,
+                                     verifiesFile: verifiesFile, refused: &refused)
+            refused = nil
+            if let result { return try result.get() }
+            usleep(50)
+        }
+    }
+
+    private static func openOrReuse(path: String, readOnly: Bool, mapSizeLimit: Int,
+                                    verifiesFile: Bool, refused: inout Environment?) -> Result<Environment, StorageError>?
+    {
+        registry.withLock { envs in
+            if let entry = envs[path] {
+                if let existing = entry.environment { return .success(existing) }
+                return nil
+            }
+            do {
+                let env = try Environment(path: path, readOnly: readOnly, initialMapSize: 0, mapSizeLimit: mapSizeLimit)
+                if verifiesFile {
+                    do {
+                        _ = try env.store.check()
+                    } catch {
+                        refused = env
+                        throw StorageError.wrapping(error, operation: "checking '\(path)'")
+                    }
+                }
+                envs[path] = WeakEnvironment(env)
+                return .success(env)
+            } catch let error as StorageError {
+                return .failure(error)
+            } catch {
+                return .failure(StorageError.wrapping(error, operation: "opening '\(path)'"))
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,431 @@
+// The TrellisStorage build of Trellis's storage layer (TRELLIS_STORAGE_ENGINE=trellis, see Package.swift).
+#if !TRELLIS_LMDB
+import Foundation
+import Synchronization
+import TrellisStorage
+
+/// A TrellisStorage transaction: a read snapshot, or the single write transaction of the file.
+///
+/// Values returned by ``get(_:key:)`` are lent in place: in a read snapshot they are the file's
+/// bytes in the memory map, valid until the transaction ends; in a write transaction they may be
+/// its own copy of a page, valid until the next change. Callers decode them at once and never
+/// keep the pointer (the LMDB build's rule too).
+final class Transaction {
+    let environment: Environment
+    let isReadOnly: Bool
+    private var reader: ReadTransaction?
+    private var writer: WriteTransaction?
+    private var isEnded = false
+    /// The engine's view of each tree this transaction used, by handle (nil: not looked up yet).
+    @exclusivity(unchecked) private var accesses: [TreeAccess?] = []
+    /// Handles whose tree this snapshot does not have.
+    @exclusivity(unchecked) private var absent: Set<DatabaseHandle> = []
+    /// Trees this write transaction created (published to the process when it commits).
+    private var createdHandles: Set<DatabaseHandle> = []
+    /// The first change refused for want of space. Kept for the LMDB build's contract: the
+    /// engine writes pages only at commit, where a full disk is thrown, so this stays nil.
+    private(set) var resourceFailure: StorageError?
+    /// The first damaged page a read met (the read returned nothing, as with LMDB).
+    private(set) var readFailure: StorageError?
+    /// Set when the snapshot is read from several threads at once (a frozen Realm): then trees
+    /// not looked up before are looked up under `sharedLock` and not cached.
+    private var isShared = false
+    private let sharedLock = NSLock()
+    /// Trees looked up under `sharedLock` once the snapshot is shared.
+    private var sharedAccesses: [DatabaseHandle: TreeAccess] = [:]
+    /// Whether this write transaction holds the environment's write gate.
+    private var holdsGate = false
+
+    /// Begins a read snapshot, or the write transaction (waiting for any other writer).
+    /// `holdingGate`: the caller already took the write gate for this write transaction, which
+    /// then owns it (releases it when it ends, or here if it cannot begin).
+    init(environment: Environment, readOnly: Bool, holdingGate: Bool = false) throws {
+        self.environment = environment
+        self.isReadOnly = readOnly
+        if readOnly {
+            do {
+                reader = try environment.store.beginRead()
+            } catch {
+                throw StorageError.wrapping(error, operation: "beginning a read transaction")
+            }
+        } else {
+            if !holdingGate { environment.handles.gate.acquire() }
+            holdsGate = true
+            do {
+                writer = try environment.store.beginWrite()
+            } catch {
+                releaseGate()
+                throw StorageError.wrapping(error, operation: "beginning a write transaction")
+            }
+        }
+    }
+
+    deinit { abort() }
+
+    private func releaseGate() {
+        if holdsGate {
+            holdsGate = false
+            environment.handles.gate.release()
+        }
+    }
+
+    var isActive: Bool { !isEnded }
+
+    private var reading: TreeReading? { reader ?? writer }
+
+    // MARK: - Ending
+
+    func commit() throws {
+        guard let writer, !isEnded else {
+            abort()
+            return
+        }
+        isEnded = true
+        forgetTrees()
+        defer { releaseGate() }
+        do {
+            try writer.commit()
+        } catch {
+            throw StorageError.wrapping(error, operation: "committing the write transaction")
+        }
+        for handle in createdHandles { environment.handles.noteExists(handle) }
+        self.writer = nil
+    }
+
+    /// Commits, or throws the resource failure that made the transaction unusable.
+    func commitUnlessFailed() throws {
+        if let resourceFailure { throw resourceFailure }
+        try commit()
+    }
+
+    func abort() {
+        if isEnded { return }
+        isEnded = true
+        forgetTrees()
+        writer?.abort()
+        writer = nil
+        reader?.end()
+        reader = nil
+        suspendedVersion = nil
+        releaseGate()
+    }
+
+    private func forgetTrees() {
+        accesses.removeAll(keepingCapacity: true)
+        absent.removeAll(keepingCapacity: true)
+    }
+
+    /// The version a suspended snapshot read before it let go (see ``suspend()``).
+    private var suspendedVersion: Int?
+
+    /// Whether the snapshot let go of its version (``suspend()``) and must be renewed first.
+    var isSuspended: Bool { suspendedVersion != nil }
+
+    /// Lets go of the snapshot's version, so that it pins nothing while its thread waits for the
+    /// write lock and writes; ``renew()`` takes the newest version again.
+    func suspend() {
+        precondition(isReadOnly, "Trellis internal error: only read transactions can be suspended.")
+        guard let reader, suspendedVersion == nil, !isEnded else { return }
+        forgetTrees()
+        suspendedVersion = Int(reader.txnID)
+        reader.end()
+        self.reader = nil
+    }
+
+    /// Moves a read transaction to the newest committed version.
+    func renew() throws {
+        precondition(isReadOnly, "Trellis internal error: only read transactions can be renewed.")
+        precondition(!isEnded, "Trellis internal error: transaction used after it ended.")
+        forgetTrees()
+        reader?.end()
+        reader = nil
+        suspendedVersion = nil
+        do {
+            reader = try environment.store.beginRead()
+        } catch {
+            isEnded = true
+            throw StorageError.wrapping(error, operation: "refreshing the read transaction")
+        }
+    }
+
+    /// The version (commit number) this transaction reads; a write transaction's is the one its
+    /// commit will have (one past the last commit, as with LMDB's transaction ids).
+    var version: Int {
+        if let suspendedVersion { return suspendedVersion }
+        if let reader { return Int(reader.txnID) }
+        if let writer { return Int(writer.txnID) }
+        preconditionFailure("Trellis internal error: transaction used after it ended.")
+    }
+
+    // MARK: - Trees
+
+    /// The engine's view of the tree of `dbi`, or nil when this snapshot does not have it.
+    @inline(__always)
+    private func access(_ dbi: DatabaseHandle) -> TreeAccess? {
+        let index = Int(dbi)
+        if !isShared, index < accesses.count, let access = accesses[index] { return access }
+        return lookUp(dbi)
+    }
+
+    private func lookUp(_ dbi: DatabaseHandle) -> TreeAccess? {
+        if isShared {
+            if Int(dbi) < accesses.count, let access = accesses[Int(dbi)] { return access }
+            return sharedLock.withLock {
+                if let access = sharedAccesses[dbi] { return access }
+                guard let access = resolve(dbi) else { return nil }
+                sharedAccesses[dbi] = access
+                return access
+            }
+        }
+        if absent.contains(dbi) { return nil }
+        guard let access = resolve(dbi) else {
+            absent.insert(dbi)
+            return nil
+        }
+        if Int(dbi) >= accesses.count {
+            accesses.append(contentsOf: repeatElement(nil, count: Int(dbi) + 1 - accesses.count))
+        }
+        accesses[Int(dbi)] = access
+        return access
+    }
+
+    private func resolve(_ dbi: DatabaseHandle) -> TreeAccess? {
+        guard !isEnded, let reading, let name = environment.handles.name(of: dbi) else { return nil }
+        do {
+            let access = try reading.access(name)
+            environment.handles.noteExists(dbi)
+            return access
+        } catch let error as TrellisStorage.StorageError {
+            if case .treeNotFound = error.code { return nil }
+            noteReadFailure(error, "looking up '\(name)'")
+            return nil
+        } catch {
+            return nil
+        }
+    }
+
+    private func noteReadFailure(_ error: any Error, _ operation: String) {
+        if readFailure == nil { readFailure = StorageError.wrapping(error, operation: operation) }
+    }
+
+    /// The handle of a named database, creating the tree in a write transaction when `create`
+    /// is set. Returns nil when it does not exist and may not be created. A database some
+    /// other transaction of this process saw exists (it may be newer than this snapshot, in
+    /// which case it reads as empty here), as in the LMDB build.
+    func database(named name: String, create: Bool, integerKeys: Bool = false, sortedDuplicates: Bool = false)
+        throws -> DatabaseHandle?
+    {
+        precondition(!sortedDuplicates, "Trellis internal error: TrellisStorage has no sorted duplicates (docs/STORAGE.md).")
+        let dbi = environment.handles.register(name)
+        if access(dbi) != nil { return dbi }
+        guard create, let writer else { return environment.handles.isKnownToExist(dbi) ? dbi : nil }
+        do {
+            try writer.createTree(name, order: integerKeys ? .integer : .bytes)
+        } catch {
+            throw StorageError.wrapping(error, operation: "creating the database '\(name)'")
+        }
+        absent.remove(dbi)
+        createdHandles.insert(dbi)
+        return dbi
+    }
+
+    /// The names of every named database in this snapshot.
+    func databaseNames() throws -> [String] {
+        do {
+            if let writer { return try writer.treeNames() }
+            if let reader { return try reader.treeNames() }
+        } catch {
+            throw StorageError.wrapping(error, operation: "listing the databases")
+        }
+        return []
+    }
+
+    /// The entry count the engine records for `name` in this snapshot.
+    func recordedEntryCount(ofDatabaseNamed name: String) -> Int? {
+        guard let reading, let info = try? (reader?.info(name) ?? writer?.info(name)) else { return nil }
+        _ = reading
+        return Int(info.count)
+    }
+
+    /// Whether any of `databases` was created by this transaction (and is not committed yet).
+    func hasOpened(anyOf databases: [DatabaseHandle]) -> Bool {
+        !createdHandles.isEmpty && databases.contains { createdHandles.contains($0) }
+    }
+
+    /// Number of trees in the file (used to tell an empty file from a foreign one).
+    func mainDatabaseEntryCount() -> Int { (try? databaseNames().count) ?? 0 }
+
+    /// Prepares a read transaction to be read from several threads at once (a frozen Realm):
+    /// every tree already known is looked up now; later ones under a lock.
+    func shareBetweenThreads() {
+        precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
+        for dbi in environment.handles.all { _ = access(dbi) }
+        isShared = true
+    }
+
+    /// Removes every entry of a database, keeping the database.
+    func empty(_ dbi: DatabaseHandle) throws {
+        guard let writer, access(dbi) != nil, let name = environment.handles.name(of: dbi) else { return }
+        do {
+            try writer.clearTree(name)
+        } catch {
+            throw StorageError.wrapping(error, operation: "emptying '\(name)'")
+        }
+    }
+
+    /// Deletes a database and its entries (tests: a file of an older format lacks one).
+    func drop(_ dbi: DatabaseHandle) throws {
+        guard let writer, let name = environment.handles.name(of: dbi) else { return }
+        do {
+            try writer.dropTree(name)
+        } catch {
+            throw StorageError.wrapping(error, operation: "dropping '\(name)'")
+        }
+        forgetTrees()
+    }
+
+    /// Number of entries (for a table: objects) in a database, in O(1).
+    func entryCount(_ dbi: DatabaseHandle) -> Int {
+        guard let access = access(dbi) else { return 0 }
+        return Int(access.entryCount)
+    }
+
+    // MARK: - Values
+
+    /// The value stored under `key`, in place, or nil.
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let access = access(dbi) else { return nil }
+        do {
+            return try access.withValue(forKey: key) { $0 }
+        } catch {
+            noteReadFailure(error, "reading a value")
+            return nil
+        }
+    }
+
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, integerKey: UInt64) -> UnsafeRawBufferPointer? {
+        var key = integerKey.littleEndian
+        return withUnsafeBytes(of: &key) { get(dbi, key: $0) }
+    }
+
+    /// The value under an integer key, for lookups near the one before (link hops, list
+    /// elements). The engine's own search starts from the tree it used last.
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, nearIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
+        get(dbi, integerKey: key)
+    }
+
+    /// The value under a byte key, for lookups near the one before (a collection's chunks).
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, nearKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        get(dbi, key: key)
+    }
+
+    /// The value under `key`, for lookups with no order to them (primary keys).
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, searchingKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        get(dbi, key: key)
+    }
+
+    @inline(__always)
+    func get(_ dbi: DatabaseHandle, searchingIntegerKey integerKey: UInt64) -> UnsafeRawBufferPointer? {
+        get(dbi, integerKey: integerKey)
+    }
+
+    private func writableTree(_ dbi: DatabaseHandle, _ operation: String) throws -> (WriteTransaction, String) {
+        guard let writer, let name = environment.handles.name(of: dbi) else {
+            throw StorageError(code: EACCES, operation: operation, detail: "not in a write transaction")
+        }
+        return (writer, name)
+    }
+
+    /// Writes `value` under `key`. With `noOverwrite`, an existing key is left alone and false
+    /// returned.
+    func put(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+             noOverwrite: Bool = false) throws -> Bool
+    {
+        let (writer, name) = try writableTree(dbi, "writing a value")
+        do {
+            try writer.put(name, key: Array(key), value: Array(value), mode: noOverwrite ? .noOverwrite : .upsert)
+            return true
+        } catch let error as TrellisStorage.StorageError where error.code == .keyExists {
+            return false
+        } catch {
+            throw StorageError.wrapping(error, operation: "writing a value to '\(name)'")
+        }
+    }
+
+    /// Writes `value` under an integer key. With `append`, the key is expected to be larger than
+    /// every key in the database (a new object's key): the engine then fills pages completely; a
+    /// key that is not larger falls back to a normal put.
+    func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
+        let (writer, name) = try writableTree(dbi, "writing a value")
+        let key = withUnsafeBytes(of: integerKey.littleEndian) { Array($0) }
+        let bytes = Array(value)
+        do {
+            if append {
+                do {
+                    try writer.put(name, key: key, value: bytes, mode: .append)
+                    return
+                } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
+            }
+            try writer.put(name, key: key, value: bytes, mode: .upsert)
+        } catch {
+            throw StorageError.wrapping(error, operation: "writing a value to '\(name)'")
+        }
+    }
+
+    /// Deletes `key`; returns false if it was absent.
+    @discardableResult
+    func delete(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer) throws -> Bool {
+        let (writer, name) = try writableTree(dbi, "deleting a value")
+        guard access(dbi) != nil else { return false }
+        do {
+            return try writer.delete(name, key: Array(key))
+        } catch {
+            throw StorageError.wrapping(error, operation: "deleting a value from '\(name)'")
+        }
+    }
+
+    @discardableResult
+    func delete(_ dbi: DatabaseHandle, integerKey: UInt64) throws -> Bool {
+        var key = integerKey.littleEndian
+        return try withUnsafeBytes(of: &key) { try delete(dbi, key: $0) }
+    }
+
+    // MARK: - Cursors
+
+    /// A cursor over `dbi`. Throws for a database this snapshot does not have.
+    func cursor(_ dbi: DatabaseHandle) throws -> Cursor {
+        guard let cursor = existingCursor(dbi) else {
+            throw StorageError(kind: .notFound, operation: "opening a cursor",
+                               detail: "no database '\(environment.handles.name(of: dbi) ?? "#\(dbi)")' in this snapshot")
+        }
+        return cursor
+    }
+
+    /// Calls `body` with a cursor over `dbi` (nil when this snapshot does not have the database).
+    /// `body` must not keep the cursor.
+    func withReusableCursor<R>(_ dbi: DatabaseHandle, _ body: (Cursor?) throws -> R) rethrows -> R {
+        try body(existingCursor(dbi))
+    }
+
+    /// A cursor over `dbi`, or nil when this snapshot does not have the database (it was
+    /// created later, so it is empty here).
+    func existingCursor(_ dbi: DatabaseHandle) -> Cursor? {
+        guard let access = access(dbi) else { return nil }
+        return Cursor(transaction: self, access: access, database: dbi)
+    }
+
+    /// Every tree of this snapshot with its key order and a way to walk it (copies, checks).
+    func treesForCopy() throws -> [(name: String, order: KeyOrder, cursor: Cursor)] {
+        try databaseNames().compactMap { name in
+            let dbi = environment.handles.register(name)
+            guard let access = access(dbi) else { return nil }
+            return (name, access.keyOrder, Cursor(transaction: self, access: access, database: dbi))
+        }
+    }
+}
+#endif

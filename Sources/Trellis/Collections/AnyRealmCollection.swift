@@ -10,7 +10,7 @@ import Foundation
 /// dogs = AnyRealmCollection(person.dogs)
 /// ```
 public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection {
-    fileprivate let base: _AnyRealmCollectionBase<Element>
+    let base: _AnyRealmCollectionBase<Element>
 
     /// Wraps `base`.
     public init<C: RealmCollection>(_ base: C) where C.Element == Element {
@@ -35,7 +35,8 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     public var realm: Realm? { base.realm }
     public var isInvalidated: Bool { base.isInvalidated }
     public var count: Int { base.count }
-    public var description: String { base.description }
+    /// `AnyRealmCollection<Dog> <0x…> (\n\t[0] Dog {…}\n)`, as Realm prints it.
+    public var description: String { realmDescription(depth: RealmDescription.maximumDepth) }
     public var first: Element? { base.count == 0 ? nil : base[0] }
     public var last: Element? { base.count == 0 ? nil : base[base.count - 1] }
     public func index(of object: Element) -> Int? { base.index(of: object) }

@@ -97,9 +97,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
         return elements.makeIterator()
     }
 
-    public var description: String {
-        "LinkingObjects<\(Element.className())> <\(count) objects>"
-    }
+    /// `LinkingObjects<Person> <0x…> (\n\t[0] Person {…}\n)`, as Realm prints it.
+    public var description: String { realmDescription(depth: RealmDescription.maximumDepth) }
 }
 
 /// What a managed `LinkingObjects` value reads: the target object, the origin property, and

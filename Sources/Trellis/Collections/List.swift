@@ -167,6 +167,14 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         }
     }
 
+    /// The elements in `bounds` (get), or replaces them with the elements of another slice,
+    /// which may be shorter or longer (set, inside a write when managed): Realm's
+    /// `list[1..<4] = other[0..<2]`, which `MutableCollection`'s own setter would refuse.
+    public subscript(bounds: Range<Int>) -> Slice<List> {
+        get { Slice(base: self, bounds: bounds) }
+        set { replaceSubrange(bounds, with: Array(newValue)) }
+    }
+
     /// The position of the first element equal to `object` (for objects: the same row), or nil.
     public func index(of object: Element) -> Int? {
         switch storage {
@@ -272,10 +280,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         }
     }
 
-    public var description: String {
-        let body = map { "\t\($0)" }.joined(separator: ",\n")
-        return "List<\(Element.self)> (\n\(body)\n)"
-    }
+    /// `List<Dog> <0x…> (\n\t[0] Dog {…},\n…\n)`, as Realm prints it.
+    public var description: String { realmDescription(depth: RealmDescription.maximumDepth) }
 
     /// The elements as a Swift array.
     var allElements: [Element] {

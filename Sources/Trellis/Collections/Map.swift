@@ -194,9 +194,8 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         }
     }
 
-    public var description: String {
-        "Map<\(Key.self), \(Value.self)> (\n\(entries.map { "\t[\($0.key)]: \($0.value)" }.joined(separator: ",\n"))\n)"
-    }
+    /// `Map<string, Dog> <0x…> (\n[key]: Dog {…}\n)`, as Realm prints it.
+    public var description: String { realmDescription(depth: RealmDescription.maximumDepth) }
 
     /// Realm's rules for dictionary keys.
     static func checkKey(_ key: String) {

@@ -101,9 +101,8 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         }
     }
 
-    public var description: String {
-        "MutableSet<\(Element.self)> (\n\(allElements.map { "\t\($0)" }.joined(separator: ",\n"))\n)"
-    }
+    /// `MutableSet<Dog> <0x…> (\n\t[0] Dog {…}\n)`, as Realm prints it.
+    public var description: String { realmDescription(depth: RealmDescription.maximumDepth) }
 
     // MARK: - Mutating
 

@@ -39,6 +39,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// Whether the elements are projections of the objects (decided once, not per element).
     let projectsObjects: Bool
     private let cache = ResultsKeyCache()
+    /// The object that identifies these results (printed as their address in `description`).
+    var cacheIdentity: AnyObject { cache }
     /// Only for results of values (``Results+Values``).
     let valueCache: ValueCache?
 
@@ -332,12 +334,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         return keys().firstIndex(of: managed.key)
     }
 
-    /// `Results<Dog> <3 objects>`, or for values `Results<Int> <3 values>`.
-    public var description: String {
-        if let dynamicClassName { return "Results<\(dynamicClassName)> <\(count) objects>" }
-        if let objectType { return "Results<\(objectType.className())> <\(count) objects>" }
-        return "Results<\(Element.self)> <\(count) values>"
-    }
+    /// `Results<Dog> <0x…> (\n\t[0] Dog {…},\n…\n)`, as Realm prints it (the first 100).
+    public var description: String { realmDescription(depth: RealmDescription.maximumDepth) }
 }
 
 extension Results: Equatable {

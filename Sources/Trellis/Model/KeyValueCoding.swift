@@ -5,9 +5,9 @@ import Foundation
 // "age")`, `dogs.value(forKey: "name")` (one value per element), `map.setValue(v, forKey: k)`.
 
 extension ObjectBase {
-    /// The value of the property named `key` (a collection property gives its collection).
-    /// An unknown name traps with Realm's message.
-    public func value(forKey key: String) -> Any? { self[key] }
+    /// The value of the property named `key` (a collection property gives its collection;
+    /// `"self"` gives the object). An unknown name traps with Realm's message.
+    public func value(forKey key: String) -> Any? { key == "self" ? self : self[key] }
 
     /// Follows a dotted key path through to-one links (`"dog.name"`); nil once a link is nil.
     /// Through a collection, gives one value per element (an array).
@@ -42,6 +42,8 @@ enum KeyValueCoding {
         case nil:
             return nil
         case let object as ObjectBase:
+            // "self" is the object itself, as for any NSObject in Realm's key-value coding.
+            if first == "self" { return value(of: object, path: rest) }
             return value(of: object[first], path: rest)
         case let collection as any _KeyValueCollection:
             return collection._elementsForKeyValueCoding.map { value(of: $0, path: path) as Any }

@@ -135,21 +135,11 @@ open class ObjectBase: CustomStringConvertible {
         return ClassInfo.unbound(for: type(of: self)).objectSchema
     }
 
-    /// A readable dump of the class name and property values.
+    /// The class name and every persisted property's value, as Realm prints them
+    /// (`Dog {\n\tname = Rex;\n\tage = 3;\n}`; links and collections nested five levels deep).
     open var description: String {
         if isInvalidated { return "[invalid object]" }
-        let info = _managed?.info ?? ClassInfo.unbound(for: type(of: self))
-        let body = info.storedFields.map { "\t\($0.name) = \(describeValue(self[$0.name]))" }
-        return "\(info.className) {\n\(body.joined(separator: "\n"))\n}"
-    }
-
-    private func describeValue(_ value: Any?) -> String {
-        switch value {
-        case nil: "nil"
-        case let string as String: "\"\(string)\""
-        case let object as ObjectBase: "\(type(of: object).className())(…)"
-        case let some?: "\(some)"
-        }
+        return RealmDescription.object(self, depth: RealmDescription.maximumDepth)
     }
 
     /// The value of the persisted property named `key` as its Swift type (an `Int8` as `Int8`),

@@ -81,11 +81,11 @@ enum ObjectInitializer {
         }
         switch value {
         case let dictionary as [String: Any]:
-            for (name, newValue) in dictionary {
-                guard let field = info.field(named: name), field.isStored else {
-                    throwRealmException("Invalid property name '\(name)' for class '\(info.className)'.")
-                }
-                set(field, newValue)
+            // Realm reads the dictionary by property (RLMInitializeWithValue): keys that name no
+            // persisted property are ignored.
+            for field in info.storedFields {
+                guard let entry = dictionary.index(forKey: field.name) else { continue }
+                set(field, dictionary[entry].value)
             }
         case let array as [Any]:
             if array.count > info.storedFields.count {

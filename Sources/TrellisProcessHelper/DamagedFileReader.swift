@@ -155,8 +155,11 @@ enum FlipFile {
                        items.filter("labels.@count > 2").count, items.filter("mixed['b']['c'] == 'deep'").count)
             digest.add(items.sum(ofProperty: "score") as Double, items.max(ofProperty: "when") as Date?,
                        items.min(ofProperty: "ratio") as Float?, items.average(ofProperty: "id") as Double?)
-            digest.add(items.sorted(byKeyPath: "score", ascending: false).prefix(5).map(\.id),
-                       items.sorted(byKeyPath: "name").prefix(5).map(\.id))
+            // Arrays, not lazy maps: a lazy map's text is its base's, the whole Results in
+            // Realm's description format (hundreds of KB, over the child's allocation limit).
+            let topScores: [Int] = items.sorted(byKeyPath: "score", ascending: false).prefix(5).map(\.id)
+            let firstNames: [Int] = items.sorted(byKeyPath: "name").prefix(5).map(\.id)
+            digest.add(topScores, firstNames)
             digest.add(realm.object(ofType: FlipItem.self, forPrimaryKey: 7)?.name,
                        items.filter("name == 'item 12 ééééé'").count)
             print("read \(count) objects digest \(digest.value)")

@@ -64,8 +64,27 @@ struct MetaSlot: Equatable {
         page.storeLE(checksum, at: Self.checkedLength)
     }
 
+    /// The bytes of a slot that `decode` reads: the checked fields and their checksum.
+    static let encodedLength = checkedLength + 8
+
     /// The slot in `page`, or nil when it is not well-formed (never written, torn or damaged).
+    ///
+    /// `page` may be the shared map, which a writer of another process can be rewriting while
+    /// this runs (a read transaction decodes the slot without the table lock, section 6): the
+    /// slot is first copied, and the checksum and every field are read from that one copy. Read
+    /// in place, the checksum could pass on the old bytes and a field then come from the new
+    /// ones (a commit's number with the next commit's catalog checksum: a sound file reported as
+    /// damaged, found by KillTests).
     static func decode(_ page: UnsafeRawPointer) -> MetaSlot? {
+        withUnsafeTemporaryAllocation(byteCount: encodedLength, alignment: 8) { copy in
+            guard let base = copy.baseAddress else { return nil }
+            base.copyMemory(from: page, byteCount: encodedLength)
+            return decodeStable(UnsafeRawPointer(base))
+        }
+    }
+
+    /// `decode` of bytes no one changes meanwhile.
+    private static func decodeStable(_ page: UnsafeRawPointer) -> MetaSlot? {
         guard page.loadLE(UInt64.self, at: 0) == magic,
               page.loadLE(UInt64.self, at: checkedLength)
                 == Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: checkedLength))

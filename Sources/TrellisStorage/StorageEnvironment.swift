@@ -273,7 +273,15 @@ public final class StorageEnvironment: @unchecked Sendable {
             let meta = try currentMeta()
             let snapshot = try Snapshot(meta: meta, pager: pager)
             let oldestNeeded: UInt64 = try readers.withLock {
-                min(readers.oldestReader() ?? UInt64.max, readers.durableTxnID)
+                // A writer killed after marking its commit durable and before publishing it
+                // (`publish`) left readers beginning on the commit before, whose pages that
+                // commit freed. Publish it now, before the scan: a reader then either shows in
+                // the scan or moves on to it (section 6). And never count past what readers can
+                // begin on.
+                let durable = readers.durableTxnID
+                if durable == meta.txnID && readers.currentTxnID < durable { readers.publishCurrent(durable) }
+                let current = readers.currentTxnID
+                return min(readers.oldestReader() ?? UInt64.max, durable, current == 0 ? UInt64.max : current)
             }
             let entries: [FreeEntry]
             if let cached = cachedFreeList, cached.txnID == meta.txnID {

@@ -19,6 +19,8 @@
 //   TrellisStorageProcessHelper hold-lmdb PATH     opens the LMDB file PATH with liblmdb (as Trellis
 //                                                  versions before TrellisStorage did), prints
 //                                                  "holding", and keeps it open until killed
+//
+// Every mode exits (status 9) within 50 ms of the test process's death (ParentWatch).
 import CLMDB
 import Foundation
 import TrellisLMDBFormat
@@ -31,6 +33,7 @@ func number(_ bytes: [UInt8]?) -> UInt64 {
 
 func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
 
+ParentWatch.start()
 let arguments = CommandLine.arguments
 if arguments.count == 4 && arguments[1] == "fuzz-replay" {
     do {

@@ -5,54 +5,43 @@ import Testing
 /// Real processes killed with SIGKILL: two writers (`TrellisStorageProcessHelper writer`) commit
 /// to one file while a reader process checks every snapshot; a random one is killed and
 /// restarted, again and again. Each commit adds 1 to a counter and appends the entry of that
-/// number, so a lost or partial commit shows as a counter and a log that disagree. At the end
-/// the file must pass `check()` with counter == entries == last key. `TRELLIS_STORAGE_KILLS`
-/// sets the number of kills (default 100).
+/// number, so a lost or partial commit shows as a counter and a log that disagree, and a page
+/// reused under a reader as a checksum error in the reader. At the end the file must pass
+/// `check()` with counter == entries == last key.
+///
+/// `TRELLIS_STORAGE_KILLS` sets the number of kills (default 100), `TRELLIS_STORAGE_KILL_SEED`
+/// the seed of the kill schedule (default 99). A helper that stops by itself (it found damage)
+/// fails the test at once, naming the round, the seed and what the helper reported; every helper
+/// is killed and reaped however the test ends.
 @Suite(.serialized) struct KillTests {
-    private static func helperURL() -> URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("TrellisStorageProcessHelper")
-    }
-
-    private static func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = helperURL()
-        process.arguments = arguments
-        process.standardError = FileHandle.standardError
-        try process.run()
-        return process
-    }
-
     @Test func killedWritersAndReadersNeverLeaveAPartialCommit() throws {
         let kills = environmentInteger("TRELLIS_STORAGE_KILLS", default: 100)
+        let seed = environmentInteger("TRELLIS_STORAGE_KILL_SEED", default: 99)
         let directory = temporaryDirectory("kill")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/data"
-        var random = SeededRandom(seed: 99)
-        var roles = ["writer", "writer", "reader"]
-        var processes: [Process] = []
-        for (index, role) in roles.enumerated() {
-            processes.append(try Self.start(role == "writer" ? [role, path, "\(index + 1)"] : [role, path]))
-        }
-        for kill in 0..<kills {
+        let helpers = HelperProcesses(directory: directory)
+        defer { helpers.stopAll() }
+        var random = SeededRandom(seed: UInt64(seed))
+        let roles = ["writer", "writer", "reader"]
+        func arguments(_ role: String, seed: Int) -> [String] { role == "writer" ? [role, path, "\(seed)"] : [role, path] }
+        var processes = try roles.enumerated().map { try helpers.start(arguments($1, seed: $0 + 1)) }
+        for round in 0..<kills {
             Thread.sleep(forTimeInterval: Double(20 + random.below(120)) / 1000)
             let victim = random.below(processes.count)
             for (index, process) in processes.enumerated() where !process.isRunning {
-                // A helper that exited by itself found a problem (3: partial commit seen).
-                Issue.record("\(roles[index]) exited with status \(process.terminationStatus) before kill \(kill)")
+                // A helper that stops by itself found a problem (3: a partial commit; 5: an error
+                // such as a checksum mismatch).
+                let problem = helpers.describeExit(of: process)
+                Issue.record("round \(round) of \(kills), seed \(seed): the \(roles[index]) helper \(problem) (file \(path))")
                 return
             }
-            Foundation.kill(processes[victim].processIdentifier, SIGKILL)
-            processes[victim].waitUntilExit()
-            let role = roles[victim]
-            processes[victim] = try Self.start(role == "writer" ? [role, path, "\(kill + 10)"] : [role, path])
+            helpers.kill(processes[victim])
+            processes[victim] = try helpers.start(arguments(roles[victim], seed: round + 10))
         }
-        for process in processes {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        roles.removeAll()
+        helpers.stopAll()
         let environment = try StorageEnvironment(path: path)
+        defer { environment.close() }
         _ = try environment.check()
         try environment.read { read in
             let counter = try read.get("counter", key: [0]).map { $0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } } ?? 0
@@ -60,12 +49,17 @@ import Testing
             var expected: UInt64 = 1
             var more = try cursor.first()
             while more {
-                #expect(try cursor.withKey { $0.loadUnaligned(as: UInt64.self) } == expected)
+                let key = try cursor.withKey { $0.loadUnaligned(as: UInt64.self) }
+                guard key == expected else {
+                    Issue.record("seed \(seed), after \(kills) kills: log entry \(key) where \(expected) was expected")
+                    return
+                }
                 expected += 1
                 more = try cursor.next()
             }
-            #expect(expected - 1 == counter)
-            print("KillTests: \(kills) kills, \(counter) commits")
+            #expect(expected - 1 == counter, "seed \(seed), after \(kills) kills: counter \(counter), \(expected - 1) log entries")
+            #expect(counter > 0, "seed \(seed): no commit in \(kills) rounds")
+            print("KillTests: \(kills) kills, seed \(seed), \(counter) commits")
         }
     }
 }

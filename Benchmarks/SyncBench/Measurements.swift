@@ -74,7 +74,13 @@ func measureDownload(_ client: BenchClient, expected: Int) async throws -> Doubl
 /// Commit -> notification: `rounds` times, `writer` commits one `BenchPing` and the time until
 /// `reader`'s notification block (on its queue) sees it is recorded. The first `warmUp` rounds
 /// are not counted. Milliseconds per round.
-func measureLatency(writer: BenchClient, reader: BenchClient, rounds: Int, warmUp: Int) async throws -> [Double] {
+///
+/// Rounds start at least `interval` apart: the server slows a connection that sends more than
+/// `--max-messages-per-second` (20) messages a second by holding its next message back, and a
+/// writer committing again as soon as the last commit arrived sends one upload each ~5 ms, so
+/// without a pace the figure would be that hold (~45 ms a round), not the latency.
+func measureLatency(writer: BenchClient, reader: BenchClient, rounds: Int, warmUp: Int,
+                    interval: Duration) async throws -> [Double] {
     let arrivals = Mutex<[Int: UInt64]>([:])
     let token = try reader.run { realm in
         realm.objects(BenchPing.self).observe { change in
@@ -88,7 +94,11 @@ func measureLatency(writer: BenchClient, reader: BenchClient, rounds: Int, warmU
     }
     defer { try? reader.run { _ in token.invalidate() } }
     var latencies = [Double]()
+    let clock = ContinuousClock()
+    var nextStart = clock.now
     for round in 0..<(warmUp + rounds) {
+        try await clock.sleep(until: nextStart)
+        nextStart = clock.now + interval
         try writer.run { realm in try realm.write { realm.add(BenchPing(value: ["round": round])) } }
         let committed = now()
         // The arrival time is taken in the notification block, so this poll's interval does

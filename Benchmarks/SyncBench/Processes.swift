@@ -87,6 +87,9 @@ final class ServerProcess {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// The server's log (its standard error) so far.
+    var serverLog: String { (try? String(contentsOfFile: folder.appendingPathComponent("err").path, encoding: .utf8)) ?? "" }
+
     func stop() {
         guard !stopped else { return }
         stopped = true

@@ -7,7 +7,7 @@ import TrellisSync
 // the PostgreSQL; docs/BENCHMARKS.md ("Sync") has the figures.
 //
 //   SyncBench --postgres URL [--server PATH] [--objects N] [--rounds R] [--repetitions K]
-//             [--batch B] [--json] [--smoke]
+//             [--batch B] [--round-interval MS] [--json] [--smoke]
 //
 // Each repetition: a new database and server; client A commits N objects offline (half dogs,
 // half people with a link, a list of links, an embedded object and a list of embedded objects)
@@ -24,18 +24,23 @@ struct Options {
     var warmUp = 10
     var repetitions = 1
     var batch = 1_000
+    /// Round trips start at least this far apart (10 commits a second: half the server's
+    /// per-connection message rate, so the rate limit never holds an upload back).
+    var roundInterval = 100
     var json = false
     var smoke = false
 
     static let usage = """
         usage: SyncBench --postgres URL [--server PATH] [--objects N] [--rounds R] [--repetitions K]
-                         [--batch B] [--json] [--smoke]
+                         [--batch B] [--round-interval MS] [--json] [--smoke]
           --postgres URL     a PostgreSQL this user may create databases on (Scripts/bench-sync.sh starts one)
           --server PATH      the trellis-sync executable (default: next to SyncBench)
           --objects N        objects uploaded and downloaded per repetition (default 10000)
           --rounds R         commit -> notification round trips (default 200, after 10 not counted)
           --repetitions K    upload/download repetitions, each on a new database and server (default 1)
           --batch B          objects per local write transaction (default 1000)
+          --round-interval MS  round trips start at least MS apart (default 100: 10 commits a second, under the
+                             server's 20 messages a second per connection, which it enforces by waiting)
           --json             one JSON object instead of the table
           --smoke            tiny sizes (200 objects, 20 rounds, 1 repetition): checks it runs
         """
@@ -60,6 +65,7 @@ struct Options {
             case "--rounds": options.rounds = try number(argument)
             case "--repetitions": options.repetitions = try number(argument)
             case "--batch": options.batch = try number(argument)
+            case "--round-interval": options.roundInterval = try number(argument)
             case "--json": options.json = true
             case "--smoke":
                 options.smoke = true
@@ -94,6 +100,7 @@ func run(_ options: Options) async throws {
     var uploads = [UploadResult]()
     var downloads = [Double]()
     var latencies = [Double]()
+    var slowed = false
     for repetition in 1...options.repetitions {
         let database = try makeDatabase(options.postgres, name: "syncbench_\(getpid())_\(repetition)")
         let server = try ServerProcess(executable: options.server, database: database, schema: schema)
@@ -120,15 +127,20 @@ func run(_ options: Options) async throws {
                                                         Double(upload.objects) / download))
 
         if repetition == options.repetitions {
-            latencies = try await measureLatency(writer: a, reader: b, rounds: options.rounds, warmUp: options.warmUp)
+            latencies = try await measureLatency(writer: a, reader: b, rounds: options.rounds, warmUp: options.warmUp,
+                                                 interval: .milliseconds(options.roundInterval))
+        }
+        if server.serverLog.contains("slowing a sync connection") {
+            slowed = true
+            log("run \(repetition): the server slowed a connection over its message rate: its waits are in the figures")
         }
         await a.close()
         await b.close()
     }
-    report(options, uploads: uploads, downloads: downloads, latencies: latencies)
+    report(options, uploads: uploads, downloads: downloads, latencies: latencies, slowed: slowed)
 }
 
-func report(_ options: Options, uploads: [UploadResult], downloads: [Double], latencies: [Double]) {
+func report(_ options: Options, uploads: [UploadResult], downloads: [Double], latencies: [Double], slowed: Bool) {
     let uploadRates = uploads.map { Double($0.objects) / $0.uploadSeconds }
     let downloadRates = downloads.map { Double(options.objects) / $0 }
     let median = { (values: [Double]) in percentile(values, 0.5) }
@@ -141,6 +153,7 @@ func report(_ options: Options, uploads: [UploadResult], downloads: [Double], la
                           "p99": percentile(latencies, 0.99), "min": latencies.min() ?? 0, "max": latencies.max() ?? 0],
             // Issue 39's keys (medians over the repetitions).
             "latencyP50Ms": median(latencies), "latencyP99Ms": percentile(latencies, 0.99),
+            "roundIntervalMs": options.roundInterval, "serverSlowedAConnection": slowed,
         ]
         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
             print(String(decoding: data, as: UTF8.self))
@@ -148,7 +161,8 @@ func report(_ options: Options, uploads: [UploadResult], downloads: [Double], la
         return
     }
     print("Trellis Sync on loopback: \(options.objects) objects (\(options.objects / 2) dogs, \(options.objects / 2) people) "
-        + "per repetition, \(options.repetitions) repetition(s), \(latencies.count) round trips")
+        + "per repetition, \(options.repetitions) repetition(s), \(latencies.count) round trips "
+        + "\(options.roundInterval) ms apart" + (slowed ? " (the server slowed a connection over its message rate)" : ""))
     print("| measure | median | runs |")
     print("|---|---:|---|")
     let f0 = { (value: Double) in String(format: "%.0f", value) }

@@ -29,10 +29,10 @@ extension PostgresStore {
         -> (version: Int64, refused: [RefusedChange])
     {
         for attempt in 1...Self.maxMergeAttempts {
-            if try await lastUploadId(of: clientId) >= upload.uploadId { return (try await latestVersion(), []) }
-            let plan = try await client.withConnection { connection in
-                try await merge(upload, permissions: permissions, on: connection)
+            let (plan, lastUploadId) = try await client.withConnection { connection in
+                try await merge(upload, clientId: clientId, permissions: permissions, on: connection)
             }
+            if lastUploadId >= upload.uploadId { return (try await latestVersion(), []) }
             try await faults.merged(upload.uploadId, logger: logger)
             let outcome: [RefusedChange]?
             do {
@@ -64,40 +64,67 @@ extension PostgresStore {
     /// deletes with nothing to delete, written last: the row writes, linear in the upload,
     /// run outside it, so one user's large upload holds up another's only while its history
     /// entries are recorded.
+    ///
+    /// Round trips to PostgreSQL (each one a wait for another process on a busy machine): BEGIN,
+    /// `trellis_begin_upload` (client id, object locks, the client's row, its new last upload),
+    /// one check per collection, one statement per kind of write, COMMIT.
     private func write(_ plan: [CollectionPlan], upload: SyncMessage.Upload, clientId: String) async throws
         -> [RefusedChange]?
     {
-        try await client.withTransaction(logger: logger) { connection -> [RefusedChange]? in
-            try await connection.query("SELECT set_config('trellis.client_id', \(clientId), true)", logger: logger)
-            let objects = plan.flatMap { collection in collection.versions.ids.map { collection.className + "/" + $0 } }
-            try await connection.query("""
-                SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(o, \(Self.objectLockSeed)) AS h
-                  FROM unnest(\(objects)::text[]) AS o ORDER BY h) AS locks
-                """, logger: logger)
-            var applied: Int64 = -1
-            for try await (last) in try await connection.query(
-                "SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId) FOR UPDATE",
-                logger: logger).decode(Int64.self)
-            { applied = last }
-            if applied >= upload.uploadId { return [] }
-            for collection in plan {
-                guard try await collection.isCurrent(on: connection, logger: logger) else { return nil }
+        do {
+            return try await client.withTransaction(logger: logger) { connection -> [RefusedChange] in
+                let objects = plan.flatMap { collection in collection.versions.ids.map { collection.className + "/" + $0 } }
+                var applied: Int64 = -1
+                for try await (last) in try await connection.query("""
+                    SELECT \(unescaped: Self.beginUploadFunction)(\(clientId), \(upload.uploadId), \(objects)::text[])
+                    """, logger: logger).decode(Int64.self)
+                { applied = last }
+                if applied >= upload.uploadId { return [] }
+                for collection in plan {
+                    // Rolls back the transaction, with the client's last upload it moved.
+                    guard try await collection.isCurrent(on: connection, logger: logger) else { throw ObjectsChanged() }
+                }
+                for collection in plan {
+                    for write in collection.writes { try await connection.query(write, logger: logger) }
+                }
+                let historyWrites = plan.flatMap(\.historyWrites)
+                if !historyWrites.isEmpty {
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.historyLock))", logger: logger)
+                    for write in historyWrites { try await connection.query(write, logger: logger) }
+                }
+                faults.uploadWritten(upload.uploadId, logger: logger)
+                return plan.flatMap(\.refused)
             }
-            for collection in plan {
-                for write in collection.writes { try await connection.query(write, logger: logger) }
-            }
-            try await connection.query("""
-                INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (\(clientId), \(upload.uploadId))
-                ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id
-                """, logger: logger)
-            let historyWrites = plan.flatMap(\.historyWrites)
-            if !historyWrites.isEmpty {
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.historyLock))", logger: logger)
-                for write in historyWrites { try await connection.query(write, logger: logger) }
-            }
-            faults.uploadWritten(upload.uploadId, logger: logger)
-            return plan.flatMap(\.refused)
+        } catch let error as PostgresTransactionError where error.closureError is ObjectsChanged && error.rollbackError == nil {
+            return nil
         }
+    }
+
+    /// The function that starts an upload's transaction in one round trip: it sets the client
+    /// id (the history trigger records it), takes the upload's object locks in a fixed order,
+    /// locks the client's row and returns its last applied upload (-1: none); when this upload
+    /// is newer, it records it as applied (the caller rolls back if it then writes nothing).
+    static let beginUploadFunction = "trellis_begin_upload"
+
+    static var beginUploadFunctionSQL: String {
+        """
+        CREATE OR REPLACE FUNCTION \(beginUploadFunction)(p_client text, p_upload bigint, p_objects text[])
+        RETURNS bigint LANGUAGE plpgsql AS $$
+        DECLARE
+          applied bigint;
+        BEGIN
+          PERFORM set_config('trellis.client_id', p_client, true);
+          PERFORM pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(o, \(objectLockSeed)) AS h
+            FROM unnest(p_objects) AS o ORDER BY h) AS locks;
+          SELECT last_upload_id INTO applied FROM trellis_clients WHERE client_id = p_client FOR UPDATE;
+          applied := coalesce(applied, -1);
+          IF applied < p_upload THEN
+            INSERT INTO trellis_clients (client_id, last_upload_id) VALUES (p_client, p_upload)
+            ON CONFLICT (client_id) DO UPDATE SET last_upload_id = EXCLUDED.last_upload_id;
+          END IF;
+          RETURN applied;
+        END $$
+        """
     }
 
     /// Whether PostgreSQL ended the transaction to break a deadlock (SQLSTATE 40P01).
@@ -109,17 +136,10 @@ extension PostgresStore {
         return false
     }
 
-    /// The id of the client's last applied upload (-1: none).
-    private func lastUploadId(of clientId: String) async throws -> Int64 {
-        let rows = try await client.query("SELECT last_upload_id FROM trellis_clients WHERE client_id = \(clientId)",
-                                          logger: logger)
-        for try await (last) in rows.decode(Int64.self) { return last }
-        return -1
-    }
-
-    /// The upload merged with what is stored, per collection in the order of its changes.
-    private func merge(_ upload: SyncMessage.Upload, permissions: SessionPermissions,
-                       on connection: PostgresConnection) async throws -> [CollectionPlan] {
+    /// The upload merged with what is stored, per collection in the order of its changes, and
+    /// the client's last applied upload (-1: none), read with the first collection's objects.
+    private func merge(_ upload: SyncMessage.Upload, clientId: String, permissions: SessionPermissions,
+                       on connection: PostgresConnection) async throws -> (plan: [CollectionPlan], lastUploadId: Int64) {
         var order = [String]()
         var changesByClass = [String: [SyncObjectChange]]()
         for change in upload.changes where schema.collections[change.className] != nil {
@@ -129,24 +149,28 @@ extension PostgresStore {
         var plans = [CollectionPlan]()
         // One budget of list-merge table cells for the whole upload: its merge is linear plus this.
         var matchBudget = DocumentMerge.maxMatchCellsPerUpload
+        var lastUploadId: Int64?
         for className in order {
             guard let shape = schema.collections[className], let changes = changesByClass[className] else { continue }
-            plans.append(try await merge(changes, className: className, shape: shape, permissions: permissions,
-                                         matchBudget: &matchBudget, on: connection))
+            let asked = lastUploadId == nil ? clientId : nil
+            let (plan, last) = try await merge(changes, className: className, shape: shape, permissions: permissions,
+                                               matchBudget: &matchBudget, lastUploadOf: asked, on: connection)
+            if asked != nil { lastUploadId = last }
+            plans.append(plan)
         }
-        return plans
+        return (plans, lastUploadId ?? -1)
     }
 
     /// One collection's changes of an upload, in order: read the objects they touch, merge in
     /// memory with the conflict rules, check each outcome against the permissions (a refused
     /// change leaves its object as it was); the statements that write the outcome, encoded, and
-    /// the versions of the rows they replace.
+    /// the versions of the rows they replace; and the last applied upload of `client` if asked.
     private func merge(_ changes: [SyncObjectChange], className: String, shape: SchemaShape,
-                       permissions: SessionPermissions, matchBudget: inout Int,
-                       on connection: PostgresConnection) async throws -> CollectionPlan
+                       permissions: SessionPermissions, matchBudget: inout Int, lastUploadOf client: String?,
+                       on connection: PostgresConnection) async throws -> (CollectionPlan, Int64)
     {
-        let (initial, versions) = try await currentStates(of: changes, className: className, shape: shape,
-                                                          on: connection)
+        let (initial, versions, lastUploadId) = try await currentStates(of: changes, className: className, shape: shape,
+                                                                        lastUploadOf: client, on: connection)
         var states = initial
         var order = [String]()
         var refused = [(change: SyncObjectChange, reason: String)]()
@@ -180,16 +204,17 @@ extension PostgresStore {
                                  document: stored.map { JSONValue.object($0.document) },
                                  timestamp: stored?.timestamps.values.max())
         }
-        return CollectionPlan(className: className, columnType: Self.columnType(shape), versions: versions,
-                              writes: writes, historyWrites: historyWrites, refused: refusedChanges)
+        return (CollectionPlan(className: className, columnType: Self.columnType(shape), versions: versions,
+                               writes: writes, historyWrites: historyWrites, refused: refusedChanges), lastUploadId)
     }
 
     /// The stored documents and tombstones of the objects `changes` touch, by `_id` text, and
     /// the versions of their rows (read without locks: ``CollectionPlan/isCurrent`` checks
-    /// under the history lock that they are still those).
+    /// under the objects' locks that they are still those); with `client`, its last applied
+    /// upload (-1: none). One statement, so one snapshot and one round trip.
     private func currentStates(of changes: [SyncObjectChange], className: String, shape: SchemaShape,
-                               on connection: PostgresConnection) async throws
-        -> (states: [String: ObjectState], versions: RowVersions)
+                               lastUploadOf client: String?, on connection: PostgresConnection) async throws
+        -> (states: [String: ObjectState], versions: RowVersions, lastUploadId: Int64)
     {
         var states = [String: ObjectState]()
         var versions = RowVersions()
@@ -201,29 +226,39 @@ extension PostgresStore {
             versions.keys.append(change.primaryKey.jsonText)
         }
         let table = Self.quoted(className), type = Self.columnType(shape)
-        for try await (id, doc, meta, xmin) in try await connection.query("""
-            SELECT _id::text, doc::text, _meta::text, xmin::text FROM \(unescaped: table)
+        var lastUploadId: Int64 = -1
+        // Rows ('r'), tombstones ('t') and the client's last upload ('c') in one result.
+        for try await (kind, key, first, second, xmin) in try await connection.query("""
+            SELECT 'r', _id::text, doc::text, _meta::text, xmin::text FROM \(unescaped: table)
             WHERE _id = ANY(\(versions.ids)::\(unescaped: type)[])
-            """, logger: logger).decode((String, String, String, String).self)
-        {
-            let timestamps = (try JSONValue(jsonText: meta).objectValue ?? [:]).compactMapValues(\.stringValue)
-            let stored = DocumentMerge.Stored(document: try JSONValue(jsonText: doc).objectValue ?? [:],
-                                              timestamps: timestamps)
-            states[id]?.stored = stored
-            states[id]?.existed = true
-            versions.rows[id] = xmin
-        }
-        for try await (key, deletedAt, xmin) in try await connection.query("""
-            SELECT pk::text, deleted_at, xmin::text FROM trellis_tombstones
+            UNION ALL
+            SELECT 't', pk::text, deleted_at, NULL, xmin::text FROM trellis_tombstones
             WHERE collection = \(className) AND pk = ANY(\(versions.keys)::jsonb[])
-            """, logger: logger).decode((String, String, String).self)
+            UNION ALL
+            SELECT 'c', last_upload_id::text, NULL, NULL, NULL FROM trellis_clients
+            WHERE client_id = \(client ?? "") AND \(client != nil)
+            """, logger: logger).decode((String, String, String?, String?, String?).self)
         {
-            let id = Self.idText(try JSONValue(jsonText: key))
-            states[id]?.tombstone = deletedAt
-            states[id]?.initialTombstone = deletedAt
-            versions.tombstones[id] = xmin
+            switch kind {
+            case "r":
+                guard let doc = first, let meta = second, let xmin else { continue }
+                let timestamps = (try JSONValue(jsonText: meta).objectValue ?? [:]).compactMapValues(\.stringValue)
+                let stored = DocumentMerge.Stored(document: try JSONValue(jsonText: doc).objectValue ?? [:],
+                                                  timestamps: timestamps)
+                states[key]?.stored = stored
+                states[key]?.existed = true
+                versions.rows[key] = xmin
+            case "t":
+                guard let deletedAt = first, let xmin else { continue }
+                let id = Self.idText(try JSONValue(jsonText: key))
+                states[id]?.tombstone = deletedAt
+                states[id]?.initialTombstone = deletedAt
+                versions.tombstones[id] = xmin
+            default:
+                lastUploadId = Int64(key) ?? -1
+            }
         }
-        return (states, versions)
+        return (states, versions, lastUploadId)
     }
 
     /// The statements that write the outcome of a collection's changes, one per kind of write,
@@ -309,19 +344,23 @@ struct CollectionPlan: Sendable {
     /// Reads one row per object: linear in the upload.
     func isCurrent(on connection: PostgresConnection, logger: Logging.Logger) async throws -> Bool {
         var rows = [String: String](), tombstones = [String: String]()
-        for try await (id, xmin) in try await connection.query("""
-            SELECT _id::text, xmin::text FROM \(unescaped: PostgresStore.quoted(className))
-            WHERE _id = ANY(\(versions.ids)::\(unescaped: columnType)[]) FOR UPDATE
-            """, logger: logger).decode((String, String).self)
-        { rows[id] = xmin }
-        for try await (key, xmin) in try await connection.query("""
-            SELECT pk::text, xmin::text FROM trellis_tombstones
-            WHERE collection = \(className) AND pk = ANY(\(versions.keys)::jsonb[]) FOR UPDATE
-            """, logger: logger).decode((String, String).self)
-        { tombstones[PostgresStore.idText(try JSONValue(jsonText: key))] = xmin }
+        // Rows, then tombstones, locked in one statement (one round trip).
+        for try await (kind, key, xmin) in try await connection.query("""
+            SELECT 'r', id, v FROM (SELECT _id::text AS id, xmin::text AS v FROM \(unescaped: PostgresStore.quoted(className))
+              WHERE _id = ANY(\(versions.ids)::\(unescaped: columnType)[]) FOR UPDATE) AS r
+            UNION ALL
+            SELECT 't', id, v FROM (SELECT pk::text AS id, xmin::text AS v FROM trellis_tombstones
+              WHERE collection = \(className) AND pk = ANY(\(versions.keys)::jsonb[]) FOR UPDATE) AS t
+            """, logger: logger).decode((String, String, String).self)
+        {
+            if kind == "r" { rows[key] = xmin } else { tombstones[PostgresStore.idText(try JSONValue(jsonText: key))] = xmin }
+        }
         return rows == versions.rows && tombstones == versions.tombstones
     }
 }
+
+/// The objects of an upload changed between its merge and its write (the transaction rolls back).
+struct ObjectsChanged: Error {}
 
 /// An upload whose objects other writers kept changing while it was merged.
 struct UploadContention: Error, CustomStringConvertible {

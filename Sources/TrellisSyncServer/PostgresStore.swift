@@ -64,6 +64,7 @@ struct PostgresStore: Sendable {
             try await connection.query("ALTER TABLE trellis_clients ADD COLUMN IF NOT EXISTS rule_inputs jsonb",
                                        logger: logger)
             for function in SQLWriteStamps.functions { try await connection.query(PostgresQuery(unsafeSQL: function), logger: logger) }
+            try await connection.query(PostgresQuery(unsafeSQL: Self.beginUploadFunctionSQL), logger: logger)
             try await connection.query("""
                 CREATE OR REPLACE FUNCTION trellis_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
                 DECLARE

@@ -32,6 +32,9 @@ struct ServerOptions: Sendable {
     /// `--max-bytes-per-second`, 4 MiB).
     var maxMessagesPerSecond = 20
     var maxBytesPerSecond = 4 << 20
+    /// How often the history is polled besides `LISTEN` (`--history-poll-interval MILLISECONDS`,
+    /// 1000): only a fallback for a notification lost with a broken connection.
+    var historyPollMilliseconds = 1_000
     /// Exit when this process is gone (tests: no server outlives its test run).
     var parentPid: Int32?
     /// Crash points for the recovery tests (`--kill-before-upload-commit N`,
@@ -45,7 +48,7 @@ struct ServerOptions: Sendable {
                             [--jwt-key KEY] [--token-lifetime SECONDS] [--refresh-token-lifetime SECONDS]
                             [--max-clock-skew SECONDS] [--max-message-bytes BYTES]
                             [--max-messages-per-second N] [--max-bytes-per-second BYTES]
-                            [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
+                            [--history-poll-interval MILLISECONDS] [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
                             [--pause-after-merge MILLISECONDS]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
@@ -71,6 +74,8 @@ struct ServerOptions: Sendable {
                           4194304 bytes a second, a second's worth at once; one largest message is always let
                           through). A client over it is slowed, not cut off: the server reads its next message
                           only when its budget allows, so a burst after being offline just takes longer.
+        --history-poll-interval  How often (milliseconds, 1000) the history is read besides PostgreSQL's
+                          notifications (LISTEN trellis_history), in case one is lost with a broken connection.
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         --pause-after-merge MILLISECONDS (tests): wait that long between an upload's merge and its writes.
@@ -126,6 +131,12 @@ struct ServerOptions: Sendable {
                         + "(default 4194304).")
                 }
                 options.maxBytesPerSecond = bytes
+            case "--history-poll-interval":
+                guard let milliseconds = Int(try value(argument)), milliseconds >= 10, milliseconds <= 86_400_000 else {
+                    throw OptionError("--history-poll-interval must be a number of milliseconds from 10 to 86400000 "
+                        + "(default 1000).")
+                }
+                options.historyPollMilliseconds = milliseconds
             case "--parent-pid": options.parentPid = Int32(try value(argument))
             case "--kill-before-upload-commit": options.faults.killBeforeCommitOfUpload = Int(try value(argument))
             case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))

@@ -61,7 +61,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     let store = PostgresStore(client: client, schema: schema, logger: logger, faults: options.faults)
     let tokens = TokenStore(client: client, logger: logger)
-    let watch = HistoryWatch()
+    let watch = HistoryWatch(pollInterval: .milliseconds(options.historyPollMilliseconds))
 
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }

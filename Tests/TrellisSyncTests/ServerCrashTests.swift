@@ -87,16 +87,20 @@ struct ServerCrashTests {
     }
 
     /// SIGKILL from outside in the middle of an upload. To be sure of the moment, another
-    /// session holds a SHARE lock on `trellis_clients`: the upload's transaction writes its rows,
-    /// then waits for that lock to record the client's last upload. The server is killed while
-    /// PostgreSQL shows it waiting there with its rows written, then the lock is let go.
+    /// session holds the history lock (the advisory lock the deferred history trigger takes when
+    /// a transaction commits): the upload's transaction writes its rows and the client's last
+    /// upload, then waits for that lock in its COMMIT. The server is killed while PostgreSQL
+    /// shows it waiting there with its rows written, then the lock is let go.
     @Test func serverKilledFromOutsideDuringAnUploadLosesNothingAndAppliesNothingTwice() async throws {
         var locker: pid_t = 0
         try await crashAndRecover(serverArguments: [], beforeResume: { database in
             locker = try spawnBackground("/usr/bin/env", ["psql", database, "-c",
-                "BEGIN; LOCK TABLE trellis_clients IN SHARE MODE; SELECT pg_sleep(120); COMMIT;"],
+                "SELECT pg_advisory_lock(7217001); SELECT pg_sleep(120);"],
                 stdout: "/dev/null", stderr: "/dev/null")
-            let held = "SELECT count(*) FROM pg_locks WHERE relation = 'trellis_clients'::regclass AND mode = 'ShareLock' AND granted"
+            let held = """
+                SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 7217001 AND granted
+                  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """
             var waited = 0
             while (try PostgresFixture.psql(database, held)) != "1", waited < 3_000 {
                 usleep(10_000)

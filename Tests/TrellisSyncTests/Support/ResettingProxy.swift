@@ -3,7 +3,8 @@ import Synchronization
 
 /// A TCP proxy on 127.0.0.1 in front of a server port that can break every connection it
 /// carries with a TCP reset on both sides, as a dropped network path or a NAT timeout does
-/// (a client and the server then see a read error, not an orderly close).
+/// (a client and the server then see a read error, not an orderly close). A tap, if given,
+/// sees what each connection's client sends (one tap per connection, on its thread).
 final class ResettingProxy: @unchecked Sendable {
     // @unchecked Sendable: the listening socket is set once; the connections are behind a Mutex.
     let port: Int
@@ -12,14 +13,16 @@ final class ResettingProxy: @unchecked Sendable {
     private let resets = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let live = Atomic<Int>(0)
+    private let makeTap: (@Sendable () -> any ProxyTap)?
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// The connections open through the proxy now.
     var openConnections: Int { live.load(ordering: .relaxed) }
 
-    init(targetPort: Int) throws {
+    init(targetPort: Int, tap makeTap: (@Sendable () -> any ProxyTap)? = nil) throws {
         self.targetPort = targetPort
+        self.makeTap = makeTap
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ToolError(description: "proxy: socket() failed, errno \(errno)") }
         var address = Self.loopback(port: 0)
@@ -88,6 +91,7 @@ final class ResettingProxy: @unchecked Sendable {
     /// then both sockets are closed with SO_LINGER 0, which sends a TCP reset.
     private func pump(_ a: Int32, _ b: Int32, generation: Int) {
         var open = [a: true, b: true]
+        let tap = makeTap?()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while open.values.contains(true) {
             if resets.load(ordering: .relaxed) != generation || stopped.load(ordering: .relaxed) {
@@ -109,6 +113,7 @@ final class ResettingProxy: @unchecked Sendable {
                     shutdown(to, Int32(SHUT_WR))
                     continue
                 }
+                if from == a { tap?.clientSent(buffer[0..<count]) }
                 var written = 0
                 while written < count {
                     let step = buffer[written..<count].withUnsafeBytes { write(to, $0.baseAddress, $0.count) }
@@ -120,4 +125,9 @@ final class ResettingProxy: @unchecked Sendable {
         close(a)
         close(b)
     }
+}
+
+/// Sees the bytes a client sends through a ``ResettingProxy`` connection, in order.
+protocol ProxyTap: AnyObject {
+    func clientSent(_ bytes: ArraySlice<UInt8>)
 }

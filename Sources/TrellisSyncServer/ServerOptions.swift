@@ -52,6 +52,7 @@ struct ServerOptions: Sendable {
                             [--pause-after-merge MILLISECONDS]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
+        GET /health and GET /metrics (Prometheus text) on the same port: docs/SYNC.md, "Operations".
         Example (docs/SYNC.md, "Running the server"):
           trellis schema export app.realm --app-services --out atlas/
           trellis-sync --postgres postgres://me@127.0.0.1/app --schema atlas/ --rules rules.json --auth anonymous

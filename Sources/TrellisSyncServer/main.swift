@@ -62,6 +62,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     let store = PostgresStore(client: client, schema: schema, logger: logger, faults: options.faults)
     let tokens = TokenStore(client: client, logger: logger)
     let watch = HistoryWatch(pollInterval: .milliseconds(options.historyPollMilliseconds))
+    let metrics = ServerMetrics()
 
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
@@ -85,7 +86,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
                                                 accessLifetime: options.tokenLifetime,
                                                 refreshLifetime: options.refreshTokenLifetime)
         let app = makeApplication(options, logger: logger, store: store, rules: rules, tokens: tokens,
-                                  authenticator: authenticator, watch: watch)
+                                  authenticator: authenticator, watch: watch, metrics: metrics)
         group.addTask { await watch.run(store: store) }
         group.addTask { try await app.runService() }
         if let parent = options.parentPid {
@@ -101,19 +102,23 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
 
 /// The HTTP and WebSocket routes: login, token refresh, and one sync session per WebSocket.
 func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: PostgresStore, rules: SyncRules,
-                     tokens: TokenStore, authenticator: Authenticator, watch: HistoryWatch) -> some ApplicationProtocol {
+                     tokens: TokenStore, authenticator: Authenticator, watch: HistoryWatch,
+                     metrics: ServerMetrics) -> some ApplicationProtocol {
     let router = Router(context: BasicWebSocketRequestContext.self)
     LoginRoutes.add(to: router, authenticator: authenticator, tokens: tokens, options: options,
                     metadataFields: rules.jwtMetadataFields)
+    OperationsRoutes.add(to: router, store: store, watch: watch, metrics: metrics)
     router.ws("/api/client/v2.0/app/:appId/realm-sync") { _, _ in
         .upgrade([:])
     } onUpgrade: { inbound, outbound, context in
         let id = UUID()
         let (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
         watch.add(id, continuation)
+        metrics.sessionOpened(id)
         let ending = SessionEnding()
         defer {
             watch.remove(id)
+            metrics.sessionEnded(id)
             // Logged however the session ends (also when a reset ends the connection without an
             // error reaching the read loop): tests and operators see that it is gone.
             let reason = ending.reason.withLock { $0 }
@@ -122,7 +127,9 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
         let pathAppId = context.requestContext.parameters.get("appId") ?? ""
         let handler = SyncSessionHandler(store: store, authenticator: authenticator, rules: rules, options: options,
                                          pathAppId: pathAppId, watch: watch, logger: context.logger) { message in
-            try await outbound.write(.text(SyncCoding.encode(message)))
+            let text = SyncCoding.encode(message)
+            metrics.sent(message, bytes: text.utf8.count, session: id)
+            try await outbound.write(.text(text))
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -138,6 +145,7 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
                     var slowed = false
                     for try await message in inbound.messages(maxSize: options.maxMessageBytes) {
                         guard case .text(let text) = message else { continue }
+                        metrics.received(bytes: text.utf8.count)
                         // Before the hello's token is checked, nothing large is read or decoded.
                         if isFirst, text.utf8.count > SyncSessionHandler.maxHelloBytes {
                             let message = "closing a sync connection whose first message has \(text.utf8.count) "
@@ -164,6 +172,7 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
                 } catch is CancellationError {
                 } catch {
                     ending.reason.withLock { $0 = "the connection failed: \(error)" }
+                    metrics.connectionFailed()
                     context.logger.notice("a sync connection failed: \(error)")
                 }
             }

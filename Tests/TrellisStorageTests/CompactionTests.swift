@@ -122,21 +122,17 @@ import Testing
         defer { environment.close() }
         try Self.fillThenDeleteMost(environment, seed: 4)
         let expected = try Self.contents(environment)
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("TrellisStorageProcessHelper")
-        reader.arguments = ["hold-reader", path]
+        let helpers = HelperProcesses(directory: directory)
+        defer { helpers.stopAll() }
         let output = Pipe()
-        reader.standardOutput = output
-        try reader.run()
+        let reader = try helpers.start(["hold-reader", path], output: output)
         let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
         #expect(line.hasPrefix("reading"))
         let size = try environment.file.size()
         #expect(throws: StorageError.self) { try environment.compact() }
         #expect(try environment.file.size() == size)
         // A killed reader's slot is cleared (its pid is gone): compaction then proceeds.
-        kill(reader.processIdentifier, SIGKILL)
-        reader.waitUntilExit()
+        helpers.kill(reader)
         let report = try environment.compact()
         #expect(report.bytesAfter < size / 2)
         _ = try environment.check()

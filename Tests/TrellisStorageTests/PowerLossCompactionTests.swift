@@ -23,61 +23,38 @@ import Testing
 
     static func workload(seed: UInt64, durable: Bool) throws -> (MemoryFile, [UInt64: Model], [UInt8]) {
         var random = SeededRandom(seed: seed)
-        let file = MemoryFile()
-        var options = StorageEnvironment.Options()
-        options.syncOnCommit = durable
-        let environment = try StorageEnvironment(file: file, options: options)
-        defer { environment.close() }
-        file.isDurable = durable
-        let base = file.contents
-        file.isRecording = true
-        var model: Model = [:]
-        var models: [UInt64: Model] = [1: [:]]
-        func commit(_ body: (WriteTransaction) throws -> Void) throws {
-            let write = try environment.beginWrite()
-            try body(write)
-            let txnID = write.txnID
-            file.note(.commitBegan(txnID))
-            try write.commit()
-            file.note(.commitAcknowledged(txnID))
-            models[txnID] = model
-        }
-        func compact() throws {
-            let first = try environment.read { $0.txnID } + 1
-            // Compaction makes its own commits: any of them may be the one a crash leaves.
-            for txnID in first..<(first + 200) { models[txnID] = model }
-            file.note(.commitBegan(first + 199))
-            _ = try environment.compact()
-            let last = try environment.read { $0.txnID }
-            #expect(last < first + 200)
-            file.note(.commitAcknowledged(last))
-        }
+        let workload = try RecordedWorkload(durable: durable)
         for round in 0..<2 {
             for _ in 0..<3 {
-                try commit { write in
+                try workload.commit { write in
                     for _ in 0..<100 {
                         let tree = "t\(random.below(3))"
-                        if model[tree] == nil {
+                        if workload.model[tree] == nil {
                             try write.createTree(tree)
-                            model[tree] = [:]
+                            workload.model[tree] = [:]
                         }
                         let key = Array("k\(round)-\(random.below(2000))".utf8)
                         let value = random.bytes(random.chance(8) ? 3000 + random.below(6000) : random.below(200))
                         try write.put(tree, key: key, value: value)
-                        model[tree]?[key] = value
+                        workload.model[tree]?[key] = value
                     }
                 }
             }
-            try commit { write in
-                for (tree, entries) in model {
-                    for key in entries.keys where random.chance(85) {
+            try workload.commit { write in
+                // In sorted order: a dictionary's order changes from run to run (seeded hashing),
+                // and with it which keys the seed deletes.
+                for tree in workload.model.keys.sorted() {
+                    let keys = (workload.model[tree] ?? [:]).keys.sorted { $0.lexicographicallyPrecedes($1) }
+                    for key in keys where random.chance(85) {
                         try write.delete(tree, key: key)
-                        model[tree]?[key] = nil
+                        workload.model[tree]?[key] = nil
                     }
                 }
             }
-            try compact()
+            // Compaction makes its own commits: any of them may be the one a crash leaves.
+            let (first, last) = try workload.commitsKeepingContents(limit: 200) { _ = try workload.environment.compact() }
+            #expect(last < first + 200)
         }
-        return (file, models, base)
+        return workload.finish()
     }
 }

@@ -10,7 +10,7 @@ import Testing
 /// and the last one begun, with exactly that commit's contents, pass `check()`, and accept a new
 /// commit. `TRELLIS_STORAGE_CRASH_VARIANTS` sets the images per boundary (default 6).
 @Suite(.serialized) struct PowerLossTests {
-    typealias Model = [String: [[UInt8]: [UInt8]]]
+    typealias Model = RecordedWorkload.Model
 
     @Test(arguments: [(UInt64(21), true), (22, true), (23, true), (24, false), (25, false)])
     func everyCrashPointOpensAtALegalCommit(seed: UInt64, durable: Bool) throws {
@@ -67,46 +67,33 @@ import Testing
     /// the file as it was when recording started (synced).
     static func workload(seed: UInt64, durable: Bool, commits: Int) throws -> (MemoryFile, [UInt64: Model], [UInt8]) {
         var random = SeededRandom(seed: seed)
-        let file = MemoryFile()
-        var options = StorageEnvironment.Options()
-        options.syncOnCommit = durable
-        let environment = try StorageEnvironment(file: file, options: options)
-        defer { environment.close() }
-        file.isDurable = durable
-        let base = file.contents
-        file.isRecording = true
-        var model: Model = [:]
-        var models: [UInt64: Model] = [1: [:]]
+        let workload = try RecordedWorkload(durable: durable)
         var held: ReadTransaction?
         for _ in 0..<commits {
-            let write = try environment.beginWrite()
-            for _ in 0..<(1 + random.below(25)) {
-                let tree = "t\(random.below(3))"
-                if model[tree] == nil {
-                    try write.createTree(tree)
-                    model[tree] = [:]
-                }
-                let key = Array("k\(random.below(200))".utf8)
-                if random.chance(30) {
-                    try write.delete(tree, key: key)
-                    model[tree]?[key] = nil
-                } else {
-                    let length = random.chance(10) ? 3000 + random.below(9000) : random.below(300)
-                    let value = random.bytes(length)
-                    try write.put(tree, key: key, value: value)
-                    model[tree]?[key] = value
+            try workload.commit { write in
+                for _ in 0..<(1 + random.below(25)) {
+                    let tree = "t\(random.below(3))"
+                    if workload.model[tree] == nil {
+                        try write.createTree(tree)
+                        workload.model[tree] = [:]
+                    }
+                    let key = Array("k\(random.below(200))".utf8)
+                    if random.chance(30) {
+                        try write.delete(tree, key: key)
+                        workload.model[tree]?[key] = nil
+                    } else {
+                        let length = random.chance(10) ? 3000 + random.below(9000) : random.below(300)
+                        let value = random.bytes(length)
+                        try write.put(tree, key: key, value: value)
+                        workload.model[tree]?[key] = value
+                    }
                 }
             }
-            let txnID = write.txnID
-            file.note(.commitBegan(txnID))
-            try write.commit()
-            file.note(.commitAcknowledged(txnID))
-            models[txnID] = model
-            if random.chance(20) { held = random.chance(50) ? try environment.beginRead() : nil }
-            if !durable && random.chance(15) { try environment.sync() }
+            if random.chance(20) { held = random.chance(50) ? try workload.environment.beginRead() : nil }
+            if !durable && random.chance(15) { try workload.environment.sync() }
         }
         held = nil
-        return (file, models, base)
+        return workload.finish()
     }
 
     /// Applies writes in full (a sync).

@@ -24,18 +24,6 @@ import Testing
         }
     }
 
-    private static func helper(_ arguments: [String], output: Pipe, input: Pipe) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("TrellisStorageProcessHelper")
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardInput = input
-        process.standardError = FileHandle.standardError
-        try process.run()
-        return process
-    }
-
     /// Reads one line the helper printed.
     private static func line(_ pipe: Pipe) -> String {
         var bytes: [UInt8] = []
@@ -74,11 +62,9 @@ import Testing
 
         // Given a reader of another process and one of this process, both on commit C
         let output = Pipe(), input = Pipe()
-        let reader = try Self.helper(["hold-snapshot", path, Self.tree], output: output, input: input)
-        defer {
-            kill(reader.processIdentifier, SIGKILL)
-            reader.waitUntilExit()
-        }
+        let helpers = HelperProcesses(directory: directory)
+        defer { helpers.stopAll() }
+        let reader = try helpers.start(["hold-snapshot", path, Self.tree], output: output, input: input)
         let first = Self.line(output).split(separator: " ")
         #expect(first.count == 3 && first[0] == "reading")
         #expect(environment.readers.slotsOfOtherProcesses == 1)
@@ -102,8 +88,7 @@ import Testing
         localReader.end()
 
         // When the other process dies holding its snapshot, its slot is cleared and reuse resumes.
-        kill(reader.processIdentifier, SIGKILL)
-        reader.waitUntilExit()
+        helpers.kill(reader)
         for round in 221...260 { try Self.rewriteAll(environment, round: round) }
         #expect(try environment.check().pageCount == pinned)
         #expect(environment.readers.slotsOfOtherProcesses == 0)

@@ -52,16 +52,26 @@ import TrellisStorage
         #expect(Self.findingNames.count >= 4)
     }
 
-    /// The harness's checksum fixer must keep a sound file sound (else the fuzzer would mostly
-    /// test the fixer's mistakes), and a sound file must survive the harness's commit, seal and
-    /// reopening (input flags 3).
-    @Test func aSoundFileReplaysAsSoundWithItsChecksumsRecomputed() throws {
-        let directory = temporaryDirectory("fuzz-sound")
+    /// Runs `body` with a file in a new temporary directory (removed afterwards) that `fill`
+    /// wrote and closed.
+    static func withFile(_ label: String, filledBy fill: (StorageEnvironment) throws -> Void,
+                         _ body: (_ directory: String, _ path: String) throws -> Void) throws {
+        let directory = temporaryDirectory(label)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/data"
         do {
             let environment = try StorageEnvironment(path: path)
             defer { environment.close() }
+            try fill(environment)
+        }
+        try body(directory, path)
+    }
+
+    /// The harness's checksum fixer must keep a sound file sound (else the fuzzer would mostly
+    /// test the fixer's mistakes), and a sound file must survive the harness's commit, seal and
+    /// reopening (input flags 3).
+    @Test func aSoundFileReplaysAsSoundWithItsChecksumsRecomputed() throws {
+        try Self.withFile("fuzz-sound", filledBy: { environment in
             try environment.write { write in
                 try write.createTree("a")
                 try write.createTree("numbers", order: .integer)
@@ -70,39 +80,36 @@ import TrellisStorage
                     try write.put("a", key: Array("k\(index)".utf8), value: Array(repeating: 1, count: index % 500 == 0 ? 9000 : 10))
                 }
             }
-            try environment.write { try $0.deleteRange("numbers", from: withUnsafeBytes(of: UInt64(100)) { Array($0) }, to: nil) }
-        }
-        let image = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
-        for flags: UInt8 in [0, 1, 3] {
-            let input = URL(fileURLWithPath: directory + "/input-\(flags)")
-            try Data([flags] + image).write(to: input)
-            #expect(try Self.replay(input) == "sound\n", "flags \(flags)")
+            _ = try environment.write { try $0.deleteRange("numbers", from: withUnsafeBytes(of: UInt64(100)) { Array($0) }, to: nil) }
+        }) { directory, path in
+            let image = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            for flags: UInt8 in [0, 1, 3] {
+                let input = URL(fileURLWithPath: directory + "/input-\(flags)")
+                try Data([flags] + image).write(to: input)
+                #expect(try Self.replay(input) == "sound\n", "flags \(flags)")
+            }
         }
     }
 
     /// The first finding: a commit counting more pages than the file holds was read through the
     /// map past the end of the file (SIGBUS). It is damage, reported on open.
     @Test func aFileCutShortIsACorruptFileErrorNotAFault() throws {
-        let directory = temporaryDirectory("cut-short")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/data"
-        do {
-            let environment = try StorageEnvironment(path: path)
-            defer { environment.close() }
+        try Self.withFile("cut-short", filledBy: { environment in
             try environment.write { write in
                 try write.createTree("a")
                 for index in 0..<3000 { try write.put("a", key: Array("key \(index)".utf8), value: Array(repeating: 3, count: 50)) }
             }
-        }
-        let handle = try #require(FileHandle(forWritingAtPath: path))
-        try handle.truncate(atOffset: 20 * 4096)
-        try handle.close()
-        #expect {
-            let environment = try StorageEnvironment(path: path)
-            _ = try environment.check()
-        } throws: { error in
-            guard let error = error as? StorageError, case .corruptFile = error.code else { return false }
-            return error.message.contains("cut short")
+        }) { _, path in
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.truncate(atOffset: 20 * 4096)
+            try handle.close()
+            #expect {
+                let environment = try StorageEnvironment(path: path)
+                _ = try environment.check()
+            } throws: { error in
+                guard let error = error as? StorageError, case .corruptFile = error.code else { return false }
+                return error.message.contains("cut short")
+            }
         }
     }
 }

@@ -15,17 +15,6 @@ struct ConvergenceModelTests {
         var isDefault: Bool
     }
 
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let scalars = ["title", "priority", "owner"]
     static let embeddedFields = ["city", "street"]
     static let mapKeys = ["k1", "k2", "k3"]
@@ -68,7 +57,7 @@ struct ConvergenceModelTests {
 
     @Test func twoClientsWithSkewedClocksConvergeToTheModelWhateverTheOrderOfArrival() {
         let rounds = Int(ProcessInfo.processInfo.environment["TRELLIS_CONVERGENCE_ROUNDS"] ?? "") ?? 1_500
-        var random = SplitMix64(state: 0x5EED_2026)
+        var random = SplitMix64(seed: 0x5EED_2026)
         var now = Date(timeIntervalSince1970: 1_800_000_000)
         var mismatches = 0
         for round in 0..<rounds {

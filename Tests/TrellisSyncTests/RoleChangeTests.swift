@@ -45,6 +45,20 @@ struct RoleChangeTests {
             """)
     }
 
+    private func insertProfile(_ database: String, user: String, role: String) throws {
+        let profile = ObjectId.generate().stringValue
+        try PostgresFixture.psql(database, """
+            INSERT INTO "SyncUserProfile" (_id, doc) VALUES ('\(profile)',
+              '{"_id": {"$oid": "\(profile)"}, "user_id": "\(user)", "role": "\(role)"}')
+            """)
+    }
+
+    /// `user`'s device (a Custom JWT login), subscribed to every task.
+    private func taskDevice(_ fixture: SyncFixture, user: String) async throws -> Device {
+        try await Device(server: fixture.server, credentials: .jwt(token: try await TestTokens.login(user)),
+                         types: Self.types, subscriptions: { $0.append(QuerySubscription<SyncTask>(name: "tasks")) })
+    }
+
     private func titles(_ device: Device) throws -> [String] {
         try device.run { realm in realm.objects(SyncTask.self).map(\.title).sorted() }
     }
@@ -52,15 +66,10 @@ struct RoleChangeTests {
     @Test func roleChangedByCustomDataMidSessionRemovesWhatTheNewRoleHidesAndSyncingGoesOn() async throws {
         let fixture = try fixture()
         let db = fixture.database
-        let profile = ObjectId.generate().stringValue
-        try PostgresFixture.psql(db, """
-            INSERT INTO "SyncUserProfile" (_id, doc) VALUES ('\(profile)',
-              '{"_id": {"$oid": "\(profile)"}, "user_id": "ana", "role": "manager"}')
-            """)
+        try insertProfile(db, user: "ana", role: "manager")
         try insertTask(db, owner: "ana", title: "ana 1")
         try insertTask(db, owner: "ben", title: "ben 1")
-        let ana = try await Device(server: fixture.server, credentials: .jwt(token: try await TestTokens.login("ana")),
-                                   types: Self.types, subscriptions: { $0.append(QuerySubscription<SyncTask>(name: "tasks")) })
+        let ana = try await taskDevice(fixture, user: "ana")
         let codes = Mutex<[Int]>([])
         ana.app.syncManager.errorHandler = { error, _ in
             if let code = (error as? SyncError)?.serverCode { codes.withLock { $0.append(code) } }
@@ -92,14 +101,9 @@ struct RoleChangeTests {
     @Test func roleChangedWhileTheDeviceWasAwayIsAppliedWhenItComesBack() async throws {
         let fixture = try fixture()
         let db = fixture.database
-        let profile = ObjectId.generate().stringValue
-        try PostgresFixture.psql(db, """
-            INSERT INTO "SyncUserProfile" (_id, doc) VALUES ('\(profile)',
-              '{"_id": {"$oid": "\(profile)"}, "user_id": "ana", "role": "manager"}')
-            """)
+        try insertProfile(db, user: "ana", role: "manager")
         try insertTask(db, owner: "ben", title: "ben 1")
-        let ana = try await Device(server: fixture.server, credentials: .jwt(token: try await TestTokens.login("ana")),
-                                   types: Self.types, subscriptions: { $0.append(QuerySubscription<SyncTask>(name: "tasks")) })
+        let ana = try await taskDevice(fixture, user: "ana")
         try await ana.sync()
         #expect(try titles(ana) == ["ben 1"])
         try ana.session.suspend()

@@ -1,3 +1,3 @@
 /// The 64-bit key of an object inside its class's table. Keys are allocated in increasing order
 /// and never reused, so a stale accessor can never see a different object.
-typealias ObjectKey = UInt64
+package typealias ObjectKey = UInt64

@@ -3,7 +3,7 @@ import Foundation
 /// The one tree both query front ends produce: the predicate-text parser (``QueryParser``) and
 /// the typed builder (``Query``). ``QueryBinder`` checks it against a class's schema and
 /// ``QueryEvaluator`` runs the bound form over rows.
-indirect enum QueryPredicate {
+package indirect enum QueryPredicate {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
     /// Every operand holds (two or more, flattened: a chain of thousands of `AND`s is one
@@ -32,16 +32,16 @@ extension QueryPredicate {
     }
 }
 
-struct QueryComparison {
-    var quantifier: QueryQuantifier
-    var lhs: QueryExpression
-    var op: QueryOperator
-    var options: QueryStringOptions
-    var rhs: QueryExpression
+package struct QueryComparison {
+    package var quantifier: QueryQuantifier
+    package var lhs: QueryExpression
+    package var op: QueryOperator
+    package var options: QueryStringOptions
+    package var rhs: QueryExpression
 }
 
 /// How a comparison treats a key path that crosses a collection.
-enum QueryQuantifier: String {
+package enum QueryQuantifier: String {
     /// No quantifier: the key path must give a single value.
     case single = ""
     case any = "ANY"
@@ -49,7 +49,7 @@ enum QueryQuantifier: String {
     case none = "NONE"
 }
 
-enum QueryOperator: String, CaseIterable {
+package enum QueryOperator: String, CaseIterable {
     case equal = "=="
     case notEqual = "!="
     case less = "<"
@@ -83,10 +83,11 @@ enum QueryOperator: String, CaseIterable {
 }
 
 /// `[c]`, `[d]`, `[cd]`.
-struct QueryStringOptions: OptionSet, Hashable {
-    let rawValue: Int
-    static let caseInsensitive = QueryStringOptions(rawValue: 1)
-    static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
+package struct QueryStringOptions: OptionSet, Hashable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
+    package static let caseInsensitive = QueryStringOptions(rawValue: 1)
+    package static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
 
     var suffix: String {
         switch (contains(.caseInsensitive), contains(.diacriticInsensitive)) {
@@ -98,7 +99,7 @@ struct QueryStringOptions: OptionSet, Hashable {
     }
 }
 
-indirect enum QueryExpression {
+package indirect enum QueryExpression {
     case keyPath(QueryKeyPath)
     /// A literal written in the text (`5`, `'Rex'`, `nil`, `oid(...)`).
     case constant(QueryValue)
@@ -111,9 +112,9 @@ indirect enum QueryExpression {
 }
 
 /// A dotted key path, optionally starting at a subquery variable (`$x.age`).
-struct QueryKeyPath {
-    var variable: String?
-    var components: [QueryKeyPathComponent]
+package struct QueryKeyPath {
+    package var variable: String?
+    package var components: [QueryKeyPathComponent]
 
     init(variable: String? = nil, _ components: [QueryKeyPathComponent]) {
         self.variable = variable
@@ -121,7 +122,7 @@ struct QueryKeyPath {
     }
 }
 
-enum QueryKeyPathComponent {
+package enum QueryKeyPathComponent {
     case property(String)
     /// `map['key']` (also `map[%@]`).
     case mapKey(QueryExpression)
@@ -135,7 +136,7 @@ enum QueryKeyPathComponent {
     case allElements
 }
 
-enum QueryCollectionOperation: String {
+package enum QueryCollectionOperation: String {
     case count = "@count"
     case size = "@size"
     case min = "@min"
@@ -149,7 +150,7 @@ enum QueryCollectionOperation: String {
 }
 
 /// A value in a query: a literal, an argument, or (during evaluation) a value read from a row.
-enum QueryValue {
+package enum QueryValue {
     case null
     case bool(Bool)
     case int(Int64)

@@ -3,7 +3,7 @@ import Foundation
 /// Renders a query tree as predicate text, in the form Realm renders typed queries
 /// (`(ANY dogs.age > %@)`): arguments as `%@`, literals as they would be written.
 extension QueryPredicate: CustomStringConvertible {
-    var description: String {
+    package var description: String {
         switch self {
         case .constant(let value): value ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .and(let operands): Self.render(operands, "&&")
@@ -33,7 +33,7 @@ extension QueryComparison {
 }
 
 extension QueryExpression: CustomStringConvertible {
-    var description: String {
+    package var description: String {
         switch self {
         case .keyPath(let path): path.description
         case .constant(let value): value.literal
@@ -46,7 +46,7 @@ extension QueryExpression: CustomStringConvertible {
 }
 
 extension QueryKeyPath: CustomStringConvertible {
-    var description: String {
+    package var description: String {
         var text = variable.map { "$" + $0 } ?? ""
         for component in components {
             switch component {

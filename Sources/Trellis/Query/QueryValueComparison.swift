@@ -3,7 +3,7 @@ import Foundation
 /// How two query values compare, with Realm's rules: numbers compare across widths and
 /// kinds, nil equals only nil and orders with nothing, strings honour `[c]` and `[d]`,
 /// objects compare by identity.
-enum QueryValueComparison {
+package enum QueryValueComparison {
     static func matches(_ lhs: QueryValue, _ op: QueryOperator, _ rhs: QueryValue,
                         _ options: QueryStringOptions) -> Bool
     {
@@ -70,7 +70,7 @@ enum QueryValueComparison {
 
     private static func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
 
-    static func fold(_ text: String, _ options: QueryStringOptions) -> String {
+    package static func fold(_ text: String, _ options: QueryStringOptions) -> String {
         var folding = String.CompareOptions()
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
@@ -128,7 +128,7 @@ enum QueryValueComparison {
 }
 
 extension QueryValue: Hashable {
-    static func == (lhs: QueryValue, rhs: QueryValue) -> Bool {
+    package static func == (lhs: QueryValue, rhs: QueryValue) -> Bool {
         switch (lhs, rhs) {
         case (.list(let a), .list(let b)): a == b
         case (.object(let a), .object(let b)): a === b
@@ -136,7 +136,7 @@ extension QueryValue: Hashable {
         }
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let b): hasher.combine(b)

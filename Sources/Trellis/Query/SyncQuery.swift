@@ -5,7 +5,8 @@ import Foundation
 /// predicate over an object's canonical Extended JSON document (what the server runs).
 package struct SyncQuery: @unchecked Sendable {
     // @unchecked Sendable: the tree holds only value cases once arguments are literals.
-    let predicate: QueryPredicate
+    /// The parsed predicate (read by the server's SQL translation, TrellisSyncServer).
+    package let predicate: QueryPredicate
 
     /// The predicate text, arguments inlined (`(owner == "me")`).
     package let text: String

@@ -1,9 +1,10 @@
 import Foundation
+import Trellis
 
 /// A value bound to a placeholder (`$1`, `$2`, …) of a condition made by
 /// ``SyncQuery/sqlCondition(document:parameters:)``: literals and property names travel as
 /// parameters, never inside the SQL text.
-package enum SyncSQLParameter: Sendable, Equatable {
+enum SyncSQLParameter: Sendable, Equatable {
     case text(String)
     case int(Int64)
     case double(Double)
@@ -28,7 +29,7 @@ extension SyncQuery {
     ///   - column: the SQL expression of the document (`doc`); trusted text.
     ///   - parameters: the values bound so far; the condition's are appended and its
     ///     placeholders numbered after them.
-    package func sqlCondition(document column: String, parameters: inout [SyncSQLParameter]) -> String {
+    func sqlCondition(document column: String, parameters: inout [SyncSQLParameter]) -> String {
         var translator = SyncSQLTranslator(column: column, parameters: parameters)
         let condition = translator.condition(predicate)
         parameters = translator.parameters
@@ -37,7 +38,7 @@ extension SyncQuery {
 
     /// Whether ``sqlCondition(document:parameters:)`` translates every comparison of the
     /// query (it still leaves to Swift the documents whose values have shapes it does not read).
-    package var isTranslatedToSQL: Bool {
+    var isTranslatedToSQL: Bool {
         var translator = SyncSQLTranslator(column: "doc", parameters: [])
         _ = translator.condition(predicate)
         return translator.translatedEverything
@@ -45,7 +46,8 @@ extension SyncQuery {
 }
 
 /// Builds the SQL of ``SyncQuery/sqlCondition(document:parameters:)``, mirroring
-/// ``SyncQuery``'s evaluator and ``QueryValueComparison`` case by case.
+/// ``SyncQuery``'s evaluator and ``QueryValueComparison`` case by case. Server code: it reads
+/// the core's query tree (`package` level), and the core library holds none of it.
 struct SyncSQLTranslator {
     let column: String
     var parameters: [SyncSQLParameter]

@@ -1,4 +1,5 @@
 import Foundation
+import Trellis
 
 /// The kinds of stored value the SQL of a subscription reads, as the evaluator classifies a
 /// document's value (``SyncQuery/queryValue(_:)``).

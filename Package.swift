@@ -139,7 +139,9 @@ let package = Package(
         // package's build of the server stack instead of building it a second time.
         .executableTarget(
             name: "SyncBench",
-            dependencies: ["Trellis", "TrellisSync"],
+            // TrellisSyncProtocol and WSClient: the load test's raw protocol sessions (`--load`).
+            dependencies: ["Trellis", "TrellisSync", "TrellisSyncProtocol",
+                           .product(name: "WSClient", package: "swift-websocket")],
             path: "Benchmarks/SyncBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

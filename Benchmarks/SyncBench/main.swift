@@ -29,6 +29,8 @@ struct Options {
     var roundInterval = 100
     var json = false
     var smoke = false
+    /// `--load`: the load test instead (LoadTest.swift).
+    var load: LoadOptions?
 
     static let usage = """
         usage: SyncBench --postgres URL [--server PATH] [--objects N] [--rounds R] [--repetitions K]
@@ -43,6 +45,11 @@ struct Options {
                              server's 20 messages a second per connection, which it enforces by waiting)
           --json             one JSON object instead of the table
           --smoke            tiny sizes (200 objects, 20 rounds, 1 repetition): checks it runs
+        SyncBench --load --postgres URL [--clients N] [--writers W] [--rate R] [--seconds S] [--json]
+          N sessions (default 1000, at most 5000), each its own anonymous user subscribed to one of 20
+          groups of pings; W of them (default 50) upload a ping to a random group R times a second (1)
+          for S seconds (20, at most 300). Reports upload -> download latency at the receiving
+          sessions, pings and deliveries a second, and the server's memory idle and under load.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -67,6 +74,19 @@ struct Options {
             case "--batch": options.batch = try number(argument)
             case "--round-interval": options.roundInterval = try number(argument)
             case "--json": options.json = true
+            case "--load": options.load = options.load ?? LoadOptions()
+            case "--clients":
+                options.load = options.load ?? LoadOptions()
+                options.load?.clients = min(try number(argument), LoadOptions.maxClients)
+            case "--writers":
+                options.load = options.load ?? LoadOptions()
+                options.load?.writers = try number(argument)
+            case "--rate":
+                options.load = options.load ?? LoadOptions()
+                options.load?.perSecond = Double(try number(argument))
+            case "--seconds":
+                options.load = options.load ?? LoadOptions()
+                options.load?.seconds = min(try number(argument), LoadOptions.maxSeconds)
             case "--smoke":
                 options.smoke = true
                 options.objects = 200
@@ -140,6 +160,48 @@ func run(_ options: Options) async throws {
     report(options, uploads: uploads, downloads: downloads, latencies: latencies, slowed: slowed)
 }
 
+func runLoadTest(_ options: Options, _ load: LoadOptions) async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("syncload-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let schema = folder.appendingPathComponent("schema.json")
+    try writeSchema(to: schema)
+    let database = try makeDatabase(options.postgres, name: "syncload_\(getpid())")
+    var load = load
+    load.writers = min(load.writers, load.clients)
+    let result = try await runLoad(load, executable: options.server, database: database, schema: schema)
+    let idleKbPerClient = (result.rssIdleMb - result.rssStartMb) * 1024 / Double(result.clients)
+    let pingsPerSecond = Double(result.pings) / Double(result.seconds)
+    let deliveriesPerSecond = Double(result.deliveries) / Double(result.seconds)
+    for failure in result.failures.prefix(5) { log("failure: \(failure)") }
+    if options.json {
+        var object: [String: Any] = [
+            "clients": result.clients, "writers": result.writers, "seconds": result.seconds,
+            "latencyP50Ms": percentile(result.latencies, 0.5), "latencyP99Ms": percentile(result.latencies, 0.99),
+            "pingsPerSecond": pingsPerSecond, "deliveriesPerSecond": deliveriesPerSecond,
+            "serverRssMbStart": result.rssStartMb, "serverRssMbIdle": result.rssIdleMb, "serverRssMbLoad": result.rssLoadMb,
+            "idleKbPerClient": idleKbPerClient, "connectSeconds": result.connectSeconds, "failedSessions": result.failures.count,
+        ]
+        if result.clients == 1_000 { object["serverRssMbAt1000Clients"] = result.rssIdleMb }
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+            print(String(decoding: data, as: UTF8.self))
+        }
+        return
+    }
+    let f1 = { (value: Double) in String(format: "%.1f", value) }
+    print("Trellis Sync load on loopback: \(result.clients) sessions (own anonymous users, 20 groups), \(result.writers) "
+        + "writing \(load.perSecond)/s for \(result.seconds) s; \(result.failures.count) sessions failed")
+    print("| measure | value |")
+    print("|---|---:|")
+    print("| connect and bootstrap all sessions | \(f1(result.connectSeconds)) s |")
+    print("| upload -> download at each receiving session | p50 \(f1(percentile(result.latencies, 0.5))) ms, "
+        + "p99 \(f1(percentile(result.latencies, 0.99))) ms (\(result.latencies.count) deliveries) |")
+    print("| pings uploaded / deliveries | \(f1(pingsPerSecond))/s / \(f1(deliveriesPerSecond))/s |")
+    print("| server memory (RSS): started / \(result.clients) idle / under load | \(f1(result.rssStartMb)) / "
+        + "\(f1(result.rssIdleMb)) / \(f1(result.rssLoadMb)) MB |")
+    print("| idle memory per session | \(f1(idleKbPerClient)) KB |")
+}
+
 func report(_ options: Options, uploads: [UploadResult], downloads: [Double], latencies: [Double], slowed: Bool) {
     let uploadRates = uploads.map { Double($0.objects) / $0.uploadSeconds }
     let downloadRates = downloads.map { Double(options.objects) / $0 }
@@ -193,7 +255,7 @@ Thread.detachNewThread {
     exit(3)
 }
 do {
-    try await run(options)
+    if let load = options.load { try await runLoadTest(options, load) } else { try await run(options) }
 } catch {
     log("SyncBench: error: \(error)")
     exit(1)

@@ -5,11 +5,14 @@
 #                                   as an unprivileged user (PostgreSQL refuses to run as root: as root
 #                                   it uses the user 'trellis', created if missing), starts the server on
 #                                   127.0.0.1 on a free port, and prints its URL (also in DIR/url).
+#   Scripts/postgres.sh start DIR --ssl   the same with TLS on (ssl=on): a self-signed certificate for
+#                                   127.0.0.1 is made in DIR/server.crt (the CA to trust: DIR/server.crt)
 #   Scripts/postgres.sh stop DIR    stops that server (DIR stays; remove it yourself).
 set -euo pipefail
 
 command="${1:-}"
 dir="${2:-}"
+ssl="${3:-}"
 if [[ -z "$command" || -z "$dir" ]]; then
     echo "usage: $0 start|stop DIR" >&2
     exit 2
@@ -59,13 +62,22 @@ start)
         done
         chown trellis "$dir"
     fi
+    ssl_options=""
+    if [[ "$ssl" == "--ssl" ]]; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+            -addext "subjectAltName=IP:127.0.0.1" -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1
+        chmod 600 "$dir/server.key"
+        chmod 644 "$dir/server.crt"
+        if [[ "$(id -u)" == "0" ]]; then chown trellis "$dir/server.key" "$dir/server.crt"; fi
+        ssl_options="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+    fi
     port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
     as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 || {
         cat "$dir/initdb.log" >&2
         exit 1
     }
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 $ssl_options" \
         start >"$dir/pg_ctl.log" 2>&1 </dev/null || {
         cat "$dir/pg_ctl.log" "$dir/server.log" >&2
         exit 1

@@ -53,6 +53,8 @@ struct ServerOptions: Sendable {
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
         GET /health and GET /metrics (Prometheus text) on the same port: docs/SYNC.md, "Operations".
+        The PostgreSQL URL may end in ?sslmode=disable|prefer|require|verify-ca|verify-full[&sslrootcert=CA.pem]
+        (libpq's meaning; default disable): docs/SYNC.md, "TLS to PostgreSQL".
         Example (docs/SYNC.md, "Running the server"):
           trellis schema export app.realm --app-services --out atlas/
           trellis-sync --postgres postgres://me@127.0.0.1/app --schema atlas/ --rules rules.json --auth anonymous
@@ -181,13 +183,18 @@ struct OptionError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The pieces of a `postgres://user:password@host:port/database` URL.
+/// The pieces of a `postgres://user:password@host:port/database[?sslmode=…&sslrootcert=…]` URL
+/// (TLS: PostgresURL+TLS.swift).
 struct PostgresURL {
     var user: String
     var password: String?
     var host: String
     var port: Int
     var database: String
+    /// libpq's `sslmode` (absent: `disable`, as before TLS was supported).
+    var sslMode = SSLMode.disable
+    /// libpq's `sslrootcert`: the CA certificates (PEM) that verify the server.
+    var sslRootCert: String?
 
     init(_ text: String) throws {
         guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? ""),
@@ -199,6 +206,20 @@ struct PostgresURL {
         port = components.port ?? 5432
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         database = path.isEmpty ? user : path
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let mode = item.value.flatMap(SSLMode.init(rawValue:)) else {
+                    throw OptionError("sslmode '\(item.value ?? "")' in the PostgreSQL URL is not one of "
+                        + SSLMode.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+                }
+                sslMode = mode
+            case "sslrootcert": sslRootCert = item.value
+            default:
+                throw OptionError("The PostgreSQL URL parameter '\(item.name)' is not supported (supported: sslmode, "
+                    + "sslrootcert).")
+            }
+        }
     }
 }
 

@@ -56,7 +56,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     }
     let url = try PostgresURL(options.postgresURL)
     var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.user,
-                                                     password: url.password, database: url.database, tls: .disable)
+                                                     password: url.password, database: url.database, tls: try url.tls())
     configuration.options.maximumConnections = 16
     let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     let store = PostgresStore(client: client, schema: schema, logger: logger, faults: options.faults)

@@ -8,6 +8,7 @@
 # durable commits vs GRDB (SQLite WAL, synchronous = FULL), peers interleaved, medians of rounds,
 # then instructions per get under callgrind (docs/BENCHMARKS.md "Storage engine"); --storage
 # --json prints one JSON object. Other arguments go to StorageBench (--help lists them).
+# TRELLIS_STORAGE_ENGINE=trellis runs them with Trellis built on TrellisStorage (Benchmarks/.build-ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/install-deps.sh
@@ -35,6 +36,11 @@ for argument in "$@"; do
         $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
     fi
 done
+# TRELLIS_STORAGE_ENGINE=trellis builds Trellis on TrellisStorage (the root manifest reads it) in
+# its own folder, Benchmarks/.build-ts, so that the LMDB build (Benchmarks/.build) stays built and
+# the two compare side by side without rebuilding either.
+scratch=()
+[ "${TRELLIS_STORAGE_ENGINE:-lmdb}" = "trellis" ] && scratch=(--scratch-path .build-ts)
 # Build output goes to stderr, so that --json prints nothing but the JSON.
-swift build -c "$configuration" --product "$product" >&2
-"$(swift build -c "$configuration" --show-bin-path)/$product" ${arguments[@]+"${arguments[@]}"}
+swift build -c "$configuration" ${scratch[@]+"${scratch[@]}"} --product "$product" >&2
+"$(swift build -c "$configuration" ${scratch[@]+"${scratch[@]}"} --show-bin-path)/$product" ${arguments[@]+"${arguments[@]}"}

@@ -95,7 +95,17 @@ struct TreeEditor {
         var isNew = true
         var atEnd = false
         if node.isLeaf {
-            let (index, found) = node.lowerBound(keyBytes, order: order)
+            let (index, found): (Int, Bool)
+            if mode == .append {
+                // The key must sort after every key of the tree: this is the rightmost leaf
+                // (see below), so after its last key. Checked before this leaf changes.
+                guard let last = node.keys.last, last.withUnsafeBytes({ order.compare($0, keyBytes) }) < 0 else {
+                    throw StorageError(.keyExists, "TrellisStorage: append needs a key after the tree's last key.")
+                }
+                (index, found) = (node.count, false)
+            } else {
+                (index, found) = node.lowerBound(keyBytes, order: order)
+            }
             if found {
                 if mode != .upsert {
                     throw StorageError(.keyExists, "TrellisStorage: the key is already in the tree")
@@ -108,7 +118,8 @@ struct TreeEditor {
                 atEnd = index == node.count - 1
             }
         } else {
-            let index = node.childIndex(for: keyBytes, order: order)
+            // Appending goes down the rightmost path: a key after the last one is in its range.
+            let index = mode == .append ? node.count - 1 : node.childIndex(for: keyBytes, order: order)
             let child = try dirty(node.children[index])
             node.children[index] = .dirty(child)
             let result = try insert(into: child, key: key, keyBytes: keyBytes, value: value, mode: mode, order: order)

@@ -139,15 +139,7 @@ public final class WriteTransaction: TreeReading {
     public func put(_ name: String, key: [UInt8], value: [UInt8], mode: PutMode = .upsert) throws -> Bool {
         let state = try existingTree(name)
         try validate(key, value: value, order: state.order)
-        if mode == .append, state.root != nil {
-            let cursor = try self.cursor(name)
-            if try cursor.last() {
-                let after = try cursor.withKey { last in key.withUnsafeBytes { state.order.compare($0, last) > 0 } }
-                guard after else {
-                    throw StorageError(.keyExists, "TrellisStorage: append needs a key after the tree's last key.")
-                }
-            }
-        }
+        // `.append` is checked on the way down the rightmost path (TreeEditor.insert).
         return try editor.put(state, key: key, value: value, mode: mode)
     }
 

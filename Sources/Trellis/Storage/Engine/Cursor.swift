@@ -8,6 +8,8 @@ import TrellisStorage
 /// Keys and values are lent in place, with the lifetime of ``Transaction/get(_:key:)``'s.
 final class Cursor {
     private let cursor: TrellisStorage.Cursor
+    /// The tree as the transaction sees it (leaf pages read in place).
+    private let access: TreeAccess
     /// The database the cursor walks.
     let database: DatabaseHandle
     /// Keeps the transaction alive while the cursor exists.
@@ -15,6 +17,7 @@ final class Cursor {
 
     init(transaction: Transaction, access: TreeAccess, database: DatabaseHandle) {
         self.cursor = access.makeCursor()
+        self.access = access
         self.database = database
         self.transaction = transaction
     }
@@ -135,8 +138,36 @@ final class Cursor {
 
     /// Appends every entry's key and value, in key order (a class's rows); returns how many
     /// leaf pages were read in place.
+    ///
+    /// In a read snapshot the leaf pages are walked in place (no cursor step per entry); a write
+    /// transaction's trees change, so there the cursor steps.
     @discardableResult
     func appendAllIntegerKeyed(keys: inout [UInt64], values: inout [UnsafeRawBufferPointer]) -> Int {
+        lastCounted = nil
+        var pages = 0
+        do {
+            let access = access
+            let walked = try access.forEachLeaf { leaf in
+                pages += 1
+                keys.reserveCapacity(keys.count + leaf.count)
+                values.reserveCapacity(values.count + leaf.count)
+                for index in 0..<leaf.count {
+                    let key = try leaf.key(at: index)
+                    if let value = try leaf.inlineValue(at: index) {
+                        values.append(value)
+                    } else {
+                        // A value in an overflow run: the tree lends it in place too.
+                        guard let value = try access.withValue(forKey: key, { $0 }) else { continue }
+                        values.append(value)
+                    }
+                    keys.append(Cursor.integerKey(key))
+                }
+            }
+            if walked { return pages }
+        } catch {
+            failure = StorageError.wrapping(error, operation: "reading a database's pages")
+            return pages
+        }
         var current = first()
         while let (key, value) = current {
             keys.append(Cursor.integerKey(key))

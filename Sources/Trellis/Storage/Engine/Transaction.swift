@@ -35,6 +35,12 @@ final class Transaction {
     private var sharedAccesses: [DatabaseHandle: TreeAccess] = [:]
     /// Whether this write transaction holds the environment's write gate.
     private var holdsGate = false
+    /// Leaf pages a read snapshot kept for the lookups that follow (``get(_:nearIntegerKey:)``,
+    /// ``get(_:nearKey:)``): one per database for the two integer-keyed ones used last (an
+    /// owner's class and its links'), and one byte-keyed (a collection's chunks). A read
+    /// snapshot's pages never change, so they stay valid until it ends.
+    @exclusivity(unchecked) private var keptLeaves: (KeptLeaf<KeptIntegerLeaf>?, KeptLeaf<KeptIntegerLeaf>?) = (nil, nil)
+    @exclusivity(unchecked) private var keptBytesLeaf: KeptLeaf<KeptBytesLeaf>?
 
     /// Begins a read snapshot, or the write transaction (waiting for any other writer).
     /// `holdingGate`: the caller already took the write gate for this write transaction, which
@@ -111,6 +117,8 @@ final class Transaction {
     }
 
     private func forgetTrees() {
+        keptLeaves = (nil, nil)
+        keptBytesLeaf = nil
         accesses.removeAll(keepingCapacity: true)
         absent.removeAll(keepingCapacity: true)
     }
@@ -311,16 +319,52 @@ final class Transaction {
     }
 
     /// The value under an integer key, for lookups near the one before (link hops, list
-    /// elements). The engine's own search starts from the tree it used last.
+    /// elements). In a read snapshot the leaf page the last such lookup landed on is kept
+    /// (``keptLeaves``): a key in its range is read from it in place, without a descent.
     @inline(__always)
     func get(_ dbi: DatabaseHandle, nearIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
-        get(dbi, integerKey: key)
+        if isShared || !isReadOnly { return get(dbi, integerKey: key) }
+        if let kept = keptLeaves.0, kept.database == dbi, let answer = kept.leaf.lookup(key).answer { return answer }
+        if let kept = keptLeaves.1, kept.database == dbi, let answer = kept.leaf.lookup(key).answer { return answer }
+        return keepLeaf(dbi, integerKey: key)
     }
 
-    /// The value under a byte key, for lookups near the one before (a collection's chunks).
+    /// Descends to the leaf of `key`, keeps it, and answers from it (or from the tree when it
+    /// cannot: an overflow value).
+    private func keepLeaf(_ dbi: DatabaseHandle, integerKey key: UInt64) -> UnsafeRawBufferPointer? {
+        guard let access = access(dbi) else { return nil }
+        var keyValue = key.littleEndian
+        let page: LeafPage?
+        do {
+            page = try withUnsafeBytes(of: &keyValue) { try access.leaf(containing: $0) }
+        } catch {
+            noteReadFailure(error, "reading a value")
+            return nil
+        }
+        guard let page, let leaf = KeptIntegerLeaf(page) else { return get(dbi, integerKey: key) }
+        let kept = KeptLeaf(database: dbi, leaf: leaf)
+        keptLeaves = keptLeaves.0?.database == dbi ? (kept, keptLeaves.1) : (kept, keptLeaves.0)
+        return leaf.lookup(key).answer ?? get(dbi, integerKey: key)
+    }
+
+    /// The value under a byte key, for lookups near the one before (a collection's header and
+    /// chunks, and those of the next object): in a read snapshot, read from the leaf page the
+    /// last such lookup landed on when the key is in its range.
     @inline(__always)
     func get(_ dbi: DatabaseHandle, nearKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        get(dbi, key: key)
+        if isShared || !isReadOnly { return get(dbi, key: key) }
+        if let kept = keptBytesLeaf, kept.database == dbi, let answer = kept.leaf.lookup(key).answer { return answer }
+        guard let access = access(dbi), access.keyOrder == .bytes else { return get(dbi, key: key) }
+        let page: LeafPage?
+        do {
+            page = try access.leaf(containing: key)
+        } catch {
+            noteReadFailure(error, "reading a value")
+            return nil
+        }
+        guard let page, let leaf = KeptBytesLeaf(page) else { return get(dbi, key: key) }
+        keptBytesLeaf = KeptLeaf(database: dbi, leaf: leaf)
+        return leaf.lookup(key).answer ?? get(dbi, key: key)
     }
 
     /// The value under `key`, for lookups with no order to them (primary keys).

@@ -8,9 +8,27 @@ public final class Cursor {
     private let tree: TreeState
     private let snapshot: Snapshot
     private let isAlive: () -> Bool
-    private var stack: [(level: TreeLevel, index: Int)] = []
-    private var version: Int
-    private var positionKey: [UInt8]?
+    // Not checked for exclusive access at run time: a cursor is used by one thread at a time
+    // and hands out no reference to these.
+    @exclusivity(unchecked) private var stack: [(level: TreeLevel, index: Int)] = []
+    @exclusivity(unchecked) private var version: Int
+    /// The key the cursor stands on, kept in a write transaction to find its place again after a
+    /// change. Never a copy: a node's key array is shared, and a committed page's bytes stay as
+    /// they are until the write transaction ends (pages are written only at commit).
+    @exclusivity(unchecked) private var positionKey: SavedKey?
+
+    private enum SavedKey {
+        case node([UInt8])
+        case page(UnsafeRawBufferPointer)
+
+        @inline(__always)
+        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            switch self {
+            case .node(let bytes): return try bytes.withUnsafeBytes(body)
+            case .page(let bytes): return try body(bytes)
+            }
+        }
+    }
     private let tracksChanges: Bool
 
     init(tree: TreeState, snapshot: Snapshot, tracksChanges: Bool, isAlive: @escaping () -> Bool) {
@@ -67,7 +85,12 @@ public final class Cursor {
             positionKey = nil
             return false
         }
-        if tracksChanges { positionKey = try withKeyUnchecked { Array($0) } }
+        if tracksChanges, let top = stack.last {
+            switch top.level {
+            case .page(let view): positionKey = .page(try view.key(at: top.index))
+            case .node(let node): positionKey = .node(node.keys[top.index])
+            }
+        }
         return true
     }
 
@@ -231,7 +254,7 @@ public final class Cursor {
         try checkAlive()
         if tracksChanges && version != tree.version {
             guard let key = positionKey else { throw StorageError.misuse("the cursor is not on an entry") }
-            _ = try seek(exactly: key)
+            _ = try key.withUnsafeBytes { try seek(exactly: $0) }
         }
     }
 

@@ -21,13 +21,16 @@ enum NodeValue {
 /// A branch or leaf page copied into memory for a write transaction. It gets a page number only
 /// when the transaction commits. `size` is what its entries take after the page header.
 final class Node {
-    var isLeaf: Bool
-    var keys: [[UInt8]]
+    // Not checked for exclusive access at run time: a node belongs to one write transaction,
+    // used by one thread at a time, and no access to these overlaps another (the checks cost
+    // ~8,000 instructions per W1 object pair, docs/BENCHMARKS.md session 22).
+    @exclusivity(unchecked) var isLeaf: Bool
+    @exclusivity(unchecked) var keys: [[UInt8]]
     /// Leaf entries' values (empty for a branch).
-    var values: [NodeValue]
+    @exclusivity(unchecked) var values: [NodeValue]
     /// Branch entries' children (empty for a leaf). `keys[0]` of a branch is empty.
-    var children: [Child]
-    private(set) var size: Int
+    @exclusivity(unchecked) var children: [Child]
+    @exclusivity(unchecked) private(set) var size: Int
 
     init(isLeaf: Bool, keys: [[UInt8]] = [], values: [NodeValue] = [], children: [Child] = []) {
         self.isLeaf = isLeaf

@@ -144,6 +144,9 @@ struct PageView {
         // big-endian word.
         let wordCompares = order == .bytes && key.count >= 8
         let keyWord = wordCompares ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : 0
+        // Integer order with 8-byte keys (object keys): one native word compare decides.
+        let integerCompares = order == .integer && key.count == 8
+        let keyInteger = integerCompares ? key.loadUnaligned(as: UInt64.self) : 0
         var low = leaf ? 0 : 1, high = count
         var equalAt = -1
         while low < high {
@@ -157,11 +160,16 @@ struct PageView {
             }
             let start = base + (offset &+ header)
             var comparison = 0
-            if wordCompares && length >= 8 {
-                let word = UInt64(bigEndian: start.loadUnaligned(as: UInt64.self))
-                if word != keyWord { comparison = word < keyWord ? -1 : 1 }
+            if integerCompares && length == 8 {
+                let value = start.loadUnaligned(as: UInt64.self)
+                comparison = value == keyInteger ? 0 : (value < keyInteger ? -1 : 1)
+            } else {
+                if wordCompares && length >= 8 {
+                    let word = UInt64(bigEndian: start.loadUnaligned(as: UInt64.self))
+                    if word != keyWord { comparison = word < keyWord ? -1 : 1 }
+                }
+                if comparison == 0 { comparison = order.compare(UnsafeRawBufferPointer(start: start, count: length), key) }
             }
-            if comparison == 0 { comparison = order.compare(UnsafeRawBufferPointer(start: start, count: length), key) }
             if comparison < 0 {
                 low = middle &+ 1
             } else {

@@ -22,6 +22,14 @@ extension TreeAccess {
         return try reader.withValue(root: tree.root, key: key, body)
     }
 
+    /// The value under `key` in place, or nil: what ``withValue(forKey:_:)`` lends, without a
+    /// generic closure (an embedder's point reads call it across the module boundary, where a
+    /// generic method is not specialized). Same lifetime rules.
+    public func value(forKey key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        guard isAlive else { throw StorageError.misuse("a transaction was used after it ended") }
+        return try TreeReader(snapshot: snapshot, order: tree.order, depth: tree.depth).value(root: tree.root, key: key)
+    }
+
     /// A cursor over the tree, valid until the transaction ends (what `TreeReading.cursor(_:)`
     /// gives, without looking the tree up by name).
     public func makeCursor() -> Cursor {

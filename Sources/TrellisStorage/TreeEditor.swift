@@ -3,11 +3,13 @@
 final class TreeState {
     let name: String
     let order: KeyOrder
-    var root: Child?
-    var count: UInt64
-    var depth: Int
-    var version = 0
-    var isChanged = false
+    // Not checked for exclusive access at run time (as `Node`'s): changed by one write
+    // transaction on one thread; read transactions' trees never change.
+    @exclusivity(unchecked) var root: Child?
+    @exclusivity(unchecked) var count: UInt64
+    @exclusivity(unchecked) var depth: Int
+    @exclusivity(unchecked) var version = 0
+    @exclusivity(unchecked) var isChanged = false
 
     init(name: String, descriptor: TreeDescriptor) {
         self.name = name
@@ -20,7 +22,7 @@ final class TreeState {
 
 /// Pages a write transaction stopped using (copied or deleted), to be recorded in the free list.
 final class FreedPages {
-    var pages: [UInt64] = []
+    @exclusivity(unchecked) var pages: [UInt64] = []
 
     func free(_ reference: PageReference, pages count: Int = 1) {
         for offset in 0..<UInt64(count) { pages.append(reference.page + offset) }

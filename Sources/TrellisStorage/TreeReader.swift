@@ -97,6 +97,42 @@ struct TreeReader {
         }
     }
 
+    /// The value stored under `key` in place (a write transaction's copy of a page for a node
+    /// it changed: valid until the tree next changes), or nil.
+    func value(root: Child?, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        guard var current = root else { return nil }
+        var levelNumber = 1
+        while case .dirty(let node) = current {
+            let (index, found) = node.lowerBound(key, order: order)
+            if node.isLeaf {
+                guard found else { return nil }
+                switch node.values[index] {
+                case .bytes(let bytes): return bytes.withUnsafeBytes { $0 }
+                case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
+                }
+            }
+            current = node.children[found ? index : index - 1]
+            levelNumber += 1
+        }
+        guard case .clean(var reference) = current else { return nil }
+        while true {
+            let view = try snapshot.treePage(reference)
+            guard view.isLeaf == (levelNumber == depth) else {
+                throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(levelNumber) of a tree of depth \(depth)")
+            }
+            let (index, found) = try view.lowerBound(key, order: order)
+            if view.isLeaf {
+                guard found else { return nil }
+                switch try view.value(at: index) {
+                case .inline(let bytes): return bytes
+                case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
+                }
+            }
+            reference = try view.child(at: found ? index : index - 1)
+            levelNumber += 1
+        }
+    }
+
     /// The value of leaf entry `index`, lent to `body`.
     func withValue<R>(of level: TreeLevel, at index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         switch level {

@@ -8,11 +8,13 @@ public final class WriteTransaction: TreeReading {
     private var reusable: [FreeEntry]
     private var pending: [FreeEntry]
     private let catalog: TreeState
-    private var trees: [String: TreeState] = [:]
+    // Not checked for exclusive access at run time: the transaction is used by one thread at a
+    // time and hands out no reference to these.
+    @exclusivity(unchecked) private var trees: [String: TreeState] = [:]
     /// The tree used last (reset when trees are created or dropped).
-    private var lastTree: TreeState?
+    @exclusivity(unchecked) private var lastTree: TreeState?
     /// `access(_:)` of `lastTree`.
-    private var lastAccess: TreeAccess?
+    @exclusivity(unchecked) private var lastAccess: TreeAccess?
     private var dropped: Set<String> = []
     private let liveness = Liveness()
 

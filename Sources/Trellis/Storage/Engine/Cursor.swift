@@ -157,7 +157,7 @@ final class Cursor {
                         values.append(value)
                     } else {
                         // A value in an overflow run: the tree lends it in place too.
-                        guard let value = try access.withValue(forKey: key, { $0 }) else { continue }
+                        guard let value = try access.value(forKey: key) else { continue }
                         values.append(value)
                     }
                     keys.append(Cursor.integerKey(key))

@@ -305,7 +305,7 @@ final class Transaction {
     func get(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard let access = access(dbi) else { return nil }
         do {
-            return try access.withValue(forKey: key) { $0 }
+            return try access.value(forKey: key)
         } catch {
             noteReadFailure(error, "reading a value")
             return nil

@@ -63,7 +63,8 @@ let package = Package(
         .target(name: "CTrellisObservation", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
         .target(
             name: "Trellis",
-            dependencies: [onLMDB ? "CLMDB" : "TrellisStorage", "CTrellisObservation"],
+            // On TrellisStorage, TrellisLMDBFormat converts files of earlier versions on open.
+            dependencies: (onLMDB ? ["CLMDB"] : ["TrellisStorage", "TrellisLMDBFormat"]) + ["CTrellisObservation"],
             swiftSettings: [.swiftLanguageMode(.v6)] + engineDefines
         ),
         // Issue 35: copy-on-write B+trees in a checksummed file, one sync per commit. Only

@@ -27,13 +27,29 @@ enum Platform {
         return String(cString: text)
     }
 
-    /// Opens (creating when asked) a file for reading and writing; returns its descriptor.
-    static func open(path: String, create: Bool) throws -> Int32 {
-        var flags = O_RDWR | O_CLOEXEC
+    /// Opens (creating when asked) a file for reading and writing, or only for reading;
+    /// returns its descriptor.
+    static func open(path: String, create: Bool, readOnly: Bool = false) throws -> Int32 {
+        var flags = (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC
         if create { flags |= O_CREAT }
         let descriptor = path.withCString { Glue.open($0, flags, 0o644) }
         if descriptor < 0 { throw StorageError.io("open", path: path, errno: errno) }
         return descriptor
+    }
+
+    /// `EFBIG`: a commit would grow the file past its size limit.
+    static let fileTooLarge = EFBIG
+    /// Errors of opening a lock file that a read-only open may do without (a read-only file
+    /// system, or a folder it cannot create the lock file in).
+    static func isUnwritable(_ error: StorageError) -> Bool {
+        guard case .io(_, let number) = error.code else { return false }
+        return number == EROFS || number == EACCES || number == EPERM
+    }
+
+    /// Whether `error` is `EROFS`.
+    static func isReadOnlyFileSystem(_ error: StorageError) -> Bool {
+        guard case .io(_, let number) = error.code else { return false }
+        return number == EROFS
     }
 
     /// Closes a descriptor, ignoring errors (nothing useful can be done about them).
@@ -147,6 +163,13 @@ enum Platform {
     /// Removes a mapping made by `mapReadOnly` or `mapReadWrite`.
     static func unmap(_ address: UnsafeRawPointer, length: Int) {
         _ = munmap(UnsafeMutableRawPointer(mutating: address), length)
+    }
+
+    /// Takes `flock(LOCK_EX)` on the descriptor if no one holds it; false when someone does.
+    static func tryLockExclusive(_ descriptor: Int32, path: String) throws -> Bool {
+        if retryingInterrupts({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw StorageError.io("flock", path: path, errno: errno)
     }
 
     /// Takes `flock(LOCK_EX)` on the descriptor, waiting for it. `flock` locks belong to the open

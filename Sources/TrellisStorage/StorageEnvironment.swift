@@ -14,8 +14,16 @@ public final class StorageEnvironment: @unchecked Sendable {
         public var syncOnCommit = true
         /// Reader slots of the lock file (live read transactions across all processes).
         public var readerSlots = 126
+        /// Opens the file with `O_RDONLY` and never writes it: no recovery writes, no seal at
+        /// close, no write transactions. Works on a read-only file or folder (the reader table
+        /// is then private to this process when the lock file cannot be written, as LMDB does on
+        /// a read-only file system). Opening a missing or empty file fails.
+        public var readOnly = false
+        /// The largest size the file may grow to (nil: no limit). A commit that needs more fails
+        /// with an `io` error of `EFBIG` and leaves the file at its last commit.
+        public var maximumFileSize: UInt64?
 
-        /// The defaults: durable commits, 126 reader slots.
+        /// The defaults: durable commits, 126 reader slots, writable, no size limit.
         public init() {}
     }
 
@@ -27,24 +35,44 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// Whether each commit syncs. Change it only while no write transaction is open.
     public var syncOnCommit: Bool
     private var cachedFreeList: (txnID: UInt64, entries: [FreeEntry])?
+    /// Pages this process's relaxed commits wrote after the durable commit `since` (used and
+    /// changed by the writer only): freed again, they need not wait for a sync to be reused, so
+    /// relaxed commits keep a small file small.
+    private var writtenSinceDurable: (since: UInt64, pages: Set<UInt64>) = (0, [])
     /// The snapshot read transactions began on last, and the meta slot it was decoded from.
     private let latest = Mutex<LatestSnapshot?>(nil)
     private var isClosed = false
+    /// Whether the file was opened read-only (``Options/readOnly``).
+    public let isReadOnly: Bool
+    /// The largest size the file may grow to (``Options/maximumFileSize``).
+    let maximumFileSize: UInt64?
 
     /// The file.
     public var file: StorageFile { pager.file }
 
     /// Opens (creating if needed) the file at `path`, with its lock file at `path + "-lock"`.
     public convenience init(path: String, options: Options = Options()) throws {
-        let file = try PosixFile(path: path)
+        let file = try PosixFile(path: path, create: !options.readOnly, readOnly: options.readOnly)
         let readers: ReaderTable
         do {
-            readers = try ReaderTable(lockFile: path + "-lock", slots: options.readerSlots)
+            readers = try Self.readerTable(lockFile: path + "-lock", options: options)
         } catch {
             file.close()
             throw error
         }
         try self.init(file: file, readers: readers, options: options)
+    }
+
+    /// The reader table in the lock file; for a read-only open where the lock file cannot be
+    /// written (a read-only file system, or a folder where it does not exist and cannot be
+    /// made: then no process has the file open for writing), one private to this process.
+    private static func readerTable(lockFile: String, options: Options) throws -> ReaderTable {
+        do {
+            return try ReaderTable(lockFile: lockFile, slots: options.readerSlots)
+        } catch let error as StorageError where options.readOnly && Platform.isUnwritable(error) {
+            guard Platform.isReadOnlyFileSystem(error) || !Platform.exists(path: lockFile) else { throw error }
+            return ReaderTable(inMemory: options.readerSlots)
+        }
     }
 
     /// Opens an environment on any `StorageFile` (a file in memory, a file that records or fails
@@ -57,6 +85,8 @@ public final class StorageEnvironment: @unchecked Sendable {
         pager = Pager(file: file)
         self.readers = readers
         syncOnCommit = options.syncOnCommit
+        isReadOnly = options.readOnly
+        maximumFileSize = options.maximumFileSize
         do {
             try open()
         } catch {
@@ -72,7 +102,7 @@ public final class StorageEnvironment: @unchecked Sendable {
     public func close() {
         if isClosed { return }
         isClosed = true
-        try? seal()
+        if !isReadOnly { try? seal(waiting: false) }
         readers.close()
         file.close()
     }
@@ -80,11 +110,24 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// Syncs the file and records in the spare meta slot that the current commit is durable, so
     /// that the next open trusts it entirely: a damaged page of it is then reported as
     /// `corruptFile` instead of being taken for a commit torn by a power cut (which recovery
-    /// would roll back). Two syncs; done at `close()`.
+    /// would roll back). Two syncs; done at `close()`, which never waits for a writer: while
+    /// one holds the lock, the file is left for it (or the next close) to seal.
     public func seal() throws {
-        writerGate.wait()
+        try seal(waiting: true)
+    }
+
+    private func seal(waiting: Bool) throws {
+        if waiting {
+            writerGate.wait()
+        } else if writerGate.wait(timeout: .now()) == .timedOut {
+            return
+        }
         defer { writerGate.signal() }
-        try file.lockWriter()
+        if waiting {
+            try file.lockWriter()
+        } else if try !file.tryLockWriter() {
+            return
+        }
         defer { file.unlockWriter() }
         let current = try slots()
         guard let newest = current.first, newest.meta.durableTxnID < newest.meta.txnID else { return }
@@ -107,14 +150,38 @@ public final class StorageEnvironment: @unchecked Sendable {
     // MARK: - Opening and recovery
 
     private func open() throws {
+        let size = try file.size()
+        if size == 0, isReadOnly {
+            throw StorageError(.incompatibleFile, "TrellisStorage: '\(file.name)' is empty; a read-only open needs an "
+                + "existing TrellisStorage file.")
+        }
+        if size > 0 {
+            try validateHeader(size: size)
+            // Readers never wait for a writer: when the newest commit checks out, the file is
+            // opened at it without the writer lock (another process may be writing).
+            if try openAtNewestCommit() { return }
+            if isReadOnly {
+                // Nothing is written: open at the newest commit that checks out, torn one left.
+                try recover(erasingTornSlot: false)
+                return
+            }
+        }
         writerGate.wait()
         defer { writerGate.signal() }
         try file.lockWriter()
         defer { file.unlockWriter() }
-        let size = try file.size()
-        if size == 0 {
+        if try file.size() == 0 {
             try create()
-        } else if size < UInt64(Layout.firstDataPage) * UInt64(Layout.pageSize) {
+        }
+        try validateHeader(size: try file.size())
+        // Whatever a killed process left in the OS cache becomes durable: recovery may then
+        // trust every page written by a commit up to the current one's durable mark.
+        try file.sync()
+        try recover(erasingTornSlot: true)
+    }
+
+    private func validateHeader(size: UInt64) throws {
+        if size < UInt64(Layout.firstDataPage) * UInt64(Layout.pageSize) {
             throw StorageError(.incompatibleFile, "TrellisStorage: '\(file.name)' is \(size) bytes, shorter than a "
                 + "TrellisStorage file's header; it is not one (or it was cut short).")
         }
@@ -124,10 +191,43 @@ public final class StorageEnvironment: @unchecked Sendable {
             guard let base = buffer.baseAddress else { return }
             try FileHeader.validate(base)
         }
-        // Whatever a killed process left in the OS cache becomes durable: recovery may then
-        // trust every page written by a commit up to the current one's durable mark.
-        try file.sync()
-        try recover()
+    }
+
+    /// Opens at the newest commit without the writer lock if it passes its checks; false when
+    /// it does not (a commit torn by a power cut, or pages a live writer reused while they were
+    /// checked): the caller recovers under the writer lock, which may erase the torn slot.
+    private func openAtNewestCommit() throws -> Bool {
+        // The table lock excludes meta-slot writes: the slot is read whole.
+        guard let newest = try readers.withLock({ try slots().first }) else { return false }
+        do {
+            try checkCommit(newest.meta)
+        } catch let error as StorageError {
+            guard case .corruptFile = error.code else { throw error }
+            pager.forgetVerifications()
+            return false
+        }
+        // Written before its slot was, so durable after this sync (unless the file is read-only:
+        // then no commit is marked durable by this process).
+        if !isReadOnly { try file.sync() }
+        try readers.withLock {
+            if !isReadOnly { readers.durableTxnID = max(readers.durableTxnID, newest.meta.txnID) }
+            // A live writer may have published a newer commit since; keep it. A number no slot
+            // holds (left by a process that died before a power cut) is replaced.
+            let current = readers.currentTxnID
+            let currentIsInASlot = try decodedSlot(holding: current) != nil
+            if current < newest.meta.txnID || !currentIsInASlot {
+                readers.publishCurrent(newest.meta.txnID)
+            }
+        }
+        return true
+    }
+
+    /// The checks recovery makes of a commit: its pages up to its durable mark, its free list.
+    private func checkCommit(_ meta: MetaSlot) throws {
+        let snapshot = try Snapshot(meta: meta, pager: pager)
+        var verifier = Verifier(snapshot: snapshot, bound: meta.durableTxnID, full: false)
+        _ = try verifier.run()
+        _ = try FreeList.load(snapshot)
     }
 
     private func create() throws {
@@ -158,7 +258,7 @@ public final class StorageEnvironment: @unchecked Sendable {
 
     /// Chooses the commit to open at: the newest slot whose pages pass their checksums; a torn
     /// newer slot is erased (docs/STORAGE.md, section 5).
-    private func recover() throws {
+    private func recover(erasingTornSlot: Bool) throws {
         let candidates = try slots()
         guard !candidates.isEmpty else {
             throw StorageError.corrupt(page: 1, "neither meta slot is readable")
@@ -166,10 +266,16 @@ public final class StorageEnvironment: @unchecked Sendable {
         var firstError: Error?
         for (position, candidate) in candidates.enumerated() {
             do {
-                let snapshot = try Snapshot(meta: candidate.meta, pager: pager)
-                var verifier = Verifier(snapshot: snapshot, bound: candidate.meta.durableTxnID, full: false)
-                _ = try verifier.run()
-                _ = try FreeList.load(snapshot)
+                try checkCommit(candidate.meta)
+                if !erasingTornSlot {
+                    try readers.withLock {
+                        // Past a torn newer slot (left in place), readers begin on this one.
+                        if position > 0 || readers.currentTxnID < candidate.meta.txnID {
+                            readers.publishCurrent(candidate.meta.txnID)
+                        }
+                    }
+                    return
+                }
                 if position > 0 {
                     // The newer slot's commit was torn: erase the slot so no one uses it.
                     let zero = [UInt8](repeating: 0, count: Layout.pageSize)
@@ -262,6 +368,9 @@ public final class StorageEnvironment: @unchecked Sendable {
 
     /// Starts the write transaction, waiting for any other writer (thread or process).
     public func beginWrite() throws -> WriteTransaction {
+        if isReadOnly {
+            throw StorageError.misuse("'\(file.name)' was opened read-only; it cannot begin a write transaction")
+        }
         writerGate.wait()
         do {
             try file.lockWriter()
@@ -272,7 +381,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         do {
             let meta = try currentMeta()
             let snapshot = try Snapshot(meta: meta, pager: pager)
-            let oldestNeeded: UInt64 = try readers.withLock {
+            let (oldestReader, durable) = try readers.withLock {
                 // A writer killed after marking its commit durable and before publishing it
                 // (`publish`) left readers beginning on the commit before, whose pages that
                 // commit freed. Publish it now, before the scan: a reader then either shows in
@@ -281,7 +390,7 @@ public final class StorageEnvironment: @unchecked Sendable {
                 let durable = readers.durableTxnID
                 if durable == meta.txnID && readers.currentTxnID < durable { readers.publishCurrent(durable) }
                 let current = readers.currentTxnID
-                return min(readers.oldestReader() ?? UInt64.max, durable, current == 0 ? UInt64.max : current)
+                return (min(readers.oldestReader() ?? UInt64.max, current == 0 ? UInt64.max : current), durable)
             }
             let entries: [FreeEntry]
             if let cached = cachedFreeList, cached.txnID == meta.txnID {
@@ -289,7 +398,9 @@ public final class StorageEnvironment: @unchecked Sendable {
             } else {
                 entries = try FreeList.load(snapshot)
             }
-            return try WriteTransaction(environment: self, snapshot: snapshot, freeEntries: entries, oldestNeeded: oldestNeeded)
+            let written = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : []
+            return try WriteTransaction(environment: self, snapshot: snapshot, freeEntries: entries,
+                                        oldestReader: oldestReader, durable: durable, writtenSinceDurable: written)
         } catch {
             endWrite()
             throw error
@@ -306,6 +417,21 @@ public final class StorageEnvironment: @unchecked Sendable {
         } catch {
             transaction.abort()
             throw error
+        }
+    }
+
+    /// Records the pages a commit wrote (`runs`: first page and page count) after the durable
+    /// commit `durable`; nil: the commit synced, so it is the durable one and nothing is after it.
+    /// Called by the writer only. Another process's sync moves the durable commit, and the
+    /// record is then dropped (``beginWrite()`` compares).
+    func noteWritten(_ runs: some Sequence<(first: UInt64, count: Int)>, by durable: UInt64?) {
+        guard let durable else {
+            writtenSinceDurable = (0, [])
+            return
+        }
+        if writtenSinceDurable.since != durable { writtenSinceDurable = (durable, []) }
+        for run in runs {
+            for page in run.first..<run.first + UInt64(max(run.count, 1)) { writtenSinceDurable.pages.insert(page) }
         }
     }
 

@@ -20,6 +20,8 @@ public protocol StorageFile: AnyObject {
     func map(length: UInt64) throws -> UnsafeRawPointer
     /// Takes the writer lock across processes, waiting for it.
     func lockWriter() throws
+    /// Takes the writer lock if no one holds it; false when another writer does.
+    func tryLockWriter() throws -> Bool
     /// Releases the writer lock.
     func unlockWriter()
     /// Releases the file's resources (maps, descriptor).
@@ -35,10 +37,11 @@ public final class PosixFile: StorageFile {
     /// The `fdatasync` / `F_FULLFSYNC` calls made so far (benchmarks report syncs per commit).
     public private(set) var syncCount = 0
 
-    /// Opens (or creates, when `create` is true) the file at `path`.
-    public init(path: String, create: Bool = true) throws {
+    /// Opens (or creates, when `create` is true) the file at `path`; with `readOnly`, with
+    /// `O_RDONLY` (writes then fail with `EBADF`).
+    public init(path: String, create: Bool = true, readOnly: Bool = false) throws {
         name = path
-        descriptor = try Platform.open(path: path, create: create)
+        descriptor = try Platform.open(path: path, create: create && !readOnly, readOnly: readOnly)
     }
 
     deinit { close() }
@@ -72,6 +75,8 @@ public final class PosixFile: StorageFile {
 
     public func lockWriter() throws { try Platform.lockExclusive(descriptor, path: name) }
 
+    public func tryLockWriter() throws -> Bool { try Platform.tryLockExclusive(descriptor, path: name) }
+
     public func unlockWriter() { Platform.unlock(descriptor) }
 
     public func close() {
@@ -80,5 +85,13 @@ public final class PosixFile: StorageFile {
         for map in maps { Platform.unmap(map.address, length: map.length) }
         maps.removeAll()
         Platform.close(descriptor)
+    }
+}
+
+extension StorageFile {
+    /// Files without a lock of their own (in memory, for tests) take it waiting, as a writer would.
+    public func tryLockWriter() throws -> Bool {
+        try lockWriter()
+        return true
     }
 }

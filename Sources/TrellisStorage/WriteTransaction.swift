@@ -21,11 +21,23 @@ public final class WriteTransaction: TreeReading {
     /// In relaxed mode, a commit syncs once more free pages than this wait for a sync.
     static let checkpointPages = 1024
 
-    init(environment: StorageEnvironment, snapshot: Snapshot, freeEntries: [FreeEntry], oldestNeeded: UInt64) throws {
+    /// - Parameters:
+    ///   - oldestReader: the oldest snapshot a live reader holds (`UInt64.max`: none).
+    ///   - durable: the newest durable commit, whose pages stay intact until the next sync.
+    ///   - writtenSinceDurable: pages this process's commits wrote after `durable`: it cannot
+    ///     reach them, so once freed they wait only for the readers.
+    init(environment: StorageEnvironment, snapshot: Snapshot, freeEntries: [FreeEntry], oldestReader: UInt64,
+         durable: UInt64, writtenSinceDurable: Set<UInt64>) throws
+    {
         self.environment = environment
         self.snapshot = snapshot
-        reusable = freeEntries.filter { $0.freedBy <= oldestNeeded }
-        pending = freeEntries.filter { $0.freedBy > oldestNeeded }
+        let oldestNeeded = min(oldestReader, durable)
+        func isReusable(_ entry: FreeEntry) -> Bool {
+            entry.freedBy <= oldestNeeded
+                || (entry.freedBy <= oldestReader && writtenSinceDurable.contains(entry.page))
+        }
+        reusable = freeEntries.filter(isReusable)
+        pending = freeEntries.filter { !isReusable($0) }
         catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
                                                                   depth: Int(snapshot.meta.catalogDepth)))
     }
@@ -226,8 +238,10 @@ public final class WriteTransaction: TreeReading {
         // When they become many, this commit syncs (a checkpoint) so that they can be reused.
         let reserved = pending.count + newlyFreed.count
         let checkpoint = reserved > max(Self.checkpointPages, Int(meta.pageCount) / 4)
-        try environment.publish(meta, freeEntries: pending + newlyFreed + serializer.allocator.reusable,
-                                sync: environment.syncOnCommit || checkpoint || forceSync || newPageCount != nil)
+        let syncs = environment.syncOnCommit || checkpoint || forceSync || newPageCount != nil
+        try environment.publish(meta, freeEntries: pending + newlyFreed + serializer.allocator.reusable, sync: syncs)
+        environment.noteWritten(serializer.pages.lazy.map { (first: $0.page, count: $0.bytes.count / Layout.pageSize) },
+                                by: syncs ? nil : durable)
         if newPageCount != nil, try environment.file.size() > meta.pageCount * UInt64(Layout.pageSize) {
             // The commit that no longer counts the pages past its mark is durable: cut them off.
             try environment.file.truncate(to: meta.pageCount * UInt64(Layout.pageSize))
@@ -252,15 +266,28 @@ public final class WriteTransaction: TreeReading {
         try tree(name)?.isChanged = true
     }
 
+    /// The size a file of `size` bytes grows to when a commit needs `needed`: geometric from
+    /// small (by half, at least 16 pages, so that a tiny database is a tiny file) up to steps of
+    /// 1 MiB, then of max(1 MiB, 1/8 of the file); whole pages.
+    static func grownSize(from size: UInt64, toHold needed: UInt64) -> UInt64 {
+        let page = UInt64(Layout.pageSize)
+        let step = min(max(size / 2, 16 * page), max(UInt64(1 << 20), size / 8))
+        return (max(needed, size + step) + page - 1) / page * page
+    }
+
     private func writePages(_ pages: [(page: UInt64, bytes: [UInt8])], pageCount: UInt64) throws {
         let file = environment.file
         let needed = pageCount * UInt64(Layout.pageSize)
         let size = try file.size()
         if size < needed {
-            // Grow in steps: max(1 MiB, 1/8 of the file), in whole pages.
-            let step = max(UInt64(1 << 20), size / 8)
-            let target = (max(needed, size + step) + UInt64(Layout.pageSize) - 1) / UInt64(Layout.pageSize) * UInt64(Layout.pageSize)
-            try file.truncate(to: target)
+            let limit = environment.maximumFileSize ?? UInt64.max
+            if needed > limit {
+                throw StorageError(.io(operation: "grow", errno: Platform.fileTooLarge),
+                                   "TrellisStorage: the commit needs '\(file.name)' to be \(needed) bytes, over its size "
+                                       + "limit of \(limit) bytes; the transaction was abandoned and the file is at its "
+                                       + "last commit. Raise the limit, or write less in one transaction.")
+            }
+            try file.truncate(to: min(Self.grownSize(from: size, toHold: needed), max(needed, limit)))
         }
         for (page, bytes) in pages.sorted(by: { $0.page < $1.page }) {
             try bytes.withUnsafeBytes { try file.write($0, at: page * UInt64(Layout.pageSize)) }

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Trellis
+#if !TRELLIS_LMDB
+import TrellisLMDBFormat
+#endif
 
 /// A file written by the release before column copies (8ebe6ef, file format 2; made by
 /// `F2Fixture.populate`, see Resources/FormatTwo) opens in this version: a writable open
@@ -71,6 +74,13 @@ import Testing
         #expect(upgraded._consistencyProblems().isEmpty)
         #expect(owners.filter("age >= 1000").count == Array(owners).filter { $0.age >= 1000 }.count)
         #expect(owners.filter("id < 50").isEmpty)
+        #if !TRELLIS_LMDB
+        // The fixture is an LMDB-format file: the open converted it to TrellisStorage first and
+        // removed the original once the converted file was verified.
+        #expect(try Data(contentsOf: url).prefix(8) == Data("TRLSTORE".utf8))
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".lmdb-backup"))
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".lmdb-converting"))
+        #endif
     }
 
     @Test func aFormatTwoFileOpenedReadOnlyIsLeftAsItIsAndAnsweredFromTheRows() throws {
@@ -78,6 +88,18 @@ import Testing
         let before = try Data(contentsOf: url)
         var configuration = Realm.Configuration(fileURL: url, objectTypes: F2Fixture.types())
         configuration.readOnly = true
+        #if !TRELLIS_LMDB
+        // On TrellisStorage the fixture's LMDB format cannot be read without converting it, which a
+        // read-only open never does: it fails naming `trellis upgrade FILE` and leaves the file.
+        // Converted (what `trellis upgrade` does), the file opens read-only at catalog format 2.
+        var refused: Realm.Error?
+        do { _ = try Realm(configuration: configuration) } catch let error as Realm.Error { refused = error }
+        #expect(refused?.code == .fileFormatUpgradeRequired)
+        #expect(refused?.message.contains("trellis upgrade \(url.path)") == true)
+        #expect(try Data(contentsOf: url) == before)
+        try LMDBUpgrade.upgrade(path: url.path)
+        let converted = try Data(contentsOf: url)
+        #endif
         let realm = try Realm(configuration: configuration)
         #expect(realm.core.file.catalog.format == 2)
         #expect(realm.core.table(for: F2Owner.self, create: false)?.columns == nil)
@@ -87,6 +109,38 @@ import Testing
         #expect(owners.filter("age > 40").count == Array(owners).filter { $0.age > 40 }.count)
         #expect(owners.sum(of: \.age) == Array(owners).reduce(0) { $0 + $1.age })
         #expect(F2Fixture.describe(realm).count == 873)
+        #if TRELLIS_LMDB
         #expect(try Data(contentsOf: url) == before)
+        #else
+        #expect(try Data(contentsOf: url) == converted)
+        #endif
     }
+
+    #if !TRELLIS_LMDB
+    /// A conversion interrupted after the converted file replaced the original (the backup still
+    /// beside it): a read-only open reads the converted file and leaves both; the next writable
+    /// open checks the converted file against the backup and removes the backup.
+    @Test func anInterruptedConversionIsReadReadOnlyAndFinishedByTheNextWritableOpen() throws {
+        let url = try copyOfFixture("interrupted.realm")
+        let backup = url.path + LMDBUpgrade.backupSuffix
+        try LMDBUpgrade.upgrade(path: url.path)
+        try FileManager.default.copyItem(at: Self.fixture, to: URL(fileURLWithPath: backup))
+        #expect(LMDBUpgrade.state(ofFileAt: url.path) == .convertedWithBackup)
+        let converted = try Data(contentsOf: url)
+
+        var readOnly = Realm.Configuration(fileURL: url, objectTypes: F2Fixture.types())
+        readOnly.readOnly = true
+        do {
+            let realm = try Realm(configuration: readOnly)
+            #expect(F2Fixture.describe(realm).count == 873)
+        }
+        #expect(try Data(contentsOf: url) == converted)
+        #expect(FileManager.default.fileExists(atPath: backup))
+
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: F2Fixture.types()))
+        #expect(F2Fixture.describe(realm).count == 873)
+        #expect(!FileManager.default.fileExists(atPath: backup))
+    }
+
+    #endif
 }

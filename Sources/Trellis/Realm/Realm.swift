@@ -303,7 +303,8 @@ enum RealmOpener {
                 + "create a new database there.", fileURL: path)
         }
         #if !TRELLIS_LMDB
-        if case .lmdbFormat = reading { try LegacyFileFormat.open(path: path, readOnly: configuration.readOnly) }
+        // A writable open converts it (Environment.shared); a read-only one cannot.
+        if case .lmdbFormat = reading, configuration.readOnly { throw LegacyFileFormat.upgradeRequired(path) }
         #endif
         if case .foreign = reading, mayBeBeingCreated(reading, size: size) {
             // Realm's answer (and code) for a file too short to hold a database's first pages.

@@ -14,13 +14,14 @@ final class Environment: Sendable {
     let store: StorageEnvironment
     let path: String
     let isReadOnly: Bool
-    /// The largest size the file may grow to (``Realm/Configuration/maximumFileSize``); the
-    /// engine grows its map by itself, so this is only reported.
+    /// The largest size the file may grow to (``Realm/Configuration/maximumFileSize``),
+    /// enforced by the engine at commit.
     let mapSizeLimit: Int
     /// The names behind the database handles, and the gate of the write transactions.
     let handles = DatabaseHandles()
     /// A shared lock on the first byte of the lock file, held while the environment is open:
-    /// how ``ExclusiveFileUse`` tells that another process has the file open (as with LMDB).
+    /// how ``ExclusiveFileUse`` tells that another process has the file open (as with LMDB);
+    /// -1 when a read-only open could not make the lock file.
     private let openMarker: Int32
     /// The sync-on-commit setting last given to the engine (nil: none yet).
     private let syncOnCommit = Mutex<Bool?>(nil)
@@ -40,21 +41,25 @@ final class Environment: Sendable {
         // Files this open makes are removed again if it fails (a full disk): nothing half-made.
         let fileExisted = FileManager.default.fileExists(atPath: path)
         let lockExisted = FileManager.default.fileExists(atPath: path + "-lock")
-        let marker = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard marker >= 0 else { throw StorageError(code: errno, operation: "opening '\(path)-lock'") }
-        var lock = flock()
-        lock.l_type = Int16(F_RDLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 0
-        lock.l_len = 1
-        // Waits while another process holds it exclusively (it is replacing the file).
-        while fcntl(marker, F_SETLKW, &lock) != 0 && errno == EINTR {}
+        let marker = try Self.openMarker(path + "-lock", readOnly: readOnly)
+        if marker >= 0 {
+            var lock = flock()
+            lock.l_type = Int16(F_RDLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = 0
+            lock.l_len = 1
+            // Waits while another process holds it exclusively (it is replacing the file).
+            while fcntl(marker, F_SETLKW, &lock) != 0 && errno == EINTR {}
+        }
         var options = StorageEnvironment.Options()
         options.readerSlots = Int(maximumReaders)
+        options.readOnly = readOnly
+        // The engine refuses a commit that would grow the file past it (Realm's maximumFileSize).
+        if mapSizeLimit < Int.max { options.maximumFileSize = UInt64(mapSizeLimit) }
         do {
             store = try StorageEnvironment(path: path, options: options)
         } catch {
-            close(marker)
+            if marker >= 0 { close(marker) }
             if !fileExisted { unlink(path) }
             if !lockExisted { unlink(path + "-lock") }
             throw StorageError.wrapping(error, operation: "opening '\(path)'")
@@ -65,10 +70,23 @@ final class Environment: Sendable {
         self.mapSizeLimit = mapSizeLimit
     }
 
+    /// The lock file's descriptor for the open marker; -1 for a read-only open that cannot
+    /// make the lock file (a read-only folder or file system: then no process writes the file).
+    private static func openMarker(_ lockPath: String, readOnly: Bool) throws -> Int32 {
+        let marker = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if marker >= 0 { return marker }
+        let failure = errno
+        if readOnly, failure == EACCES || failure == EPERM || failure == EROFS {
+            let reading = open(lockPath, O_RDONLY | O_CLOEXEC)
+            if reading >= 0 || errno == ENOENT { return reading }
+        }
+        throw StorageError(code: failure, operation: "opening '\(lockPath)'")
+    }
+
     deinit {
         Self.willCloseHook.withLock { $0 }?(path)
         store.close()
-        close(openMarker)
+        if openMarker >= 0 { close(openMarker) }
         Self.forgetClosed(path: path, identity: ObjectIdentifier(self))
     }
 
@@ -192,6 +210,8 @@ extension Environment {
     static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
                        verifiesFile: Bool = true, expectedDatabases: Int = 0) throws -> Environment
     {
+        // A file of an earlier Trellis (LMDB format) is converted before its first open here.
+        if presence(path: path) == .none { try LegacyFileFormat.prepare(path: path, readOnly: readOnly) }
         while true {
             // An environment that failed its check closes after the registry's lock is released
             // (its deinit takes that lock).

@@ -10,7 +10,7 @@ extension CommandLineTests {
     func expectFileError(_ arguments: [String], _ expected: String,
                          sourceLocation: SourceLocation = #_sourceLocation) throws
     {
-        let run = try trellis(arguments)
+        let run = try runTrellis(arguments)
         let command = arguments.joined(separator: " ")
         #expect(run.status == 1, "\(command)", sourceLocation: sourceLocation)
         #expect(run.stderr.hasPrefix("trellis: error: "), "\(command): \(run.stderr)", sourceLocation: sourceLocation)
@@ -54,7 +54,7 @@ extension CommandLineTests {
     @Test func everyImportPathProblemIsAOneLineErrorAndLeavesTheFileAsItWas() throws {
         let source = try atlasFile()
         let dump = folder.url.appendingPathComponent("dump")
-        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
+        #expect(try runTrellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
         let target = folder.file("target.realm")
         try onOtherThread { _ = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types)) }
         let before = try Data(contentsOf: target)
@@ -120,7 +120,7 @@ extension CommandLineTests {
     @Test func importRefusesAPropertyTheClassDoesNotHaveUnlessIgnoreUnknown() throws {
         let source = try atlasFile()
         let dump = folder.url.appendingPathComponent("dump")
-        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
+        #expect(try runTrellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
         // Line 3 of Dog.json (after a blank line) has a property Dog does not have.
         let dogs = dump.appendingPathComponent("Dog.json")
         let rex = try String(contentsOf: dogs, encoding: .utf8).trimmingCharacters(in: .newlines)
@@ -134,7 +134,7 @@ extension CommandLineTests {
             + "Dog.json): 'Dog' has no property 'colour'. Remove it from the document, or import with --ignore-unknown")
         #expect(try Data(contentsOf: target) == before)
 
-        let run = try trellis(["import", target.path, dump.path, "--ejson", "--ignore-unknown"])
+        let run = try runTrellis(["import", target.path, dump.path, "--ejson", "--ignore-unknown"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("Imported 3 documents"))
         let names = try onOtherThread {
@@ -142,7 +142,7 @@ extension CommandLineTests {
                 .objects(AtlasSeed.Dog.self).map(\.name).sorted()
         }
         #expect(names == ["Fido", "Rex"])
-        let help = try trellis(["import", "--help"])
+        let help = try runTrellis(["import", "--help"])
         #expect(help.stdout.contains("--ignore-unknown"))
         #expect(help.stdout.contains("Drop document properties the class does not have."))
     }

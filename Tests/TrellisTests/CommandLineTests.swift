@@ -7,29 +7,6 @@ import Trellis
 @Suite struct CommandLineTests {
     let folder = TemporaryFolder()
 
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    func trellis(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = processHelperURL().deletingLastPathComponent().appendingPathComponent("trellis")
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: stdout, stderr: stderr)
-    }
-
     /// A file with the seed's Atlas models (every class has a primary key).
     func atlasFile() throws -> URL {
         let url = folder.file("atlas.realm")
@@ -46,7 +23,7 @@ import Trellis
     }
 
     @Test func demoWritesReopensAndPrintsTheSchema() throws {
-        let run = try trellis(["demo", "--dir", folder.url.path])
+        let run = try runTrellis(["demo", "--dir", folder.url.path])
         #expect(run.status == 0)
         #expect(run.stdout.contains("Person Tim lives in Oslo and has Rex, age 3; dogs: Tim's puppy, Rex; clubs: Sprinters"))
         #expect(run.stdout.contains("App Services schema of these models"))
@@ -55,7 +32,7 @@ import Trellis
     }
 
     @Test func inspectListsClassesCountsPropertiesAndSizes() throws {
-        let run = try trellis(["inspect", try atlasFile().path])
+        let run = try runTrellis(["inspect", try atlasFile().path])
         #expect(run.status == 0)
         #expect(run.stdout.contains("Schema version: 0"))
         #expect(run.stdout.contains("  Dog: 1 objects"))
@@ -68,13 +45,13 @@ import Trellis
     }
 
     @Test func missingOrForeignFilesAreOneLineErrorsWithExitCode1() throws {
-        let missing = try trellis(["inspect", folder.file("missing.realm").path])
+        let missing = try runTrellis(["inspect", folder.file("missing.realm").path])
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("trellis: error: ") && missing.stderr.filter { $0 == "\n" }.count == 1)
         #expect(missing.stderr.contains("missing.realm': no such file."))
         let foreign = folder.file("foreign.realm")
         try Data(repeating: 7, count: 8192).write(to: foreign)
-        let run = try trellis(["inspect", foreign.path])
+        let run = try runTrellis(["inspect", foreign.path])
         #expect(run.status == 1)
         #expect(run.stderr.contains("is not a Trellis database"))
         #expect(try Data(contentsOf: foreign) == Data(repeating: 7, count: 8192))
@@ -82,14 +59,14 @@ import Trellis
 
     @Test func schemaExportWritesTheAppServicesLayoutAndCodegenReadsItBack() throws {
         let out = folder.url.appendingPathComponent("app-services")
-        let export = try trellis(["schema", "export", try atlasFile().path, "--app-services", "--out", out.path])
+        let export = try runTrellis(["schema", "export", try atlasFile().path, "--app-services", "--out", out.path])
         #expect(export.status == 0, "\(export.stderr)")
         let personSchema = try Data(contentsOf: out.appendingPathComponent("Person/schema.json"))
         let expected = try AppServicesSchema(objectTypes: AtlasSeed.types).jsonSchema(for: "Person")
         #expect(personSchema == expected)
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("Dog/relationships.json").path))
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("Address").path))
-        let codegen = try trellis(["schema", "codegen", out.path, "--swift"])
+        let codegen = try runTrellis(["schema", "codegen", out.path, "--swift"])
         #expect(codegen.status == 0)
         #expect(codegen.stdout.contains("class Person: Object {"))
         #expect(codegen.stdout.contains("    @Persisted var dogs: List<Dog>"))
@@ -98,9 +75,9 @@ import Trellis
 
     @Test func schemaExportOfAnUnexportableFileFailsWithoutPartialOutput() throws {
         let demoFolder = folder.url.appendingPathComponent("demo")
-        _ = try trellis(["demo", "--dir", demoFolder.path])
+        _ = try runTrellis(["demo", "--dir", demoFolder.path])
         let out = folder.url.appendingPathComponent("partial")
-        let run = try trellis(["schema", "export", demoFolder.appendingPathComponent("demo.realm").path,
+        let run = try runTrellis(["schema", "export", demoFolder.appendingPathComponent("demo.realm").path,
                                "--app-services", "--out", out.path])
         #expect(run.status == 1)
         #expect(run.stderr.contains("'DogClub.members' links to 'Person', which has no primary key"))
@@ -108,10 +85,10 @@ import Trellis
     }
 
     @Test func badArgumentsPrintUsageWithAUsageExitCode() throws {
-        let run = try trellis(["schema", "export", "x.realm"])
+        let run = try runTrellis(["schema", "export", "x.realm"])
         #expect(run.status == 64)
         #expect(run.stderr.contains("--app-services"))
-        let help = try trellis(["inspect", "--help"])
+        let help = try runTrellis(["inspect", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: trellis inspect <file>"))
     }
@@ -119,7 +96,7 @@ import Trellis
     @Test func exportWritesOneExtendedJSONDocumentPerLinePerClass() throws {
         let url = try atlasFile()
         let out = folder.url.appendingPathComponent("ejson")
-        let run = try trellis(["export", url.path, "--ejson", "--out", out.path])
+        let run = try runTrellis(["export", url.path, "--ejson", "--out", out.path])
         #expect(run.status == 0, "\(run.stderr)")
         let people = try String(contentsOf: out.appendingPathComponent("Person.json"), encoding: .utf8)
         #expect(people.split(separator: "\n").count == 1)
@@ -130,10 +107,10 @@ import Trellis
 
     @Test func queryPrintsMatchingObjectsOfAFileWithoutItsModels() throws {
         // The demo's file: this process never declares its Person/Dog/DogClub classes.
-        let run = try trellis(["demo", "--dir", folder.url.path])
+        let run = try runTrellis(["demo", "--dir", folder.url.path])
         #expect(run.status == 0)
         let file = folder.url.appendingPathComponent("demo.realm").path
-        let query = try trellis(["query", file, "Person", "dog.age >= 3 AND dogs.@count == 2",
+        let query = try runTrellis(["query", file, "Person", "dog.age >= 3 AND dogs.@count == 2",
                                  "--sort", "name", "--descending"])
         #expect(query.status == 0, "\(query.stderr)")
         let lines = query.stdout.split(separator: "\n")
@@ -142,7 +119,7 @@ import Trellis
         #expect(lines.last?.contains(#""name":"Ana""#) == true)
         #expect(query.stderr == "2 Person objects\n")
 
-        let json = try trellis(["query", file, "Dog", "--sort", "age", "--limit", "1", "--json"])
+        let json = try runTrellis(["query", file, "Dog", "--sort", "age", "--limit", "1", "--json"])
         #expect(json.status == 0)
         let dogs = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(dogs.count == 1)
@@ -151,14 +128,14 @@ import Trellis
 
     @Test func queryWithABadPredicateSaysWhereWithExitCode2() throws {
         let url = try atlasFile()
-        let syntax = try trellis(["query", url.path, "Dog", "age > > 3"])
+        let syntax = try runTrellis(["query", url.path, "Dog", "age > > 3"])
         #expect(syntax.status == 2)
         #expect(syntax.stderr == "trellis: error: Invalid predicate 'age > > 3' at offset 6: "
             + "expected a property name or a value but found '>'.\n")
-        let unknown = try trellis(["query", url.path, "Dog", "agee > 3"])
+        let unknown = try runTrellis(["query", url.path, "Dog", "agee > 3"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("No property 'agee' on 'Dog'. Did you mean 'age'?"))
-        let noClass = try trellis(["query", url.path, "Cat"])
+        let noClass = try runTrellis(["query", url.path, "Cat"])
         #expect(noClass.status == 1)
         #expect(noClass.stderr.contains("has no class 'Cat'"))
         #expect(syntax.stdout.isEmpty && unknown.stdout.isEmpty && noClass.stdout.isEmpty)
@@ -174,16 +151,16 @@ import Trellis
             _ = try Realm(configuration: configuration)
         }
         let migrated = try Data(contentsOf: source)
-        let inspect = try trellis(["inspect", source.path])
+        let inspect = try runTrellis(["inspect", source.path])
         #expect(inspect.status == 0, "\(inspect.stderr)")
         #expect(inspect.stdout.contains("Schema version: 3"))
-        let query = try trellis(["query", source.path, "Person", "name BEGINSWITH 'Ada'"])
+        let query = try runTrellis(["query", source.path, "Person", "name BEGINSWITH 'Ada'"])
         #expect(query.status == 0, "\(query.stderr)")
         #expect(query.stdout.contains("Ada Lovelace"))
         let dump = folder.url.appendingPathComponent("dump3")
-        let export = try trellis(["export", source.path, "--ejson", "--out", dump.path])
+        let export = try runTrellis(["export", source.path, "--ejson", "--out", dump.path])
         #expect(export.status == 0, "\(export.stderr)")
-        let schema = try trellis(["schema", "export", source.path, "--app-services", "--out", folder.url.appendingPathComponent("schema3").path])
+        let schema = try runTrellis(["schema", "export", source.path, "--app-services", "--out", folder.url.appendingPathComponent("schema3").path])
         #expect(schema.status == 0, "\(schema.stderr)")
         #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("schema3/Person/schema.json").path))
         // The reading commands opened it read-only: not a byte changed.
@@ -193,11 +170,11 @@ import Trellis
         try onOtherThread {
             _ = try Realm(configuration: .init(fileURL: target, schemaVersion: 3, objectTypes: AtlasSeed.types))
         }
-        let imported = try trellis(["import", target.path, dump.path, "--ejson"])
+        let imported = try runTrellis(["import", target.path, dump.path, "--ejson"])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.contains("Imported 2 documents"))
         for url in [source, target] {
-            let again = try trellis(["inspect", url.path])
+            let again = try runTrellis(["inspect", url.path])
             #expect(again.stdout.contains("Schema version: 3"), "\(url.lastPathComponent)")
             #expect(try schemaVersionAtURL(url) == 3, "\(url.lastPathComponent)")
         }
@@ -211,18 +188,18 @@ import Trellis
 
     @Test func outputPathProblemsAreOneLineErrors() throws {
         let source = try atlasFile()
-        let missing = try trellis(["export", source.path, "--ejson", "--out", "/proc/nope"])
+        let missing = try runTrellis(["export", source.path, "--ejson", "--out", "/proc/nope"])
         #expect(missing.status == 1)
         // /proc is read-only (mode 555): said before trying, so also to root.
         #expect(missing.stderr == "trellis: error: cannot create the --out folder '/proc/nope': '/proc' is read-only "
             + "(mode 555). Choose a folder you can write to.\n")
         let blocker = folder.file("blocker")
         try Data().write(to: blocker)
-        let inTheWay = try trellis(["export", source.path, "--ejson", "--out", blocker.path])
+        let inTheWay = try runTrellis(["export", source.path, "--ejson", "--out", blocker.path])
         #expect(inTheWay.status == 1)
         #expect(inTheWay.stderr.hasPrefix("trellis: error: cannot write into the --out folder '\(blocker.path)': it is a "
             + "file, not a folder."))
-        let schema = try trellis(["schema", "export", source.path, "--app-services", "--out", "/proc/x"])
+        let schema = try runTrellis(["schema", "export", source.path, "--app-services", "--out", "/proc/x"])
         #expect(schema.status == 1)
         #expect(schema.stderr.split(separator: "\n").count == 1)
         #expect(!schema.stderr.contains("NSCocoaErrorDomain"))
@@ -231,15 +208,15 @@ import Trellis
     @Test func importWritesExportedDocumentsIntoAnotherFileWithoutModels() throws {
         let source = try atlasFile()
         let dump = folder.url.appendingPathComponent("dump")
-        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
+        #expect(try runTrellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
         let target = folder.file("copy.realm")
         try onOtherThread { _ = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types)) }
 
-        let run = try trellis(["import", target.path, dump.path, "--ejson"])
+        let run = try runTrellis(["import", target.path, dump.path, "--ejson"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("Imported 2 documents of 3 classes into"))
         let again = folder.url.appendingPathComponent("again")
-        #expect(try trellis(["export", target.path, "--ejson", "--out", again.path]).status == 0)
+        #expect(try runTrellis(["export", target.path, "--ejson", "--out", again.path]).status == 0)
         for name in ["Person.json", "Dog.json", "DogClub.json"] {
             #expect(try Data(contentsOf: again.appendingPathComponent(name)) == Data(contentsOf: dump.appendingPathComponent(name)))
         }
@@ -248,23 +225,23 @@ import Trellis
     @Test func importFailuresAreOneLineAndLeaveTheFileAsItWas() throws {
         let source = try atlasFile()
         let dump = folder.url.appendingPathComponent("dump")
-        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
+        #expect(try runTrellis(["export", source.path, "--ejson", "--out", dump.path]).status == 0)
         try FileManager.default.removeItem(at: dump.appendingPathComponent("Dog.json"))
         let target = folder.file("copy.realm")
         try onOtherThread { _ = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types)) }
         let before = try Data(contentsOf: target)
 
-        let dangling = try trellis(["import", target.path, dump.path, "--ejson"])
+        let dangling = try runTrellis(["import", target.path, dump.path, "--ejson"])
         #expect(dangling.status == 1)
         #expect(dangling.stderr.hasPrefix("trellis: error: In document 1 of 'Person' (line 1 of Person.json): "
             + "'Person.dog' links to the 'Dog' with primary key "))
         #expect(dangling.stderr.split(separator: "\n").count == 1)
         #expect(try Data(contentsOf: target) == before)
 
-        let missing = try trellis(["import", folder.file("none.realm").path, dump.path, "--ejson"])
+        let missing = try runTrellis(["import", folder.file("none.realm").path, dump.path, "--ejson"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("none.realm': no such file. Import needs an existing Trellis file"))
-        let notAFolder = try trellis(["import", target.path, folder.file("nothing").path, "--ejson"])
+        let notAFolder = try runTrellis(["import", target.path, folder.file("nothing").path, "--ejson"])
         #expect(notAFolder.status == 1)
         #expect(notAFolder.stderr.contains("cannot read <Class>.json files from '\(folder.file("nothing").path)': no "
             + "such folder."))
@@ -279,17 +256,17 @@ import Trellis
             }
         }
         let dump = folder.url.appendingPathComponent("dump")
-        let export = try trellis(["export", source.path, "--ejson", "--out", dump.path],
+        let export = try runTrellis(["export", source.path, "--ejson", "--out", dump.path],
                                  environment: ["TRELLIS_PROGRESS": "1"])
         #expect(export.status == 0)
         #expect(export.stderr.hasPrefix("\rExporting [       "))
         #expect(export.stderr.hasSuffix("\rExporting [##############################] 100% 1200/1200\n"))
         let target = folder.file("copy.realm")
         try onOtherThread { _ = try Realm(configuration: .init(fileURL: target, objectTypes: AtlasSeed.types)) }
-        let imported = try trellis(["import", target.path, dump.path, "--ejson"], environment: ["TRELLIS_PROGRESS": "1"])
+        let imported = try runTrellis(["import", target.path, dump.path, "--ejson"], environment: ["TRELLIS_PROGRESS": "1"])
         #expect(imported.status == 0)
         #expect(imported.stderr.hasSuffix("] 100% 1200/1200\n"))
         // Not a terminal and not asked for: no bar.
-        #expect(try trellis(["export", source.path, "--ejson", "--out", dump.path]).stderr.isEmpty)
+        #expect(try runTrellis(["export", source.path, "--ejson", "--out", dump.path]).stderr.isEmpty)
     }
 }

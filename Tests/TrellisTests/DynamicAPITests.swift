@@ -345,21 +345,4 @@ class DynOwner: Object {
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(stderr.contains("Attempting to modify object outside of a write transaction"))
     }
-
-    // MARK: - Helpers
-
-    /// Runs the `trellis` executable built beside the tests.
-    private func runTrellis(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = processHelperURL().deletingLastPathComponent().appendingPathComponent("trellis")
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, stdout, stderr)
-    }
 }

@@ -15,27 +15,8 @@ final class DateRangeVal: Object {
 /// fix.
 @Suite struct ExtendedJSONDateRangeTests {
     let folder = TemporaryFolder()
-
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    func trellis(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = processHelperURL().deletingLastPathComponent().appendingPathComponent("trellis")
-        process.arguments = arguments
-        process.environment = ["SWIFT_BACKTRACE": "enable=no"]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: stdout, stderr: stderr)
-    }
+    /// The backtracer off: a crashing CLI ends at once with its message.
+    static let noBacktrace = ["SWIFT_BACKTRACE": "enable=no"]
 
     func emptyFile() throws -> URL {
         let url = folder.file("dates.realm")
@@ -50,14 +31,14 @@ final class DateRangeVal: Object {
         let document = #"{"i": 1, "date": {"$date": {"$numberLong": "9223372036854775807"}}}"#
         try Data((document + "\n").utf8).write(to: input.appendingPathComponent("DateRangeVal.json"))
 
-        let imported = try trellis(["import", url.path, input.path, "--ejson"])
+        let imported = try runTrellis(["import", url.path, input.path, "--ejson"], environment: Self.noBacktrace)
         #expect(imported.status == 0, "\(imported.stderr)")
         let out = folder.url.appendingPathComponent("out")
-        let exported = try trellis(["export", url.path, "--ejson", "--out", out.path])
+        let exported = try runTrellis(["export", url.path, "--ejson", "--out", out.path], environment: Self.noBacktrace)
         #expect(exported.status == 0, "\(exported.stderr)")
         let line = (try? String(contentsOf: out.appendingPathComponent("DateRangeVal.json"), encoding: .utf8)) ?? ""
         #expect(line.contains(#""date":{"$date":{"$numberLong":"9223372036854775807"}}"#), "\(line)")
-        let query = try trellis(["query", url.path, "DateRangeVal"])
+        let query = try runTrellis(["query", url.path, "DateRangeVal"], environment: Self.noBacktrace)
         #expect(query.status == 0, "\(query.stderr)")
         #expect(query.stdout.contains("9223372036854775807"), "\(query.stdout)")
     }
@@ -74,7 +55,7 @@ final class DateRangeVal: Object {
             }
         }
         let out = folder.url.appendingPathComponent("out")
-        let exported = try trellis(["export", url.path, "--ejson", "--out", out.path])
+        let exported = try runTrellis(["export", url.path, "--ejson", "--out", out.path], environment: Self.noBacktrace)
         #expect(exported.status == 0, "\(exported.stderr)")
         let lines = ((try? String(contentsOf: out.appendingPathComponent("DateRangeVal.json"), encoding: .utf8)) ?? "")
             .split(separator: "\n")
@@ -84,10 +65,10 @@ final class DateRangeVal: Object {
             #expect(lines.contains { $0.contains(#""i":{"$numberLong":"\#(index)"}"#)
                 && $0.contains(#"{"$numberLong":"\#(millis)"}"#) }, "date \(index) as \(millis)")
         }
-        let all = try trellis(["query", url.path, "DateRangeVal"])
+        let all = try runTrellis(["query", url.path, "DateRangeVal"], environment: Self.noBacktrace)
         #expect(all.status == 0, "\(all.stderr)")
         #expect(all.stdout.split(separator: "\n").count == dates.count)
-        let later = try trellis(["query", url.path, "DateRangeVal", "date > T0:0", "--sort", "date"])
+        let later = try runTrellis(["query", url.path, "DateRangeVal", "date > T0:0", "--sort", "date"], environment: Self.noBacktrace)
         #expect(later.status == 0, "\(later.stderr)")
 
         // Through the model classes too.

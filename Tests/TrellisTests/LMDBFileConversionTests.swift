@@ -218,36 +218,23 @@ final class LCPart: Object {
 
     /// `trellis upgrade FILE` converts, says what it did, and a second run does nothing.
     @Test func theUpgradeCommandConvertsAFileAndReportsErrorsInOneLine() throws {
-        func trellis(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-            let process = Process()
-            process.executableURL = processHelperURL().deletingLastPathComponent().appendingPathComponent("trellis")
-            process.arguments = arguments
-            let output = Pipe(), errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, stdout, stderr)
-        }
         let path = folder.file("cli.realm").path
         try FileManager.default.copyItem(atPath: FormatUpgradeTests.fixture.path, toPath: path)
         let expected = try Self.lmdbTrees(path)
 
-        let first = try trellis(["upgrade", path])
+        let first = try runTrellis(["upgrade", path])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.hasPrefix("Converted \(path): \(expected.count) trees"), "\(first.stdout)")
         #expect(LMDBUpgrade.state(ofFileAt: path) == .trellisStorage)
         #expect(try Self.storageTrees(path).count == expected.count)
 
-        let second = try trellis(["upgrade", path])
+        let second = try runTrellis(["upgrade", path])
         #expect(second.status == 0)
         #expect(second.stdout.contains("already in the current format"), "\(second.stdout)")
 
         let foreign = folder.file("foreign.realm").path
         try Data(repeating: 1, count: 5000).write(to: URL(fileURLWithPath: foreign))
-        let refused = try trellis(["upgrade", foreign])
+        let refused = try runTrellis(["upgrade", foreign])
         #expect(refused.status == 1)
         #expect(refused.stdout.isEmpty)
         #expect(refused.stderr.hasPrefix("trellis: error: cannot upgrade '\(foreign)': "), "\(refused.stderr)")

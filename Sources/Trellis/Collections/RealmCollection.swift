@@ -178,10 +178,8 @@ extension RealmCollection where Element: OptionalProtocol, Element.Wrapped: MinM
 extension RealmCollection where Element: AddableType, Element.PersistedType: AddableType {
     /// The sum of the values (zero when empty).
     public func sum() -> Element { sum(ofProperty: "self") }
-    /// The average of the values, or nil when empty.
-    public func average<T: AddableType & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
-        average(ofProperty: "self")
-    }
+    // `average()` is RealmUnderscoredNames.swift's, Realm's form: the result type needs only an
+    // addable persisted type (generic code asks for `V.AverageType` constrained that way).
 }
 
 extension RealmCollection where Element: OptionalProtocol, Element.Wrapped: AddableType & _HasPersistedType,

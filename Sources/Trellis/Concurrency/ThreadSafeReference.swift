@@ -51,6 +51,10 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: Sendable {
                           version: realm.core.transaction.version)
     }
 
+    /// Whether the reference can no longer be resolved: it was resolved already (a reference
+    /// resolves once), as in Realm.
+    public var isInvalidated: Bool { resolved.withLock { $0 } }
+
     func resolve(in core: RealmCore) -> Confined? {
         let first = resolved.withLock { wasResolved in
             defer { wasResolved = true }

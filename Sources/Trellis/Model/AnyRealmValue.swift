@@ -59,6 +59,17 @@ public enum AnyRealmValue: Hashable {
         return nil
     }
 
+    /// The linked object as a ``DynamicObject`` (read by property name, whatever its class), or
+    /// nil when the value is not an object. Realm's accessor for objects of a class this program
+    /// has no model for. A managed object is the same row seen through a dynamic accessor; an
+    /// unmanaged object that is not a `DynamicObject` gives nil (it has no row to read).
+    public var dynamicObject: DynamicObject? {
+        guard case .object(let object) = self else { return nil }
+        if let dynamic = object as? DynamicObject { return dynamic }
+        guard let managed = object._managed, !object.isInvalidated else { return nil }
+        return managed.core.dynamicAccessor(className: managed.info.className, key: managed.key)
+    }
+
     /// The nested dictionary, if the value is one, else nil. A managed one is live: changing it
     /// (inside a write) changes the stored value.
     public var dictionaryValue: Map<String, AnyRealmValue>? { if case .dictionary(let v) = self { v } else { nil } }

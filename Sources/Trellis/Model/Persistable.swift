@@ -174,7 +174,10 @@ extension Data: _PersistableInsideOptional {
 
 extension Date: _PersistableInsideOptional, _Indexable {
     public static var _trellisTypeInfo: _PropertyTypeInfo { _PropertyTypeInfo(.date, swiftName: "Date") }
-    public static func _trellisDefaultValue() -> Date { Date(timeIntervalSince1970: 0) }
+    /// The current date, as in Realm (`Date` is `_DefaultConstructible` there: `Date()`), for an
+    /// unmanaged object's property without a default, a dictionary or Codable input without it, and
+    /// `create` without it.
+    public static func _trellisDefaultValue() -> Date { Date() }
     @inlinable @inline(__always)
     public static func _trellisRead(_ row: _RowReader, _ column: Int) -> Date { row.row.date(column) }
     public static func _trellisEncode(_ value: Date, _ context: _EncodingContext) -> _StoredValue { _StoredValue(.date(value)) }

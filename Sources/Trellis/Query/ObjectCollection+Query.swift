@@ -214,7 +214,7 @@ extension Map where Value: AddableType, Value.PersistedType: AddableType {
     /// The sum of the values.
     public func sum() -> Value { sum(ofProperty: "self") }
     /// The average of the values, or nil when empty.
-    public func average<T: AddableType & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+    public func average<T: _HasPersistedType>() -> T? where T.PersistedType: AddableType {
         average(ofProperty: "self")
     }
 }

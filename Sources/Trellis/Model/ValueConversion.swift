@@ -35,7 +35,7 @@ enum ValueConversion {
             return object as? Value
         }
         if info.type == .int, let integer = (value as? any BinaryInteger).map({ Int64($0) }),
-           let integerType = Value.self as? any _PersistableInteger.Type
+           let integerType = integerType(of: Value.self)
         {
             return integerType.init(truncatingIfNeeded: integer) as? Value
         }
@@ -54,6 +54,13 @@ extension ValueConversion {
     }
 
     private static func wrappedType<O: OptionalProtocol>(_: O.Type) -> Any.Type { O.Wrapped.self }
+
+    /// The sized integer type a property holds (`Int8` for `Int8` and `Int8?`), if any.
+    static func integerType(of type: Any.Type) -> (any _PersistableInteger.Type)? {
+        if let integer = type as? any _PersistableInteger.Type { return integer }
+        guard let optional = type as? any OptionalProtocol.Type else { return nil }
+        return wrappedType(optional) as? any _PersistableInteger.Type
+    }
 
     /// A custom type's value from itself or from a value of its persisted type.
     private static func convertCustom<P: _CustomPersistable>(_: P.Type, _ value: Any) -> Any? {

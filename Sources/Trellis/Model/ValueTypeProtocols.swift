@@ -54,8 +54,12 @@ extension ObjectBase: KeypathSortable {}
 /// when `T` is not one the database stores.
 enum AggregateConversion {
     static func convert<T>(_ value: QueryValue, to type: T.Type, core: RealmCore) -> T? {
-        guard let persistable = T.self as? any _Persistable.Type else { return nil }
-        return open(persistable, value, core) as? T
+        // Unwrapped first: `nil as? T` is a value (`.some(nil)`) when T is an Optional, and Realm's
+        // min/max/average of no values (or only nils) is nil, not `.some(nil)`.
+        guard let persistable = T.self as? any _Persistable.Type, let converted = open(persistable, value, core) else {
+            return nil
+        }
+        return converted as? T
     }
 
     private static func open<P: _Persistable>(_ type: P.Type, _ value: QueryValue, _ core: RealmCore) -> Any? {

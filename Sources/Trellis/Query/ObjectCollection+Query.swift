@@ -81,8 +81,15 @@ extension _ObjectCollectionQueries {
         return _scopedResults.average(ofProperty: property)
     }
 
-    /// The elements at `indexes`, in order.
-    public func objects(at indexes: IndexSet) -> [_ObjectElement] { _scopedResults.objects(at: indexes) }
+    /// The elements at `indexes`, in order; traps with Realm's message for an index out of
+    /// bounds. An unmanaged collection answers from its elements, as in Realm.
+    public func objects(at indexes: IndexSet) -> [_ObjectElement] {
+        guard let elements = _unmanagedElements else { return _scopedResults.objects(at: indexes) }
+        if let last = indexes.last, last >= elements.count {
+            throwRealmException("Indexes for collection are out of bounds.")
+        }
+        return indexes.map { elements[$0] }
+    }
 }
 
 /// Realm's message for a query on an unmanaged collection (`kind`: Realm's class name for it).

@@ -40,6 +40,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // AES-256-GCM, HKDF and HMAC for encrypted files (TrellisStorage, issue 38); CryptoKit on
+        // Apple platforms, BoringSSL elsewhere. Already in the graph through jwt-kit.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // `swift package generate-documentation --target Trellis` (DocC).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // Sync only (TrellisSync client, trellis-sync server); the core Trellis target uses none.
@@ -68,10 +71,12 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)] + engineDefines
         ),
         // Issue 35: copy-on-write B+trees in a checksummed file, one sync per commit. Only
-        // Foundation and the platform C library (Sources/TrellisStorage/Platform.swift).
+        // Foundation, the platform C library (Sources/TrellisStorage/Platform.swift) and
+        // swift-crypto (encrypted files, PageCipher.swift).
         // Trellis's engine when built with TRELLIS_STORAGE_ENGINE=trellis (issue 37).
         .target(
             name: "TrellisStorage",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Issue 37: reads files of earlier Trellis versions (LMDB's page format, read here, no

@@ -83,7 +83,7 @@ extension StorageEnvironment {
             let layout = try PageLayoutScan(snapshot: write.snapshot)
             let newCount = layout.highestUsedPage + 1
             let size = try file.size()
-            guard newCount < write.snapshot.meta.pageCount || size > newCount * UInt64(Layout.pageSize) else {
+            guard newCount < write.snapshot.meta.pageCount || size > pager.offset(ofPage: newCount) else {
                 write.abort()
                 return
             }

@@ -1,19 +1,24 @@
 /// The file header (page 0) and the two meta slots (pages 1 and 2): docs/STORAGE.md, 2.1-2.2.
 enum FileHeader {
     static let magic: UInt64 = 0x4552_4F54_534C_5254 // "TRLSTORE" read little-endian
+    /// The plain format.
     static let version: UInt32 = 1
+    /// The encrypted format (section 12): version 1's structures in encrypted pages.
+    static let encryptedVersion: UInt32 = 2
 
-    /// The header page of a new file.
-    static func encode(into page: UnsafeMutableRawPointer) {
+    /// The header page of a new file (version 2 with the cipher's fields when encrypted).
+    static func encode(into page: UnsafeMutableRawPointer, cipher: PageCipher? = nil) {
         page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
         page.storeLE(magic, at: 0)
-        page.storeLE(version, at: 8)
+        page.storeLE(cipher == nil ? version : encryptedVersion, at: 8)
         page.storeLE(UInt32(Layout.pageSize), at: 12)
         page.storeLE(Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: 16)), at: 16)
+        cipher?.encodeHeaderFields(into: page)
     }
 
-    /// Checks a header page.
-    static func validate(_ page: UnsafeRawPointer) throws {
+    /// Checks a header page; returns whether the file is encrypted (version 2).
+    @discardableResult
+    static func validate(_ page: UnsafeRawPointer) throws -> Bool {
         guard page.loadLE(UInt64.self, at: 0) == magic else {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file is not a TrellisStorage file (wrong magic). "
                 + "Open it with the engine that wrote it.")
@@ -23,10 +28,12 @@ enum FileHeader {
         }
         let version = page.loadLE(UInt32.self, at: 8)
         let pageSize = page.loadLE(UInt32.self, at: 12)
-        guard version == Self.version, pageSize == UInt32(Layout.pageSize) else {
+        guard version == Self.version || version == encryptedVersion, pageSize == UInt32(Layout.pageSize) else {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version) and page size "
-                + "\(pageSize); this build reads version \(Self.version) with \(Layout.pageSize)-byte pages.")
+                + "\(pageSize); this build reads versions \(Self.version) and \(encryptedVersion) (encrypted) with "
+                + "\(Layout.pageSize)-byte pages.")
         }
+        return version == encryptedVersion
     }
 }
 

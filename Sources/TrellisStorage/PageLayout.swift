@@ -2,6 +2,9 @@
 public enum StorageLimits {
     /// Bytes per page.
     public static let pageSize = 4096
+    /// Bytes a page occupies in an encrypted file: its 4,096 bytes encrypted, with their nonce
+    /// and tag (docs/STORAGE.md, section 12).
+    public static let encryptedPageSize = pageSize + 32
     /// The longest key a tree accepts.
     public static let maximumKeyLength = 511
     /// The longest tree name.

@@ -23,6 +23,13 @@ final class Pager: @unchecked Sendable {
     private let table: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>>
     /// Tables outgrown, freed with the pager (readers may still hold them).
     private var outgrown: [UnsafeMutablePointer<UInt64>] = []
+    /// The cipher of an encrypted file (docs/STORAGE.md, section 12), set once by the opening
+    /// environment before any page is read; nil for a plain file.
+    private(set) var cipher: PageCipher?
+    /// The decrypted pages of an encrypted file.
+    private(set) var decrypted: DecryptedPageCache?
+    /// Bytes a page occupies in the file: 4,096, or 4,128 when encrypted.
+    private(set) var stride = Layout.pageSize
 
     init(file: StorageFile) {
         self.file = file
@@ -43,17 +50,119 @@ final class Pager: @unchecked Sendable {
         return words
     }
 
+    /// Makes this the pager of an encrypted file (before any page is read or written).
+    func encrypt(with cipher: PageCipher, cachedPages: Int) {
+        self.cipher = cipher
+        decrypted = DecryptedPageCache(capacity: cachedPages)
+        stride = PageCipher.physicalPageSize
+    }
+
+    /// The byte offset of page `page` in the file.
+    @inline(__always)
+    func offset(ofPage page: UInt64) -> UInt64 { page &* UInt64(stride) }
+
+    // MARK: - Uses of decrypted pages
+
+    /// Registers a transaction or walk that may hold decrypted bytes until `endUse` (0 and
+    /// nothing to do for a plain file).
+    @inline(__always)
+    func beginUse() -> UInt64 { decrypted?.beginUse() ?? 0 }
+
+    /// Ends a use begun with `beginUse`.
+    @inline(__always)
+    func endUse(_ epoch: UInt64) {
+        if epoch != 0 { decrypted?.endUse(epoch) }
+    }
+
+    /// Runs `body` as one use (a walk outside a transaction: recovery, a writer's free-list load).
+    func withUse<R>(_ body: () throws -> R) rethrows -> R {
+        let epoch = beginUse()
+        defer { endUse(epoch) }
+        return try body()
+    }
+
+    // MARK: - Writing
+
+    /// Writes `bytes` (whole pages) as pages from `page`, encrypting each in an encrypted file.
+    func writePages(_ bytes: UnsafeRawBufferPointer, at page: UInt64) throws {
+        guard let cipher, let base = bytes.baseAddress else {
+            try file.write(bytes, at: offset(ofPage: page))
+            return
+        }
+        let count = bytes.count / Layout.pageSize
+        let sealed = UnsafeMutableRawPointer.allocate(byteCount: count * stride, alignment: 16)
+        defer { sealed.deallocate() }
+        for index in 0..<count {
+            try cipher.seal(base + index * Layout.pageSize, page: page + UInt64(index), into: sealed + index * stride)
+        }
+        try file.write(UnsafeRawBufferPointer(start: sealed, count: count * stride), at: offset(ofPage: page))
+    }
+
+    /// Overwrites page `page` with zeros (an erased meta slot: never well-formed, plain or encrypted).
+    func zeroPage(_ page: UInt64) throws {
+        let zero = [UInt8](repeating: 0, count: stride)
+        try zero.withUnsafeBytes { try file.write($0, at: offset(ofPage: page)) }
+    }
+
+    // MARK: - Reading
+
+    /// The plaintext of the meta slot page `page` (copied, so that a concurrent rewrite cannot
+    /// change it while it is decoded) and the raw bytes that identify it: the slot's checked
+    /// bytes (plain file) or the nonce, tag and their ciphertext (encrypted). Nil when an
+    /// encrypted slot fails authentication (never written, erased, torn or damaged).
+    func metaPage(_ page: UInt64, base: UnsafeRawPointer) -> (plaintext: [UInt8], fingerprint: [UInt64])? {
+        let start = base + Int(offset(ofPage: page))
+        let words = (PageCipher.envelopeSize + MetaSlot.checkedLength + 8) / 8
+        guard let cipher else {
+            let plain = Array(UnsafeRawBufferPointer(start: start, count: MetaSlot.checkedLength + 8))
+            return (plain, [])
+        }
+        let raw = Array(UnsafeRawBufferPointer(start: start, count: stride))
+        var plaintext = [UInt8](repeating: 0, count: Layout.pageSize)
+        let opened = raw.withUnsafeBytes { rawBytes in
+            plaintext.withUnsafeMutableBytes { out in
+                guard let source = rawBytes.baseAddress, let target = out.baseAddress else { return false }
+                return cipher.open(source, page: page, into: target)
+            }
+        }
+        guard opened else { return nil }
+        let fingerprint = raw.withUnsafeBytes { bytes in (0..<words).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) } }
+        return (plaintext, fingerprint)
+    }
+
+    /// The plaintext of `pages` pages from `reference.page` of an encrypted file, decrypted (or
+    /// from the cache) and checked against the reference's checksum.
+    func decryptedBytes(_ reference: PageReference, pages: UInt64, base: UnsafeRawPointer) throws -> UnsafeRawPointer {
+        guard let cipher, let decrypted else { throw StorageError.misuse("a plain file has no decrypted pages") }
+        let count = Int(pages)
+        if let cached = decrypted.lookup(page: reference.page, checksum: reference.checksum, pages: count) { return cached }
+        let plaintext = UnsafeMutableRawPointer.allocate(byteCount: count * Layout.pageSize, alignment: 16)
+        var owned = true
+        defer { if owned { plaintext.deallocate() } }
+        for index in 0..<count {
+            let number = reference.page + UInt64(index)
+            guard cipher.open(base + Int(offset(ofPage: number)), page: number, into: plaintext + index * Layout.pageSize) else {
+                throw StorageError.corrupt(page: number, "the page fails authentication: it was changed, torn, or is not "
+                    + "this file's page \(number)")
+            }
+        }
+        let actual = Checksum.xxh64(UnsafeRawBufferPointer(start: plaintext, count: count * Layout.pageSize))
+        guard actual == reference.checksum else { throw StorageError.corrupt(page: reference.page, "checksum mismatch") }
+        owned = false
+        return decrypted.insert(page: reference.page, checksum: reference.checksum, pages: count, bytes: plaintext)
+    }
+
     /// The map, covering at least `pageCount` pages.
     func map(covering pageCount: UInt64) throws -> UnsafeRawPointer {
         lock.lock()
         defer { lock.unlock() }
         if let base, mappedPages >= pageCount { return base }
-        let length = pageCount * UInt64(Layout.pageSize)
+        let length = pageCount * UInt64(stride)
         // A page of the map past the end of the file faults (SIGBUS) when read: a commit that
         // counts more pages than the file holds (a file cut short) is damage, found here.
         let size = try file.size()
         guard length <= size else {
-            let pages = size / UInt64(Layout.pageSize)
+            let pages = size / UInt64(stride)
             throw StorageError.corrupt(page: pages, "a commit counts \(pageCount) pages but the file ends after \(pages): "
                 + "it was cut short")
         }
@@ -93,6 +202,7 @@ final class Pager: @unchecked Sendable {
         defer { lock.unlock() }
         let words = table.pointee
         (words + 1).update(repeating: 0, count: Int(words[0]))
+        decrypted?.removeAll()
     }
 }
 
@@ -148,6 +258,7 @@ final class Snapshot {
     /// The bytes of `pages` pages from `reference.page`, after checking their checksum.
     func verifiedBytes(_ reference: PageReference, pages: UInt64) throws -> UnsafeRawPointer {
         try checkRange(reference.page, pages: pages)
+        if pager.cipher != nil { return try pager.decryptedBytes(reference, pages: pages, base: base) }
         let start = base + Int(reference.page) * Layout.pageSize
         if !pager.isVerified(reference) {
             let actual = Checksum.xxh64(UnsafeRawBufferPointer(start: start, count: Int(pages) * Layout.pageSize))

@@ -49,7 +49,11 @@ public final class ReadTransaction: TreeReading {
     @exclusivity(unchecked) private var olderAccesses: [TreeAccess] = []
     @exclusivity(unchecked) private var isAlive = true
 
-    init(readers: ReaderTable, descriptors: DescriptorCache, snapshot: Snapshot, slot: Int) {
+    /// This transaction's use of decrypted pages (Pager.beginUse; 0 for a plain file).
+    private let epoch: UInt64
+
+    init(readers: ReaderTable, descriptors: DescriptorCache, snapshot: Snapshot, slot: Int, epoch: UInt64) {
+        self.epoch = epoch
         self.readers = readers
         self.descriptors = descriptors
         self.snapshot = snapshot
@@ -68,6 +72,7 @@ public final class ReadTransaction: TreeReading {
         lastAccess?.isEnded = true
         for access in olderAccesses { access.isEnded = true }
         readers.release(slot)
+        snapshot.pager.endUse(epoch)
     }
 
     private func tree(_ name: String) throws -> TreeState? {

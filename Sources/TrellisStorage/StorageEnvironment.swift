@@ -14,6 +14,13 @@ public final class StorageEnvironment: @unchecked Sendable {
         public var syncOnCommit = true
         /// Reader slots of the lock file (live read transactions across all processes).
         public var readerSlots = 126
+        /// The 64-byte key of an encrypted file (Realm's `encryptionKey`; docs/STORAGE.md,
+        /// section 12): a new file is created encrypted with it, an existing one must have been
+        /// written with it. Nil: the file is plain (an encrypted file then refuses to open).
+        public var encryptionKey: [UInt8]?
+        /// The most decrypted pages an encrypted file's environment keeps (4 KiB each); pages
+        /// lent to live transactions come on top until those end (section 12).
+        public var decryptedPageCacheSize = 2048
         /// Opens the file with `O_RDONLY` and never writes it: no recovery writes, no seal at
         /// close, no write transactions. Works on a read-only file or folder (the reader table
         /// is then private to this process when the lock file cannot be written, as LMDB does on
@@ -49,6 +56,13 @@ public final class StorageEnvironment: @unchecked Sendable {
 
     /// The file.
     public var file: StorageFile { pager.file }
+
+    /// Bytes a page occupies in the file: `StorageLimits.pageSize`, or
+    /// `StorageLimits.encryptedPageSize` for an encrypted file.
+    public var filePageSize: Int { pager.stride }
+
+    /// Whether the file is encrypted (docs/STORAGE.md, section 12).
+    public var isEncrypted: Bool { pager.cipher != nil }
 
     /// Opens (creating if needed) the file at `path`, with its lock file at `path + "-lock"`.
     public convenience init(path: String, options: Options = Options()) throws {
@@ -88,7 +102,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         isReadOnly = options.readOnly
         maximumFileSize = options.maximumFileSize
         do {
-            try open()
+            try open(options: options)
         } catch {
             readers.close()
             file.close()
@@ -142,21 +156,21 @@ public final class StorageEnvironment: @unchecked Sendable {
         try readers.withLock {
             readers.durableTxnID = max(readers.durableTxnID, sealed.txnID)
             let target = Layout.metaPages[1 - newest.slot]
-            try page.withUnsafeBytes { try file.write($0, at: target * UInt64(Layout.pageSize)) }
+            try page.withUnsafeBytes { try pager.writePages($0, at: target) }
         }
         try file.sync()
     }
 
     // MARK: - Opening and recovery
 
-    private func open() throws {
+    private func open(options: Options) throws {
         let size = try file.size()
         if size == 0, isReadOnly {
             throw StorageError(.incompatibleFile, "TrellisStorage: '\(file.name)' is empty; a read-only open needs an "
                 + "existing TrellisStorage file.")
         }
         if size > 0 {
-            try validateHeader(size: size)
+            try validateHeader(size: size, options: options)
             // Readers never wait for a writer: when the newest commit checks out, the file is
             // opened at it without the writer lock (another process may be writing).
             if try openAtNewestCommit() { return }
@@ -171,26 +185,37 @@ public final class StorageEnvironment: @unchecked Sendable {
         try file.lockWriter()
         defer { file.unlockWriter() }
         if try file.size() == 0 {
-            try create()
+            try create(key: options.encryptionKey, cachedPages: options.decryptedPageCacheSize)
         }
-        try validateHeader(size: try file.size())
+        try validateHeader(size: try file.size(), options: options)
         // Whatever a killed process left in the OS cache becomes durable: recovery may then
         // trust every page written by a commit up to the current one's durable mark.
         try file.sync()
         try recover(erasingTornSlot: true)
     }
 
-    private func validateHeader(size: UInt64) throws {
+    private func validateHeader(size: UInt64, options: Options) throws {
         if size < UInt64(Layout.firstDataPage) * UInt64(Layout.pageSize) {
             throw StorageError(.incompatibleFile, "TrellisStorage: '\(file.name)' is \(size) bytes, shorter than a "
                 + "TrellisStorage file's header; it is not one (or it was cut short).")
         }
         var header = [UInt8](repeating: 0, count: Layout.pageSize)
         try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        try header.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            try FileHeader.validate(base)
+        let cipher: PageCipher? = try header.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            let encrypted = try FileHeader.validate(base)
+            switch (encrypted, options.encryptionKey) {
+            case (false, nil): return nil
+            case (true, let key?): return try PageCipher.opening(header: base, key: key, path: file.name)
+            case (true, nil):
+                throw StorageError(.encryptionKeyRequired, "TrellisStorage: '\(file.name)' is encrypted; open it with "
+                    + "its encryption key.")
+            case (false, _?):
+                throw StorageError(.fileNotEncrypted, "TrellisStorage: '\(file.name)' is not encrypted, but an "
+                    + "encryption key was given. Open it without a key (or write an encrypted copy of it).")
+            }
         }
+        if let cipher, pager.cipher == nil { pager.encrypt(with: cipher, cachedPages: options.decryptedPageCacheSize) }
     }
 
     /// Opens at the newest commit without the writer lock if it passes its checks; false when
@@ -225,21 +250,30 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// The checks recovery makes of a commit: its pages up to its durable mark, its free list.
     private func checkCommit(_ meta: MetaSlot) throws {
         let snapshot = try Snapshot(meta: meta, pager: pager)
-        var verifier = Verifier(snapshot: snapshot, bound: meta.durableTxnID, full: false)
-        _ = try verifier.run()
-        _ = try FreeList.load(snapshot)
+        try pager.withUse {
+            var verifier = Verifier(snapshot: snapshot, bound: meta.durableTxnID, full: false)
+            _ = try verifier.run()
+            _ = try FreeList.load(snapshot)
+        }
     }
 
-    private func create() throws {
-        var page = [UInt8](repeating: 0, count: Layout.pageSize * 3)
-        page.withUnsafeMutableBytes { buffer in
+    private func create(key: [UInt8]?, cachedPages: Int) throws {
+        let cipher = try key.map { try PageCipher.forNewFile(key: $0) }
+        if let cipher { pager.encrypt(with: cipher, cachedPages: cachedPages) }
+        var header = [UInt8](repeating: 0, count: pager.stride)
+        header.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
-            FileHeader.encode(into: base)
-            MetaSlot(txnID: 1, durableTxnID: 0, pageCount: Layout.firstDataPage, catalog: nil, freeList: nil,
-                     freeListCount: 0, catalogDepth: 0).encode(into: base + Layout.pageSize)
-            (base + 2 * Layout.pageSize).initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
+            FileHeader.encode(into: base, cipher: cipher)
         }
-        try page.withUnsafeBytes { try file.write($0, at: 0) }
+        var slot = [UInt8](repeating: 0, count: Layout.pageSize)
+        slot.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            MetaSlot(txnID: 1, durableTxnID: 0, pageCount: Layout.firstDataPage, catalog: nil, freeList: nil,
+                     freeListCount: 0, catalogDepth: 0).encode(into: base)
+        }
+        try header.withUnsafeBytes { try file.write($0, at: 0) }
+        try slot.withUnsafeBytes { try pager.writePages($0, at: Layout.metaPages[0]) }
+        try pager.zeroPage(Layout.metaPages[1])
         try file.sync()
     }
 
@@ -248,7 +282,11 @@ public final class StorageEnvironment: @unchecked Sendable {
         let base = try pager.map(covering: Layout.firstDataPage)
         var found: [(slot: Int, meta: MetaSlot)] = []
         for (slot, page) in Layout.metaPages.enumerated() {
-            if let meta = MetaSlot.decode(base + Int(page) * Layout.pageSize) { found.append((slot, meta)) }
+            if pager.cipher == nil {
+                if let meta = MetaSlot.decode(base + Int(page) * Layout.pageSize) { found.append((slot, meta)) }
+            } else if let meta = pager.metaPage(page, base: base).flatMap(Self.decodeMeta) {
+                found.append((slot, meta))
+            }
         }
         // Newest first; of two copies of one commit, the sealed one (section 5).
         return found.sorted {
@@ -278,9 +316,7 @@ public final class StorageEnvironment: @unchecked Sendable {
                 }
                 if position > 0 {
                     // The newer slot's commit was torn: erase the slot so no one uses it.
-                    let zero = [UInt8](repeating: 0, count: Layout.pageSize)
-                    let page = Layout.metaPages[candidates[0].slot]
-                    try zero.withUnsafeBytes { try file.write($0, at: page * UInt64(Layout.pageSize)) }
+                    try pager.zeroPage(Layout.metaPages[candidates[0].slot])
                     try file.sync()
                     pager.forgetVerifications()
                 }
@@ -316,7 +352,8 @@ public final class StorageEnvironment: @unchecked Sendable {
     public func beginRead() throws -> ReadTransaction {
         let slot = try readers.takeSlot()
         do {
-            return ReadTransaction(readers: readers, descriptors: descriptors, snapshot: try pinnedSnapshot(slot), slot: slot)
+            return ReadTransaction(readers: readers, descriptors: descriptors, snapshot: try pinnedSnapshot(slot), slot: slot,
+                                   epoch: pager.beginUse())
         } catch {
             readers.release(slot)
             throw error
@@ -333,7 +370,7 @@ public final class StorageEnvironment: @unchecked Sendable {
             if let latest = latest.withLock({ $0 }), latest.isCurrent(txnID) { return latest.snapshot }
             if let found = try decodedSlot(holding: txnID) {
                 let snapshot = try Snapshot(meta: found.meta, pager: pager)
-                latest.withLock { $0 = LatestSnapshot(slot: found.slot, snapshot: snapshot) }
+                latest.withLock { $0 = LatestSnapshot(slot: found.slot, snapshot: snapshot, fingerprint: found.fingerprint) }
                 return snapshot
             }
         }
@@ -348,15 +385,26 @@ public final class StorageEnvironment: @unchecked Sendable {
     }
 
     /// The meta slot holding commit `txnID`, if one does and passes its checksum.
-    private func decodedSlot(holding txnID: UInt64) throws -> (slot: Int, meta: MetaSlot)? {
+    private func decodedSlot(holding txnID: UInt64) throws -> (slot: Int, meta: MetaSlot, fingerprint: [UInt64])? {
         let base = try pager.map(covering: Layout.firstDataPage)
         for (slot, page) in Layout.metaPages.enumerated() {
+            if pager.cipher != nil {
+                guard let decrypted = pager.metaPage(page, base: base), let meta = Self.decodeMeta(decrypted),
+                      meta.txnID == txnID
+                else { continue }
+                return (slot, meta, decrypted.fingerprint)
+            }
             let start = base + Int(page) * Layout.pageSize
             guard start.loadLE(UInt64.self, at: 8) == txnID, let meta = MetaSlot.decode(start), meta.txnID == txnID
             else { continue }
-            return (slot, meta)
+            return (slot, meta, [])
         }
         return nil
+    }
+
+    /// The slot in a decrypted meta page.
+    private static func decodeMeta(_ page: (plaintext: [UInt8], fingerprint: [UInt64])) -> MetaSlot? {
+        page.plaintext.withUnsafeBytes { bytes in bytes.baseAddress.flatMap { MetaSlot.decode($0) } }
     }
 
     /// Runs `body` in a read transaction.
@@ -378,6 +426,7 @@ public final class StorageEnvironment: @unchecked Sendable {
             writerGate.signal()
             throw error
         }
+        let epoch = pager.beginUse()
         do {
             let meta = try currentMeta()
             let snapshot = try Snapshot(meta: meta, pager: pager)
@@ -400,9 +449,10 @@ public final class StorageEnvironment: @unchecked Sendable {
             }
             let written = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : []
             return try WriteTransaction(environment: self, snapshot: snapshot, freeEntries: entries,
-                                        oldestReader: oldestReader, durable: durable, writtenSinceDurable: written)
+                                        oldestReader: oldestReader, durable: durable, writtenSinceDurable: written,
+                                        epoch: epoch)
         } catch {
-            endWrite()
+            endWrite(epoch: epoch)
             throw error
         }
     }
@@ -435,7 +485,8 @@ public final class StorageEnvironment: @unchecked Sendable {
         }
     }
 
-    func endWrite() {
+    func endWrite(epoch: UInt64) {
+        pager.endUse(epoch)
         file.unlockWriter()
         writerGate.signal()
     }
@@ -453,7 +504,7 @@ public final class StorageEnvironment: @unchecked Sendable {
             let durable = readers.durableTxnID
             let keep = current.first { $0.meta.txnID == durable }?.slot
             let target = keep.map { 1 - $0 } ?? (current.last.map { current.count == 2 ? $0.slot : 1 - $0.slot } ?? 0)
-            try page.withUnsafeBytes { try file.write($0, at: Layout.metaPages[target] * UInt64(Layout.pageSize)) }
+            try page.withUnsafeBytes { try pager.writePages($0, at: Layout.metaPages[target]) }
             return target
         }
         if sync {
@@ -462,10 +513,7 @@ public final class StorageEnvironment: @unchecked Sendable {
             } catch {
                 // The commit failed: take its slot back so that readers stay at the last commit
                 // (the durable slot is untouched; the commit was never published to readers).
-                let zero = [UInt8](repeating: 0, count: Layout.pageSize)
-                _ = try? readers.withLock {
-                    try zero.withUnsafeBytes { try file.write($0, at: Layout.metaPages[target] * UInt64(Layout.pageSize)) }
-                }
+                _ = try? readers.withLock { try pager.zeroPage(Layout.metaPages[target]) }
                 throw error
             }
             try readers.withLock { readers.durableTxnID = meta.txnID }
@@ -501,12 +549,20 @@ final class LatestSnapshot: @unchecked Sendable {
     // @unchecked Sendable: immutable after init; Snapshot is immutable too.
     let slot: Int
     let snapshot: Snapshot
-    /// The slot's checked bytes and checksum, as 64-bit words.
+    /// The slot's checked bytes and checksum, as 64-bit words (encrypted file: the nonce, tag and
+    /// ciphertext of those bytes, as found in the file).
     private let encoded: [UInt64]
+    /// Where the slot's page starts in the map.
+    private let offset: Int
 
-    init(slot: Int, snapshot: Snapshot) {
+    init(slot: Int, snapshot: Snapshot, fingerprint: [UInt64]) {
         self.slot = slot
         self.snapshot = snapshot
+        offset = Int(snapshot.pager.offset(ofPage: Layout.metaPages[slot]))
+        if !fingerprint.isEmpty {
+            encoded = fingerprint
+            return
+        }
         var bytes = [UInt8](repeating: 0, count: Layout.pageSize)
         bytes.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -522,7 +578,7 @@ final class LatestSnapshot: @unchecked Sendable {
     @inline(__always)
     func isCurrent(_ txnID: UInt64) -> Bool {
         guard snapshot.meta.txnID == txnID else { return false }
-        let start = snapshot.base + Int(Layout.metaPages[slot]) * Layout.pageSize
+        let start = snapshot.base + offset
         for (index, word) in encoded.enumerated() where start.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self) != word {
             return false
         }

@@ -24,6 +24,13 @@ public struct StorageError: Error, Sendable, CustomStringConvertible, Equatable 
         case invalidUse
         /// `compact()` found read transactions that still see the pages it would move or cut off.
         case compactionBlocked
+        /// The encryption key does not open the file (wrong key, or a damaged header), or is not
+        /// 64 bytes long.
+        case wrongEncryptionKey
+        /// The file is encrypted and no key was given.
+        case encryptionKeyRequired
+        /// A key was given for a file that is not encrypted.
+        case fileNotEncrypted
     }
 
     /// What kind of failure this is.

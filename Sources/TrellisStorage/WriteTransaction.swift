@@ -17,6 +17,8 @@ public final class WriteTransaction: TreeReading {
     @exclusivity(unchecked) private var lastAccess: TreeAccess?
     private var dropped: Set<String> = []
     private let liveness = Liveness()
+    /// This transaction's use of decrypted pages (Pager.beginUse), ended with it.
+    private let epoch: UInt64
 
     /// In relaxed mode, a commit syncs once more free pages than this wait for a sync.
     static let checkpointPages = 1024
@@ -27,8 +29,9 @@ public final class WriteTransaction: TreeReading {
     ///   - writtenSinceDurable: pages this process's commits wrote after `durable`: it cannot
     ///     reach them, so once freed they wait only for the readers.
     init(environment: StorageEnvironment, snapshot: Snapshot, freeEntries: [FreeEntry], oldestReader: UInt64,
-         durable: UInt64, writtenSinceDurable: Set<UInt64>) throws
+         durable: UInt64, writtenSinceDurable: Set<UInt64>, epoch: UInt64) throws
     {
+        self.epoch = epoch
         self.environment = environment
         self.snapshot = snapshot
         let oldestNeeded = min(oldestReader, durable)
@@ -190,7 +193,7 @@ public final class WriteTransaction: TreeReading {
     public func abort() {
         guard liveness.isAlive else { return }
         liveness.isAlive = false
-        environment.endWrite()
+        environment.endWrite(epoch: epoch)
     }
 
     /// Writes the changes as one commit (one sync when the environment syncs on commit) and
@@ -242,9 +245,10 @@ public final class WriteTransaction: TreeReading {
         try environment.publish(meta, freeEntries: pending + newlyFreed + serializer.allocator.reusable, sync: syncs)
         environment.noteWritten(serializer.pages.lazy.map { (first: $0.page, count: $0.bytes.count / Layout.pageSize) },
                                 by: syncs ? nil : durable)
-        if newPageCount != nil, try environment.file.size() > meta.pageCount * UInt64(Layout.pageSize) {
+        let end = environment.pager.offset(ofPage: meta.pageCount)
+        if newPageCount != nil, try environment.file.size() > end {
             // The commit that no longer counts the pages past its mark is durable: cut them off.
-            try environment.file.truncate(to: meta.pageCount * UInt64(Layout.pageSize))
+            try environment.file.truncate(to: end)
         }
     }
 
@@ -269,15 +273,16 @@ public final class WriteTransaction: TreeReading {
     /// The size a file of `size` bytes grows to when a commit needs `needed`: geometric from
     /// small (by half, at least 16 pages, so that a tiny database is a tiny file) up to steps of
     /// 1 MiB, then of max(1 MiB, 1/8 of the file); whole pages.
-    static func grownSize(from size: UInt64, toHold needed: UInt64) -> UInt64 {
-        let page = UInt64(Layout.pageSize)
+    static func grownSize(from size: UInt64, toHold needed: UInt64, pageBytes: Int = Layout.pageSize) -> UInt64 {
+        let page = UInt64(pageBytes)
         let step = min(max(size / 2, 16 * page), max(UInt64(1 << 20), size / 8))
         return (max(needed, size + step) + page - 1) / page * page
     }
 
     private func writePages(_ pages: [(page: UInt64, bytes: [UInt8])], pageCount: UInt64) throws {
         let file = environment.file
-        let needed = pageCount * UInt64(Layout.pageSize)
+        let pager = environment.pager
+        let needed = pager.offset(ofPage: pageCount)
         let size = try file.size()
         if size < needed {
             let limit = environment.maximumFileSize ?? UInt64.max
@@ -287,10 +292,10 @@ public final class WriteTransaction: TreeReading {
                                        + "limit of \(limit) bytes; the transaction was abandoned and the file is at its "
                                        + "last commit. Raise the limit, or write less in one transaction.")
             }
-            try file.truncate(to: min(Self.grownSize(from: size, toHold: needed), max(needed, limit)))
+            try file.truncate(to: min(Self.grownSize(from: size, toHold: needed, pageBytes: pager.stride), max(needed, limit)))
         }
         for (page, bytes) in pages.sorted(by: { $0.page < $1.page }) {
-            try bytes.withUnsafeBytes { try file.write($0, at: page * UInt64(Layout.pageSize)) }
+            try bytes.withUnsafeBytes { try pager.writePages($0, at: page) }
         }
     }
 }

@@ -78,7 +78,15 @@ guard arguments.count >= 3 else {
 }
 let environment: StorageEnvironment
 do {
-    environment = try StorageEnvironment(path: arguments[2])
+    // TRELLIS_STORAGE_TEST_KEY: an encryption key as 128 hex characters (KillTests' encrypted run).
+    var options = StorageEnvironment.Options()
+    if let hex = ProcessInfo.processInfo.environment["TRELLIS_STORAGE_TEST_KEY"] {
+        let characters = Array(hex.utf8)
+        options.encryptionKey = stride(from: 0, to: characters.count - 1, by: 2).compactMap {
+            UInt8(String(decoding: characters[$0...($0 + 1)], as: UTF8.self), radix: 16)
+        }
+    }
+    environment = try StorageEnvironment(path: arguments[2], options: options)
 } catch {
     FileHandle.standardError.write(Data("open failed: \(error)\n".utf8))
     exit(4)

@@ -17,6 +17,17 @@ import Testing
         #expect(run.mismatch == nil, "\(run.mismatch ?? "")")
         #expect(run.operations >= operations)
     }
+
+    /// The same against an encrypted file (docs/STORAGE.md, section 12), with a decrypted-page
+    /// cache of 64 pages so that eviction happens under held readers. `TRELLIS_STORAGE_ENCRYPTED_OPS`
+    /// sets the operations (default 60,000).
+    @Test func randomOperationsOnAnEncryptedFileMatchLMDB() throws {
+        let operations = environmentInteger("TRELLIS_STORAGE_ENCRYPTED_OPS", default: 60_000)
+        var run = try DifferentialRun(seed: 38, key: EncryptionTests.key, cachePages: 64)
+        try run.run(operations: operations)
+        #expect(run.mismatch == nil, "\(run.mismatch ?? "")")
+        #expect(run.operations >= operations)
+    }
 }
 
 /// One seeded run. Stops at the first difference, which `mismatch` describes.
@@ -33,12 +44,14 @@ struct DifferentialRun {
     /// A read transaction kept across commits, and what it saw when it began.
     var heldReader: (transaction: ReadTransaction, tree: String, entries: [([UInt8], [UInt8])])?
 
-    init(seed: UInt64) throws {
+    init(seed: UInt64, key: [UInt8]? = nil, cachePages: Int = 2048) throws {
         self.seed = seed
         random = SeededRandom(seed: seed)
         directory = temporaryDirectory("differential")
         var options = StorageEnvironment.Options()
         options.syncOnCommit = false
+        options.encryptionKey = key
+        options.decryptedPageCacheSize = cachePages
         engine = try StorageEnvironment(path: directory + "/data.trellis", options: options)
     }
 

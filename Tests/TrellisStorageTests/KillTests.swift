@@ -15,12 +15,23 @@ import Testing
 /// is killed and reaped however the test ends.
 @Suite(.serialized) struct KillTests {
     @Test func killedWritersAndReadersNeverLeaveAPartialCommit() throws {
-        let kills = environmentInteger("TRELLIS_STORAGE_KILLS", default: 100)
-        let seed = environmentInteger("TRELLIS_STORAGE_KILL_SEED", default: 99)
+        try Self.run(kills: environmentInteger("TRELLIS_STORAGE_KILLS", default: 100),
+                     seed: environmentInteger("TRELLIS_STORAGE_KILL_SEED", default: 99), key: nil)
+    }
+
+    /// The same with an encrypted file (docs/STORAGE.md, section 12);
+    /// `TRELLIS_STORAGE_ENCRYPTED_KILLS` sets the number of kills (default 60).
+    @Test func killedWritersAndReadersOfAnEncryptedFileNeverLeaveAPartialCommit() throws {
+        try Self.run(kills: environmentInteger("TRELLIS_STORAGE_ENCRYPTED_KILLS", default: 60),
+                     seed: environmentInteger("TRELLIS_STORAGE_KILL_SEED", default: 99), key: EncryptionTests.key)
+    }
+
+    private static func run(kills: Int, seed: Int, key: [UInt8]?) throws {
         let directory = temporaryDirectory("kill")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/data"
         let helpers = HelperProcesses(directory: directory)
+        if let key { helpers.environment["TRELLIS_STORAGE_TEST_KEY"] = key.map { String(format: "%02x", $0) }.joined() }
         defer { helpers.stopAll() }
         var random = SeededRandom(seed: UInt64(seed))
         let roles = ["writer", "writer", "reader"]
@@ -40,7 +51,9 @@ import Testing
             processes[victim] = try helpers.start(arguments(roles[victim], seed: round + 10))
         }
         helpers.stopAll()
-        let environment = try StorageEnvironment(path: path)
+        var options = StorageEnvironment.Options()
+        options.encryptionKey = key
+        let environment = try StorageEnvironment(path: path, options: options)
         defer { environment.close() }
         _ = try environment.check()
         try environment.read { read in
@@ -59,7 +72,7 @@ import Testing
             }
             #expect(expected - 1 == counter, "seed \(seed), after \(kills) kills: counter \(counter), \(expected - 1) log entries")
             #expect(counter > 0, "seed \(seed): no commit in \(kills) rounds")
-            print("KillTests: \(kills) kills, seed \(seed), \(counter) commits")
+            print("KillTests: \(kills) kills, seed \(seed), \(counter) commits\(key == nil ? "" : ", encrypted")")
         }
     }
 }

@@ -20,10 +20,20 @@ import Testing
                                  label: "PowerLossTests seed \(seed) durable \(durable)")
     }
 
+    /// The same for an encrypted file (docs/STORAGE.md, section 12): torn 4,128-byte pages fail
+    /// their tag, and recovery falls back as for a plain file.
+    @Test(arguments: [(UInt64(31), true), (32, false)])
+    func everyCrashPointOfAnEncryptedFileOpensAtALegalCommit(seed: UInt64, durable: Bool) throws {
+        let variants = environmentInteger("TRELLIS_STORAGE_CRASH_VARIANTS", default: 6)
+        let (file, models, base) = try Self.workload(seed: seed, durable: durable, commits: 30, key: EncryptionTests.key)
+        try Self.crashEverywhere(file: file, models: models, base: base, seed: seed, variants: variants,
+                                 label: "PowerLossTests encrypted seed \(seed) durable \(durable)", key: EncryptionTests.key)
+    }
+
     /// Builds `variants` crash images at every event boundary of a recorded workload and
     /// verifies each (see the type's comment); records the first problem as an issue.
     static func crashEverywhere(file: MemoryFile, models: [UInt64: Model], base: [UInt8], seed: UInt64, variants: Int,
-                                label: String) throws {
+                                label: String, key: [UInt8]? = nil) throws {
         var random = SeededRandom(seed: seed &* 7919)
         var crashPoints = 0
         var durableImage = base
@@ -36,7 +46,7 @@ import Testing
                 let image = Self.crashImage(durable: durableImage, pending: pending, random: &random, keepAll: variant == 0)
                 crashPoints += 1
                 let problem = try Self.verify(image: image, models: models, low: durableLow, high: lastBegun,
-                                              writeAfter: random.chance(25))
+                                              writeAfter: random.chance(25), key: key)
                 if let problem {
                     Issue.record("\(label), event \(index) of \(file.events.count), variant \(variant): \(problem)")
                     return
@@ -65,9 +75,10 @@ import Testing
 
     /// Runs random commits on a recording file; returns it, the model after each commit, and
     /// the file as it was when recording started (synced).
-    static func workload(seed: UInt64, durable: Bool, commits: Int) throws -> (MemoryFile, [UInt64: Model], [UInt8]) {
+    static func workload(seed: UInt64, durable: Bool, commits: Int,
+                         key: [UInt8]? = nil) throws -> (MemoryFile, [UInt64: Model], [UInt8]) {
         var random = SeededRandom(seed: seed)
-        let workload = try RecordedWorkload(durable: durable)
+        let workload = try RecordedWorkload(durable: durable, key: key)
         var held: ReadTransaction?
         for _ in 0..<commits {
             try workload.commit { write in
@@ -159,11 +170,14 @@ import Testing
     }
 
     /// Opens an image and checks it; returns a description of what is wrong, or nil.
-    static func verify(image: [UInt8], models: [UInt64: Model], low: UInt64, high: UInt64, writeAfter: Bool) throws -> String? {
+    static func verify(image: [UInt8], models: [UInt64: Model], low: UInt64, high: UInt64, writeAfter: Bool,
+                       key: [UInt8]? = nil) throws -> String? {
         let file = MemoryFile(contents: image)
         let environment: StorageEnvironment
         do {
-            environment = try StorageEnvironment(file: file)
+            var options = StorageEnvironment.Options()
+            options.encryptionKey = key
+            environment = try StorageEnvironment(file: file, options: options)
         } catch {
             return "the file does not open: \(error)"
         }

@@ -21,6 +21,10 @@ struct StorageError: Error, CustomStringConvertible {
         case readOnlyFileSystem
         case busy
         case diskFull
+        /// The encryption key does not open the file, is missing, or was given for a plain file,
+        /// or differs from the key of this process's open environment of the file (TrellisStorage
+        /// build only: LMDB does not encrypt).
+        case decryptionFailed
         case other
     }
 

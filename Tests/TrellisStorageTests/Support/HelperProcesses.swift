@@ -8,6 +8,8 @@ import Foundation
 final class HelperProcesses {
     private let directory: String
     private var started: [(process: Process, errorPath: String)] = []
+    /// Variables added to every helper's environment (TRELLIS_STORAGE_TEST_KEY: the file's key).
+    var environment: [String: String] = [:]
 
     /// Helpers whose error output goes to files in `directory`.
     init(directory: String) {
@@ -28,6 +30,7 @@ final class HelperProcesses {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["TRELLIS_HELPER_PARENT_PID"] = String(getpid())
+        environment.merge(self.environment) { $1 }
         process.environment = environment
         let errorFile = FileHandle(forWritingAtPath: errorPath)
         defer { try? errorFile?.close() }

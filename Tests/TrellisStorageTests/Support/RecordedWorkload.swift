@@ -17,8 +17,9 @@ final class RecordedWorkload {
     private(set) var models: [UInt64: Model] = [1: [:]]
 
     /// A new file; commits sync when `durable` (the file then counts them durable when acknowledged).
-    init(durable: Bool) throws {
+    init(durable: Bool, key: [UInt8]? = nil) throws {
         var options = StorageEnvironment.Options()
+        options.encryptionKey = key
         options.syncOnCommit = durable
         environment = try StorageEnvironment(file: file, options: options)
         file.isDurable = durable

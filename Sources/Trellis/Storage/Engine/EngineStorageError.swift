@@ -23,10 +23,18 @@ extension StorageError {
             (kind, code) = (.invalidFile, 0)
         case .readersFull:
             (kind, code) = (.readersFull, 0)
+        case .wrongEncryptionKey, .encryptionKeyRequired, .fileNotEncrypted:
+            (kind, code) = (.decryptionFailed, 0)
         case .keyTooLarge, .badIntegerKey, .treeNotFound, .keyExists, .invalidUse, .compactionBlocked:
             (kind, code) = (.other, EINVAL)
         }
         self.init(kind: kind, code: code, operation: operation, detail: error.message)
+    }
+
+    /// A second open of `path` in this process with another key than the open environment's.
+    static func mismatchedKey(_ path: String) -> StorageError {
+        StorageError(kind: .decryptionFailed, operation: "opening '\(path)'",
+                     detail: "Realm at path '\(path)' already opened with different encryption key")
     }
 
     /// Any error thrown while `operation` ran, as a storage error.

@@ -12,7 +12,7 @@ enum CrashWorkload {
     static func open(_ path: String, verifying: Bool = true) throws -> Realm {
         var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: crashModelTypes)
         configuration.verifiesFileOnOpen = verifying
-        return try Realm(configuration: configuration)
+        return try Realm(configuration: TestEncryptionKey.applied(to: configuration))
     }
 
     /// Writes transactions forever (until killed): `ready` once the file is open, then

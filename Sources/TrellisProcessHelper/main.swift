@@ -33,6 +33,8 @@
 //                                      bumping the counter, PAUSE µs apart
 //   race-read PATH THREADS SEED [wait] THREADS threads open the file at once and check their first snapshot
 //   race-count PATH                    "count filtered iterated" of RaceA through Realm(fileURL:)
+// With TRELLIS_TEST_ENCRYPTION_KEY (128 hex characters), write, write-many, count and the crash workload open
+// the file with that key (TestEncryptionKey.swift).
 import Foundation
 import Trellis
 
@@ -50,21 +52,21 @@ let path = arguments[2]
 do {
     switch arguments[1] {
     case "write":
-        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
+        let realm = try Realm(configuration: TestEncryptionKey.applied(to: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self])))
         let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
         try realm.write {
             for i in 0..<count { realm.add(ProcessDog(value: ["name": "helper \(i)", "age": i])) }
         }
         print("wrote \(count)")
     case "write-many":
-        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
+        let realm = try Realm(configuration: TestEncryptionKey.applied(to: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self])))
         let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
         for i in 0..<count {
             try realm.write { realm.add(ProcessDog(value: ["name": "helper \(i)", "age": i])) }
         }
         print("wrote \(count)")
     case "count":
-        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
+        let realm = try Realm(configuration: TestEncryptionKey.applied(to: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self])))
         print(realm.objects(ProcessDog.self).count)
     case "crash-write":
         try CrashWorkload.write(path: path, seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
@@ -91,7 +93,7 @@ do {
         FileHandle.standardOutput.write(Data("holding \(frozen.count)\n".utf8))
         while true { sleep(60) }
     case "hold-write":
-        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
+        let realm = try Realm(configuration: TestEncryptionKey.applied(to: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self])))
         let flag = arguments.count > 3 ? arguments[3] : path + ".release"
         realm.beginWrite()
         realm.add(ProcessDog(value: ["name": "held", "age": -1]))

@@ -66,6 +66,9 @@ import Testing
         #expect(source.contains("@Persisted var owner: ObjectId?"))
     }
 
+    #if TRELLIS_LMDB
+    /// LMDB cannot encrypt: the LMDB build refuses a (64-byte) key; the TrellisStorage build
+    /// encrypts (EncryptionTests).
     @Test func anEncryptionKeyIsATypedError() throws {
         var configuration = folder.configuration([Dog.self])
         configuration.encryptionKey = Data(repeating: 1, count: 64)
@@ -74,6 +77,7 @@ import Testing
         #expect(error.message.contains("Encryption is not supported by Trellis"))
         #expect(!FileManager.default.fileExists(atPath: configuration.path))
     }
+    #endif
 
     @Test func writingToAReadOnlyRealmTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -198,14 +198,32 @@ final class FileState: Sendable {
                     throw Realm.Error(.fail, "Cannot open '\(path)' while this thread deletes it.", fileURL: path)
                 }
             }
-            if let existing = registry[path]?.state { return existing }
+            let key = try EncryptionKey.forFile(configuration.encryptionKey, path: path)
+            if let existing = registry[path]?.state {
+                #if !TRELLIS_LMDB
+                guard existing.environment.encryptionKey == key else {
+                    throw Realm.Error(.fail, "Realm at path '\(path)' already opened with different encryption key",
+                                      fileURL: path)
+                }
+                #endif
+                return existing
+            }
             let environment: Environment
             do {
+                #if TRELLIS_LMDB
                 environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
                                                      initialMapSize: configuration.initialMapSize,
                                                      mapSizeLimit: configuration.maximumFileSize ?? Int.max,
                                                      verifiesFile: configuration.verifiesFileOnOpen,
                                                      expectedDatabases: expectedDatabases(configuration))
+                #else
+                environment = try Environment.shared(path: path, readOnly: configuration.readOnly,
+                                                     initialMapSize: configuration.initialMapSize,
+                                                     mapSizeLimit: configuration.maximumFileSize ?? Int.max,
+                                                     verifiesFile: configuration.verifiesFileOnOpen,
+                                                     expectedDatabases: expectedDatabases(configuration),
+                                                     encryptionKey: key)
+                #endif
             } catch {
                 throw RealmErrors.opening(path, error)
             }
@@ -479,6 +497,10 @@ enum RealmErrors {
             return Realm.Error(.fail, "Opening '\(path)' failed: \(error).", fileURL: path)
         }
         switch storage.kind {
+        #if !TRELLIS_LMDB
+        case .decryptionFailed:
+            return EncryptionKey.decryptionFailed(path, detail: storage.reason)
+        #endif
         case .invalidFile, .versionMismatch:
             return notTrellis(path)
         case .corrupted:

@@ -9,15 +9,16 @@ extension Realm {
     /// Inside a write transaction the copy holds the transaction's uncommitted changes too, as
     /// in Realm (the transaction stays open).
     ///
+    /// With `encryptionKey` (64 bytes; any other length traps, as in Realm) the copy is
+    /// encrypted with it, whatever the key of this Realm: this re-keys a file, and a copy
+    /// without a key is a decrypted copy of an encrypted Realm.
+    ///
     /// - Throws: ``Realm/Error`` `.fileExists` if a file is at `fileURL`, `.fail` for an
-    ///   encryption key (Trellis does not encrypt), or the file error of writing it.
+    ///   encryption key in the LMDB build (which cannot encrypt), or the file error of writing it.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         core.verifyThread()
         let path = fileURL.standardizedFileURL.path
-        if encryptionKey != nil {
-            throw Realm.Error(.fail, "Encryption is not supported by Trellis: write the copy to '\(path)' without an "
-                + "encryption key.", fileURL: path)
-        }
+        let key = try EncryptionKey.forFile(encryptionKey, path: path)
         if FileManager.default.fileExists(atPath: path) {
             throw Realm.Error(.fileExists, "'\(path)' already exists: writeCopy makes a new file. Choose another path, "
                 + "or delete the file first.", fileURL: path)
@@ -29,12 +30,22 @@ extension Realm {
         let temporary = path + ".trellis-copy-\(getpid())"
         try? FileManager.default.removeItem(atPath: temporary)
         do {
+            #if TRELLIS_LMDB
+            _ = key  // nil: the LMDB build refused a key above
             if let writing = core.writeTransaction {
                 try core.writePendingStateForCopy()
                 try writing.copyContents(to: temporary, mapSize: core.file.environment.currentMapSize)
             } else {
                 try core.file.environment.copyCompacted(to: temporary)
             }
+            #else
+            if let writing = core.writeTransaction {
+                try core.writePendingStateForCopy()
+                try writing.copyContents(to: temporary, mapSize: core.file.environment.currentMapSize, encryptionKey: key)
+            } else {
+                try core.file.environment.copyCompacted(to: temporary, encryptionKey: key)
+            }
+            #endif
             try Self.flush(temporary)
         } catch let error as StorageError {
             try? FileManager.default.removeItem(atPath: temporary)
@@ -133,15 +144,15 @@ extension Realm {
 ///
 /// - Throws: ``Realm/Error`` for a missing, damaged or non-Trellis file.
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
-    if encryptionKey != nil {
-        throw Realm.Error(.fail, "Encryption is not supported by Trellis.", fileURL: fileURL.path)
-    }
+    _ = try EncryptionKey.forFile(encryptionKey, path: fileURL.path)
     guard FileManager.default.fileExists(atPath: fileURL.standardizedFileURL.path) else {
         // Realm's code and words: there is no database there yet.
         throw Realm.Error(.invalidDatabase, "Realm at path '\(fileURL.path)' has not been initialized.",
                           fileURL: fileURL.path)
     }
-    let realm = try Realm(configuration: .storedSchema(fileURL: fileURL, readOnly: true))
+    var configuration = Realm.Configuration.storedSchema(fileURL: fileURL, readOnly: true)
+    configuration.encryptionKey = encryptionKey
+    let realm = try Realm(configuration: configuration)
     return realm.core.file.catalog.schemaVersion
 }
 
@@ -182,11 +193,22 @@ enum FilePreparation {
         try? FileManager.default.removeItem(atPath: compacted)
         do {
             let wantsCompaction: Bool = try {
+                #if TRELLIS_LMDB
                 let environment = try Environment(path: path, readOnly: false, initialMapSize: configuration.initialMapSize,
                                                   mapSizeLimit: configuration.maximumFileSize ?? Int.max)
+                #else
+                // The compacted copy keeps the file's key (a new salt: docs/STORAGE.md, section 12).
+                let key = try EncryptionKey.forFile(configuration.encryptionKey, path: path)
+                let environment = try Environment(path: path, readOnly: false, initialMapSize: configuration.initialMapSize,
+                                                  mapSizeLimit: configuration.maximumFileSize ?? Int.max, encryptionKey: key)
+                #endif
                 let total = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
                 guard shouldCompact(total, try environment.dataBytes()) else { return false }
+                #if TRELLIS_LMDB
                 try environment.copyCompacted(to: compacted)
+                #else
+                try environment.copyCompacted(to: compacted, encryptionKey: key)
+                #endif
                 compactionHook.withLock { $0 }?(path)
                 return true
             }()

@@ -208,6 +208,12 @@ enum RealmOpener {
             if existing.configuration.readOnly != configuration.readOnly, !configuration.opensAnySchemaVersion {
                 throwRealmException("Realm at path '\(path)' already opened with different read permissions")
             }
+            // Realm's check (RealmCoordinator): one key per open file.
+            _ = try EncryptionKey.forFile(configuration.encryptionKey, path: path)
+            if existing.configuration.encryptionKey != configuration.encryptionKey {
+                throw Realm.Error(.fail, "Realm at path '\(path)' already opened with different encryption key",
+                                  fileURL: path)
+            }
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
             return existing
         }
@@ -331,10 +337,7 @@ enum RealmOpener {
     }
 
     private static func checkPath(_ configuration: Realm.Configuration, path: String) throws {
-        if configuration.encryptionKey != nil {
-            throw Realm.Error(.fail, "Encryption is not supported by Trellis. Remove encryptionKey from the "
-                + "configuration of '\(path)'.", fileURL: path)
-        }
+        _ = try EncryptionKey.forFile(configuration.encryptionKey, path: path)
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if exists, isDirectory.boolValue {

@@ -25,6 +25,8 @@ final class Environment: Sendable {
     private let openMarker: Int32
     /// The sync-on-commit setting last given to the engine (nil: none yet).
     private let syncOnCommit = Mutex<Bool?>(nil)
+    /// The 64-byte key the file was opened with (Realm's `encryptionKey`), nil for a plain file.
+    let encryptionKey: [UInt8]?
 
     /// Reader slots of the lock file: one per live snapshot of every process (each `Realm`, each
     /// frozen version). Slots of processes that died are cleared by the engine.
@@ -33,7 +35,8 @@ final class Environment: Sendable {
     /// Opens (creating if needed) the file at `path`. `initialMapSize` and `expectedDatabases`
     /// are the LMDB build's sizing hints; TrellisStorage needs neither.
     init(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
-         maximumReaders: UInt32 = Environment.defaultMaximumReaders, expectedDatabases: Int = 0) throws
+         maximumReaders: UInt32 = Environment.defaultMaximumReaders, expectedDatabases: Int = 0,
+         encryptionKey: [UInt8]? = nil) throws
     {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw StorageError(code: ENOENT, operation: "opening '\(path)'")
@@ -56,6 +59,7 @@ final class Environment: Sendable {
         options.readOnly = readOnly
         // The engine refuses a commit that would grow the file past it (Realm's maximumFileSize).
         if mapSizeLimit < Int.max { options.maximumFileSize = UInt64(mapSizeLimit) }
+        options.encryptionKey = encryptionKey
         do {
             store = try StorageEnvironment(path: path, options: options)
         } catch {
@@ -65,6 +69,7 @@ final class Environment: Sendable {
             throw StorageError.wrapping(error, operation: "opening '\(path)'")
         }
         openMarker = marker
+        self.encryptionKey = encryptionKey
         self.path = path
         self.isReadOnly = readOnly
         self.mapSizeLimit = mapSizeLimit
@@ -134,7 +139,7 @@ final class Environment: Sendable {
     func dataBytes() throws -> Int {
         do {
             let report = try store.check()
-            return (report.pagesInUse + 3) * StorageLimits.pageSize
+            return (report.pagesInUse + 3) * store.filePageSize
         } catch {
             throw StorageError.wrapping(error, operation: "measuring '\(path)'")
         }
@@ -149,7 +154,7 @@ final class Environment: Sendable {
     /// Bytes up to the last page the newest commit counts.
     func usedBytes() -> Int {
         guard let status = try? store.status() else { return mapSize }
-        return Int(status.pageCount) * StorageLimits.pageSize
+        return Int(status.pageCount) * store.filePageSize
     }
 
     /// Whether commits sync before returning (the default) or leave flushing to the OS. Every
@@ -208,7 +213,8 @@ extension Environment {
     /// A file whose previous environment is still closing waits for it: closing releases the
     /// process's POSIX lock on the lock file (``ExclusiveFileUse``), which the new one holds too.
     static func shared(path: String, readOnly: Bool, initialMapSize: Int, mapSizeLimit: Int,
-                       verifiesFile: Bool = true, expectedDatabases: Int = 0) throws -> Environment
+                       verifiesFile: Bool = true, expectedDatabases: Int = 0,
+                       encryptionKey: [UInt8]? = nil) throws -> Environment
     {
         // A file of an earlier Trellis (LMDB format) is converted before its first open here.
         if presence(path: path) == .none { try LegacyFileFormat.prepare(path: path, readOnly: readOnly) }
@@ -217,23 +223,27 @@ extension Environment {
             // (its deinit takes that lock).
             var refused: Environment?
             let result = openOrReuse(path: path, readOnly: readOnly, mapSizeLimit: mapSizeLimit,
-                                     verifiesFile: verifiesFile, refused: &refused)
+                                     verifiesFile: verifiesFile, encryptionKey: encryptionKey, refused: &refused)
             refused = nil
             if let result { return try result.get() }
             usleep(50)
         }
     }
 
-    private static func openOrReuse(path: String, readOnly: Bool, mapSizeLimit: Int,
-                                    verifiesFile: Bool, refused: inout Environment?) -> Result<Environment, StorageError>?
+    private static func openOrReuse(path: String, readOnly: Bool, mapSizeLimit: Int, verifiesFile: Bool,
+                                    encryptionKey: [UInt8]?, refused: inout Environment?) -> Result<Environment, StorageError>?
     {
         registry.withLock { envs in
             if let entry = envs[path] {
-                if let existing = entry.environment { return .success(existing) }
+                if let existing = entry.environment {
+                    guard existing.encryptionKey == encryptionKey else { return .failure(.mismatchedKey(path)) }
+                    return .success(existing)
+                }
                 return nil
             }
             do {
-                let env = try Environment(path: path, readOnly: readOnly, initialMapSize: 0, mapSizeLimit: mapSizeLimit)
+                let env = try Environment(path: path, readOnly: readOnly, initialMapSize: 0, mapSizeLimit: mapSizeLimit,
+                                          encryptionKey: encryptionKey)
                 if verifiesFile {
                     do {
                         _ = try env.store.check()

@@ -9,12 +9,16 @@ extension Transaction {
     /// copies, as Realm does): each tree with its key order, its entries appended in key order
     /// (so the copy has no free pages), in one durable commit. `path` must not exist. The copy
     /// gets no lock file: nothing else opens it before it is complete.
-    func copyContents(to path: String, mapSize: Int = 0) throws {
+    /// With `encryptionKey` the copy is encrypted with it (a new salt, so new page keys:
+    /// docs/STORAGE.md, section 12), whatever this file's key; without, the copy is plain.
+    func copyContents(to path: String, mapSize: Int = 0, encryptionKey: [UInt8]? = nil) throws {
         if FileManager.default.fileExists(atPath: path) {
             throw StorageError(code: EEXIST, operation: "creating the copy '\(path)'")
         }
         do {
-            let copy = try StorageEnvironment(file: try PosixFile(path: path))
+            var options = StorageEnvironment.Options()
+            options.encryptionKey = encryptionKey
+            let copy = try StorageEnvironment(file: try PosixFile(path: path), options: options)
             defer { copy.close() }
             let trees = try treesForCopy()
             try copy.write { target in
@@ -29,7 +33,8 @@ extension Transaction {
                 }
             }
             // The engine grows a file in steps of 1 MiB: the copy ends after its last page.
-            let used = try copy.status().pageCount * UInt64(StorageLimits.pageSize)
+            let pageBytes = UInt64(encryptionKey == nil ? StorageLimits.pageSize : StorageLimits.encryptedPageSize)
+            let used = try copy.status().pageCount * pageBytes
             if try copy.file.size() > used { try copy.file.truncate(to: used) }
         } catch {
             try? FileManager.default.removeItem(atPath: path)
@@ -42,10 +47,10 @@ extension Environment {
     /// Writes a compacted copy of the newest committed version to a new file at `path`.
     /// Consistent while other threads and processes write: it reads one snapshot. Fails with
     /// `EEXIST` if `path` exists.
-    func copyCompacted(to path: String) throws {
+    func copyCompacted(to path: String, encryptionKey: [UInt8]? = nil) throws {
         let snapshot = try beginRead()
         defer { snapshot.abort() }
-        try snapshot.copyContents(to: path)
+        try snapshot.copyContents(to: path, encryptionKey: encryptionKey)
     }
 }
 #endif

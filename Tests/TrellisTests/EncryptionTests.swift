@@ -171,18 +171,7 @@ import Testing
         try addDogs(1, to: configuration(Self.key))
         let hex = [UInt8](Self.key).map { String(format: "%02x", $0) }.joined()
         func helper(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = processHelperURL()
-            process.arguments = arguments
-            var environment = ProcessInfo.processInfo.environment
-            environment["TRELLIS_TEST_ENCRYPTION_KEY"] = hex
-            process.environment = environment
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            try runHelper(arguments, environment: ["TRELLIS_TEST_ENCRYPTION_KEY": hex])
         }
         // This process keeps the file open while the other one writes.
         let realm = try Realm(configuration: configuration(Self.key))

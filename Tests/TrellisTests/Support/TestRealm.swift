@@ -48,11 +48,16 @@ func processHelperURL() -> URL {
         .appendingPathComponent("TrellisProcessHelper")
 }
 
+/// Runs the helper with `arguments` and returns its trimmed standard output; `environment` adds
+/// variables to this process's own (e.g. an encryption key).
 @discardableResult
-func runHelper(_ arguments: [String]) throws -> String {
+func runHelper(_ arguments: [String], environment: [String: String] = [:]) throws -> String {
     let process = Process()
     process.executableURL = processHelperURL()
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()

@@ -45,4 +45,10 @@ enum EncryptionKey {
             + "(\(detail)). Open it with the encryptionKey it was written with (none for a file written without one).",
                     fileURL: path)
     }
+
+    /// Realm's error for a second open of `path` in this process with another key than the one
+    /// it is open with (RealmCoordinator's check: one key per open file).
+    static func mismatched(_ path: String) -> Realm.Error {
+        Realm.Error(.fail, "Realm at path '\(path)' already opened with different encryption key", fileURL: path)
+    }
 }

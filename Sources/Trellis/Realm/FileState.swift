@@ -202,8 +202,7 @@ final class FileState: Sendable {
             if let existing = registry[path]?.state {
                 #if !TRELLIS_LMDB
                 guard existing.environment.encryptionKey == key else {
-                    throw Realm.Error(.fail, "Realm at path '\(path)' already opened with different encryption key",
-                                      fileURL: path)
+                    throw EncryptionKey.mismatched(path)
                 }
                 #endif
                 return existing

@@ -211,8 +211,7 @@ enum RealmOpener {
             // Realm's check (RealmCoordinator): one key per open file.
             _ = try EncryptionKey.forFile(configuration.encryptionKey, path: path)
             if existing.configuration.encryptionKey != configuration.encryptionKey {
-                throw Realm.Error(.fail, "Realm at path '\(path)' already opened with different encryption key",
-                                  fileURL: path)
+                throw EncryptionKey.mismatched(path)
             }
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
             return existing

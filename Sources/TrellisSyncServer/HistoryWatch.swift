@@ -4,24 +4,28 @@ import PostgresNIO
 import Synchronization
 import TrellisSyncProtocol
 
-/// Tells every open session of this process when the history grows, and reads the new
-/// entries once for all of them (docs/SYNC.md, "Change notification").
+/// Reads the new history entries once for all sessions of this process and wakes the sessions
+/// that may want them (docs/SYNC.md, "Change notification").
 ///
 /// The history trigger calls `pg_notify('trellis_history', …)`; PostgreSQL delivers it when
 /// the writing transaction commits (also one of another server process, or an SQL write by
 /// another program). The watch `LISTEN`s on one connection, and on each notification reads
 /// the entries after the newest it holds, keeps the most recent ones in memory and wakes the
-/// sessions, which take their changes from that memory: one history query per change and
-/// server, not one per connected client. A poll of the newest version every `pollInterval`
+/// sessions its ``FanOutIndex`` names for them, which take their changes from that memory:
+/// one history query per change and server, not one per connected client, and no work for a
+/// session whose subscriptions cannot select the change. A poll of the newest version every `pollInterval`
 /// stays as a fallback (a notification lost with a broken connection, a `LISTEN` that
 /// cannot be set up).
 final class HistoryWatch: Sendable {
-    /// The entries kept in memory: the most recent, at most `capacity` of them.
-    private struct Recent {
-        var entries = [ServerChange]()
+    /// The entries kept in memory (the most recent, at most `capacity` of them) and the
+    /// sessions they are fanned out to.
+    private struct State {
+        var entries = [HistoryEntry]()
         /// The entries held are every entry with a version in `(floor, upTo]` (none read yet: -1).
         var floor: Int64 = -1
         var upTo: Int64 = -1
+        var listeners = [UUID: AsyncStream<SessionEvent>.Continuation]()
+        var index = FanOutIndex()
     }
 
     static let channel = "trellis_history"
@@ -30,8 +34,7 @@ final class HistoryWatch: Sendable {
 
     let capacity: Int
     let pollInterval: Duration
-    private let listeners = Mutex<[UUID: AsyncStream<SessionEvent>.Continuation]>([:])
-    private let recent = Mutex(Recent())
+    private let state = Mutex(State())
     private let triggers: AsyncStream<Void>
     private let trigger: AsyncStream<Void>.Continuation
 
@@ -42,31 +45,47 @@ final class HistoryWatch: Sendable {
     }
 
     func add(_ id: UUID, _ continuation: AsyncStream<SessionEvent>.Continuation) {
-        listeners.withLock { $0[id] = continuation }
+        state.withLock { $0.listeners[id] = continuation }
     }
 
-    func remove(_ id: UUID) { _ = listeners.withLock { $0.removeValue(forKey: id) } }
+    func remove(_ id: UUID) {
+        state.withLock { state in
+            state.listeners.removeValue(forKey: id)
+            state.index.remove(id)
+        }
+    }
+
+    /// Routes the history read from now on to session `id` by `route` (replacing its previous
+    /// route): it is woken with ``SessionEvent/historyGrew(from:through:)`` for each batch
+    /// after the returned version that holds an entry it may want, and only then. Nil while
+    /// the watch has read nothing yet (the session is woken when it has, and registers again).
+    func route(_ id: UUID, _ route: SessionRoute) -> Int64? {
+        state.withLock { state in
+            state.index.set(id, route)
+            return state.upTo >= 0 ? state.upTo : nil
+        }
+    }
 
     /// The sessions open now.
-    var sessionCount: Int { listeners.withLock { $0.count } }
+    var sessionCount: Int { state.withLock { $0.listeners.count } }
 
     /// The newest history version read.
-    var newestVersion: Int64 { recent.withLock { $0.upTo } }
+    var newestVersion: Int64 { state.withLock { $0.upTo } }
 
     /// The entries after `version` (at most `limit`, oldest first) as far as the watch has
     /// read them, or nil when it does not hold them (the version is older than the entries
     /// kept, or nothing is read yet): then the caller reads the history itself.
-    func entries(after version: Int64, limit: Int = batch) -> [ServerChange]? {
-        recent.withLock { recent in
-            guard recent.floor >= 0, version >= recent.floor else { return nil }
-            if version >= recent.upTo { return [] }
+    func entries(after version: Int64, limit: Int = batch) -> [HistoryEntry]? {
+        state.withLock { state in
+            guard state.floor >= 0, version >= state.floor else { return nil }
+            if version >= state.upTo { return [] }
             // Versions grow along the array: find the first entry after `version`.
-            var low = 0, high = recent.entries.count
+            var low = 0, high = state.entries.count
             while low < high {
                 let middle = (low + high) / 2
-                if recent.entries[middle].serverVersion <= version { low = middle + 1 } else { high = middle }
+                if state.entries[middle].version <= version { low = middle + 1 } else { high = middle }
             }
-            return Array(recent.entries[low..<min(low + limit, recent.entries.count)])
+            return Array(state.entries[low..<min(low + limit, state.entries.count)])
         }
     }
 
@@ -113,41 +132,46 @@ final class HistoryWatch: Sendable {
         }
     }
 
-    /// Reads the entries after the newest held, keeps them and wakes the sessions when there
-    /// are any.
+    /// Reads the entries after the newest held, keeps them, and wakes the sessions that may
+    /// want some of them (all sessions the first time).
     private func readNewEntries(store: PostgresStore) async {
         do {
-            var start = recent.withLock { $0.upTo }
+            var start = state.withLock { $0.upTo }
             if start < 0 {
                 start = try await store.latestVersion()
-                recent.withLock { $0 = Recent(entries: [], floor: start, upTo: start) }
-                wakeAll()
+                let woken = state.withLock { state in
+                    state.entries = []
+                    state.floor = start
+                    state.upTo = start
+                    return Array(state.listeners.values)
+                }
+                for continuation in woken { continuation.yield(.historyGrew(from: start, through: start)) }
                 return
             }
-            var grew = false
             while true {
                 let entries = try await store.history(after: start, limit: Self.batch)
                 guard let last = entries.last else { break }
-                recent.withLock { recent in
-                    recent.entries += entries
-                    recent.upTo = last.serverVersion
-                    if recent.entries.count > capacity {
-                        let dropped = recent.entries.count - capacity
-                        recent.floor = recent.entries[dropped - 1].serverVersion
-                        recent.entries.removeFirst(dropped)
+                let from = start
+                // Kept and routed in one step, so a session routed at version V is woken for
+                // every later batch it may want (``route(_:_:)``).
+                let woken = state.withLock { state in
+                    state.entries += entries
+                    state.upTo = last.version
+                    if state.entries.count > capacity {
+                        let dropped = state.entries.count - capacity
+                        state.floor = state.entries[dropped - 1].version
+                        state.entries.removeFirst(dropped)
                     }
+                    var ids = Set<UUID>()
+                    for entry in entries { state.index.candidates(for: entry, into: &ids) }
+                    return ids.compactMap { state.listeners[$0] }
                 }
-                start = last.serverVersion
-                grew = true
+                for continuation in woken { continuation.yield(.historyGrew(from: from, through: last.version)) }
+                start = last.version
                 if entries.count < Self.batch { break }
             }
-            if grew { wakeAll() }
         } catch {
             store.logger.warning("reading the history failed: \(error)")
         }
-    }
-
-    private func wakeAll() {
-        for continuation in listeners.withLock({ Array($0.values) }) { continuation.yield(.historyGrew) }
     }
 }

@@ -229,36 +229,30 @@ struct PostgresStore: Sendable {
                                logger: logger)
     }
 
-    /// Each change's object as it was just before the change (nil: absent, deleted, or older
-    /// than the history), in one query.
-    func previousDocuments(of changes: [ServerChange]) async throws -> [JSONValue?] {
-        if changes.isEmpty { return [] }
+    /// History entries after `version`, oldest first, each with the object's document before
+    /// it (the newest earlier entry's, found through the `(collection, pk, version)` index)
+    /// and the client that wrote it.
+    func history(after version: Int64, limit: Int = 500) async throws -> [HistoryEntry] {
         let rows = try await client.query("""
-            SELECT u.n, h.doc::text FROM unnest(\(changes.map(\.className))::text[], \(changes.map(\.primaryKey.jsonText))::text[],
-              \(changes.map(\.serverVersion))::bigint[]) WITH ORDINALITY AS u(collection, pk, version, n)
-            LEFT JOIN LATERAL (SELECT doc FROM trellis_history h WHERE h.collection = u.collection
-              AND h.pk = u.pk::jsonb AND h.version < u.version ORDER BY h.version DESC LIMIT 1) h ON true
+            SELECT h.version, h.collection, h.pk::text, h.doc::text, h.stamp, h.client_id, p.doc::text,
+              p.version IS NOT NULL OR (SELECT history_floor FROM trellis_server_identity WHERE id = 1) = 0
+            FROM trellis_history h
+            LEFT JOIN LATERAL (SELECT e.version, e.doc FROM trellis_history e WHERE e.collection = h.collection
+              AND e.pk = h.pk AND e.version < h.version ORDER BY e.version DESC LIMIT 1) p ON true
+            WHERE h.version > \(version) ORDER BY h.version LIMIT \(limit)
             """, logger: logger)
-        var documents = [JSONValue?](repeating: nil, count: changes.count)
-        for try await (n, doc) in rows.decode((Int64, String?).self) where n >= 1 && n <= changes.count {
-            documents[Int(n) - 1] = try doc.map { try JSONValue(jsonText: $0) }
+        var entries = [HistoryEntry]()
+        for try await (version, collection, pk, doc, stamp, clientId, previous, known)
+            in rows.decode((Int64, String, String, String?, String?, String?, String?, Bool?).self)
+        {
+            let change = ServerChange(className: collection, primaryKey: try JSONValue(jsonText: pk),
+                                      document: try doc.map { try JSONValue(jsonText: $0) }, serverVersion: version,
+                                      timestamp: stamp)
+            entries.append(HistoryEntry(change: change, previous: try previous.map { try JSONValue(jsonText: $0) },
+                                        previousKnown: known ?? false,
+                                        clientId: clientId.flatMap { $0.isEmpty ? nil : $0 }))
         }
-        return documents
-    }
-
-    /// History entries after `version`, oldest first.
-    func history(after version: Int64, limit: Int = 500) async throws -> [ServerChange] {
-        let rows = try await client.query("""
-            SELECT version, collection, pk::text, doc::text, stamp FROM trellis_history
-            WHERE version > \(version) ORDER BY version LIMIT \(limit)
-            """, logger: logger)
-        var changes = [ServerChange]()
-        for try await (version, collection, pk, doc, stamp) in rows.decode((Int64, String, String, String?, String?).self) {
-            changes.append(ServerChange(className: collection, primaryKey: try JSONValue(jsonText: pk),
-                                        document: try doc.map { try JSONValue(jsonText: $0) }, serverVersion: version,
-                                        timestamp: stamp))
-        }
-        return changes
+        return entries
     }
 
     /// The documents of the subscribed collections as of one snapshot (those `filters` may

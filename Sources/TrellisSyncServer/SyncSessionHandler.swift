@@ -7,7 +7,8 @@ import TrellisSyncProtocol
 /// What a session reacts to, in order.
 enum SessionEvent: Sendable {
     case frame(String)
-    case historyGrew
+    /// The server's watch read history entries `(from, through]`; some may be for this session.
+    case historyGrew(from: Int64, through: Int64)
     case closed
 }
 
@@ -24,6 +25,8 @@ final class SyncSessionHandler {
     let watch: HistoryWatch?
     let logger: Logging.Logger
     let send: (SyncMessage) async throws -> Void
+    /// This session's id in the watch's fan-out.
+    let sessionId: UUID
 
     /// The largest first message (a hello) a connection may send before its token is checked.
     static let maxHelloBytes = 1 << 20
@@ -34,12 +37,18 @@ final class SyncSessionHandler {
     /// The newest history version this client was sent.
     private var sentVersion: Int64 = 0
     private var isOpen = false
+    /// The watch's version when it started routing entries to this session by its current
+    /// subscriptions (nil: not routed yet): every batch read after it that holds an entry
+    /// the session may want wakes it, so a batch it is not woken for needs nothing sent.
+    private var routedFrom: Int64?
+    private var route = SessionRoute(clientId: "", queries: [:])
     /// What the user may read and write, from the rules (set when the session opens).
     private var permissions = SessionPermissions(rules: SyncRules(), user: RuleUser(id: ""), collections: [])
 
     init(store: PostgresStore, authenticator: Authenticator, rules: SyncRules, options: ServerOptions,
-         pathAppId: String, watch: HistoryWatch? = nil, logger: Logging.Logger,
+         pathAppId: String, watch: HistoryWatch? = nil, sessionId: UUID = UUID(), logger: Logging.Logger,
          send: @escaping (SyncMessage) async throws -> Void) {
+        self.sessionId = sessionId
         self.store = store
         self.watch = watch
         self.authenticator = authenticator
@@ -69,8 +78,8 @@ final class SyncSessionHandler {
     private func handleEvent(_ event: SessionEvent) async throws -> Bool {
         switch event {
         case .closed: return false
-        case .historyGrew:
-            if isOpen { try await sendHistory(fromWatchOnly: true) }
+        case .historyGrew(let from, let through):
+            if isOpen { try await sendRouted(from: from, through: through) }
             return true
         case .frame(let text):
             let message: SyncMessage
@@ -239,9 +248,9 @@ final class SyncSessionHandler {
 
     /// Whether a history batch changed this user's custom data so that the rules' expansions
     /// give other values than when the session started.
-    private func customDataChanged(in entries: [ServerChange]) async throws -> Bool {
+    private func customDataChanged(in entries: some Collection<HistoryEntry>) async throws -> Bool {
         guard !rules.allowsAll, let custom = rules.customUserData,
-              entries.contains(where: { $0.className == custom.collection }) else { return false }
+              entries.contains(where: { $0.change.className == custom.collection }) else { return false }
         let user = (try await ruleInputs(of: permissions.user.id)).user(permissions.user.id)
         let now = SessionPermissions(rules: rules, user: user, collections: [])
         return now.expandedUserValues != permissions.expandedUserValues
@@ -274,6 +283,12 @@ final class SyncSessionHandler {
         }
         subscriptions = set
         queries = parsed
+        var watched = Set<String>()
+        if !rules.allowsAll, let custom = rules.customUserData { watched.insert(custom.collection) }
+        route = SessionRoute(clientId: clientId, queries: parsed, watchedClasses: watched)
+        // Routed before the bootstrap and history that follow, which send everything up to at
+        // least this version.
+        routedFrom = watch?.route(sessionId, route)
         return true
     }
 
@@ -350,11 +365,7 @@ final class SyncSessionHandler {
     }
 
     /// Sends the history after what the client was sent, filtered by its subscriptions and the
-    /// permissions: an object that no longer matches or may not be read is sent without a
-    /// document (removed locally); fields the user may not read are left out. A change the
-    /// user may not see (another user's object, or its delete) is sent, without a document,
-    /// only when the object was readable just before it, so the client can drop its copy;
-    /// otherwise not even its primary key reaches the client.
+    /// permissions (``changes(for:)``).
     ///
     /// The entries come from the server's ``HistoryWatch`` when it holds them (read once for
     /// every session); otherwise, or for what it has not read yet, from the history table.
@@ -363,7 +374,7 @@ final class SyncSessionHandler {
     private func sendHistory(fromWatchOnly: Bool = false) async throws {
         let batch = HistoryWatch.batch
         while true {
-            let entries: [ServerChange]
+            let entries: [HistoryEntry]
             let isLastBatch: Bool
             if let cached = watch?.entries(after: sentVersion, limit: batch), !cached.isEmpty || fromWatchOnly {
                 entries = cached
@@ -378,36 +389,79 @@ final class SyncSessionHandler {
                 permissionsChanged = true
                 return
             }
-            var changes = [ServerChange]()
-            var hidden = [(position: Int, change: ServerChange)]()
-            for entry in entries where queries[entry.className] != nil {
-                var change = entry
-                // A document that does not fit the schema (written with SQL) is not sent:
-                // clients keep what they had of it.
-                if let document = entry.document, !fitsSchema(entry.className, document) { continue }
-                if let document = entry.document, let visible = permissions.readable(entry.className, document) {
-                    change.document = matches(entry.className, visible) ? visible : nil
-                    changes.append(change)
-                } else {
-                    change.document = nil
-                    change.timestamp = nil
-                    hidden.append((changes.count, change))
-                    changes.append(change)
-                }
-            }
-            if !hidden.isEmpty && !rules.allowsAll {
-                let before = try await store.previousDocuments(of: hidden.map(\.change))
-                var dropped = Set<Int>()
-                for (index, item) in hidden.enumerated() {
-                    let wasReadable = before[index].map { permissions.readable(item.change.className, $0) != nil } ?? false
-                    if !wasReadable { dropped.insert(item.position) }
-                }
-                changes = changes.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
-            }
-            sentVersion = last.serverVersion
+            let changes = changes(for: entries)
+            sentVersion = last.version
             try await send(.download(.init(changes: changes, serverVersion: sentVersion, hasMore: entries.count >= batch)))
             if isLastBatch { return }
         }
+    }
+
+    /// Sends what the watch's entries `(from, through]` hold for this session. Entries between
+    /// what it was sent and `from` need nothing when the session was routed before them (a
+    /// batch with an entry it may want would have woken it first); otherwise, or when the
+    /// watch no longer holds them, the whole history after what it was sent is read.
+    private func sendRouted(from: Int64, through: Int64) async throws {
+        if routedFrom == nil { routedFrom = watch?.route(sessionId, route) }
+        guard let routedFrom, sentVersion >= routedFrom, let watch else {
+            return try await sendHistory(fromWatchOnly: true)
+        }
+        var start = max(sentVersion, from)
+        while start < through {
+            guard let entries = watch.entries(after: start, limit: HistoryWatch.batch) else {
+                return try await sendHistory(fromWatchOnly: true)
+            }
+            let inRange = entries.prefix { $0.version <= through }
+            guard let last = inRange.last else { break }
+            if try await customDataChanged(in: inRange) {
+                permissionsChanged = true
+                return
+            }
+            let changes = changes(for: inRange)
+            sentVersion = max(sentVersion, last.version)
+            // Nothing for this device: no frame (its next frame or mark carries the version).
+            if !changes.isEmpty { try await send(.download(.init(changes: changes, serverVersion: sentVersion))) }
+            start = last.version
+        }
+        sentVersion = max(sentVersion, through)
+    }
+
+    /// What the device gets of history entries, filtered by its subscriptions and the
+    /// permissions: a document its queries select, with the fields the user may read. An
+    /// object the device may hold (it was readable and selected just before the change, or
+    /// this client wrote the change, or the earlier history was pruned) that no longer
+    /// matches is sent without a document (removed locally). A change the user may not see
+    /// (another user's object, or its delete) is sent, without a document, only when the
+    /// object was readable and on the device just before it, or this client wrote it;
+    /// otherwise not even its primary key reaches the client.
+    private func changes(for entries: some Collection<HistoryEntry>) -> [ServerChange] {
+        var changes = [ServerChange]()
+        for entry in entries where queries[entry.change.className] != nil && route.mayWant(entry) {
+            let className = entry.change.className
+            var change = entry.change
+            // A document that does not fit the schema (written with SQL) is not sent:
+            // clients keep what they had of it.
+            if let document = change.document, !fitsSchema(className, document) { continue }
+            let isOwn = entry.clientId == clientId
+            let previous = entry.previous.flatMap { permissions.readable(className, $0) }
+            let wasHeld = previous.map { matches(className, $0) } ?? false
+            if let document = change.document, let visible = permissions.readable(className, document) {
+                if matches(className, visible) {
+                    change.document = visible
+                } else if isOwn || wasHeld || !entry.previousKnown {
+                    change.document = nil
+                } else {
+                    continue
+                }
+            } else {
+                // Its own change always comes back (the device skipped what came for the object
+                // while the upload was pending, and waits for the merged state).
+                guard isOwn || wasHeld else { continue }
+                change.document = nil
+                change.timestamp = nil
+            }
+            changes.append(change)
+        }
+        return changes
     }
 
     private func receive(_ upload: SyncMessage.Upload) async throws {

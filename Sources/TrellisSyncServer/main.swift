@@ -126,7 +126,8 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
         }
         let pathAppId = context.requestContext.parameters.get("appId") ?? ""
         let handler = SyncSessionHandler(store: store, authenticator: authenticator, rules: rules, options: options,
-                                         pathAppId: pathAppId, watch: watch, logger: context.logger) { message in
+                                         pathAppId: pathAppId, watch: watch, sessionId: id,
+                                         logger: context.logger) { message in
             let text = SyncCoding.encode(message)
             metrics.sent(message, bytes: text.utf8.count, session: id)
             try await outbound.write(.text(text))

@@ -24,7 +24,7 @@ struct ConnectionFailureTests {
         try await b.sync()
         #expect(try await eventually(.seconds(30)) {
             try a.run { $0.objects(SyncTask.self).where { $0.title == "written on b after the reset" }.count } == 1
-        })
+        }, "a did not get b's write after the reset: \(fixture.server.log.suffix(3_000))")
         try a.write { realm in realm.add(SyncTask(value: ["title": "written on a after the reset"])) }
         #expect(try await eventually(.seconds(30)) {
             try b.run { $0.objects(SyncTask.self).where { $0.title == "written on a after the reset" }.count } == 1

@@ -41,7 +41,7 @@ extension StorageEnvironment {
                 break
             }
             liveAboveBoundary = above
-            write.limitReuse(below: boundary)
+            try write.limitReuse(below: boundary)
             let moves = layout.moves(boundary: boundary, budget: write.reusableCount - layout.chainPagesAfterMoves - 1)
             guard !moves.isEmpty else {
                 write.abort()
@@ -81,13 +81,16 @@ extension StorageEnvironment {
         let write = try beginWrite()
         do {
             let layout = try PageLayoutScan(snapshot: write.snapshot)
-            let newCount = layout.highestUsedPage + 1
+            // With every record reusable, the commit rewrites the whole free tree below the cut
+            // (it takes every record): only the other pages bound it.
+            let pinnedPages = try write.pinnedPages()
+            let newCount = (pinnedPages.isEmpty ? layout.highestPageOutsideFreeTree : layout.highestUsedPage) + 1
             let size = try file.size()
             guard newCount < write.snapshot.meta.pageCount || size > pager.offset(ofPage: newCount) else {
                 write.abort()
                 return
             }
-            let pinned = write.pinnedPages.filter { $0.page >= newCount }
+            let pinned = pinnedPages.filter { $0 >= newCount }
             guard pinned.isEmpty else {
                 write.abort()
                 throw StorageError(.compactionBlocked, "TrellisStorage: compact() cannot cut off the end of '\(file.name)': "
@@ -102,7 +105,7 @@ extension StorageEnvironment {
     }
 }
 
-/// Where a commit's pages are: every page it uses (tree pages, overflow runs, free-list chain)
+/// Where a commit's pages are: every page it uses (tree pages, overflow runs, the free tree)
 /// and, per leaf, the key whose rewrite moves the leaf and the pages above it.
 struct PageLayoutScan {
     /// One way to move pages: rewrite `key` of `tree` (copying its path and, when its value is
@@ -116,8 +119,10 @@ struct PageLayoutScan {
 
     private(set) var treePages = 0
     private(set) var highestUsedPage = Layout.firstDataPage - 1
+    /// The highest used page that is not the free tree's.
+    private(set) var highestPageOutsideFreeTree = Layout.firstDataPage - 1
     private var used: [UInt64] = []
-    private var chainPages: [UInt64] = []
+    private var freeTreePages: [UInt64] = []
     private var freeEntries = 0
     private var candidates: [Move] = []
     private var maximumDepth = 0
@@ -128,13 +133,16 @@ struct PageLayoutScan {
         self.snapshot = snapshot
         let meta = snapshot.meta
         catalogDepth = Int(meta.catalogDepth)
-        chainPages = try FreeList.chainPages(snapshot)
-        freeEntries = Int(meta.freeListCount)
+        freeEntries = Int(meta.freeListCount) + meta.spares.count
+        if let root = meta.freeList {
+            try walkFreeTree(root, level: 1, depth: Int(meta.freeTreeDepth))
+        }
         guard let catalog = meta.catalog else {
-            used = chainPages
+            used = freeTreePages
             highestUsedPage = used.max() ?? highestUsedPage
             return
         }
+        defer { used += freeTreePages; highestUsedPage = used.max() ?? highestUsedPage }
         var trees: [(String, TreeDescriptor)] = []
         try walk(catalog, depth: Int(meta.catalogDepth), tree: nil, path: []) { key, value in
             trees.append((String(decoding: key, as: UTF8.self), try TreeDescriptor.decode(value, page: catalog.page)))
@@ -144,8 +152,16 @@ struct PageLayoutScan {
             try walk(root, depth: descriptor.depth, tree: name, path: [], visit: nil)
         }
         maximumDepth += Int(meta.catalogDepth)
-        used += chainPages
-        highestUsedPage = used.max() ?? highestUsedPage
+        highestPageOutsideFreeTree = used.max() ?? highestPageOutsideFreeTree
+    }
+
+    /// The free tree's pages (a move commit rewrites the records it reuses, so their pages move).
+    private mutating func walkFreeTree(_ reference: PageReference, level: Int, depth: Int) throws {
+        guard level <= depth else { throw StorageError.corrupt(page: reference.page, "the free tree is deeper than \(depth)") }
+        let view = try snapshot.treePage(reference)
+        freeTreePages.append(reference.page)
+        guard !view.isLeaf else { return }
+        for index in 0..<view.count { try walkFreeTree(try view.child(at: index), level: level + 1, depth: depth) }
     }
 
     private mutating func walk(_ reference: PageReference, depth: Int, tree: String?, path: [UInt64],
@@ -187,9 +203,9 @@ struct PageLayoutScan {
         Layout.firstDataPage + UInt64(used.count + 2 * maximumDepth + 2 * chainPagesAfterMoves + 4)
     }
 
-    /// Free-list pages a move commit may need (the free list holds about as many entries again).
+    /// Free-tree pages a move commit may need (the free list holds about as many entries again).
     var chainPagesAfterMoves: Int {
-        (freeEntries + used.count + Layout.freeListCapacity - 1) / Layout.freeListCapacity
+        FreeList.treePages(holding: freeEntries + used.count)
     }
 
     /// How many used pages lie at or past `boundary`.

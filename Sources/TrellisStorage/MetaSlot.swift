@@ -1,10 +1,13 @@
 /// The file header (page 0) and the two meta slots (pages 1 and 2): docs/STORAGE.md, 2.1-2.2.
 enum FileHeader {
     static let magic: UInt64 = 0x4552_4F54_534C_5254 // "TRLSTORE" read little-endian
-    /// The plain format.
-    static let version: UInt32 = 1
-    /// The encrypted format (section 12): version 1's structures in encrypted pages.
-    static let encryptedVersion: UInt32 = 2
+    /// The plain format (version 3: the free list is a tree, docs/STORAGE.md 2.9).
+    static let version: UInt32 = 3
+    /// The encrypted format (section 12): version 3's structures in encrypted pages.
+    static let encryptedVersion: UInt32 = 4
+    /// Versions 1 (plain) and 2 (encrypted) of development builds kept the free list as a chain
+    /// of pages rewritten at every commit; they are refused (docs/STORAGE.md, 2.1).
+    static let chainFreeListVersions: ClosedRange<UInt32> = 1...2
 
     /// The header page of a new file (version 2 with the cipher's fields when encrypted).
     static func encode(into page: UnsafeMutableRawPointer, cipher: PageCipher? = nil) {
@@ -28,6 +31,11 @@ enum FileHeader {
         }
         let version = page.loadLE(UInt32.self, at: 8)
         let pageSize = page.loadLE(UInt32.self, at: 12)
+        if chainFreeListVersions.contains(version) {
+            throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version), written by a "
+                + "development build before the free list became a tree (format \(Self.version)); this build does not read "
+                + "it. Open it with the build that wrote it and copy its trees into a new file (for a Realm: writeCopy(toFile:)).")
+        }
         guard version == Self.version || version == encryptedVersion, pageSize == UInt32(Layout.pageSize) else {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version) and page size "
                 + "\(pageSize); this build reads versions \(Self.version) and \(encryptedVersion) (encrypted) with "
@@ -40,7 +48,11 @@ enum FileHeader {
 /// One commit as its meta slot records it.
 struct MetaSlot: Equatable {
     static let magic: UInt64 = 0x4154_454D_534C_5254 // "TRLSMETA"
-    static let checkedLength = 80
+    static let checkedLength = 104
+    /// Where the spare pages start in the slot's page.
+    static let sparesOffset = checkedLength + 8
+    /// At most this many spare pages (reusable pages the commit left over, section 2.9).
+    static let spareCapacity = 256
     /// More pages than any file can have: 2^40 (4 PiB); on 32-bit platforms (watchOS's arm64_32)
     /// as many as an `Int` byte offset reaches, so that no count of a damaged slot traps when it
     /// is converted to `Int`.
@@ -50,9 +62,14 @@ struct MetaSlot: Equatable {
     var durableTxnID: UInt64
     var pageCount: UInt64
     var catalog: PageReference?
+    /// The root of the free tree (docs/STORAGE.md, 2.9).
     var freeList: PageReference?
+    /// Pages recorded in the free tree (spares not counted).
     var freeListCount: UInt64
     var catalogDepth: UInt64
+    var freeTreeDepth: UInt64 = 0
+    /// Pages free for any later commit, kept in the slot (at most `spareCapacity`).
+    var spares: [UInt64] = []
 
     /// Writes the slot into a zeroed page buffer.
     func encode(into page: UnsafeMutableRawPointer) {
@@ -67,12 +84,16 @@ struct MetaSlot: Equatable {
         page.storeLE(freeList?.checksum ?? 0, at: 56)
         page.storeLE(freeListCount, at: 64)
         page.storeLE(catalogDepth, at: 72)
+        page.storeLE(freeTreeDepth, at: 80)
+        page.storeLE(UInt64(spares.count), at: 88)
+        for (index, spare) in spares.enumerated() { page.storeLE(spare, at: Self.sparesOffset + index * 8) }
+        page.storeLE(Checksum.xxh64(UnsafeRawBufferPointer(start: page + Self.sparesOffset, count: spares.count * 8)), at: 96)
         let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: Self.checkedLength))
         page.storeLE(checksum, at: Self.checkedLength)
     }
 
-    /// The bytes of a slot that `decode` reads: the checked fields and their checksum.
-    static let encodedLength = checkedLength + 8
+    /// The bytes of a slot that `decode` reads: the checked fields, their checksum and the spares.
+    static let encodedLength = sparesOffset + spareCapacity * 8
 
     /// The slot in `page`, or nil when it is not well-formed (never written, torn or damaged).
     ///
@@ -99,11 +120,19 @@ struct MetaSlot: Equatable {
         let txnID = page.loadLE(UInt64.self, at: 8)
         let pageCount = page.loadLE(UInt64.self, at: 24)
         let catalogDepth = page.loadLE(UInt64.self, at: 72)
+        let freeTreeDepth = page.loadLE(UInt64.self, at: 80)
+        let spareCount = page.loadLE(UInt64.self, at: 88)
         // Counts that no file can have make the slot unusable (a depth past Int.max trapped on
         // conversion: a fuzzer finding), like a failed checksum.
         guard txnID > 0, pageCount >= Layout.firstDataPage, pageCount < maximumPageCount, catalogDepth <= 32,
-              page.loadLE(UInt64.self, at: 64) < maximumPageCount
+              freeTreeDepth <= 32, spareCount <= UInt64(spareCapacity),
+              page.loadLE(UInt64.self, at: 64) < maximumPageCount,
+              page.loadLE(UInt64.self, at: 96)
+                == Checksum.xxh64(UnsafeRawBufferPointer(start: page + sparesOffset, count: Int(spareCount) * 8))
         else { return nil }
+        var spares: [UInt64] = []
+        spares.reserveCapacity(Int(spareCount))
+        for index in 0..<Int(spareCount) { spares.append(page.loadLE(UInt64.self, at: sparesOffset + index * 8)) }
         func reference(_ offset: Int) -> PageReference? {
             let number = page.loadLE(UInt64.self, at: offset)
             return number == 0 ? nil : PageReference(page: number, checksum: page.loadLE(UInt64.self, at: offset + 8))
@@ -111,7 +140,7 @@ struct MetaSlot: Equatable {
         return MetaSlot(txnID: txnID, durableTxnID: page.loadLE(UInt64.self, at: 16), pageCount: pageCount,
                         catalog: reference(32), freeList: reference(48),
                         freeListCount: page.loadLE(UInt64.self, at: 64),
-                        catalogDepth: catalogDepth)
+                        catalogDepth: catalogDepth, freeTreeDepth: freeTreeDepth, spares: spares)
     }
 }
 

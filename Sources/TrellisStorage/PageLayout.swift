@@ -17,6 +17,7 @@ enum PageKind: UInt8 {
     case branch = 1
     case leaf = 2
     case overflow = 3
+    /// Free-list chain pages of format versions 1 and 2 (no longer written or read).
     case freeList = 4
 }
 
@@ -33,8 +34,6 @@ enum Layout {
     static let usable = pageSize - headerSize
     /// Below this a node is merged with a neighbour (or shares its entries).
     static let underfull = usable / 4
-    static let freeListEntriesOffset = 40
-    static let freeListCapacity = (pageSize - freeListEntriesOffset) / 16
 
     static let fileHeaderPage: UInt64 = 0
     static let metaPages: [UInt64] = [1, 2]

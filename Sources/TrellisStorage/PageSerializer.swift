@@ -110,34 +110,4 @@ struct PageSerializer {
         _ = overflowReferences
         return emit(page, bytes)
     }
-
-    /// Writes the free list as a chain of pages taken from the allocator itself; returns the
-    /// head and the number of entries recorded. `entries` are the pages that stay free: the
-    /// allocator's unused reusable pages are added to them here.
-    mutating func freeList(keeping entries: [FreeEntry]) -> (head: PageReference?, count: UInt64) {
-        let estimate = entries.count + allocator.reusable.count
-        let chainLength = (estimate + Layout.freeListCapacity - 1) / Layout.freeListCapacity
-        var chain: [UInt64] = []
-        for _ in 0..<chainLength { chain.append(allocator.allocate()) }
-        // Allocation can only shrink the reusable pages, so the chain has room for what is left.
-        let all = entries + allocator.reusable
-        var next: PageReference?
-        for (position, page) in chain.enumerated().reversed() {
-            let start = position * Layout.freeListCapacity
-            let slice = all[min(start, all.count)..<min(start + Layout.freeListCapacity, all.count)]
-            var bytes = [UInt8](repeating: 0, count: Layout.pageSize)
-            bytes.withUnsafeMutableBytes { buffer in
-                guard let base = buffer.baseAddress else { return }
-                Self.header(base, kind: .freeList, count: slice.count, page: page, txnID: txnID)
-                base.storeLE(next?.page ?? 0, at: 24)
-                base.storeLE(next?.checksum ?? 0, at: 32)
-                for (index, entry) in slice.enumerated() {
-                    base.storeLE(entry.freedBy, at: Layout.freeListEntriesOffset + index * 16)
-                    base.storeLE(entry.page, at: Layout.freeListEntriesOffset + index * 16 + 8)
-                }
-            }
-            next = emit(page, bytes)
-        }
-        return (next, UInt64(all.count))
-    }
 }

@@ -114,7 +114,7 @@ final class Pager: @unchecked Sendable {
         let start = base + Int(offset(ofPage: page))
         let words = (PageCipher.envelopeSize + MetaSlot.checkedLength + 8) / 8
         guard let cipher else {
-            let plain = Array(UnsafeRawBufferPointer(start: start, count: MetaSlot.checkedLength + 8))
+            let plain = Array(UnsafeRawBufferPointer(start: start, count: MetaSlot.encodedLength))
             return (plain, [])
         }
         let raw = Array(UnsafeRawBufferPointer(start: start, count: stride))
@@ -288,15 +288,5 @@ final class Snapshot {
               start.loadLE(UInt64.self, at: 24) == UInt64(length)
         else { throw StorageError.corrupt(page: reference.page, "the overflow run's header does not match its reference") }
         return UnsafeRawBufferPointer(start: start + Layout.headerSize, count: length)
-    }
-
-    /// A page of the free-list chain.
-    func freeListPage(_ reference: PageReference) throws -> UnsafeRawPointer {
-        let start = try verifiedBytes(reference, pages: 1)
-        guard start.load(fromByteOffset: 0, as: UInt8.self) == PageKind.freeList.rawValue,
-              start.loadLE(UInt64.self, at: 8) == reference.page,
-              Int(start.loadLE(UInt16.self, at: 2)) <= Layout.freeListCapacity
-        else { throw StorageError.corrupt(page: reference.page, "a free-list page is malformed") }
-        return start
     }
 }

@@ -41,7 +41,9 @@ public final class StorageEnvironment: @unchecked Sendable {
     private let writerGate = DispatchSemaphore(value: 1)
     /// Whether each commit syncs. Change it only while no write transaction is open.
     public var syncOnCommit: Bool
-    private var cachedFreeList: (txnID: UInt64, entries: [FreeEntry])?
+    /// Pages this process's relaxed commits recorded in the free tree's `durable` section after
+    /// the durable commit `since` (the writer's; a relaxed commit syncs when they are many).
+    private var awaitingSync: (since: UInt64, count: Int) = (0, 0)
     /// Pages this process's relaxed commits wrote after the durable commit `since` (used and
     /// changed by the writer only): freed again, they need not wait for a sync to be reused, so
     /// relaxed commits keep a small file small.
@@ -247,13 +249,13 @@ public final class StorageEnvironment: @unchecked Sendable {
         return true
     }
 
-    /// The checks recovery makes of a commit: its pages up to its durable mark, its free list.
+    /// The checks recovery makes of a commit: its pages (the free tree's too) up to its durable
+    /// mark. The free tree's records are checked when a writer reads them.
     private func checkCommit(_ meta: MetaSlot) throws {
         let snapshot = try Snapshot(meta: meta, pager: pager)
         try pager.withUse {
             var verifier = Verifier(snapshot: snapshot, bound: meta.durableTxnID, full: false)
             _ = try verifier.run()
-            _ = try FreeList.load(snapshot)
         }
     }
 
@@ -269,7 +271,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         slot.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
             MetaSlot(txnID: 1, durableTxnID: 0, pageCount: Layout.firstDataPage, catalog: nil, freeList: nil,
-                     freeListCount: 0, catalogDepth: 0).encode(into: base)
+                     freeListCount: 0, catalogDepth: 0, freeTreeDepth: 0, spares: []).encode(into: base)
         }
         try header.withUnsafeBytes { try file.write($0, at: 0) }
         try slot.withUnsafeBytes { try pager.writePages($0, at: Layout.metaPages[0]) }
@@ -441,14 +443,8 @@ public final class StorageEnvironment: @unchecked Sendable {
                 let current = readers.currentTxnID
                 return (min(readers.oldestReader() ?? UInt64.max, current == 0 ? UInt64.max : current), durable)
             }
-            let entries: [FreeEntry]
-            if let cached = cachedFreeList, cached.txnID == meta.txnID {
-                entries = cached.entries
-            } else {
-                entries = try FreeList.load(snapshot)
-            }
             let written = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : []
-            return try WriteTransaction(environment: self, snapshot: snapshot, freeEntries: entries,
+            return try WriteTransaction(environment: self, snapshot: snapshot,
                                         oldestReader: oldestReader, durable: durable, writtenSinceDurable: written,
                                         epoch: epoch)
         } catch {
@@ -485,6 +481,16 @@ public final class StorageEnvironment: @unchecked Sendable {
         }
     }
 
+    /// Pages recorded as waiting for a sync after the durable commit `durable` (see `awaitingSync`).
+    func pagesAwaitingSync(after durable: UInt64) -> Int {
+        awaitingSync.since == durable ? awaitingSync.count : 0
+    }
+
+    /// Records the count after a relaxed commit; nil: the commit synced.
+    func notePagesAwaitingSync(_ state: (since: UInt64, count: Int)?) {
+        awaitingSync = state ?? (0, 0)
+    }
+
     func endWrite(epoch: UInt64) {
         pager.endUse(epoch)
         file.unlockWriter()
@@ -492,7 +498,7 @@ public final class StorageEnvironment: @unchecked Sendable {
     }
 
     /// Publishes a commit whose pages are written: writes its meta slot, syncs when durable.
-    func publish(_ meta: MetaSlot, freeEntries: [FreeEntry], sync: Bool) throws {
+    func publish(_ meta: MetaSlot, sync: Bool) throws {
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
         page.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -520,7 +526,6 @@ public final class StorageEnvironment: @unchecked Sendable {
         }
         // New read transactions begin on the commit from now on (after its sync when it syncs).
         readers.publishCurrent(meta.txnID)
-        cachedFreeList = (meta.txnID, freeEntries)
     }
 
     /// Makes every commit so far durable (after relaxed commits).

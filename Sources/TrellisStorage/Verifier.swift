@@ -6,9 +6,9 @@ public struct CheckReport: Sendable, Equatable {
     public var trees: Int
     /// Entries in all named trees.
     public var entries: UInt64
-    /// Pages reachable from the commit (tree pages, overflow runs, free-list pages).
+    /// Pages reachable from the commit (tree pages, overflow runs, free-tree pages).
     public var pagesInUse: Int
-    /// Pages in the free list.
+    /// Free pages (in the free tree's records and the meta slot's spares).
     public var freePages: Int
     /// The high-water mark.
     public var pageCount: UInt64
@@ -74,22 +74,30 @@ struct Verifier {
                 report.entries += count
             }
         }
-        var next = meta.freeList
-        var free: [FreeEntry] = []
-        var chainLength: UInt64 = 0
-        while let reference = next {
-            chainLength += 1
-            guard chainLength <= meta.pageCount else { throw StorageError.corrupt(page: reference.page, "the free list loops") }
-            let page = try snapshot.freeListPage(reference)
-            if !full && page.loadLE(UInt64.self, at: 16) <= bound { break }
-            try claim(reference.page, by: "the free list")
-            let nextPage = page.loadLE(UInt64.self, at: 24)
-            next = nextPage == 0 ? nil : PageReference(page: nextPage, checksum: page.loadLE(UInt64.self, at: 32))
-            guard report.pagesInUse <= Int(meta.pageCount) else { throw StorageError.corrupt(page: reference.page, "the free list loops") }
+        var free: [UInt64] = meta.spares
+        var recorded: UInt64 = 0
+        if let root = meta.freeList, try full || snapshot.treePage(root).txnID > bound {
+            let depth = Int(meta.freeTreeDepth)
+            guard depth >= 1 && depth <= 32 else { throw StorageError.corrupt(page: 1, "the free tree has depth \(depth)") }
+            let visit: ((_ key: [UInt8], _ value: UnsafeRawBufferPointer) throws -> Void)? = !full ? nil : { key, value in
+                let decodedKey = try key.withUnsafeBytes { try FreeRecordKey.decode($0, page: root.page) }
+                let record = try FreeRecordValue.decode(value, key: decodedKey, meta: meta, page: root.page)
+                free += record.pages
+                recorded += UInt64(record.pages.count)
+            }
+            _ = try walk(root, order: .bytes, depth: depth, level: 1, lower: nil, upper: nil, tree: "the free tree", visit: visit)
+        } else if meta.freeList == nil && meta.freeTreeDepth != 0 {
+            throw StorageError.corrupt(page: 1, "an empty free tree has depth \(meta.freeTreeDepth)")
         }
         if full {
-            free = try FreeList.load(snapshot)
-            for entry in free { try claim(entry.page, by: "the free list entries") }
+            guard recorded == meta.freeListCount else {
+                throw StorageError.corrupt(page: meta.freeList?.page ?? 1,
+                                           "the free tree holds \(recorded) pages, its meta slot says \(meta.freeListCount)")
+            }
+            for page in meta.spares where page < Layout.firstDataPage || page >= meta.pageCount {
+                throw StorageError.corrupt(page: 1, "a spare page of the meta slot is page \(page)")
+            }
+            for page in free { try claim(page, by: "the free list entries") }
             report.pagesInUse -= free.count
             report.freePages = free.count
             let accounted = UInt64(owner.count) + Layout.firstDataPage

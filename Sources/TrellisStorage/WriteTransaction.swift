@@ -5,8 +5,16 @@ public final class WriteTransaction: TreeReading {
     let snapshot: Snapshot
     private let environment: StorageEnvironment
     private let freed = FreedPages()
-    private var reusable: [FreeEntry]
-    private var pending: [FreeEntry]
+    /// When free pages may be reused, and the pages freed pages go to the `ownWrites` section
+    /// for (docs/STORAGE.md, 2.9).
+    private let reuseBound: ReuseBound
+    private let ownWrites: Set<UInt64>
+    /// Reusable records, read off the free tree as the commit needs pages.
+    private let freeRecords: FreeRecordSource
+    /// Pages in hand before the commit: the committed spares, and compaction's pulled records.
+    private var pool: [UInt64]
+    /// Reusable pages compaction keeps out of this commit's reach (recorded as free again).
+    private var heldBack: [UInt64] = []
     private let catalog: TreeState
     // Not checked for exclusive access at run time: the transaction is used by one thread at a
     // time and hands out no reference to these.
@@ -28,19 +36,17 @@ public final class WriteTransaction: TreeReading {
     ///   - durable: the newest durable commit, whose pages stay intact until the next sync.
     ///   - writtenSinceDurable: pages this process's commits wrote after `durable`: it cannot
     ///     reach them, so once freed they wait only for the readers.
-    init(environment: StorageEnvironment, snapshot: Snapshot, freeEntries: [FreeEntry], oldestReader: UInt64,
+    init(environment: StorageEnvironment, snapshot: Snapshot, oldestReader: UInt64,
          durable: UInt64, writtenSinceDurable: Set<UInt64>, epoch: UInt64) throws
     {
         self.epoch = epoch
         self.environment = environment
         self.snapshot = snapshot
-        let oldestNeeded = min(oldestReader, durable)
-        func isReusable(_ entry: FreeEntry) -> Bool {
-            entry.freedBy <= oldestNeeded
-                || (entry.freedBy <= oldestReader && writtenSinceDurable.contains(entry.page))
-        }
-        reusable = freeEntries.filter(isReusable)
-        pending = freeEntries.filter { !isReusable($0) }
+        reuseBound = ReuseBound(oldestReader: oldestReader, durable: durable)
+        ownWrites = writtenSinceDurable
+        freeRecords = FreeRecordSource(snapshot: snapshot, bound: reuseBound)
+        // The spares were reusable by the commit that left them, so by every later one.
+        pool = snapshot.meta.spares.filter { $0 >= Layout.firstDataPage && $0 < snapshot.meta.pageCount }
         catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
                                                                   depth: Int(snapshot.meta.catalogDepth)))
     }
@@ -212,9 +218,9 @@ public final class WriteTransaction: TreeReading {
         let changed = trees.values.filter(\.isChanged).sorted { $0.name < $1.name }
         guard !changed.isEmpty || !dropped.isEmpty || newPageCount != nil else { return }
         let txnID = self.txnID
-        let allocator = newPageCount.map { limit in PageAllocator(reusable: reusable.filter { $0.page < limit }, pageCount: limit) }
-            ?? PageAllocator(reusable: reusable, pageCount: snapshot.meta.pageCount)
+        let allocator = PageAllocator(pool: pool, pageCount: snapshot.meta.pageCount, source: freeRecords, limit: newPageCount)
         var serializer = PageSerializer(txnID: txnID, allocator: allocator)
+        if newPageCount != nil { serializer.allocator.pullAll() }
         let editor = self.editor
         for name in dropped.sorted() where trees[name] == nil {
             let key = Array(name.utf8)
@@ -229,20 +235,25 @@ public final class WriteTransaction: TreeReading {
             _ = try editor.put(catalog, key: Array(state.name.utf8), value: descriptor.encoded(), mode: .upsert)
         }
         let catalogRoot = catalog.root.map { serializer.flush($0) }
-        let oldChain = try FreeList.chainPages(snapshot)
-        let newlyFreed = (freed.pages + oldChain).map { FreeEntry(freedBy: txnID, page: $0) }
-        let (head, count) = serializer.freeList(keeping: pending + newlyFreed)
+        let freeTree = FreeList.tree(snapshot.meta)
+        var update = FreeTreeUpdate(txnID: txnID, editor: editor, tree: freeTree, freed: freed, ownWrites: ownWrites,
+                                    durable: reuseBound.durable)
+        if let newPageCount { update.limit = newPageCount }
+        let heldBack = newPageCount.map { limit in self.heldBack.filter { $0 < limit } } ?? self.heldBack
+        let free = try update.run(serializer: &serializer, source: freeRecords, previousCount: snapshot.meta.freeListCount,
+                                  returned: heldBack)
         let durable = try environment.readers.withLock { environment.readers.durableTxnID }
         let meta = MetaSlot(txnID: txnID, durableTxnID: durable, pageCount: serializer.allocator.pageCount,
-                            catalog: catalogRoot, freeList: head, freeListCount: count,
-                            catalogDepth: UInt64(catalog.depth))
+                            catalog: catalogRoot, freeList: free.root, freeListCount: free.count,
+                            catalogDepth: UInt64(catalog.depth), freeTreeDepth: UInt64(free.depth), spares: free.spares)
         try writePages(serializer.pages, pageCount: meta.pageCount)
         // Relaxed mode: pages freed since the last sync stay reserved for the durable commit.
         // When they become many, this commit syncs (a checkpoint) so that they can be reused.
-        let reserved = pending.count + newlyFreed.count
+        let reserved = environment.pagesAwaitingSync(after: durable) + free.awaitingSync
         let checkpoint = reserved > max(Self.checkpointPages, Int(meta.pageCount) / 4)
         let syncs = environment.syncOnCommit || checkpoint || forceSync || newPageCount != nil
-        try environment.publish(meta, freeEntries: pending + newlyFreed + serializer.allocator.reusable, sync: syncs)
+        try environment.publish(meta, sync: syncs)
+        environment.notePagesAwaitingSync(syncs ? nil : (durable, reserved))
         environment.noteWritten(serializer.pages.lazy.map { (first: $0.page, count: $0.bytes.count / Layout.pageSize) },
                                 by: syncs ? nil : durable)
         let end = environment.pager.offset(ofPage: meta.pageCount)
@@ -252,17 +263,23 @@ public final class WriteTransaction: TreeReading {
         }
     }
 
-    /// Compaction: pages at or above `limit` are not reused by this transaction (they stay free).
-    func limitReuse(below limit: UInt64) {
-        pending += reusable.filter { $0.page >= limit }
-        reusable.removeAll { $0.page >= limit }
+    /// Compaction: takes every reusable record now; pages at or above `limit` are not reused by
+    /// this transaction (they are recorded as free again).
+    func limitReuse(below limit: UInt64) throws {
+        while let pages = try freeRecords.next() { pool += pages }
+        heldBack += pool.filter { $0 >= limit }
+        pool.removeAll { $0 >= limit }
     }
 
-    /// The free pages this transaction may reuse.
-    var reusableCount: Int { reusable.count }
+    /// The free pages this transaction may reuse (after `limitReuse`: all of them).
+    var reusableCount: Int { pool.count }
 
-    /// Free pages that live snapshots (or the last durable commit) may still reach.
-    var pinnedPages: [FreeEntry] { pending }
+    /// Free pages that live snapshots (or the last durable commit) may still reach: the free
+    /// tree's records this transaction may not reuse (compaction; reads the whole free tree).
+    func pinnedPages() throws -> [UInt64] {
+        while let pages = try freeRecords.next() { pool += pages }
+        return try freeRecords.remainingPages()
+    }
 
     /// Compaction: rewrites the catalog entry of `name` at commit (moving the catalog's pages
     /// on its path) even though the tree did not change.

@@ -219,9 +219,11 @@ struct ChecksumFixer {
             let base = slot * pageSize
             let catalog = load(UInt64.self, base + 32)
             if catalog != 0, let checksum = fixTree(catalog, level: 1, catalog: true) { store(checksum, base + 40) }
-            let freeList = load(UInt64.self, base + 48)
-            if freeList != 0, let checksum = fixFreeList(freeList) { store(checksum, base + 56) }
-            store(hash(base, 80), base + 80)
+            let freeTree = load(UInt64.self, base + 48)
+            if freeTree != 0, let checksum = fixTree(freeTree, level: 1, catalog: false) { store(checksum, base + 56) }
+            let spares = min(Int(load(UInt64.self, base + 88)), 256)
+            store(hash(base + 112, spares * 8), base + 96)
+            store(hash(base, 104), base + 104)
         }
     }
 
@@ -262,19 +264,6 @@ struct ChecksumFixer {
         if let known = runChecksums[page] { return known }
         let checksum = hash(Int(page) * pageSize, Int(count) * pageSize)
         runChecksums[page] = checksum
-        return checksum
-    }
-
-    private mutating func fixFreeList(_ page: UInt64) -> UInt64? {
-        guard page >= 3, page < pages, !inProgress.contains(page) else { return nil }
-        if let known = pageChecksums[page] { return known }
-        inProgress.insert(page)
-        defer { inProgress.remove(page) }
-        let base = Int(page) * pageSize
-        let next = load(UInt64.self, base + 24)
-        if next != 0, let checksum = fixFreeList(next) { store(checksum, base + 32) }
-        let checksum = hash(base, pageSize)
-        pageChecksums[page] = checksum
         return checksum
     }
 }

@@ -1,0 +1,105 @@
+/// The last part of a commit's step 1 (docs/STORAGE.md, section 4): brings the free tree up to
+/// date, editing only what changed, and writes its changed pages.
+///
+/// The edits are: delete the records the allocator pulled, record the pages this commit freed
+/// (including the free tree's own copied pages) under `freedBy = txnID`, and record again the
+/// reusable pages the commit pulled but does not keep as spares. Editing the free tree frees its
+/// pages and writing it needs pages, so the edits are repeated until nothing changes: at most a
+/// few rounds, each bounded by the tree's depth.
+struct FreeTreeUpdate {
+    let txnID: UInt64
+    let editor: TreeEditor
+    /// The free tree as this transaction edits it (starting from the committed one).
+    let tree: TreeState
+    let freed: FreedPages
+    /// Pages this process wrote after the durable commit `durable`: once freed, they are
+    /// recorded in the `ownWrites` section (they wait only for the readers).
+    let ownWrites: Set<UInt64>
+    let durable: UInt64
+    /// Compaction's shrinking commit: freed pages at or past the new end are not recorded.
+    var limit = UInt64.max
+
+    /// What the commit records in its meta slot.
+    struct Result {
+        var root: PageReference?
+        var depth: Int
+        /// Pages in the free tree's records.
+        var count: UInt64
+        var spares: [UInt64]
+        /// Pages recorded in the `durable` section (they wait for a sync).
+        var awaitingSync: Int
+    }
+
+    /// Applies the edits and writes the tree with `serializer`, whose allocator pulled records
+    /// from `source` while the other trees were written. `previousCount`: the committed tree's
+    /// page count. `dropped`: pages taken from the pool that must not be reused nor recorded
+    /// (compaction's shrinking commit).
+    func run(serializer: inout PageSerializer, source: FreeRecordSource?, previousCount: UInt64,
+             returned initiallyReturned: [UInt64]) throws -> Result {
+        var returned = initiallyReturned
+        var deleted = 0
+        var recorded: (freed: Int, returned: Int) = (-1, -1)
+        var ownCount = 0
+        var durableCount = 0
+        while true {
+            if let source {
+                for key in source.consumed[deleted...] { try key.withUnsafeBytes { try editor.remove(tree, key: $0) } }
+                deleted = source.consumed.count
+            }
+            let freedNow = recordablePages()
+            if freedNow.count != recorded.freed || returned.count != recorded.returned {
+                let own = freedNow.filter { ownWrites.contains($0) }
+                let others = ownWrites.isEmpty ? freedNow : freedNow.filter { !ownWrites.contains($0) }
+                try record(own, section: .ownWrites, freedBy: txnID, writtenAfter: durable)
+                try record(others, section: .durable, freedBy: txnID, writtenAfter: 0)
+                // Free for any commit (they were reusable by this one): freedBy 0.
+                try record(returned, section: .durable, freedBy: 0, writtenAfter: 0)
+                recorded = (freedNow.count, returned.count)
+                (ownCount, durableCount) = (own.count, others.count)
+            }
+            // Recording may have copied more of the tree (its pages are then freed): again.
+            if recordablePages().count != recorded.freed { continue }
+            let needed = Self.dirtyNodes(tree.root)
+            if serializer.allocator.pool.count < needed, serializer.allocator.pull() { continue }
+            let excess = serializer.allocator.pool.count - needed - MetaSlot.spareCapacity
+            if excess > 0 {
+                returned += serializer.allocator.take(excess)
+                continue
+            }
+            break
+        }
+        if let failure = serializer.allocator.failure { throw failure }
+        serializer.allocator.mayPull = false
+        let root = tree.root.map { serializer.flush($0) }
+        let count = previousCount - UInt64(source?.consumedPages ?? 0) + UInt64(ownCount + durableCount + returned.count)
+        return Result(root: root, depth: tree.depth, count: count, spares: serializer.allocator.pool,
+                      awaitingSync: durableCount)
+    }
+
+    /// The pages freed so far that the commit records (all, but past compaction's new end).
+    private func recordablePages() -> [UInt64] {
+        limit == UInt64.max ? freed.pages : freed.pages.filter { $0 < limit }
+    }
+
+    /// Stores `pages` as records `(section, freedBy, txnID, 0...)`, `FreeRecordKey.capacity`
+    /// pages each (replacing the records of an earlier round, which were no longer).
+    private func record(_ pages: [UInt64], section: FreeRecordKey.Section, freedBy: UInt64, writtenAfter: UInt64) throws {
+        var index = 0
+        var start = 0
+        while start < pages.count {
+            let end = min(start + FreeRecordKey.capacity, pages.count)
+            let key = FreeRecordKey(section: section, freedBy: freedBy, writer: txnID, index: UInt32(index))
+            let value = FreeRecordValue(writtenAfter: writtenAfter, pages: Array(pages[start..<end]))
+            _ = try editor.put(tree, key: key.encoded(), value: value.encoded(), mode: .upsert)
+            index += 1
+            start = end
+        }
+    }
+
+    /// The nodes of a tree that will be written (one page each: records are never overflow).
+    static func dirtyNodes(_ child: Child?) -> Int {
+        guard case .dirty(let node)? = child else { return 0 }
+        if node.isLeaf { return 1 }
+        return node.children.reduce(1) { $0 + dirtyNodes($1) }
+    }
+}

@@ -82,9 +82,9 @@ import Testing
         defer { reopened.close() }
         _ = try reopened.check()
         try Self.expectContents(data, in: reopened)
-        // Version 2 on disk, with 4,128-byte pages.
+        // Version 4 on disk (the encrypted format), with 4,128-byte pages.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(bytes[8] == 2)
+        #expect(UInt32(bytes[8]) == FileHeader.encryptedVersion && FileHeader.encryptedVersion == 4)
         #expect(bytes.count % PageCipher.physicalPageSize == 0)
     }
 

@@ -66,6 +66,11 @@ final class HistoryWatch: Sendable {
         }
     }
 
+    /// Sends `event` to every open session.
+    func broadcast(_ event: SessionEvent) {
+        for continuation in state.withLock({ Array($0.listeners.values) }) { continuation.yield(event) }
+    }
+
     /// The sessions open now.
     var sessionCount: Int { state.withLock { $0.listeners.count } }
 

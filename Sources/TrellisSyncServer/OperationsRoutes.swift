@@ -8,16 +8,20 @@ import TrellisSyncProtocol
 /// from the outside at the proxy if the counts are private):
 /// - `GET /health`: 200 `{"status":"ok","database":"reachable","sessions":N}` when PostgreSQL
 ///   answers a query within 2 s, else 503 with `"status":"unavailable"` and the reason, so a
-///   load balancer takes the server out of rotation.
+///   load balancer takes the server out of rotation; 503 with `"status":"draining"` once a
+///   SIGTERM started the shutdown (``GracefulShutdown``).
 /// - `GET /metrics`: ``ServerMetrics`` in Prometheus' text format (version 0.0.4).
 enum OperationsRoutes {
     /// How long `/health` waits for PostgreSQL.
     static let healthTimeout = Duration.seconds(2)
 
     static func add(to router: Router<BasicWebSocketRequestContext>, store: PostgresStore, watch: HistoryWatch,
-                    metrics: ServerMetrics) {
+                    metrics: ServerMetrics, shutdown: GracefulShutdown) {
         router.get("/health") { _, _ -> Response in
             let sessions = JSONValue.int(Int64(watch.sessionCount))
+            if shutdown.isDraining {
+                return json(.serviceUnavailable, ["status": .string("draining"), "sessions": sessions])
+            }
             switch await databaseAnswers(store) {
             case nil:
                 return json(.ok, ["status": .string("ok"), "database": .string("reachable"), "sessions": sessions])

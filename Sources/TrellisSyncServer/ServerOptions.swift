@@ -35,6 +35,14 @@ struct ServerOptions: Sendable {
     /// How often the history is polled besides `LISTEN` (`--history-poll-interval MILLISECONDS`,
     /// 1000): only a fallback for a notification lost with a broken connection.
     var historyPollMilliseconds = 1_000
+    /// How long a SIGTERM or SIGINT waits for the sessions to finish what they received
+    /// (`--shutdown-timeout SECONDS`, 10) before they are cancelled; the process exits at
+    /// the latest 5 s after that.
+    var shutdownTimeoutSeconds = 10
+    /// The PEM certificate (chain) and private key served to clients with TLS (`--tls-cert`,
+    /// `--tls-key`; both or neither): then clients use `https://` and `wss://`.
+    var tlsCertificatePath: String?
+    var tlsKeyPath: String?
     /// Exit when this process is gone (tests: no server outlives its test run).
     var parentPid: Int32?
     /// Crash points for the recovery tests (`--kill-before-upload-commit N`,
@@ -48,7 +56,8 @@ struct ServerOptions: Sendable {
                             [--jwt-key KEY] [--token-lifetime SECONDS] [--refresh-token-lifetime SECONDS]
                             [--max-clock-skew SECONDS] [--max-message-bytes BYTES]
                             [--max-messages-per-second N] [--max-bytes-per-second BYTES]
-                            [--history-poll-interval MILLISECONDS] [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
+                            [--history-poll-interval MILLISECONDS] [--shutdown-timeout SECONDS]
+                            [--tls-cert PEM --tls-key PEM] [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
                             [--pause-after-merge MILLISECONDS]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
@@ -79,6 +88,13 @@ struct ServerOptions: Sendable {
                           only when its budget allows, so a burst after being offline just takes longer.
         --history-poll-interval  How often (milliseconds, 1000) the history is read besides PostgreSQL's
                           notifications (LISTEN trellis_history), in case one is lost with a broken connection.
+        --shutdown-timeout  On SIGTERM or SIGINT the server stops accepting connections, applies and acknowledges
+                          the messages each session has received, and closes the sessions (WebSocket close code
+                          1001, going away); sessions still busy after this many seconds (10) are cancelled (an
+                          upload not committed is rolled back; its client sends it again), and the process exits
+                          at the latest 5 s later.
+        --tls-cert PEM --tls-key PEM  Serve HTTPS and WSS with this certificate chain and private key (PEM files);
+                          clients then use https:// in AppConfiguration.baseURL.
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         --pause-after-merge MILLISECONDS (tests): wait that long between an upload's merge and its writes.
@@ -140,6 +156,13 @@ struct ServerOptions: Sendable {
                         + "(default 1000).")
                 }
                 options.historyPollMilliseconds = milliseconds
+            case "--shutdown-timeout":
+                guard let seconds = Int(try value(argument)), seconds >= 0, seconds <= 3_600 else {
+                    throw OptionError("--shutdown-timeout must be a number of seconds from 0 to 3600 (default 10).")
+                }
+                options.shutdownTimeoutSeconds = seconds
+            case "--tls-cert": options.tlsCertificatePath = try value(argument)
+            case "--tls-key": options.tlsKeyPath = try value(argument)
             case "--parent-pid": options.parentPid = Int32(try value(argument))
             case "--kill-before-upload-commit": options.faults.killBeforeCommitOfUpload = Int(try value(argument))
             case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))
@@ -173,6 +196,9 @@ struct ServerOptions: Sendable {
         guard options.tokenLifetime > 0, options.refreshTokenLifetime > options.tokenLifetime else {
             throw OptionError("--token-lifetime must be a positive number of seconds, and --refresh-token-lifetime "
                 + "longer than it.")
+        }
+        if (options.tlsCertificatePath == nil) != (options.tlsKeyPath == nil) {
+            throw OptionError("--tls-cert and --tls-key go together: give the PEM certificate chain and its private key.")
         }
         return options
     }

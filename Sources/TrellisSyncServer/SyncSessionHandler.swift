@@ -10,6 +10,8 @@ enum SessionEvent: Sendable {
     /// The server's watch read history entries `(from, through]`; some may be for this session.
     case historyGrew(from: Int64, through: Int64)
     case closed
+    /// The server is shutting down: the session ends after what came before.
+    case drain
 }
 
 /// One client's session: checks its hello, sends it what its subscriptions select (a
@@ -77,7 +79,7 @@ final class SyncSessionHandler {
 
     private func handleEvent(_ event: SessionEvent) async throws -> Bool {
         switch event {
-        case .closed: return false
+        case .closed, .drain: return false
         case .historyGrew(let from, let through):
             if isOpen { try await sendRouted(from: from, through: through) }
             return true

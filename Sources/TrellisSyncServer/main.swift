@@ -63,6 +63,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     let tokens = TokenStore(client: client, logger: logger)
     let watch = HistoryWatch(pollInterval: .milliseconds(options.historyPollMilliseconds))
     let metrics = ServerMetrics()
+    let shutdown = GracefulShutdown()
 
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
@@ -86,9 +87,17 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
                                                 accessLifetime: options.tokenLifetime,
                                                 refreshLifetime: options.refreshTokenLifetime)
         let app = makeApplication(options, logger: logger, store: store, rules: rules, tokens: tokens,
-                                  authenticator: authenticator, watch: watch, metrics: metrics)
+                                  authenticator: authenticator, watch: watch, metrics: metrics, shutdown: shutdown)
         group.addTask { await watch.run(store: store) }
-        group.addTask { try await app.runService() }
+        // SIGTERM/SIGINT: `shutdown` drains the sessions, then stops the service group.
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(options.shutdownTimeoutSeconds)
+        let services = ServiceGroup(configuration: configuration)
+        group.addTask { try await services.run() }
+        group.addTask {
+            await shutdown.run(services: services, watch: watch, timeout: .seconds(options.shutdownTimeoutSeconds),
+                               logger: logger)
+        }
         if let parent = options.parentPid {
             group.addTask {
                 while kill(parent, 0) == 0 { try await Task.sleep(for: .milliseconds(500)) }
@@ -103,13 +112,14 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
 /// The HTTP and WebSocket routes: login, token refresh, and one sync session per WebSocket.
 func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: PostgresStore, rules: SyncRules,
                      tokens: TokenStore, authenticator: Authenticator, watch: HistoryWatch,
-                     metrics: ServerMetrics) -> some ApplicationProtocol {
+                     metrics: ServerMetrics, shutdown: GracefulShutdown) -> some ApplicationProtocol {
     let router = Router(context: BasicWebSocketRequestContext.self)
     LoginRoutes.add(to: router, authenticator: authenticator, tokens: tokens, options: options,
                     metadataFields: rules.jwtMetadataFields)
-    OperationsRoutes.add(to: router, store: store, watch: watch, metrics: metrics)
+    OperationsRoutes.add(to: router, store: store, watch: watch, metrics: metrics, shutdown: shutdown)
     router.ws("/api/client/v2.0/app/:appId/realm-sync") { _, _ in
-        .upgrade([:])
+        // A draining server takes no new session: the client tries again (another server).
+        shutdown.isDraining ? .dontUpgrade : .upgrade([:])
     } onUpgrade: { inbound, outbound, context in
         let id = UUID()
         let (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
@@ -177,16 +187,28 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
                     context.logger.notice("a sync connection failed: \(error)")
                 }
             }
-            // SIGTERM or SIGINT: the session finishes the event in hand (an upload is committed
-            // or not at all), then ends; the client reconnects, to another server if there is one.
+            // SIGTERM or SIGINT (``GracefulShutdown``): the session handles what it received
+            // before the `.drain` event (uploads are committed and acknowledged), then closes
+            // with 1001 (going away); the client reconnects, to another server if there is one,
+            // and sends again what was not acknowledged. The HTTP server's own shutdown, after
+            // --shutdown-timeout, ends a session still busy after the event in hand.
+            var drained = false
             try await withGracefulShutdownHandler {
                 for await event in events {
+                    if case .drain = event {
+                        drained = true
+                        break
+                    }
                     if try await !handler.handle(event) { break }
                 }
             } onGracefulShutdown: {
                 continuation.yield(.closed)
             }
             group.cancelAll()
+            if drained {
+                ending.reason.withLock { $0 = "the server is shutting down" }
+                try? await outbound.close(.goingAway, reason: "the server is shutting down")
+            }
         }
     }
     return Application(

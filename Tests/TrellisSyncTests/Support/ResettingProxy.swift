@@ -9,7 +9,7 @@ final class ResettingProxy: @unchecked Sendable {
     // @unchecked Sendable: the listening socket is set once; the connections are behind a Mutex.
     let port: Int
     private let listener: Int32
-    private let targetPort: Int
+    private let target: Atomic<Int>
     private let resets = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let live = Atomic<Int>(0)
@@ -17,11 +17,14 @@ final class ResettingProxy: @unchecked Sendable {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// New connections go to `port` from now on (a second server taking over).
+    func retarget(to port: Int) { target.store(port, ordering: .relaxed) }
+
     /// The connections open through the proxy now.
     var openConnections: Int { live.load(ordering: .relaxed) }
 
     init(targetPort: Int, tap makeTap: (@Sendable () -> any ProxyTap)? = nil) throws {
-        self.targetPort = targetPort
+        target = Atomic(targetPort)
         self.makeTap = makeTap
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ToolError(description: "proxy: socket() failed, errno \(errno)") }
@@ -69,7 +72,7 @@ final class ResettingProxy: @unchecked Sendable {
                 return
             }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = Self.loopback(port: UInt16(targetPort))
+            var address = Self.loopback(port: UInt16(target.load(ordering: .relaxed)))
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }

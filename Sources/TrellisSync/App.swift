@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import NIOSSL
 import Synchronization
 import Trellis
 
@@ -14,12 +15,19 @@ public struct AppConfiguration: Sendable {
     /// The folder of the app's users file and synced Realm files (`trellis-sync/<app id>/…`
     /// in it); nil: the folder of `Realm.Configuration.defaultFileURL`.
     public var rootDirectory: URL?
+    /// A PEM file of the root certificates to trust, instead of the system's, for an
+    /// `https://` base URL and its `wss://` sync connection: a private CA, or the server's own
+    /// self-signed certificate (`trellis-sync --tls-cert`). Not in Realm (its apps trust the
+    /// system's roots). nil: the system's.
+    public var trustedRootCertificatesURL: URL?
 
     /// Realm's initializer: `AppConfiguration(baseURL: "http://127.0.0.1:9090")`.
-    public init(baseURL: String? = nil, defaultRequestTimeoutMS: UInt = 60_000, rootDirectory: URL? = nil) {
+    public init(baseURL: String? = nil, defaultRequestTimeoutMS: UInt = 60_000, rootDirectory: URL? = nil,
+                trustedRootCertificatesURL: URL? = nil) {
         self.baseURL = baseURL
         self.defaultRequestTimeoutMS = defaultRequestTimeoutMS
         self.rootDirectory = rootDirectory
+        self.trustedRootCertificatesURL = trustedRootCertificatesURL
     }
 }
 
@@ -159,6 +167,11 @@ public final class App: Sendable {
         try saveUsers()
     }
 
+    /// The TLS of the app's own trust roots, or nil for the system's.
+    func trustedTLS() throws -> TLSConfiguration? {
+        try configuration.trustedRootCertificatesURL.map(TrustedHTTPS.configuration(trusting:))
+    }
+
     /// One JSON request to the server; its answer's fields, or the ``AppError`` it stands for.
     func request(_ method: String, _ path: String, body: String?, bearer: String?, what: String) async throws
         -> [String: Any]
@@ -168,23 +181,38 @@ public final class App: Sendable {
             throw AppError(code: .badRequest, message: "'\(url)' is not a URL: check AppConfiguration.baseURL.",
                            httpStatusCode: nil)
         }
-        var request = URLRequest(url: requestURL)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
-        request.timeoutInterval = Double(configuration.defaultRequestTimeoutMS) / 1000
         let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await URLSession.shared.data(for: request)
-        } catch {
-            throw AppError(code: .httpRequestFailed, message: "\(what) at \(url) failed: \(error.localizedDescription). "
-                + "Is the server running at AppConfiguration.baseURL?", httpStatusCode: nil)
+        let status: Int
+        if let tls = try trustedTLS() {
+            var headers = [(String, String)]()
+            if body != nil { headers.append(("Content-Type", "application/json")) }
+            if let bearer { headers.append(("Authorization", "Bearer \(bearer)")) }
+            do {
+                (status, data) = try await TrustedHTTPS.send(method, url, headers: headers, body: body.map { Data($0.utf8) },
+                                                             timeoutMS: configuration.defaultRequestTimeoutMS, tls: tls)
+            } catch {
+                throw AppError(code: .httpRequestFailed, message: "\(what) at \(url) failed: \(error). Is the server "
+                    + "running at AppConfiguration.baseURL, with a certificate AppConfiguration.trustedRootCertificatesURL "
+                    + "signed?", httpStatusCode: nil)
+            }
+        } else {
+            var request = URLRequest(url: requestURL)
+            request.httpMethod = method
+            if let body {
+                request.httpBody = Data(body.utf8)
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            }
+            if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+            request.timeoutInterval = Double(configuration.defaultRequestTimeoutMS) / 1000
+            let response: URLResponse
+            do {
+                (data, response) = try await URLSession.shared.data(for: request)
+            } catch {
+                throw AppError(code: .httpRequestFailed, message: "\(what) at \(url) failed: \(error.localizedDescription). "
+                    + "Is the server running at AppConfiguration.baseURL?", httpStatusCode: nil)
+            }
+            status = (response as? HTTPURLResponse)?.statusCode ?? 0
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let fields = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         guard (200..<300).contains(status) else {
             let message = fields["error"] as? String ?? "HTTP status \(status)"

@@ -218,7 +218,8 @@ final class SyncEngine: @unchecked Sendable {
         }
         let hello = try await onQueue { [self] in try makeHello(accessToken: token) }
         let (events, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
-        try await WebSocketClient.connect(url: syncURL, configuration: .init(maxFrameSize: 1 << 28), logger: logger) {
+        try await WebSocketClient.connect(url: syncURL, configuration: .init(maxFrameSize: 1 << 28),
+                                          tlsConfiguration: try user.app.trustedTLS(), logger: logger) {
             inbound, outbound, _ in
             let marks = self.state.withLock { state -> [Int64] in
                 state.events = continuation

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import PostgresNIO
@@ -54,6 +56,10 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         logger.warning("\(warning)")
         FileHandle.standardError.write(Data("trellis-sync: warning: \(warning)\n".utf8))
     }
+    var tls: TLSConfiguration?
+    if let certificate = options.tlsCertificatePath, let key = options.tlsKeyPath {
+        tls = try ServerTLS.configuration(certificatePath: certificate, keyPath: key)
+    }
     let url = try PostgresURL(options.postgresURL)
     var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.user,
                                                      password: url.password, database: url.database, tls: try url.tls())
@@ -86,7 +92,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         let authenticator = await Authenticator(signingKey: signingKey, loginKey: options.jwtKey, appId: options.appId,
                                                 accessLifetime: options.tokenLifetime,
                                                 refreshLifetime: options.refreshTokenLifetime)
-        let app = makeApplication(options, logger: logger, store: store, rules: rules, tokens: tokens,
+        let app = try makeApplication(options, tls: tls, logger: logger, store: store, rules: rules, tokens: tokens,
                                   authenticator: authenticator, watch: watch, metrics: metrics, shutdown: shutdown)
         group.addTask { await watch.run(store: store) }
         // SIGTERM/SIGINT: `shutdown` drains the sessions, then stops the service group.
@@ -110,9 +116,9 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
 }
 
 /// The HTTP and WebSocket routes: login, token refresh, and one sync session per WebSocket.
-func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: PostgresStore, rules: SyncRules,
+func makeApplication(_ options: ServerOptions, tls: TLSConfiguration?, logger: Logging.Logger, store: PostgresStore, rules: SyncRules,
                      tokens: TokenStore, authenticator: Authenticator, watch: HistoryWatch,
-                     metrics: ServerMetrics, shutdown: GracefulShutdown) -> some ApplicationProtocol {
+                     metrics: ServerMetrics, shutdown: GracefulShutdown) throws -> some ApplicationProtocol {
     let router = Router(context: BasicWebSocketRequestContext.self)
     LoginRoutes.add(to: router, authenticator: authenticator, tokens: tokens, options: options,
                     metadataFields: rules.jwtMetadataFields)
@@ -211,11 +217,12 @@ func makeApplication(_ options: ServerOptions, logger: Logging.Logger, store: Po
             }
         }
     }
+    // Uploads of 500 changes are larger than the default 16 KiB frame limit.
+    let http = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: router,
+                                                       configuration: .init(maxFrameSize: options.maxMessageBytes))
     return Application(
         router: router,
-        // Uploads of 500 changes are larger than the default 16 KiB frame limit.
-        server: .http1WebSocketUpgrade(webSocketRouter: router,
-                                       configuration: .init(maxFrameSize: options.maxMessageBytes)),
+        server: try tls.map { try .tls(http, tlsConfiguration: $0) } ?? http,
         configuration: .init(address: .hostname(options.host, port: options.port)),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? options.port

@@ -57,6 +57,37 @@ enum Platform {
         _ = Glue.close(descriptor)
     }
 
+    /// How `link` ended.
+    enum LinkOutcome { case linked, destinationExists, unsupported }
+
+    /// Gives the file at `source` the second name `destination` (a hard link), never replacing
+    /// a file already there: the way a whole new file appears at its path at once.
+    /// `unsupported`: the file system has no hard links (FAT, some network and FUSE ones).
+    static func link(_ source: String, to destination: String) throws -> LinkOutcome {
+        let result = retryingInterrupts { source.withCString { from in destination.withCString { Glue.link(from, $0) } } }
+        if result == 0 { return .linked }
+        let failure = errno
+        if failure == EEXIST { return .destinationExists }
+        if failure == EPERM || failure == EXDEV || failure == ENOTSUP || failure == EMLINK || failure == EOPNOTSUPP {
+            return .unsupported
+        }
+        throw StorageError.io("link", path: destination, errno: failure)
+    }
+
+    /// Removes a name of a file; a missing one is no error.
+    static func remove(path: String) {
+        _ = path.withCString { unlink($0) }
+    }
+
+    /// Syncs the folder holding `path`, so that a name made in it (`link`) is durable.
+    static func syncFolder(of path: String) throws {
+        let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let descriptor = folder.withCString { Glue.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
+        if descriptor < 0 { throw StorageError.io("open", path: folder, errno: errno) }
+        defer { close(descriptor) }
+        if retryingInterrupts({ fsync(descriptor) }) != 0 { throw StorageError.io("fsync", path: folder, errno: errno) }
+    }
+
     /// Whether a file exists at `path`.
     static func exists(path: String) -> Bool {
         path.withCString { access($0, F_OK) } == 0
@@ -205,6 +236,16 @@ private enum Glue {
         return Glibc.open(path, flags, mode)
         #else
         return Musl.open(path, flags, mode)
+        #endif
+    }
+
+    static func link(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 {
+        #if canImport(Darwin)
+        return Darwin.link(from, to)
+        #elseif canImport(Glibc)
+        return Glibc.link(from, to)
+        #else
+        return Musl.link(from, to)
         #endif
     }
 

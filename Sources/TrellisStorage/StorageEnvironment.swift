@@ -68,6 +68,7 @@ public final class StorageEnvironment: @unchecked Sendable {
 
     /// Opens (creating if needed) the file at `path`, with its lock file at `path + "-lock"`.
     public convenience init(path: String, options: Options = Options()) throws {
+        if !options.readOnly { try Self.createIfMissing(path: path, options: options) }
         let file = try PosixFile(path: path, create: !options.readOnly, readOnly: options.readOnly)
         let readers: ReaderTable
         do {
@@ -167,29 +168,39 @@ public final class StorageEnvironment: @unchecked Sendable {
 
     private func open(options: Options) throws {
         let size = try file.size()
-        if size == 0, isReadOnly {
-            throw StorageError(.incompatibleFile, "TrellisStorage: '\(file.name)' is empty; a read-only open needs an "
-                + "existing TrellisStorage file.")
-        }
-        if size > 0 {
+        if size >= Self.headerBytes {
             try validateHeader(size: size, options: options)
-            // Readers never wait for a writer: when the newest commit checks out, the file is
-            // opened at it without the writer lock (another process may be writing).
-            if try openAtNewestCommit() { return }
-            if isReadOnly {
-                // Nothing is written: open at the newest commit that checks out, torn one left.
-                try recover(erasingTornSlot: false)
-                return
+            // An encrypted file's header and slots are longer (section 12).
+            if size >= pager.offset(ofPage: Layout.firstDataPage) {
+                // Readers never wait for a writer: when the newest commit checks out, the file is
+                // opened at it without the writer lock (another process may be writing).
+                if try openAtNewestCommit() { return }
+                if isReadOnly {
+                    // Nothing is written: open at the newest commit that checks out, torn one left.
+                    try recover(erasingTornSlot: false)
+                    return
+                }
             }
         }
+        // Empty, or shorter than its header and meta slots: another thread or process may be
+        // making it in place, holding the writer lock while it writes them (FileCreation.swift).
+        // Judged under that lock: made by then, ours to make when still empty, or cut short.
         writerGate.wait()
         defer { writerGate.signal() }
         try file.lockWriter()
         defer { file.unlockWriter() }
         if try file.size() == 0 {
-            try create(key: options.encryptionKey, cachedPages: options.decryptedPageCacheSize)
+            if isReadOnly {
+                throw StorageError(.incompatibleFile, "TrellisStorage: '\(file.name)' is empty; a read-only open needs "
+                    + "an existing TrellisStorage file.")
+            }
+            try Self.writeNewFile(pager, key: options.encryptionKey, cachedPages: options.decryptedPageCacheSize)
         }
         try validateHeader(size: try file.size(), options: options)
+        if isReadOnly {
+            try recover(erasingTornSlot: false)
+            return
+        }
         // Whatever a killed process left in the OS cache becomes durable: recovery may then
         // trust every page written by a commit up to the current one's durable mark.
         try file.sync()
@@ -257,26 +268,6 @@ public final class StorageEnvironment: @unchecked Sendable {
             var verifier = Verifier(snapshot: snapshot, bound: meta.durableTxnID, full: false)
             _ = try verifier.run()
         }
-    }
-
-    private func create(key: [UInt8]?, cachedPages: Int) throws {
-        let cipher = try key.map { try PageCipher.forNewFile(key: $0) }
-        if let cipher { pager.encrypt(with: cipher, cachedPages: cachedPages) }
-        var header = [UInt8](repeating: 0, count: pager.stride)
-        header.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            FileHeader.encode(into: base, cipher: cipher)
-        }
-        var slot = [UInt8](repeating: 0, count: Layout.pageSize)
-        slot.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            MetaSlot(txnID: 1, durableTxnID: 0, pageCount: Layout.firstDataPage, catalog: nil, freeList: nil,
-                     freeListCount: 0, catalogDepth: 0, freeTreeDepth: 0, spares: []).encode(into: base)
-        }
-        try header.withUnsafeBytes { try file.write($0, at: 0) }
-        try slot.withUnsafeBytes { try pager.writePages($0, at: Layout.metaPages[0]) }
-        try pager.zeroPage(Layout.metaPages[1])
-        try file.sync()
     }
 
     /// The well-formed meta slots, newest first.

@@ -278,11 +278,17 @@ enum RealmOpener {
         return (reading, attributes, attributes[.size] as? Int ?? 0)
     }
 
-    /// Whether a file may be one LMDB is creating right now: it makes the file, then writes the
+    /// Whether a file may be one being created right now. LMDB makes the file, then writes the
     /// first two pages (the meta pages), so another thread or process opening it at the same
-    /// moment sees it empty or shorter than its header needs.
+    /// moment sees it empty or shorter than its header needs. TrellisStorage makes a new file
+    /// whole under another name and then links it into place, so it is never seen half made;
+    /// only an empty file it fills in place (under its writer lock) is briefly short.
     private static func mayBeBeingCreated(_ reading: FileHeader.Reading, size: Int) -> Bool {
         if size == 0 { return true }
+        #if !TRELLIS_LMDB
+        // Its header is whole, its meta slots (up to 3 pages) may still be coming.
+        if case .header(let header) = reading { return size < header.requiredSize }
+        #endif
         if size >= 2 * Int(getpagesize()) { return false }
         if case .header(let header) = reading, size >= header.requiredSize { return false }
         return true

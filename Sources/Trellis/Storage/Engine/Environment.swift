@@ -41,8 +41,10 @@ final class Environment: Sendable {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw StorageError(code: ENOENT, operation: "opening '\(path)'")
         }
-        // Files this open makes are removed again if it fails (a full disk): nothing half-made.
-        let fileExisted = FileManager.default.fileExists(atPath: path)
+        // A lock file this open makes is removed again if the open fails (a full disk) and made no
+        // database file. The engine never leaves a half-made database file (it appears whole or not
+        // at all, FileCreation.swift), and one that exists may be another process's new file:
+        // it is never removed here.
         let lockExisted = FileManager.default.fileExists(atPath: path + "-lock")
         let marker = try Self.openMarker(path + "-lock", readOnly: readOnly)
         if marker >= 0 {
@@ -64,8 +66,7 @@ final class Environment: Sendable {
             store = try StorageEnvironment(path: path, options: options)
         } catch {
             if marker >= 0 { close(marker) }
-            if !fileExisted { unlink(path) }
-            if !lockExisted { unlink(path + "-lock") }
+            if !lockExisted, !FileManager.default.fileExists(atPath: path) { unlink(path + "-lock") }
             throw StorageError.wrapping(error, operation: "opening '\(path)'")
         }
         openMarker = marker

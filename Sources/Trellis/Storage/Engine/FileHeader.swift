@@ -22,6 +22,9 @@ struct FileHeader {
         case lmdbFormat
     }
 
+    /// Bytes of a TrellisStorage file's header and meta slots (plain pages).
+    static let smallestFileSize = 3 * StorageLimits.pageSize
+
     /// "TRLSTORE" read little-endian: the first 8 bytes of a TrellisStorage file.
     private static let storageMagic: UInt64 = 0x4552_4F54_534C_5254
     /// LMDB's magic, at byte 16 of its first meta page.
@@ -34,7 +37,7 @@ struct FileHeader {
         guard let start = try? handle.read(upToCount: 32), start.count >= 20 else { return .foreign }
         let magic = start.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self) }
         if UInt64(littleEndian: magic) == storageMagic {
-            return .header(FileHeader(requiredSize: 3 * StorageLimits.pageSize))
+            return .header(FileHeader(requiredSize: smallestFileSize))
         }
         let lmdb = start.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt32.self) }
         if lmdb == lmdbMagic { return .lmdbFormat }

@@ -22,6 +22,13 @@ final class CrashDeletion: Object {
     @Persisted var byTransaction = 0
 }
 
+/// A record that a transaction changed or deleted an earlier group (never deleted itself): what an
+/// incremental check after a kill must look at besides the groups newer than the last check.
+final class CrashTouch: Object {
+    @Persisted(primaryKey: true) var transaction = 0
+    @Persisted var group = 0
+}
+
 final class CrashPerson: Object {
     @Persisted(indexed: true) var group = 0
     @Persisted var name = ""
@@ -41,5 +48,6 @@ final class CrashAddress: EmbeddedObject {
 }
 
 let crashModelTypes: [ObjectBase.Type] = [
-    CrashLedger.self, CrashMarker.self, CrashDeletion.self, CrashPerson.self, CrashDog.self, CrashAddress.self,
+    CrashLedger.self, CrashMarker.self, CrashDeletion.self, CrashTouch.self, CrashPerson.self, CrashDog.self,
+    CrashAddress.self,
 ]

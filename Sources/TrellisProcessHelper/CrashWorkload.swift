@@ -42,6 +42,7 @@ enum CrashWorkload {
         var deleted: Int?
         if !earlier.isEmpty {
             let other = earlier[random.next(upTo: earlier.count)]
+            realm.add(CrashTouch(value: ["transaction": transaction, "group": other.group]))
             if random.next(upTo: 3) == 0 {
                 deleted = other.group
                 deleteGroup(other, by: transaction, in: realm)
@@ -100,16 +101,37 @@ enum CrashWorkload {
     }
 
     /// Prints `{"last": …, "groups": […], "deletions": {group: transaction}, "problems": […]}`.
-    static func check(path: String) throws {
-        let realm = try open(path)
-        var problems = realm._consistencyProblems()
+    ///
+    /// Without `since`, a full check: the whole file's structure on open (every page's checksum),
+    /// the consistency checker (links = backlinks, embedded parents, indexes) and every group.
+    /// With `since` (the ledger's last transaction at the previous check), only what the
+    /// transactions after it can have written: groups newer than `since`, the groups they changed
+    /// or deleted (`CrashTouch`, written in the same transaction), objects of newer groups without
+    /// a marker, and the ledger; the markers and deletions lists are always whole. Pages read are
+    /// still checked against their checksums. Each check costs what the round wrote, not the file.
+    static func check(path: String, since: Int? = nil) throws {
+        let realm = try open(path, verifying: since == nil)
+        var problems = since == nil ? realm._consistencyProblems() : []
         let last = realm.object(ofType: CrashLedger.self, forPrimaryKey: 0)?.lastTransaction ?? 0
-        var groups = [Int]()
-        for marker in realm.objects(CrashMarker.self) {
-            groups.append(marker.group)
-            let group = marker.group
+        let groups = realm.objects(CrashMarker.self).map(\.group)
+        let live = Set(groups)
+        var deletions = [String: Int]()
+        var groupsToCheck = live.filter { $0 > since ?? Int.min }
+        for deletion in realm.objects(CrashDeletion.self) {
+            deletions[String(deletion.group)] = deletion.byTransaction
+            if live.contains(deletion.group) { problems.append("group \(deletion.group) is both deleted and present") }
+            if let since, deletion.byTransaction > since { groupsToCheck.insert(deletion.group) }
+        }
+        if let since {
+            groupsToCheck.formUnion(realm.objects(CrashTouch.self).where { $0.transaction > since }.map(\.group))
+        }
+        for group in groupsToCheck.sorted() {
             let people = realm.objects(CrashPerson.self).where { $0.group == group }
             let dogs = realm.objects(CrashDog.self).where { $0.group == group }
+            guard let marker = realm.object(ofType: CrashMarker.self, forPrimaryKey: group) else {
+                if !people.isEmpty || !dogs.isEmpty { problems.append("objects of groups without a marker: [\(group)]") }
+                continue
+            }
             if people.count != marker.people { problems.append("group \(group): \(people.count) people, marker says \(marker.people)") }
             if dogs.count != marker.dogs { problems.append("group \(group): \(dogs.count) dogs, marker says \(marker.dogs)") }
             if group > last { problems.append("group \(group) is newer than the ledger's \(last)") }
@@ -119,15 +141,11 @@ enum CrashWorkload {
                 if person.dogs.contains(where: { $0.group != group }) { problems.append("\(person.name) lists a dog of another group") }
             }
         }
-        let live = Set(groups)
-        let strays = Set(realm.objects(CrashPerson.self).map(\.group)).union(realm.objects(CrashDog.self).map(\.group))
-            .subtracting(live)
+        // Objects whose group has no marker: a partial transaction (of any group, or of a newer one).
+        let people = since.map { since in realm.objects(CrashPerson.self).where { $0.group > since } } ?? realm.objects(CrashPerson.self)
+        let dogs = since.map { since in realm.objects(CrashDog.self).where { $0.group > since } } ?? realm.objects(CrashDog.self)
+        let strays = Set(people.map(\.group)).union(dogs.map(\.group)).subtracting(live)
         if !strays.isEmpty { problems.append("objects of groups without a marker: \(strays.sorted())") }
-        var deletions = [String: Int]()
-        for deletion in realm.objects(CrashDeletion.self) {
-            deletions[String(deletion.group)] = deletion.byTransaction
-            if live.contains(deletion.group) { problems.append("group \(deletion.group) is both deleted and present") }
-        }
         let report: [String: Any] = ["last": last, "groups": groups.sorted(), "deletions": deletions, "problems": problems]
         let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))

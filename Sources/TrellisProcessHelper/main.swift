@@ -3,7 +3,8 @@
 //   TrellisProcessHelper write-many PATH N     adds N ProcessDog objects, one per transaction
 //   TrellisProcessHelper count PATH            prints the number of ProcessDog objects
 //   TrellisProcessHelper crash-write PATH SEED writes random transactions until killed
-//   TrellisProcessHelper crash-check PATH      checks a crash-test file, prints JSON
+//   TrellisProcessHelper crash-check PATH [SINCE]  checks a crash-test file, prints JSON: all of it, or
+//                                              (SINCE) what transactions after SINCE wrote, changed or deleted
 //   TrellisProcessHelper read-damaged PATH     opens a damaged file read-only and reads it through
 //   TrellisProcessHelper flip-make PATH N      writes the flip test's file (every kind of property, N objects)
 //   TrellisProcessHelper flip-read PATH        reads all of it read-only; prints "read N objects digest D" or
@@ -71,7 +72,7 @@ do {
     case "crash-write":
         try CrashWorkload.write(path: path, seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     case "crash-check":
-        try CrashWorkload.check(path: path)
+        try CrashWorkload.check(path: path, since: arguments.count > 3 ? Int(arguments[3]) : nil)
     case "open-default":
         // PATH is ignored: opens `try Realm()` (the default configuration) and adds one object.
         let realm = try Realm()

@@ -24,6 +24,8 @@ let package = Package(
         .executableTarget(name: "TrellisBench", dependencies: [
             "BenchSupport",
             .product(name: "Trellis", package: rootPackage),
+            // Only for the decrypted-page cache's default bound, which `--encrypted` reports.
+            .product(name: "TrellisStorage", package: rootPackage),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

@@ -9,6 +9,9 @@
 # then instructions per get under callgrind (docs/BENCHMARKS.md "Storage engine"); --storage
 # --json prints one JSON object. Other arguments go to StorageBench (--help lists them).
 # TRELLIS_STORAGE_ENGINE=trellis runs them with Trellis built on TrellisStorage (Benchmarks/.build-ts).
+# With --encrypted it runs W1, W2, W5 and W7 on a plain and on an encrypted file (issue 38) and prints
+# both with the ratio (--json: one object; --instructions: instructions per operation of both).
+# Only the TrellisStorage build encrypts, so --encrypted always builds and runs that one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/install-deps.sh
@@ -25,6 +28,11 @@ arguments=()
 for argument in "$@"; do
     [ "$argument" = "--smoke" ] && configuration=debug
     if [ "$argument" = "--storage" ]; then product=StorageBench; else arguments+=("$argument"); fi
+    if [ "$argument" = "--encrypted" ] && [ "${TRELLIS_STORAGE_ENGINE:-lmdb}" != "trellis" ]; then
+        echo "bench.sh: --encrypted runs on Trellis built on TrellisStorage (TRELLIS_STORAGE_ENGINE=trellis, in" \
+            "Benchmarks/.build-ts): the default LMDB build cannot encrypt files." >&2
+        export TRELLIS_STORAGE_ENGINE=trellis
+    fi
 done
 # --instructions (and --storage, for its instructions per get) count instructions with
 # valgrind's callgrind (issue 18).

@@ -26,6 +26,12 @@ struct Bench: ParsableCommand {
     var smoke = false
     @Flag(help: "Instructions per operation (valgrind's callgrind) of issue 18's seven operations, against realm-core.")
     var instructions = false
+    @Flag(help: ArgumentHelp(
+        "W1, W2, W5 and W7 on a plain and on an encrypted file (encryptionKey), with the ratio; with "
+            + "--instructions, instructions per operation of both.",
+        discussion: "Needs Trellis built on TrellisStorage (TRELLIS_STORAGE_ENGINE=trellis): the LMDB build cannot "
+            + "encrypt. `bash Scripts/bench.sh --encrypted` builds that one."))
+    var encrypted = false
     @Option(help: "With --instructions: keep the callgrind profiles in this folder (for callgrind_annotate).")
     var profiles: String?
     @Option(help: .hidden)
@@ -55,7 +61,12 @@ struct Bench: ParsableCommand {
         sizes.lookups = Swift.min(sizes.lookups, sizes.objects)
         let selected = Set(workloads.uppercased().split(separator: ",").map(String.init))
         if let measureInstructions {
-            try InstructionChild.run(measureInstructions, sizes: sizes)
+            try InstructionChild.run(measureInstructions, sizes: sizes,
+                                     encryptionKey: encrypted ? BenchEncryption.key : nil)
+            return
+        }
+        if encrypted {
+            try runEncrypted(sizes: sizes, selected: selected)
             return
         }
         if instructions {
@@ -73,6 +84,35 @@ struct Bench: ParsableCommand {
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print(Report.table(rows))
+        }
+    }
+}
+
+extension Bench {
+    /// `--encrypted`: the plain/encrypted comparison, in wall-clock time or (`--instructions`)
+    /// instructions per operation.
+    func runEncrypted(sizes: Sizes, selected: Set<String>) throws {
+        do {
+            try BenchEncryption.requireSupport(scratch: Scratch())
+        } catch let error as BenchEncryption.Unsupported {
+            FileHandle.standardError.write(Data("TrellisBench: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        if instructions {
+            let counter = EncryptionInstructionCounter(sizes: sizes, selected: selected,
+                                                       profiles: profiles.map { URL(fileURLWithPath: $0) })
+            let results = try counter.run(log: !json)
+            print(json ? try EncryptionInstructionCounter.json(results)
+                : EncryptionInstructionCounter.table(results, sizes: sizes))
+            return
+        }
+        let report = try EncryptionRunner(sizes: sizes, selected: selected, log: !json).run()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(EncryptionReport.table(report))
         }
     }
 }

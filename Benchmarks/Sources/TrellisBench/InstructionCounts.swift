@@ -130,16 +130,17 @@ struct InstructionCounter {
 /// untimed so one-time costs (type metadata, caches) stay out, then runs it inside
 /// ``trellisMeasuredRegion()`` and prints how many operations that was.
 enum InstructionChild {
-    static func run(_ name: String, sizes: Sizes) throws {
+    /// With `encryptionKey` every file of the workload is encrypted with it (`--encrypted`).
+    static func run(_ name: String, sizes: Sizes, encryptionKey: Data? = nil) throws {
         guard let workload = InstructionWorkload(rawValue: name) else {
             throw ValidationError("unknown workload '\(name)' (one of \(InstructionWorkload.allCases.map(\.rawValue)))")
         }
         let scratch = Scratch(), sums = Checksums()
-        let trellis = TrellisWorkloads(sizes: sizes, scratch: scratch, sums: sums)
+        let trellis = TrellisWorkloads(sizes: sizes, scratch: scratch, sums: sums, encryptionKey: encryptionKey)
         var warmUpSizes = sizes
         warmUpSizes.objects = Swift.min(sizes.objects, 50)
         warmUpSizes.listOwners = Swift.min(sizes.listOwners, 5)
-        let warmUp = TrellisWorkloads(sizes: warmUpSizes, scratch: scratch, sums: sums)
+        let warmUp = TrellisWorkloads(sizes: warmUpSizes, scratch: scratch, sums: sums, encryptionKey: encryptionKey)
         let operations: Int
         switch workload {
         case .w1:

@@ -6,10 +6,13 @@ struct TrellisWorkloads {
     let sizes: Sizes
     let scratch: Scratch
     let sums: Checksums
+    /// The key every file of these workloads is written with (`--encrypted`); nil: plain files.
+    var encryptionKey: Data?
 
     func open(_ url: URL, sync: Bool = true) throws -> Realm {
         var configuration = Realm.Configuration(fileURL: url, objectTypes: [BenchDog.self, BenchPerson.self])
         configuration.syncOnCommit = sync
+        configuration.encryptionKey = encryptionKey
         // Under valgrind a 64 GiB reservation fails; 8 GiB is plenty here and costs nothing.
         configuration.maximumFileSize = 8 << 30
         return try Realm(configuration: configuration)
@@ -63,6 +66,7 @@ struct TrellisWorkloads {
     /// `sizes.listOwners` owners of a set and a map of 10 members each (the `C` workloads).
     func collectionsFile() throws -> Realm {
         var configuration = Realm.Configuration(fileURL: scratch.file("collections.realm"), objectTypes: [BenchTagged.self])
+        configuration.encryptionKey = encryptionKey
         configuration.maximumFileSize = 8 << 30
         let realm = try Realm(configuration: configuration)
         try realm.write {

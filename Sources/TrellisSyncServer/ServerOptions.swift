@@ -39,6 +39,9 @@ struct ServerOptions: Sendable {
     /// (`--shutdown-timeout SECONDS`, 10) before they are cancelled; the process exits at
     /// the latest 5 s after that.
     var shutdownTimeoutSeconds = 10
+    /// How long history entries and tombstones are kept (`--history-retention SECONDS`; nil:
+    /// forever). Clients that synced longer ago are reset (``HistoryPruning``).
+    var historyRetentionSeconds: Double?
     /// The PEM certificate (chain) and private key served to clients with TLS (`--tls-cert`,
     /// `--tls-key`; both or neither): then clients use `https://` and `wss://`.
     var tlsCertificatePath: String?
@@ -57,7 +60,7 @@ struct ServerOptions: Sendable {
                             [--max-clock-skew SECONDS] [--max-message-bytes BYTES]
                             [--max-messages-per-second N] [--max-bytes-per-second BYTES]
                             [--history-poll-interval MILLISECONDS] [--shutdown-timeout SECONDS]
-                            [--tls-cert PEM --tls-key PEM] [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
+                            [--tls-cert PEM --tls-key PEM] [--history-retention SECONDS] [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
                             [--pause-after-merge MILLISECONDS]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
@@ -93,6 +96,9 @@ struct ServerOptions: Sendable {
                           1001, going away); sessions still busy after this many seconds (10) are cancelled (an
                           upload not committed is rolled back; its client sends it again), and the process exits
                           at the latest 5 s later.
+        --history-retention SECONDS  Prune history entries (superseded ones and deletes) and tombstones older
+                          than this; clients that last synced before it get a client reset (error 222). Default:
+                          keep everything.
         --tls-cert PEM --tls-key PEM  Serve HTTPS and WSS with this certificate chain and private key (PEM files);
                           clients then use https:// in AppConfiguration.baseURL.
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
@@ -161,6 +167,11 @@ struct ServerOptions: Sendable {
                     throw OptionError("--shutdown-timeout must be a number of seconds from 0 to 3600 (default 10).")
                 }
                 options.shutdownTimeoutSeconds = seconds
+            case "--history-retention":
+                guard let seconds = Double(try value(argument)), seconds >= 1, seconds <= 100 * 365 * 86_400 else {
+                    throw OptionError("--history-retention must be a number of seconds from 1 (e.g. 2592000 for 30 days).")
+                }
+                options.historyRetentionSeconds = seconds
             case "--tls-cert": options.tlsCertificatePath = try value(argument)
             case "--tls-key": options.tlsKeyPath = try value(argument)
             case "--parent-pid": options.parentPid = Int32(try value(argument))

@@ -44,6 +44,11 @@ final class SyncSessionHandler {
     /// the session may want wakes it, so a batch it is not woken for needs nothing sent.
     private var routedFrom: Int64?
     private var route = SessionRoute(clientId: "", queries: [:])
+    /// When the last routed download frame went out: a device whose subscriptions select
+    /// nothing new still gets an empty frame now and then (``progressInterval``), so the
+    /// version it stores keeps up with the history and pruning does not reset it.
+    private var lastRoutedFrame = ContinuousClock.now
+    static let progressInterval = Duration.seconds(60)
     /// What the user may read and write, from the rules (set when the session opens).
     private var permissions = SessionPermissions(rules: SyncRules(), user: RuleUser(id: ""), collections: [])
 
@@ -421,10 +426,17 @@ final class SyncSessionHandler {
             let changes = changes(for: inRange)
             sentVersion = max(sentVersion, last.version)
             // Nothing for this device: no frame (its next frame or mark carries the version).
-            if !changes.isEmpty { try await send(.download(.init(changes: changes, serverVersion: sentVersion))) }
+            if !changes.isEmpty {
+                try await send(.download(.init(changes: changes, serverVersion: sentVersion)))
+                lastRoutedFrame = .now
+            }
             start = last.version
         }
         sentVersion = max(sentVersion, through)
+        if ContinuousClock.now - lastRoutedFrame > Self.progressInterval {
+            try await send(.download(.init(changes: [], serverVersion: sentVersion)))
+            lastRoutedFrame = .now
+        }
     }
 
     /// What the device gets of history entries, filtered by its subscriptions and the

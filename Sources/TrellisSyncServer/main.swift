@@ -95,6 +95,9 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         let app = try makeApplication(options, tls: tls, logger: logger, store: store, rules: rules, tokens: tokens,
                                   authenticator: authenticator, watch: watch, metrics: metrics, shutdown: shutdown)
         group.addTask { await watch.run(store: store) }
+        if let retention = options.historyRetentionSeconds {
+            group.addTask { await HistoryPruning(retention: .milliseconds(Int64(retention * 1000))).run(store: store) }
+        }
         // SIGTERM/SIGINT: `shutdown` drains the sessions, then stops the service group.
         var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(options.shutdownTimeoutSeconds)

@@ -66,6 +66,20 @@ final class HistoryWatch: Sendable {
         }
     }
 
+    /// How often every session is woken whatever it was routed.
+    static let progressInterval = Duration.seconds(30)
+
+    /// Wakes every session for the history read so far (nothing new: a batch `(upTo, upTo]`),
+    /// so one that no batch concerned moves its version up.
+    private func wakeEveryone() {
+        state.withLock { state in
+            guard state.upTo >= 0 else { return }
+            for continuation in state.listeners.values {
+                continuation.yield(.historyGrew(from: state.upTo, through: state.upTo))
+            }
+        }
+    }
+
     /// Sends `event` to every open session.
     func broadcast(_ event: SessionEvent) {
         for continuation in state.withLock({ Array($0.listeners.values) }) { continuation.yield(event) }
@@ -103,6 +117,14 @@ final class HistoryWatch: Sendable {
                 while !Task.isCancelled {
                     self.trigger.yield()
                     try? await Task.sleep(for: self.pollInterval)
+                }
+            }
+            group.addTask {
+                // Sessions not woken for a while still move up to the newest version (and send
+                // their device an empty frame now and then: SyncSessionHandler.progressInterval).
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.progressInterval)
+                    self.wakeEveryone()
                 }
             }
             group.addTask {
@@ -144,22 +166,22 @@ final class HistoryWatch: Sendable {
             var start = state.withLock { $0.upTo }
             if start < 0 {
                 start = try await store.latestVersion()
-                let woken = state.withLock { state in
+                state.withLock { state in
                     state.entries = []
                     state.floor = start
                     state.upTo = start
-                    return Array(state.listeners.values)
+                    for continuation in state.listeners.values { continuation.yield(.historyGrew(from: start, through: start)) }
                 }
-                for continuation in woken { continuation.yield(.historyGrew(from: start, through: start)) }
                 return
             }
             while true {
                 let entries = try await store.history(after: start, limit: Self.batch)
                 guard let last = entries.last else { break }
                 let from = start
-                // Kept and routed in one step, so a session routed at version V is woken for
-                // every later batch it may want (``route(_:_:)``).
-                let woken = state.withLock { state in
+                // Kept, routed and the sessions woken in one step, so a session routed at version V
+                // is woken for every later batch it may want (``route(_:_:)``), in order with the
+                // progress wakes (``wakeEveryone()``).
+                state.withLock { state in
                     state.entries += entries
                     state.upTo = last.version
                     if state.entries.count > capacity {
@@ -169,9 +191,8 @@ final class HistoryWatch: Sendable {
                     }
                     var ids = Set<UUID>()
                     for entry in entries { state.index.candidates(for: entry, into: &ids) }
-                    return ids.compactMap { state.listeners[$0] }
+                    for id in ids { state.listeners[id]?.yield(.historyGrew(from: from, through: last.version)) }
                 }
-                for continuation in woken { continuation.yield(.historyGrew(from: from, through: last.version)) }
                 start = last.version
                 if entries.count < Self.batch { break }
             }

@@ -207,6 +207,7 @@ final class FileState: Sendable {
                 #endif
                 return existing
             }
+            if configuration.inMemoryIdentifier != nil { discardClosedInMemoryData(path: path) }
             let environment: Environment
             do {
                 #if TRELLIS_LMDB
@@ -231,6 +232,16 @@ final class FileState: Sendable {
             registry[path] = WeakFileState(state: state)
             return state
         }
+    }
+
+    /// Realm's in-memory Realms keep their data only while some instance of them is open: "when
+    /// all in-memory Realm instances with a particular identifier go out of scope with no
+    /// references, all data in that Realm is deleted". Trellis keeps an in-memory Realm in a file
+    /// of this process's own (``Realm/Configuration/path``), so the first open after the last one
+    /// closed starts from an empty file. Called with the registry locked and no open state for
+    /// `path`, so no Realm of this process reads the file being removed.
+    private static func discardClosedInMemoryData(path: String) {
+        for file in [path, path + "-lock"] { unlink(file) }
     }
 
     // MARK: - Reserving a file

@@ -158,7 +158,9 @@ extension Results {
             throwRealmException("Invalid property name 'self' for \(op.rawValue.dropFirst()): values of type '\(type)' "
                 + "cannot be aggregated.")
         }
-        let values = evaluatedValues().map { QueryArguments.value($0) }
+        let elements = evaluatedValues()
+        let values = elements.map { QueryArguments.value($0) }
+        if type == .any, let element: T = QueryAggregate.extremeElement(op, of: elements, values) { return element }
         return AggregateConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
     }
 }

@@ -35,6 +35,9 @@ enum UnmanagedAggregate {
                 throwRealmException("\(method) is not supported for \(info.type)\(info.isOptional ? "?" : "") array")
             }
             values = elements.map { QueryArguments.value($0) }
+            if info.type == .any, let element: T = QueryAggregate.extremeElement(op, of: elements, values) {
+                return element
+            }
         }
         var result = QueryAggregate.apply(op, values)
         if op == .sum, result.isNull { result = .int(0) }

@@ -500,8 +500,7 @@ enum QueryAggregate {
     static func apply(_ op: QueryCollectionOperation, _ values: [QueryValue]) -> QueryValue {
         let present = values.filter { !$0.isNull && !isNaN($0) }
         switch op {
-        case .min: return present.min { QueryValueComparison.order($0, $1) ?? 0 < 0 } ?? .null
-        case .max: return present.max { QueryValueComparison.order($0, $1) ?? 0 < 0 } ?? .null
+        case .min, .max: return extremeIndex(op, values).map { values[$0] } ?? .null
         case .sum: return sum(present)
         case .avg:
             guard !present.isEmpty else { return .null }
@@ -519,6 +518,27 @@ enum QueryAggregate {
             return .double(double / count)
         default: return .null
         }
+    }
+
+    /// The position in `values` of the one `min` or `max` answers, nil when every value is nil
+    /// or NaN (or `op` is neither). A collection of `AnyRealmValue` answers with that element
+    /// itself, so a `.float` stays a `.float` (``QueryValue`` has no Float).
+    static func extremeIndex(_ op: QueryCollectionOperation, _ values: [QueryValue]) -> Int? {
+        let present = values.indices.filter { !values[$0].isNull && !isNaN(values[$0]) }
+        let ordered = { (lhs: Int, rhs: Int) in QueryValueComparison.order(values[lhs], values[rhs]) ?? 0 < 0 }
+        switch op {
+        case .min: return present.min(by: ordered)
+        case .max: return present.max(by: ordered)
+        default: return nil
+        }
+    }
+
+    /// For `min`/`max` of `AnyRealmValue`s asked as `AnyRealmValue`: the element itself.
+    static func extremeElement<Element, T>(_ op: QueryCollectionOperation, of elements: [Element],
+                                           _ values: [QueryValue]) -> T?
+    {
+        guard let index = extremeIndex(op, values) else { return nil }
+        return elements[index] as? T
     }
 
     /// Whether an aggregate skips `value` as NaN (realm-core's `valid_for_agg`).

@@ -101,4 +101,24 @@ class CounterHolder: Object {
         #expect(byValue.count == 1)
         #expect(byValue.first?.counterMap["k"] == Counter(value: 4))
     }
+
+    /// Realm's PrimitiveListTests<ManagedObjectFactory, EmbeddedObjectWrapper>: `append(objectsIn:)`
+    /// of several values to a managed list, each value's `persistableValue` a new embedded object.
+    /// Each temporary object was freed once stored, the next one could be made at its address,
+    /// and the add took it for the one already added ("Cannot add an existing managed embedded
+    /// object to a List").
+    @Test func appendingManyToAManagedListStoresEachTemporaryObject() throws {
+        let realm = try realm()
+        let values = (1...40).map { Counter(value: $0) }
+        let holder = try realm.write { realm.create(CounterHolder.self) }
+        try realm.write {
+            holder.counters.append(objectsIn: values)
+            holder.counters.append(objectsIn: values)
+            for (index, value) in values.enumerated() { holder.counterMap["\(index)"] = value }
+        }
+        #expect(Array(holder.counters) == values + values)
+        #expect(holder.counterMap.count == values.count)
+        try realm.write { holder.counters.replaceSubrange(0..<40, with: values.reversed()) }
+        #expect(Array(holder.counters.prefix(40)) == values.reversed())
+    }
 }

@@ -8,6 +8,10 @@ final class AddSession {
     /// Unmanaged embedded objects that `update: .modified` writes into an existing embedded row
     /// instead of replacing it (Realm updates embedded objects in place under `.modified`).
     private var inPlace: [ObjectIdentifier: ObjectKey] = [:]
+    /// Objects made for this add by a custom type's `persistableValue`, kept alive until it
+    /// ends: the session knows the objects it added by identity, and a temporary released
+    /// early could give its address to the next one, which would then look added already.
+    private var temporaries: [ObjectBase] = []
     /// The trap message for linking an embedded object that already has a parent.
     var embeddedReuseMessage = AddSession.defaultEmbeddedReuseMessage
     private static let defaultEmbeddedReuseMessage = "Can't set link to existing managed embedded object"
@@ -25,8 +29,20 @@ final class AddSession {
         self.policy = policy
         added.removeAll()
         if !inPlace.isEmpty { inPlace = [:] }
+        if !temporaries.isEmpty { temporaries = [] }
         embeddedReuseMessage = Self.defaultEmbeddedReuseMessage
         ownerIsNew = false
+    }
+
+    /// Keeps `object` alive until this add ends (see `temporaries`).
+    func keepAlive(_ object: ObjectBase) {
+        temporaries.append(object)
+    }
+
+    /// Lets go of the objects kept by ``keepAlive(_:)`` (a spare session, at the end of an add).
+    @inline(__always)
+    func dropTemporaries() {
+        if !temporaries.isEmpty { temporaries = [] }
     }
 
     /// The key to store for a to-one link to `object`, adding it if it is unmanaged.

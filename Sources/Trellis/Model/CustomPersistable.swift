@@ -84,7 +84,11 @@ extension _CustomPersistable {
     }
 
     public static func _trellisEncode(_ value: Self, _ context: _EncodingContext) -> _StoredValue {
-        PersistedType._trellisEncode(value.persistableValue, context)
+        let persisted = value.persistableValue
+        // An object made by `persistableValue` is a temporary: kept until the add ends, so the
+        // next one made cannot take its address and be taken for it (``AddSession/keepAlive(_:)``).
+        if let object = persisted as? ObjectBase { context.session.keepAlive(object) }
+        return PersistedType._trellisEncode(persisted, context)
     }
 }
 

@@ -51,7 +51,10 @@ final class RealmSpares {
         } else {
             session = AddSession(core: core, policy: policy)
         }
-        defer { addSession = session }
+        defer {
+            session.dropTemporaries()
+            addSession = session
+        }
         return body(session)
     }
 

@@ -101,4 +101,26 @@ class LegacyDog: Object {
             person.age.value = 1
         }
     }
+
+    /// Realm's RealmCollectionTypeTests.testFilterList / testFilterResults reach a legacy
+    /// `let array = List<SwiftObject>()` through a Swift key path (`where { $0.array… }`,
+    /// `_name(for:)`, sorting); it names the property like a `@Persisted` one. Before: trap
+    /// "Key path \LegacyPerson.dogs on 'LegacyPerson' does not name a persisted property."
+    @Test func legacyCollectionsAreNamedBySwiftKeyPaths() throws {
+        let realm = try realm()
+        try realm.write {
+            let person = LegacyPerson()
+            person.name = "Ann"
+            person.dogs.append(LegacyDog(value: ["name": "Rex"]))
+            person.tags.insert("a")
+            realm.add(person)
+            realm.add(LegacyPerson(value: ["name": "Bob"]))
+        }
+        #expect(_name(for: \LegacyPerson.dogs) == "dogs")
+        #expect(_name(for: \LegacyPerson.tags) == "tags")
+        #expect(_name(for: \LegacyPerson.scores) == "scores")
+        let dogs = realm.objects(LegacyDog.self)
+        #expect(realm.objects(LegacyPerson.self).where { $0.dogs.containsAny(in: dogs) }.map(\.name) == ["Ann"])
+        #expect(realm.objects(LegacyPerson.self).where { $0.tags.contains("a") }.map(\.name) == ["Ann"])
+    }
 }

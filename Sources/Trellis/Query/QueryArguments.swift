@@ -93,11 +93,24 @@ enum QueryKeyPathNames {
         let recorder = KeyPathRecorder()
         let prototype = Root()
         prototype._record(with: recorder)
-        _ = prototype[keyPath: keyPath]
+        let read = prototype[keyPath: keyPath]
         guard !recorder.names.isEmpty else {
+            if let name = legacyName(prototype, read) { return name }
             throwRealmException("Key path \(keyPath) on '\(Root.className())' does not name a persisted property.")
         }
         return recorder.names.joined(separator: ".")
+    }
+
+    /// A legacy collection declaration (`let dogs = List<Dog>()`, `MutableSet`, `Map`) is read
+    /// without going through `@Persisted`, so nothing records it: it is the legacy field that
+    /// holds the very collection the key path read.
+    private static func legacyName(_ prototype: ObjectBase, _ read: Any) -> String? {
+        guard type(of: read) is AnyObject.Type else { return nil }
+        let object = read as AnyObject
+        let info = ClassInfo.unbound(for: type(of: prototype))
+        return info.legacyFields.first { field in
+            field.witness.dynamicGet(prototype, field).map { ($0 as AnyObject) === object } ?? false
+        }?.name
     }
 }
 

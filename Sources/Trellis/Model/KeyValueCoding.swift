@@ -17,6 +17,15 @@ extension ObjectBase {
 
     /// Sets the property named `key` (inside a write transaction when the object is managed).
     public func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+
+    /// Sets the last property of a dotted key path (`"dog.name"`) on what the rest of the path
+    /// leads to, as NSObject's `setValue(_:forKeyPath:)` (which Realm's objects inherit): nothing
+    /// when a link on the way is nil; every element's through a collection.
+    public func setValue(_ value: Any?, forKeyPath keyPath: String) {
+        let names = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard names.count > 1, let last = names.last else { return setValue(value, forKey: keyPath) }
+        KeyValueCoding.setValue(value, forKey: last, at: KeyValueCoding.value(of: self, path: Array(names.dropLast())))
+    }
 }
 
 enum KeyValueCoding {
@@ -50,6 +59,21 @@ enum KeyValueCoding {
         default:
             if first == "self" { return value(of: root, path: rest) }
             throwRealmException("Invalid property name '\(first)': \(type(of: root as Any)) has no properties.")
+        }
+    }
+
+    /// Sets `key` on what a key path led to: an object, or every object of a collection (or of
+    /// the array a path through a collection gives); nothing on nil.
+    static func setValue(_ value: Any?, forKey key: String, at target: Any?) {
+        switch target {
+        case nil: return
+        case let object as ObjectBase: object.setValue(value, forKey: key)
+        case let collection as any _KeyValueCollection:
+            setValue(value, forKey: key, on: collection._elementsForKeyValueCoding)
+        case let elements as [Any]:
+            for element in elements { setValue(value, forKey: key, at: element) }
+        default:
+            throwRealmException("Invalid property name '\(key)': \(type(of: target as Any)) has no properties.")
         }
     }
 

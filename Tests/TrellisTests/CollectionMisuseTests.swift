@@ -167,4 +167,27 @@ import Testing
         }
         #expect(Self.stderr(result).contains("Realm accessed from incorrect thread."))
     }
+
+    /// realm-core's words for sorting on a name that is not a property (Realm's
+    /// RealmCollectionTypeTests.testSortWithProperty / testSortWithDescriptor), also through a
+    /// to-one link, where the class named is the link's target.
+    @Test func sortingOnAMissingPropertyNamesTheClassAndProperty() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = CollectionMisuseTests.managedOwner()
+            _ = realm.objects(Owner.self).sorted(byKeyPath: "noSuchCol")
+        }
+        #expect(Self.stderr(result).contains(
+            "Cannot sort on key path 'noSuchCol': property 'Owner.noSuchCol' does not exist"))
+        let throughLink = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, owner) = CollectionMisuseTests.managedOwner()
+            _ = owner.dogs.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "owners.nope")])
+        }
+        #expect(Self.stderr(throughLink).contains("Cannot sort on key path 'owners.nope'"))
+        let distinct = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = CollectionMisuseTests.managedOwner()
+            _ = realm.objects(Owner.self).distinct(by: ["dog.noSuchCol"])
+        }
+        #expect(Self.stderr(distinct).contains(
+            "Cannot distinct on key path 'dog.noSuchCol': property 'Pet.noSuchCol' does not exist"))
+    }
 }

@@ -131,12 +131,28 @@ extension Results {
         return adding(.distinct(["self"]))
     }
 
+    /// The class and name of the first name of a dotted key path that is not a property of the
+    /// class it is looked up in (following to-one links); nil when every name is one.
+    private static func missingProperty(_ keyPath: String, from root: ClassInfo) -> (String, String)? {
+        var info = root
+        for name in keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+            guard let field = info.field(named: name) else { return (info.className, name) }
+            guard field.isLink, let target = field.typeInfo.objectType else { return nil }
+            info = ClassInfo.unbound(for: target)
+        }
+        return nil
+    }
+
     private func checkSingleValued(_ keyPath: String, _ what: String) {
         core.verifyThread()
         if isValues {
             if keyPath == "self" { return }
             throwRealmException("Cannot \(what) on key path '\(keyPath)': a collection of values has no properties; "
                 + "use 'self'.")
+        }
+        if let (className, name) = Self.missingProperty(keyPath, from: objectInfo) {
+            // realm-core's words for a name that is not a property on the way.
+            throwRealmException("Cannot \(what) on key path '\(keyPath)': property '\(className).\(name)' does not exist")
         }
         do {
             _ = try ResultsPipeline.singleValueReader(keyPath, info: objectInfo, core: core)

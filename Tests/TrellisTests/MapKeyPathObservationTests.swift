@@ -68,4 +68,29 @@ import Testing
         #expect(entries() == ["initial 2", "d[] i[] m[\"first\"] 2"])
         token.invalidate()
     }
+
+    /// Realm's MapTests.testObserveKeyPath* change the map's values from a Realm opened on
+    /// another thread with every class of the program: that open adds classes to the file (a
+    /// commit that changes no object). That commit had no change record, so the observer took
+    /// "anything may have changed" and reported every key ("first", "second" for "first"; an
+    /// update for a change outside the key paths).
+    @Test func anotherThreadOpeningWithMoreClassesChangesNoObservedValue() throws {
+        let (realm, owner, _) = try setUp()
+        let (token, entries) = observe(owner, ["age"])
+        realm.refresh()
+        let folder = self.folder
+        try onOtherThread {
+            let wider = try Realm(configuration: folder.configuration([Owner.self, Pet.self, Person.self, Dog.self]))
+            try wider.write { wider.objects(Pet.self).filter("name == 'first'").first?.age = 8 }
+        }
+        realm.refresh()
+        #expect(entries() == ["initial 2", "d[] i[] m[\"first\"] 2"])
+        try onOtherThread {
+            let wider = try Realm(configuration: folder.configuration([Owner.self, Pet.self, AllTypes.self]))
+            try wider.write { wider.objects(Pet.self).filter("name == 'second'").first?.name = "renamed" }
+        }
+        realm.refresh()
+        #expect(entries().count == 2)
+        token.invalidate()
+    }
 }

@@ -172,3 +172,20 @@ struct ChangeLogHeader {
         try out.withUnsafeBytes { try txn.put(database, integerKey: 0, value: $0) }
     }
 }
+
+extension FileState {
+    /// Records that the commit `txn` will make changes no object: a schema change that only adds
+    /// classes (another thread or process opening the file with more classes). Without a record
+    /// that version would read as "anything may differ", and every observer across it would
+    /// report every element of its collection as modified.
+    func persistNoObjectChangesRecord(_ txn: Transaction, addedTable tableId: UInt32) throws {
+        guard let database = changes else { return }
+        var header = ChangeLogHeader.read(txn, database) ?? ChangeLogHeader.measuring(txn, database)
+        let bytes = ChangeRecordEncoding.noObjectChanges(in: tableId)
+        let version = txn.version
+        try bytes.withUnsafeBytes { try txn.put(database, integerKey: UInt64(version), value: $0) }
+        header.totalBytes += bytes.count
+        if header.oldestVersion == nil { header.oldestVersion = version }
+        try header.write(txn, database)
+    }
+}

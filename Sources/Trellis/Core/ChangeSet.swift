@@ -132,6 +132,14 @@ enum ChangeRecordEncoding {
         return out
     }
 
+    /// A record of a commit that changed no object: one table (a new, empty one) listed with no
+    /// insertions, deletions or modifications (a record is never empty bytes).
+    static func noObjectChanges(in tableId: UInt32) -> [UInt8] {
+        var out = [UInt8]()
+        for value in [tableId, 0, 0, 0] as [UInt32] { withUnsafeBytes(of: value.littleEndian) { out += $0 } }
+        return out
+    }
+
     /// The change set of a stored record; nil if the bytes are not a record.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> ChangeSet? {
         var offset = 0

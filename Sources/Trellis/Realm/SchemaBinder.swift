@@ -129,8 +129,11 @@ enum SchemaBinder {
                 }
             }
             var tables = [Table]()
+            var addedTable: UInt32?
             for info in classes {
-                let tableId = catalog.storedClass(named: info.className)?.tableId ?? (needsWrite ? catalog.add(info) : 0)
+                let stored = catalog.storedClass(named: info.className)?.tableId
+                let tableId = stored ?? (needsWrite ? catalog.add(info) : 0)
+                if stored == nil, tableId != 0 { addedTable = tableId }
                 if tableId == 0 { continue }
                 if let table = try Table.open(info, tableId: tableId, in: txn, create: needsWrite,
                                                  columnShift: catalog.keptColumnShift) {
@@ -142,6 +145,8 @@ enum SchemaBinder {
                 catalog.schemaVersion = configuration.schemaVersion
                 _ = catalog.recordSwiftTypes(of: classes)
                 try FileState.writeCatalog(catalog, txn: txn, meta: file.meta)
+                // Adding classes changes no object: say so to observers across this version.
+                if let addedTable { try file.persistNoObjectChangesRecord(txn, addedTable: addedTable) }
                 try txn.commit()
             } else {
                 txn.abort()

@@ -13,21 +13,18 @@ public final class Cursor {
     @exclusivity(unchecked) private var stack: [(level: TreeLevel, index: Int)] = []
     @exclusivity(unchecked) private var version: Int
     /// The key the cursor stands on, kept in a write transaction to find its place again after a
-    /// change. Never a copy: a node's key array is shared, and a committed page's bytes stay as
-    /// they are until the write transaction ends (pages are written only at commit).
+    /// change: in place in a committed page (whose bytes stay as they are until the write
+    /// transaction ends: pages are written only at commit), or copied into `savedKey` from a
+    /// changed node (whose bytes may move when the tree changes: `ByteArena` compaction).
     @exclusivity(unchecked) private var positionKey: SavedKey?
+    /// The cursor's copy of a changed node's key (allocated on first use, keys <= 511 bytes).
+    @exclusivity(unchecked) private var savedKey: UnsafeMutableRawPointer?
 
-    private enum SavedKey {
-        case node([UInt8])
-        case page(UnsafeRawBufferPointer)
+    private struct SavedKey {
+        let bytes: UnsafeRawBufferPointer
 
         @inline(__always)
-        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-            switch self {
-            case .node(let bytes): return try bytes.withUnsafeBytes(body)
-            case .page(let bytes): return try body(bytes)
-            }
-        }
+        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(bytes) }
     }
     private let tracksChanges: Bool
 
@@ -38,6 +35,8 @@ public final class Cursor {
         self.isAlive = isAlive
         version = tree.version
     }
+
+    deinit { savedKey?.deallocate() }
 
     private var reader: TreeReader { TreeReader(snapshot: snapshot, order: tree.order, depth: tree.depth) }
 
@@ -87,11 +86,20 @@ public final class Cursor {
         }
         if tracksChanges, let top = stack.last {
             switch top.level {
-            case .page(let view): positionKey = .page(try view.key(at: top.index))
-            case .node(let node): positionKey = .node(node.keys[top.index])
+            case .page(let view): positionKey = SavedKey(bytes: try view.key(at: top.index))
+            case .node(let node): positionKey = SavedKey(bytes: copyKey(node.keys[top.index]))
             }
         }
         return true
+    }
+
+    /// `key` copied into the cursor's own buffer.
+    private func copyKey(_ key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let buffer = savedKey ?? UnsafeMutableRawPointer.allocate(byteCount: StorageLimits.maximumKeyLength, alignment: 8)
+        savedKey = buffer
+        let count = min(key.count, StorageLimits.maximumKeyLength)
+        if let source = key.baseAddress { buffer.copyMemory(from: source, byteCount: count) }
+        return UnsafeRawBufferPointer(start: buffer, count: count)
     }
 
     /// Moves to the next leaf entry from the current stack (which may point one past a leaf).
@@ -254,7 +262,8 @@ public final class Cursor {
         try checkAlive()
         if tracksChanges && version != tree.version {
             guard let key = positionKey else { throw StorageError.misuse("the cursor is not on an entry") }
-            _ = try key.withUnsafeBytes { try seek(exactly: $0) }
+            // A copy: seeking remembers the key it lands on in `savedKey`, which may hold `key`.
+            _ = try seek(exactly: Array(key.bytes))
         }
     }
 

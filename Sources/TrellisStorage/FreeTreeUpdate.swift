@@ -90,7 +90,10 @@ struct FreeTreeUpdate {
             let end = min(start + FreeRecordKey.capacity, pages.count)
             let key = FreeRecordKey(section: section, freedBy: freedBy, writer: txnID, index: UInt32(index))
             let value = FreeRecordValue(writtenAfter: writtenAfter, pages: Array(pages[start..<end]))
-            _ = try editor.put(tree, key: key.encoded(), value: value.encoded(), mode: .upsert)
+            let keyBytes = key.encoded(), valueBytes = value.encoded()
+            _ = try keyBytes.withUnsafeBytes { key in
+                try valueBytes.withUnsafeBytes { try editor.put(tree, key: key, value: $0, mode: .upsert) }
+            }
             index += 1
             start = end
         }

@@ -5,9 +5,10 @@ enum Child {
     case dirty(Node)
 }
 
-/// A leaf value in a node being changed: new bytes, or an overflow run already in the file.
+/// A leaf value in a node being changed: bytes (in the committed page it was copied from, or in
+/// the transaction's `ByteArena`), or an overflow run already in the file.
 enum NodeValue {
-    case bytes([UInt8])
+    case bytes(UnsafeRawBufferPointer)
     case overflow(PageReference, length: Int)
 
     var length: Int {
@@ -20,19 +21,24 @@ enum NodeValue {
 
 /// A branch or leaf page copied into memory for a write transaction. It gets a page number only
 /// when the transaction commits. `size` is what its entries take after the page header.
+///
+/// Keys and values are not copied: they point into the committed page the node was copied from
+/// (unchanged until the write transaction ends: pages are written only at commit) or into the
+/// transaction's `ByteArena` (new keys and values), so copying a page costs two arrays of plain
+/// words, not two arrays per entry.
 final class Node {
     // Not checked for exclusive access at run time: a node belongs to one write transaction,
     // used by one thread at a time, and no access to these overlaps another (the checks cost
     // ~8,000 instructions per W1 object pair, docs/BENCHMARKS.md session 22).
     @exclusivity(unchecked) var isLeaf: Bool
-    @exclusivity(unchecked) var keys: [[UInt8]]
+    @exclusivity(unchecked) var keys: [UnsafeRawBufferPointer]
     /// Leaf entries' values (empty for a branch).
     @exclusivity(unchecked) var values: [NodeValue]
     /// Branch entries' children (empty for a leaf). `keys[0]` of a branch is empty.
     @exclusivity(unchecked) var children: [Child]
     @exclusivity(unchecked) private(set) var size: Int
 
-    init(isLeaf: Bool, keys: [[UInt8]] = [], values: [NodeValue] = [], children: [Child] = []) {
+    init(isLeaf: Bool, keys: [UnsafeRawBufferPointer] = [], values: [NodeValue] = [], children: [Child] = []) {
         self.isLeaf = isLeaf
         self.keys = keys
         self.values = values
@@ -44,15 +50,15 @@ final class Node {
     /// A copy of a committed page.
     convenience init(copying view: PageView) throws {
         let count = view.count
-        var keys: [[UInt8]] = []
+        var keys: [UnsafeRawBufferPointer] = []
         keys.reserveCapacity(count)
         if view.isLeaf {
             var values: [NodeValue] = []
             values.reserveCapacity(count)
             for index in 0..<count {
-                keys.append(Array(try view.key(at: index)))
+                keys.append(try view.key(at: index))
                 switch try view.value(at: index) {
-                case .inline(let bytes): values.append(.bytes(Array(bytes)))
+                case .inline(let bytes): values.append(.bytes(bytes))
                 case .overflow(let reference, let length): values.append(.overflow(reference, length: length))
                 }
             }
@@ -61,12 +67,15 @@ final class Node {
             var children: [Child] = []
             children.reserveCapacity(count)
             for index in 0..<count {
-                keys.append(index == 0 ? [] : Array(try view.key(at: index)))
+                keys.append(index == 0 ? Node.noKey : try view.key(at: index))
                 children.append(.clean(try view.child(at: index)))
             }
             self.init(isLeaf: false, keys: keys, children: children)
         }
     }
+
+    /// Cell 0 of a branch: no key.
+    static var noKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
 
     var count: Int { keys.count }
 
@@ -91,10 +100,10 @@ final class Node {
         var low = isLeaf ? 0 : 1, high = keys.count
         while low < high {
             let middle = (low + high) / 2
-            let comparison = keys[middle].withUnsafeBytes { order.compare($0, key) }
+            let comparison = order.compare(keys[middle], key)
             if comparison < 0 { low = middle + 1 } else { high = middle }
         }
-        let found = low < keys.count && keys[low].withUnsafeBytes { order.compare($0, key) } == 0
+        let found = low < keys.count && order.compare(keys[low], key) == 0
         return (low, found)
     }
 
@@ -106,7 +115,7 @@ final class Node {
 
     // MARK: - Changes (each keeps `size` exact)
 
-    func insertLeaf(at index: Int, key: [UInt8], value: NodeValue) {
+    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, value: NodeValue) {
         keys.insert(key, at: index)
         values.insert(value, at: index)
         size += entrySize(index)
@@ -118,7 +127,7 @@ final class Node {
         size += entrySize(index)
     }
 
-    func insertChild(at index: Int, key: [UInt8], child: Child) {
+    func insertChild(at index: Int, key: UnsafeRawBufferPointer, child: Child) {
         keys.insert(key, at: index)
         children.insert(child, at: index)
         size += entrySize(index)
@@ -133,12 +142,12 @@ final class Node {
             children.remove(at: index)
             if index == 0 && !keys.isEmpty {
                 size -= keys[0].count
-                keys[0] = []
+                keys[0] = Node.noKey
             }
         }
     }
 
-    func setKey(at index: Int, _ key: [UInt8]) {
+    func setKey(at index: Int, _ key: UnsafeRawBufferPointer) {
         size -= entrySize(index)
         keys[index] = key
         size += entrySize(index)
@@ -149,7 +158,7 @@ final class Node {
     /// Splits a node that outgrew its page into pieces that each fit, keeping `self` as the
     /// first. Each later piece comes with the separator its parent needs. When the node grew by
     /// an entry at its end (sequential inserts), the left piece stays full.
-    func split(appendedAtEnd: Bool) -> [(separator: [UInt8], node: Node)] {
+    func split(appendedAtEnd: Bool) -> [(separator: UnsafeRawBufferPointer, node: Node)] {
         let count = keys.count
         var sizes: [Int] = []
         sizes.reserveCapacity(count)
@@ -179,14 +188,14 @@ final class Node {
                 }
             }
         }
-        var pieces: [(separator: [UInt8], node: Node)] = []
+        var pieces: [(separator: UnsafeRawBufferPointer, node: Node)] = []
         let bounds = [0] + cuts + [count]
         let allKeys = keys, allValues = values, allChildren = children
         for piece in 0..<(bounds.count - 1) {
             let range = bounds[piece]..<bounds[piece + 1]
             var pieceKeys = Array(allKeys[range])
             let separator = pieceKeys[0]
-            if !isLeaf { pieceKeys[0] = [] }
+            if !isLeaf { pieceKeys[0] = Node.noKey }
             let node = piece == 0 ? self : Node(isLeaf: isLeaf)
             node.keys = pieceKeys
             node.values = isLeaf ? Array(allValues[range]) : []

@@ -26,7 +26,7 @@ struct PageSerializer {
     }
 
     /// Writes a value into a new overflow run.
-    mutating func overflow(_ value: [UInt8]) -> PageReference {
+    mutating func overflow(_ value: UnsafeRawBufferPointer) -> PageReference {
         let count = Layout.overflowPages(valueLength: value.count)
         let first = allocator.allocate(count)
         var bytes = [UInt8](repeating: 0, count: count * Layout.pageSize)
@@ -35,10 +35,7 @@ struct PageSerializer {
             Self.header(base, kind: .overflow, count: 0, page: first, txnID: txnID)
             base.storeLE(UInt32(count), at: 4)
             base.storeLE(UInt64(value.count), at: 24)
-            value.withUnsafeBytes { source in
-                guard let from = source.baseAddress else { return }
-                (base + Layout.headerSize).copyMemory(from: from, byteCount: source.count)
-            }
+            if let from = value.baseAddress { (base + Layout.headerSize).copyMemory(from: from, byteCount: value.count) }
         }
         return emit(first, bytes)
     }
@@ -84,17 +81,13 @@ struct PageSerializer {
                 base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
                 base.storeLE(UInt16(key.count), at: end)
                 let keyOffset = end + (node.isLeaf ? Layout.leafCellHeader : Layout.branchCellHeader)
-                key.withUnsafeBytes { source in
-                    if let from = source.baseAddress { (base + keyOffset).copyMemory(from: from, byteCount: source.count) }
-                }
+                if let from = key.baseAddress { (base + keyOffset).copyMemory(from: from, byteCount: key.count) }
                 if node.isLeaf {
                     let valueOffset = keyOffset + key.count
                     switch node.values[index] {
                     case .bytes(let value):
                         base.storeLE(UInt32(value.count), at: end + 4)
-                        value.withUnsafeBytes { source in
-                            if let from = source.baseAddress { (base + valueOffset).copyMemory(from: from, byteCount: source.count) }
-                        }
+                        if let from = value.baseAddress { (base + valueOffset).copyMemory(from: from, byteCount: value.count) }
                     case .overflow(let reference, let length):
                         base.storeBytes(of: 1, toByteOffset: end + 2, as: UInt8.self)
                         base.storeLE(UInt32(length), at: end + 4)

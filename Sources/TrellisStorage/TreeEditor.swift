@@ -10,6 +10,18 @@ final class TreeState {
     @exclusivity(unchecked) var depth: Int
     @exclusivity(unchecked) var version = 0
     @exclusivity(unchecked) var isChanged = false
+    /// A write transaction's copies of the keys and values put into this tree (made on the first
+    /// put). One per tree: compacting it moves only this tree's bytes, so a value read from
+    /// another tree stays valid ("until the tree next changes").
+    @exclusivity(unchecked) private var storedBytes: ByteArena?
+
+    /// The arena new keys and values of this tree are copied into.
+    var arena: ByteArena {
+        if let storedBytes { return storedBytes }
+        let arena = ByteArena()
+        storedBytes = arena
+        return arena
+    }
 
     init(name: String, descriptor: TreeDescriptor) {
         self.name = name
@@ -63,10 +75,20 @@ struct TreeEditor {
         }
     }
 
-    /// Stores `value` under `key`. Returns whether the key is new.
-    func put(_ tree: TreeState, key: [UInt8], value: [UInt8], mode: PutMode) throws -> Bool {
+    /// Stores `value` under `key` (both copied into the tree's arena). Returns whether the key
+    /// is new.
+    func put(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, mode: PutMode) throws -> Bool {
+        let isNew = try insert(tree, key: key, value: value, mode: mode)
+        // The caller's key and value were copied; the tree changed, so its bytes may move.
+        if tree.arena.needsCompaction, let root = tree.root { tree.arena.rewrite([root]) }
+        return isNew
+    }
+
+    private func insert(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                        mode: PutMode) throws -> Bool {
+        let arena = tree.arena
         guard let root = tree.root else {
-            tree.root = .dirty(Node(isLeaf: true, keys: [key], values: [.bytes(value)]))
+            tree.root = .dirty(Node(isLeaf: true, keys: [arena.copy(key)], values: [.bytes(arena.copy(value))]))
             tree.depth = 1
             tree.count += 1
             tree.version += 1
@@ -77,13 +99,11 @@ struct TreeEditor {
         tree.root = .dirty(node)
         tree.isChanged = true
         tree.version += 1
-        let added = try key.withUnsafeBytes { keyBytes in
-            try insert(into: node, key: key, keyBytes: keyBytes, value: value, mode: mode, order: tree.order)
-        }
-        if added.pieces.count > 1 {
+        let added = try insert(into: node, key: key, value: value, mode: mode, order: tree.order, arena: arena)
+        if let pieces = added.pieces, pieces.count > 1 {
             let newRoot = Node(isLeaf: false)
-            for (index, piece) in added.pieces.enumerated() {
-                newRoot.insertChild(at: index, key: index == 0 ? [] : piece.separator, child: .dirty(piece.node))
+            for (index, piece) in pieces.enumerated() {
+                newRoot.insertChild(at: index, key: index == 0 ? Node.noKey : piece.separator, child: .dirty(piece.node))
             }
             tree.root = .dirty(newRoot)
             tree.depth += 1
@@ -92,8 +112,10 @@ struct TreeEditor {
         return added.isNew
     }
 
-    private func insert(into node: Node, key: [UInt8], keyBytes: UnsafeRawBufferPointer, value: [UInt8],
-                        mode: PutMode, order: KeyOrder) throws -> (isNew: Bool, pieces: [(separator: [UInt8], node: Node)]) {
+    private func insert(into node: Node, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, mode: PutMode,
+                        order: KeyOrder, arena: ByteArena)
+        throws -> (isNew: Bool, pieces: [(separator: UnsafeRawBufferPointer, node: Node)]?)
+    {
         var isNew = true
         var atEnd = false
         if node.isLeaf {
@@ -101,40 +123,41 @@ struct TreeEditor {
             if mode == .append {
                 // The key must sort after every key of the tree: this is the rightmost leaf
                 // (see below), so after its last key. Checked before this leaf changes.
-                guard let last = node.keys.last, last.withUnsafeBytes({ order.compare($0, keyBytes) }) < 0 else {
+                guard let last = node.keys.last, order.compare(last, key) < 0 else {
                     throw StorageError(.keyExists, "TrellisStorage: append needs a key after the tree's last key.")
                 }
                 (index, found) = (node.count, false)
             } else {
-                (index, found) = node.lowerBound(keyBytes, order: order)
+                (index, found) = node.lowerBound(key, order: order)
             }
             if found {
                 if mode != .upsert {
                     throw StorageError(.keyExists, "TrellisStorage: the key is already in the tree")
                 }
                 release(node.values[index])
-                node.replaceValue(at: index, with: .bytes(value))
+                node.replaceValue(at: index, with: .bytes(arena.copy(value)))
                 isNew = false
             } else {
-                node.insertLeaf(at: index, key: key, value: .bytes(value))
+                node.insertLeaf(at: index, key: arena.copy(key), value: .bytes(arena.copy(value)))
                 atEnd = index == node.count - 1
             }
         } else {
             // Appending goes down the rightmost path: a key after the last one is in its range.
-            let index = mode == .append ? node.count - 1 : node.childIndex(for: keyBytes, order: order)
+            let index = mode == .append ? node.count - 1 : node.childIndex(for: key, order: order)
             let child = try dirty(node.children[index])
             node.children[index] = .dirty(child)
-            let result = try insert(into: child, key: key, keyBytes: keyBytes, value: value, mode: mode, order: order)
+            let result = try insert(into: child, key: key, value: value, mode: mode, order: order, arena: arena)
             isNew = result.isNew
-            for (offset, piece) in result.pieces.enumerated().dropFirst() {
+            let pieceCount = result.pieces?.count ?? 1
+            for (offset, piece) in (result.pieces ?? []).enumerated().dropFirst() {
                 node.insertChild(at: index + offset, key: piece.separator, child: .dirty(piece.node))
             }
-            atEnd = index + result.pieces.count == node.count
+            atEnd = index + pieceCount == node.count
         }
         if node.size > Layout.usable {
             return (isNew, node.split(appendedAtEnd: atEnd))
         }
-        return (isNew, [([], node)])
+        return (isNew, nil)
     }
 
     /// Removes `key` (which must be in the tree: the caller looked it up).

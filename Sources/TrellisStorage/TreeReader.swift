@@ -22,7 +22,7 @@ enum TreeLevel {
     func withKey<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         switch self {
         case .page(let view): return try body(try view.key(at: index))
-        case .node(let node): return try node.keys[index].withUnsafeBytes(body)
+        case .node(let node): return try body(node.keys[index])
         }
     }
 
@@ -66,51 +66,16 @@ struct TreeReader {
         }
     }
 
-    /// The value stored under `key`, lent to `body` (in place for committed pages), or nil.
-    func withValue<R>(root: Child?, key: UnsafeRawBufferPointer,
-                      _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        guard var current = root else { return try body(nil) }
-        var levelNumber = 1
-        // A write transaction's copies sit above committed pages: walk them first.
-        while case .dirty(let node) = current {
-            let (index, found) = node.lowerBound(key, order: order)
-            if node.isLeaf {
-                guard found else { return try body(nil) }
-                return try withValue(of: .node(node), at: index, body)
-            }
-            current = node.children[found ? index : index - 1]
-            levelNumber += 1
-        }
-        guard case .clean(var reference) = current else { return try body(nil) }
-        while true {
-            let view = try snapshot.treePage(reference)
-            guard view.isLeaf == (levelNumber == depth) else {
-                throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(levelNumber) of a tree of depth \(depth)")
-            }
-            let (index, found) = try view.lowerBound(key, order: order)
-            if view.isLeaf {
-                guard found else { return try body(nil) }
-                return try withValue(of: .page(view), at: index, body)
-            }
-            reference = try view.child(at: found ? index : index - 1)
-            levelNumber += 1
-        }
-    }
-
-    /// The value stored under `key` in place (a write transaction's copy of a page for a node
-    /// it changed: valid until the tree next changes), or nil.
-    func value(root: Child?, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+    /// The leaf entry holding `key` (the level and the index in it), or nil when the key is not
+    /// in the tree: the one descent `withValue(root:key:_:)`, `value(root:key:)` and the cursor
+    /// share. A write transaction's copies sit above committed pages: they are walked first.
+    @inline(__always)
+    func locate(root: Child?, key: UnsafeRawBufferPointer) throws -> (level: TreeLevel, index: Int)? {
         guard var current = root else { return nil }
         var levelNumber = 1
         while case .dirty(let node) = current {
             let (index, found) = node.lowerBound(key, order: order)
-            if node.isLeaf {
-                guard found else { return nil }
-                switch node.values[index] {
-                case .bytes(let bytes): return bytes.withUnsafeBytes { $0 }
-                case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
-                }
-            }
+            if node.isLeaf { return found ? (.node(node), index) : nil }
             current = node.children[found ? index : index - 1]
             levelNumber += 1
         }
@@ -121,31 +86,46 @@ struct TreeReader {
                 throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(levelNumber) of a tree of depth \(depth)")
             }
             let (index, found) = try view.lowerBound(key, order: order)
-            if view.isLeaf {
-                guard found else { return nil }
-                switch try view.value(at: index) {
-                case .inline(let bytes): return bytes
-                case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
-                }
-            }
+            if view.isLeaf { return found ? (.page(view), index) : nil }
             reference = try view.child(at: found ? index : index - 1)
             levelNumber += 1
         }
     }
 
-    /// The value of leaf entry `index`, lent to `body`.
-    func withValue<R>(of level: TreeLevel, at index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+    /// The value stored under `key`, lent to `body` (in place for committed pages), or nil.
+    func withValue<R>(root: Child?, key: UnsafeRawBufferPointer,
+                      _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        guard let entry = try locate(root: root, key: key) else { return try body(nil) }
+        return try body(try value(of: entry.level, at: entry.index))
+    }
+
+    /// The value stored under `key` in place, or nil. In a read transaction the bytes are the
+    /// file's; in a write transaction a changed node's value is in a committed page or in the
+    /// transaction's `ByteArena`, valid until the tree next changes.
+    func value(root: Child?, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        guard let entry = try locate(root: root, key: key) else { return nil }
+        return try value(of: entry.level, at: entry.index)
+    }
+
+    /// The value of leaf entry `index`, in place (see `value(root:key:)` for how long it stays).
+    @inline(__always)
+    func value(of level: TreeLevel, at index: Int) throws -> UnsafeRawBufferPointer {
         switch level {
         case .page(let view):
             switch try view.value(at: index) {
-            case .inline(let bytes): return try body(bytes)
-            case .overflow(let reference, let length): return try body(try snapshot.overflowValue(reference, length: length))
+            case .inline(let bytes): return bytes
+            case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
             }
         case .node(let node):
             switch node.values[index] {
-            case .bytes(let bytes): return try bytes.withUnsafeBytes { try body($0) }
-            case .overflow(let reference, let length): return try body(try snapshot.overflowValue(reference, length: length))
+            case .bytes(let bytes): return bytes
+            case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
             }
         }
+    }
+
+    /// The value of leaf entry `index`, lent to `body`.
+    func withValue<R>(of level: TreeLevel, at index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try body(try value(of: level, at: index))
     }
 }

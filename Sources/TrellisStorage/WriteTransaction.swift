@@ -147,7 +147,7 @@ public final class WriteTransaction: TreeReading {
 
     // MARK: - Writing
 
-    private func validate(_ key: [UInt8], value: [UInt8], order: KeyOrder) throws {
+    private func validate(_ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, order: KeyOrder) throws {
         guard !key.isEmpty, key.count <= StorageLimits.maximumKeyLength, value.count <= StorageLimits.maximumValueLength else {
             throw StorageError(.keyTooLarge, "TrellisStorage: keys are 1 to \(StorageLimits.maximumKeyLength) bytes and "
                 + "values at most \(StorageLimits.maximumValueLength); got a \(key.count)-byte key and a \(value.count)-byte value.")
@@ -160,6 +160,14 @@ public final class WriteTransaction: TreeReading {
     /// Stores `value` under `key` in tree `name`. Returns whether the key is new.
     @discardableResult
     public func put(_ name: String, key: [UInt8], value: [UInt8], mode: PutMode = .upsert) throws -> Bool {
+        try key.withUnsafeBytes { key in try value.withUnsafeBytes { try put(name, key: key, value: $0, mode: mode) } }
+    }
+
+    /// Stores `value` under `key` in tree `name`, both given as bytes the caller holds (copied:
+    /// the caller's buffers may change as soon as this returns). Returns whether the key is new.
+    @discardableResult
+    public func put(_ name: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                    mode: PutMode = .upsert) throws -> Bool {
         let state = try existingTree(name)
         try validate(key, value: value, order: state.order)
         // `.append` is checked on the way down the rightmost path (TreeEditor.insert).
@@ -232,7 +240,10 @@ public final class WriteTransaction: TreeReading {
         for state in changed {
             let root = state.root.map { serializer.flush($0) }
             let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
-            _ = try editor.put(catalog, key: Array(state.name.utf8), value: descriptor.encoded(), mode: .upsert)
+            let key = Array(state.name.utf8), value = descriptor.encoded()
+            _ = try key.withUnsafeBytes { key in
+                try value.withUnsafeBytes { try editor.put(catalog, key: key, value: $0, mode: .upsert) }
+            }
         }
         let catalogRoot = catalog.root.map { serializer.flush($0) }
         let freeTree = FreeList.tree(snapshot.meta)

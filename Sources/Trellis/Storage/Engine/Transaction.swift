@@ -392,7 +392,7 @@ final class Transaction {
     {
         let (writer, name) = try writableTree(dbi, "writing a value")
         do {
-            try writer.put(name, key: Array(key), value: Array(value), mode: noOverwrite ? .noOverwrite : .upsert)
+            try writer.put(name, key: key, value: value, mode: noOverwrite ? .noOverwrite : .upsert)
             return true
         } catch let error as TrellisStorage.StorageError where error.code == .keyExists {
             return false
@@ -406,16 +406,17 @@ final class Transaction {
     /// key that is not larger falls back to a normal put.
     func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
         let (writer, name) = try writableTree(dbi, "writing a value")
-        let key = withUnsafeBytes(of: integerKey.littleEndian) { Array($0) }
-        let bytes = Array(value)
+        var keyValue = integerKey.littleEndian
         do {
-            if append {
-                do {
-                    try writer.put(name, key: key, value: bytes, mode: .append)
-                    return
-                } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
+            try withUnsafeBytes(of: &keyValue) { key in
+                if append {
+                    do {
+                        try writer.put(name, key: key, value: value, mode: .append)
+                        return
+                    } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
+                }
+                try writer.put(name, key: key, value: value, mode: .upsert)
             }
-            try writer.put(name, key: key, value: bytes, mode: .upsert)
         } catch {
             throw StorageError.wrapping(error, operation: "writing a value to '\(name)'")
         }

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import TrellisStorage
+
+/// Where a write transaction keeps the bytes it puts (ByteArena.swift): changed nodes point into
+/// committed pages or into their tree's arena, which is compacted when replaced values pile up,
+/// and a cursor standing on a changed node keeps its own copy of its key.
+@Suite struct WriteBytesTests {
+    private func key(_ number: UInt64) -> [UInt8] { withUnsafeBytes(of: number) { Array($0) } }
+
+    @Test func aTransactionReplacingOneValueAgainAndAgainKeepsItsBytesBounded() throws {
+        let environment = try StorageEnvironment(file: MemoryFile())
+        let rounds = 80_000
+        let length = 1_000
+        try environment.write { write in
+            try write.createTree("rows", order: .integer)
+            try write.createTree("other")
+            try write.put("other", key: Array("kept".utf8), value: Array("unchanged".utf8))
+            for round in 0..<rounds {
+                let value = [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: length)
+                try write.put("rows", key: key(UInt64(round % 10)), value: value)
+            }
+            // 80 MB were put; without compaction the arena would hold all of them.
+            let arena = try #require(try write.tree("rows")).arena
+            #expect(arena.usedBytes <= ByteArena.compactionFloor + ByteArena.chunkSize)
+            for number in 0..<10 {
+                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
+                #expect(try write.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
+            }
+            #expect(try write.get("other", key: Array("kept".utf8)) == Array("unchanged".utf8))
+        }
+        try environment.read { read throws in
+            for number in 0..<10 {
+                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
+                #expect(try read.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
+            }
+        }
+    }
+
+    @Test func bytesPutStayCorrectAcrossCompactionsSplitsAndCommits() throws {
+        // Seeded: keys inserted, replaced and deleted in one transaction, with enough bytes to
+        // compact several times; every value is checked against a dictionary before and after
+        // the commit.
+        let environment = try StorageEnvironment(file: MemoryFile())
+        var random = SeededRandom(seed: 371)
+        var expected: [UInt64: [UInt8]] = [:]
+        try environment.write { write in
+            try write.createTree("rows", order: .integer)
+            for step in 0..<60_000 {
+                let number = UInt64(random.below(3_000))
+                if random.chance(15), expected[number] != nil {
+                    #expect(try write.delete("rows", key: key(number)))
+                    expected[number] = nil
+                } else {
+                    let length = random.chance(5) ? 2_500 + random.below(3_000) : 200 + random.below(1_200)
+                    let value = [UInt8](repeating: UInt8(truncatingIfNeeded: step), count: length)
+                    try write.put("rows", key: key(number), value: value)
+                    expected[number] = value
+                }
+            }
+            for (number, value) in expected { #expect(try write.get("rows", key: key(number)) == value) }
+        }
+        try environment.read { read throws in
+            #expect(try read.info("rows")?.count == UInt64(expected.count))
+            for (number, value) in expected { #expect(try read.get("rows", key: key(number)) == value) }
+        }
+    }
+
+    @Test func aCursorOnAChangedNodeLosesItsEntryWhenTheKeyIsDeleted() throws {
+        let environment = try StorageEnvironment(file: MemoryFile())
+        try environment.write { write in
+            try write.createTree("rows", order: .integer)
+            for number in UInt64(0)..<50 { try write.put("rows", key: key(number), value: Array("v\(number)".utf8)) }
+        }
+        try environment.write { write in
+            try write.put("rows", key: key(20), value: Array("changed".utf8))  // the leaf is now a changed node
+            let cursor = try write.cursor("rows")
+            #expect(try cursor.seek(exactly: key(20)))
+            #expect(try write.delete("rows", key: key(20)))
+            // The cursor's key is gone: it is on no entry (it must not report the next key).
+            #expect(throws: StorageError.self) { try cursor.key() }
+            #expect(try cursor.seek(exactly: key(21)))
+            #expect(try write.delete("rows", key: key(20)) == false)
+            try write.put("rows", key: key(20), value: Array("back".utf8))
+            #expect(try cursor.key() == key(21))
+            #expect(try cursor.previous())
+            #expect(try cursor.key() == key(20))
+            #expect(try cursor.value() == Array("back".utf8))
+        }
+    }
+}

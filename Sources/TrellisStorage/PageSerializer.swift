@@ -52,26 +52,27 @@ struct PageSerializer {
 
     private mutating func flush(_ node: Node) -> PageReference {
         // Children and overflow runs first: their checksums go into this page.
-        var overflowReferences: [PageReference?] = []
         var childReferences: [PageReference] = []
         if node.isLeaf {
             for index in 0..<node.count {
                 if case .bytes(let value) = node.values[index],
                    Layout.isOverflow(keyLength: node.keys[index].count, valueLength: value.count) {
-                    let reference = overflow(value)
-                    node.values[index] = .overflow(reference, length: value.count)
-                    overflowReferences.append(reference)
-                } else {
-                    overflowReferences.append(nil)
+                    node.values[index] = .overflow(overflow(value), length: value.count)
                 }
             }
         } else {
+            childReferences.reserveCapacity(node.count)
             for child in node.children { childReferences.append(flush(child)) }
         }
         let page = allocator.allocate()
-        var bytes = [UInt8](repeating: 0, count: Layout.pageSize)
-        bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
+        // Not zeroed first (that cost as much as the checksum): every byte is written below, the
+        // header (zeroed, then its fields), the slots, the free gap (zeroed) and the cells packed
+        // at the end of the page with their reserved bytes.
+        let bytes = [UInt8](unsafeUninitializedCapacity: Layout.pageSize) { buffer, initialized in
+            initialized = Layout.pageSize
+            guard let start = buffer.baseAddress else { return }
+            let base = UnsafeMutableRawPointer(start)
+            start.initialize(repeating: 0, count: Layout.headerSize)
             Self.header(base, kind: node.isLeaf ? .leaf : .branch, count: node.count, page: page, txnID: txnID)
             var end = Layout.pageSize
             for index in 0..<node.count {
@@ -84,8 +85,10 @@ struct PageSerializer {
                 if let from = key.baseAddress { (base + keyOffset).copyMemory(from: from, byteCount: key.count) }
                 if node.isLeaf {
                     let valueOffset = keyOffset + key.count
+                    base.storeBytes(of: 0, toByteOffset: end + 3, as: UInt8.self)
                     switch node.values[index] {
                     case .bytes(let value):
+                        base.storeBytes(of: 0, toByteOffset: end + 2, as: UInt8.self)
                         base.storeLE(UInt32(value.count), at: end + 4)
                         if let from = value.baseAddress { (base + valueOffset).copyMemory(from: from, byteCount: value.count) }
                     case .overflow(let reference, let length):
@@ -95,12 +98,15 @@ struct PageSerializer {
                         base.storeLE(reference.checksum, at: valueOffset + 8)
                     }
                 } else {
+                    base.storeLE(UInt16(0), at: end + 2)
+                    base.storeLE(UInt32(0), at: end + 4)
                     base.storeLE(childReferences[index].page, at: end + 8)
                     base.storeLE(childReferences[index].checksum, at: end + 16)
                 }
             }
+            let slotsEnd = Layout.headerSize + node.count * Layout.slotSize
+            (start + slotsEnd).initialize(repeating: 0, count: max(0, end - slotsEnd))
         }
-        _ = overflowReferences
         return emit(page, bytes)
     }
 }

@@ -22,11 +22,13 @@ final class ReaderTable: @unchecked Sendable {
     // @unchecked Sendable: the shared words are only touched through atomics; `pool` is a
     // Mutex; `depth` and the descriptor are guarded by `threadLock`.
     private static let magic: UInt64 = 0x4B43_4F4C_534C_5254 // "TRLSLOCK"
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
     private static let headerSize = 64
     private static let slotSize = 16
     private static let durableOffset = 16
     private static let currentOffset = 24
+    /// Slots `0..<n` are the only ones that may have an owner: scans stop at `n`.
+    private static let inUseOffset = 32
 
     private let path: String
     /// The lock file's descriptor (flock for the table lock), or nil for a table in memory.
@@ -128,6 +130,19 @@ final class ReaderTable: @unchecked Sendable {
     @inline(__always)
     private func txnWord(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(Self.headerSize + slot * Self.slotSize + 8) }
 
+    /// The number of slots a scan must look at: every slot with an owner is below it. Raised
+    /// (under the table lock) before a slot above it is claimed; lowered (under the lock) past
+    /// free slots at the end when stale slots are cleared. A damaged value is read as the whole
+    /// table.
+    var slotsInUse: Int {
+        let value = word(Self.inUseOffset).pointee.load(ordering: .sequentiallyConsistent)
+        return value <= UInt64(slotCount) ? Int(value) : slotCount
+    }
+
+    private func setSlotsInUse(_ count: Int) {
+        word(Self.inUseOffset).pointee.store(UInt64(count), ordering: .sequentiallyConsistent)
+    }
+
     /// The newest commit a reader may begin on (0: not set since the table was made).
     var currentTxnID: UInt64 {
         word(Self.currentOffset).pointee.load(ordering: .sequentiallyConsistent)
@@ -176,6 +191,8 @@ final class ReaderTable: @unchecked Sendable {
             let pid = UInt32(bitPattern: Platform.processID)
             for attempt in 0..<2 {
                 for slot in 0..<slotCount where pidWord(slot).pointee.load(ordering: .sequentiallyConsistent) == 0 {
+                    // Scans must see the slot before it can hold a commit.
+                    if slot >= slotsInUse { setSlotsInUse(slot + 1) }
                     txnWord(slot).pointee.store(0, ordering: .sequentiallyConsistent)
                     pidWord(slot).pointee.store(pid, ordering: .sequentiallyConsistent)
                     return slot
@@ -217,33 +234,40 @@ final class ReaderTable: @unchecked Sendable {
         }
     }
 
-    /// Clears slots of processes that no longer exist (LMDB's `mdb_reader_check`). The table must
-    /// be locked.
+    /// Clears slots of processes that no longer exist (LMDB's `mdb_reader_check`; this process's
+    /// own slots are skipped: it is alive), then lowers `slotsInUse` past free slots at the end.
+    /// The table must be locked.
     private func clearStaleSlots() {
-        for slot in 0..<slotCount {
+        let ownPid = UInt32(bitPattern: Platform.processID)
+        let count = slotsInUse
+        var inUse = 0
+        for slot in 0..<count {
             let pid = pidWord(slot).pointee.load(ordering: .sequentiallyConsistent)
-            if pid != 0 && !Platform.processIsAlive(Int32(bitPattern: pid)) {
+            if pid != 0 && pid != ownPid && !Platform.processIsAlive(Int32(bitPattern: pid)) {
                 txnWord(slot).pointee.store(0, ordering: .sequentiallyConsistent)
                 pidWord(slot).pointee.store(0, ordering: .sequentiallyConsistent)
+            } else if pid != 0 {
+                inUse = slot + 1
             }
         }
+        if inUse < count { setSlotsInUse(inUse) }
     }
 
     /// The oldest commit a live reader of any process uses, if any (the table must be locked).
     func oldestReader() -> UInt64? {
         clearStaleSlots()
-        var oldest: UInt64?
-        for slot in 0..<slotCount {
+        var oldest = UInt64.max
+        for slot in 0..<slotsInUse {
             let txnID = txnWord(slot).pointee.load(ordering: .sequentiallyConsistent)
-            if txnID != 0 { oldest = min(oldest ?? txnID, txnID) }
+            if txnID != 0 && txnID < oldest { oldest = txnID }
         }
-        return oldest
+        return oldest == UInt64.max ? nil : oldest
     }
 
     /// The slots claimed by other processes (live, or dead and not yet cleared), for tests.
     var slotsOfOtherProcesses: Int {
         let pid = UInt32(bitPattern: Platform.processID)
-        return (0..<slotCount).filter {
+        return (0..<slotsInUse).filter {
             let owner = pidWord($0).pointee.load(ordering: .sequentiallyConsistent)
             return owner != 0 && owner != pid
         }.count

@@ -15,6 +15,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         fail(error.message)
     } catch let error as CommandError {
         fail(error.message)
+    } catch let error as KeyFileError {
+        fail(error.message)
     } catch let error as ExitCode {
         throw error
     } catch {

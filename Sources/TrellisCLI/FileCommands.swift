@@ -9,10 +9,12 @@ struct Inspect: ParsableCommand {
 
     @Argument(help: "The database file.")
     var file: String
+    @OptionGroup var keyFile: KeyFileOption
 
     func run() throws {
         try reportingErrors {
-            let inspection = try FileInspection(fileURL: try CommandFiles.databaseToRead(file))
+            let database = try CommandFiles.databaseToRead(file), key = try keyFile.key()
+            let inspection = try keyFile.opening(database) { try FileInspection(fileURL: database, encryptionKey: key) }
             print("File: \(inspection.path)")
             print("Size: \(inspection.fileSize) bytes on disk, \(inspection.usedSize) bytes used")
             print("Schema version: \(inspection.schemaVersion)")
@@ -69,6 +71,7 @@ struct SchemaCommand: ParsableCommand {
         var dataSource = "mongodb-atlas"
         @Option(help: "The database named in relationship refs.")
         var database = "app"
+        @OptionGroup var keyFile: KeyFileOption
 
         func validate() throws {
             guard appServices else { throw ValidationError("Say which format: --app-services.") }
@@ -76,8 +79,10 @@ struct SchemaCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                let input = try CommandFiles.databaseToRead(file)
-                let schema = AppServicesSchema(schema: try FileInspection(fileURL: input).schema)
+                let input = try CommandFiles.databaseToRead(file), key = try keyFile.key()
+                let schema = AppServicesSchema(schema: try keyFile.opening(input) {
+                    try FileInspection(fileURL: input, encryptionKey: key).schema
+                })
                 // Everything is built before anything is written: an error leaves no partial output.
                 let documents = try schema.collectionClassNames.map { name in
                     (name, [
@@ -185,6 +190,7 @@ struct ExportCommand: ParsableCommand {
     var ejson = false
     @Option(help: "Folder to write <Class>.json files into (created if missing). Without it, prints them.")
     var out: String?
+    @OptionGroup var keyFile: KeyFileOption
 
     func validate() throws {
         guard ejson else { throw ValidationError("Say which format: --ejson.") }
@@ -193,8 +199,10 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var bar = ProgressBar("Exporting")
-            let database = try CommandFiles.databaseToRead(file)
-            let documents = try ExtendedJSON.documents(inFile: database) { bar.update($0, of: $1) }
+            let database = try CommandFiles.databaseToRead(file), key = try keyFile.key()
+            let documents = try keyFile.opening(database) {
+                try ExtendedJSON.documents(inFile: database, encryptionKey: key) { bar.update($0, of: $1) }
+            }
             // Made once every document is read: a file that cannot be exported leaves no folder.
             let folder = try out.map { try CommandFiles.outputFolder($0, option: "--out") }
             for name in documents.keys {

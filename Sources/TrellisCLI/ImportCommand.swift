@@ -32,18 +32,21 @@ struct ImportCommand: ParsableCommand {
             + "file, line, class and property, and nothing is written: dropping it silently would lose data."))
     var ignoreUnknown = false
 
+    @OptionGroup var keyFile: KeyFileOption
+
     func validate() throws {
         guard ejson else { throw ValidationError("Say which format: --ejson.") }
     }
 
     func run() throws {
         try reportingErrors {
+            let key = try keyFile.key()
             let documents = try Self.documents(inFolder: folder)
             let database = try CommandFiles.databaseToWrite(file)
             var bar = ProgressBar("Importing")
-            let count = try ExtendedJSON.importDocuments(documents, intoFile: database,
-                                                         ignoringUnknownProperties: ignoreUnknown) {
-                bar.update($0, of: $1)
+            let count = try keyFile.opening(database) {
+                try ExtendedJSON.importDocuments(documents, intoFile: database, ignoringUnknownProperties: ignoreUnknown,
+                                                 encryptionKey: key) { bar.update($0, of: $1) }
             }
             print("Imported \(count) documents of \(documents.count) classes into \(file)")
         }

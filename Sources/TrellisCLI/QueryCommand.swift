@@ -37,6 +37,8 @@ struct QueryCommand: ParsableCommand {
     @Flag(help: "Print one JSON array instead of one document per line.")
     var json = false
 
+    @OptionGroup var keyFile: KeyFileOption
+
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
         if descending, sort == nil { throw ValidationError("--descending needs --sort.") }
@@ -44,9 +46,12 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let documents = try StoredSchemaQuery.documents(
-                inFile: try CommandFiles.databaseToRead(file), className: className, predicate: predicate,
-                sortedBy: sort, ascending: !descending, limit: limit)
+            let database = try CommandFiles.databaseToRead(file), key = try keyFile.key()
+            let documents = try keyFile.opening(database) {
+                try StoredSchemaQuery.documents(inFile: database, className: className, predicate: predicate,
+                                                sortedBy: sort, ascending: !descending, limit: limit,
+                                                encryptionKey: key)
+            }
             if json {
                 let objects = try documents.map { try JSONSerialization.jsonObject(with: $0) }
                 let data = try JSONSerialization.data(withJSONObject: objects,

@@ -16,7 +16,8 @@ extension ExtendedJSON {
     ///
     /// - Parameters:
     ///   - documents: class name → one document per object (the layout
-    ///     ``documents(inFile:progress:)`` returns).
+    ///     ``documents(inFile:encryptionKey:progress:)`` returns).
+    ///   - encryptionKey: the 64-byte key of an encrypted file (nil for a plain one).
     ///   - ignoringUnknownProperties: drop the properties of a document that its class does
     ///     not have (`trellis import --ignore-unknown`). By default they stop the import with
     ///     an error naming the document, the class and the properties: dropping them silently
@@ -28,10 +29,11 @@ extension ExtendedJSON {
     ///   link to an object that is neither in the file nor in the import, with the document's
     ///   class and number; the file errors of opening it.
     public static func importDocuments(_ documents: [String: [Data]], intoFile url: URL,
-                                       ignoringUnknownProperties: Bool = false,
+                                       ignoringUnknownProperties: Bool = false, encryptionKey: Data? = nil,
                                        progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> Int
     {
-        let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: false))
+        let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: false,
+                                                           encryptionKey: encryptionKey))
         let core = realm.core
         return try realm.write {
             guard let transaction = core.writeTransaction else { return 0 }
@@ -46,7 +48,7 @@ extension ExtendedJSON {
 }
 
 /// Writes Extended JSON documents through the stored schema's classes (see
-/// ``ExtendedJSON/importDocuments(_:intoFile:ignoringUnknownProperties:progress:)``).
+/// ``ExtendedJSON/importDocuments(_:intoFile:ignoringUnknownProperties:encryptionKey:progress:)``).
 struct StoredSchemaImporter {
     let core: RealmCore
     let classes: StoredSchemaClasses

@@ -19,14 +19,15 @@ public enum StoredSchemaQuery {
     ///   - predicate: a Realm predicate without arguments (`%@`).
     ///   - keyPath: a property, possibly through to-one links (`dog.age`), to sort by.
     ///   - limit: at most this many objects.
+    ///   - encryptionKey: the 64-byte key of an encrypted file (nil for a plain one).
     /// - Throws: ``Realm/Error`` with code `.invalidQuery` for a predicate that does not parse or
     ///   does not fit the class (the message gives the offset), `.invalidValue` for an unknown or
     ///   embedded class, and the file errors of opening it read-only.
     public static func documents(inFile url: URL, className: String, predicate: String = "TRUEPREDICATE",
                                  sortedBy keyPath: String? = nil, ascending: Bool = true,
-                                 limit: Int? = nil) throws -> [Data]
+                                 limit: Int? = nil, encryptionKey: Data? = nil) throws -> [Data]
     {
-        let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: true))
+        let realm = try Realm(configuration: .storedSchema(fileURL: url, readOnly: true, encryptionKey: encryptionKey))
         let core = realm.core
         let classes = StoredSchemaClasses(core: core)
         let info = try rootClass(className, in: classes, path: core.environmentPath)

@@ -94,10 +94,11 @@ extension Realm {
         var opensAnySchemaVersion = false
 
         /// The configuration of a tool that works by the file's stored schema: no model classes,
-        /// any schema version, nothing migrated.
-        static func storedSchema(fileURL: URL, readOnly: Bool) -> Configuration {
+        /// any schema version, nothing migrated; `encryptionKey` for an encrypted file.
+        static func storedSchema(fileURL: URL, readOnly: Bool, encryptionKey: Data? = nil) -> Configuration {
             var configuration = Configuration(fileURL: fileURL, readOnly: readOnly)
             configuration.opensAnySchemaVersion = true
+            configuration.encryptionKey = encryptionKey
             return configuration
         }
 

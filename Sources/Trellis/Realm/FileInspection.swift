@@ -32,9 +32,13 @@ public struct FileInspection: Sendable {
 
     /// Opens the file read-only (it is not changed).
     ///
-    /// - Throws: ``Realm/Error`` for a missing, damaged or non-Trellis file.
-    public init(fileURL: URL) throws {
-        let realm = try Realm(configuration: .storedSchema(fileURL: fileURL, readOnly: true))
+    /// - Parameter encryptionKey: the 64-byte key of an encrypted file (nil for a plain one), as
+    ///   ``Realm/Configuration/encryptionKey``.
+    /// - Throws: ``Realm/Error`` for a missing, damaged or non-Trellis file, or a key that does
+    ///   not open it (`.invalidDatabase`).
+    public init(fileURL: URL, encryptionKey: Data? = nil) throws {
+        let realm = try Realm(configuration: .storedSchema(fileURL: fileURL, readOnly: true,
+                                                           encryptionKey: encryptionKey))
         let core = realm.core
         let catalog = core.file.catalog
         path = core.environmentPath

@@ -4,6 +4,8 @@
 #   SCENARIO kills each during a migration, a writeCopy and an Extended JSON import (default 60),
 #   READERS readers killed holding snapshots while the data is rewritten (default 100).
 #   bash Scripts/crash-test.sh [ROUNDS] [SEED] [SCENARIO] [READERS]
+# TRELLIS_STORAGE_ENGINE=trellis runs them on Trellis built on TrellisStorage (in .build-ts), where
+# CrashTests also runs ROUNDS rounds on an encrypted file (encryptionKey, issue 38).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/install-deps.sh
@@ -11,6 +13,8 @@ export TRELLIS_CRASH_KILLS="${1:-400}"
 [ -n "${2:-}" ] && export TRELLIS_CRASH_SEED="$2"
 export TRELLIS_CRASH_SCENARIO_KILLS="${3:-60}"
 export TRELLIS_CRASH_READER_KILLS="${4:-100}"
-swift build --build-tests
-swift test --skip-build --filter "CrashTests|CrashScenarioTests|DeadReaderTests" 2>&1 \
+scratch=()
+[ "${TRELLIS_STORAGE_ENGINE:-lmdb}" = "trellis" ] && scratch=(--scratch-path .build-ts)
+swift build --build-tests ${scratch[@]+"${scratch[@]}"}
+swift test --skip-build ${scratch[@]+"${scratch[@]}"} --filter "CrashTests|CrashScenarioTests|DeadReaderTests" 2>&1 \
     | grep -E "crash test:|passed|failed|error|Expectation"

@@ -16,13 +16,41 @@ import Testing
 /// acknowledged transaction; the whole file (structure, links and backlinks, indexes, every
 /// group) every `TRELLIS_CRASH_FULL_CHECK_EVERY` rounds (default 10) and after the last round.
 /// So a round costs what it wrote, not the size of the file: 1,000 kills finish.
+///
+/// On the TrellisStorage build the same runs on an encrypted file (issue 38): default 15 rounds,
+/// `TRELLIS_CRASH_ENCRYPTED_KILLS`, else `TRELLIS_CRASH_KILLS` when that is set.
 @Suite struct CrashTests {
     let folder = TemporaryFolder()
 
     @Test func sigkillNeverLosesAnAcknowledgedTransactionNorShowsAPartialOne() throws {
         let kills = Int(ProcessInfo.processInfo.environment["TRELLIS_CRASH_KILLS"] ?? "") ?? 40
+        try killRounds(kills, path: folder.file("crash.realm").path, environment: [:])
+    }
+
+    #if !TRELLIS_LMDB
+    /// The same on a file written with `encryptionKey`: every process (writer, reader, checker)
+    /// opens it with the key; afterwards no stored name is in the file and it does not open
+    /// without the key.
+    @Test func sigkillDuringEncryptedWritesNeverLosesAnAcknowledgedTransaction() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let kills = Int(environment["TRELLIS_CRASH_ENCRYPTED_KILLS"] ?? environment["TRELLIS_CRASH_KILLS"] ?? "") ?? 15
+        let key = (0..<64).map { String(format: "%02x", ($0 * 29 + 7) & 0xFF) }.joined()
+        let path = folder.file("encrypted-crash.realm").path
+        try killRounds(kills, path: path, environment: ["TRELLIS_TEST_ENCRYPTION_KEY": key], label: "encrypted ")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        for name in ["CrashPerson", "CrashMarker", "CrashLedger", "group"] {
+            #expect(bytes.range(of: Data(name.utf8)) == nil, "'\(name)' is in the encrypted file")
+        }
+        #expect(try runHelper(["crash-check", path]).isEmpty, "the file opened without its key")
+    }
+    #endif
+
+    /// `kills` rounds of a writer and a reader killed on the file at `path`, checked after each
+    /// round; `environment` goes to every helper process.
+    private func killRounds(_ kills: Int, path: String, environment: [String: String], label: String = "") throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["TRELLIS_CRASH_SEED"] ?? "") ?? UInt64.random(in: 1...1 << 40)
-        let path = folder.file("crash.realm").path
+        let childEnvironment = environment.isEmpty ? nil
+            : ProcessInfo.processInfo.environment.merging(environment) { $1 }
         var acknowledged = Set<Int>()
         var acknowledgedDeletions = [Int: Int]()
         var random = SystemRandomNumberGenerator()
@@ -34,6 +62,7 @@ import Testing
             let writer = Process()
             writer.executableURL = processHelperURL()
             writer.arguments = ["crash-write", path, String(seed &+ UInt64(round))]
+            writer.environment = childEnvironment
             let output = Pipe()
             writer.standardOutput = output
             writer.standardError = FileHandle.nullDevice
@@ -41,6 +70,7 @@ import Testing
             let reader = Process()
             reader.executableURL = processHelperURL()
             reader.arguments = ["crash-read", path]
+            reader.environment = childEnvironment
             let readerOutput = Pipe()
             reader.standardOutput = readerOutput
             reader.standardError = FileHandle.nullDevice
@@ -78,12 +108,13 @@ import Testing
             }
             let full = round % fullCheckEvery == 0 || round == kills - 1
             checkedUpTo = try verify(path, since: full ? nil : checkedUpTo, acknowledged: acknowledged,
-                                     deletions: acknowledgedDeletions, round: round, seed: seed)
+                                     deletions: acknowledgedDeletions, round: round, seed: seed,
+                                     environment: environment)
         }
         #expect(acknowledged.count > kills / 2, "too few transactions committed to test anything (seed \(seed))")
         // On a loaded machine many writers are killed before their first commit: a quarter must commit.
         #expect(killedWhileWriting > kills / 4)
-        print("crash test: \(kills + readersKilled) kills (\(kills) writers, \(readersKilled) readers), "
+        print("\(label)crash test: \(kills + readersKilled) kills (\(kills) writers, \(readersKilled) readers), "
             + "\(acknowledged.count) acknowledged transactions, seed \(seed)")
     }
 
@@ -91,9 +122,9 @@ import Testing
     /// `since` wrote (`crash-check PATH SINCE`); every acknowledged transaction either way.
     /// Returns the ledger's last transaction, the `since` of the next check (nil: check all next).
     private func verify(_ path: String, since: Int?, acknowledged: Set<Int>, deletions: [Int: Int], round: Int,
-                        seed: UInt64) throws -> Int?
+                        seed: UInt64, environment: [String: String]) throws -> Int?
     {
-        let report = try runHelper(["crash-check", path] + (since.map { [String($0)] } ?? []))
+        let report = try runHelper(["crash-check", path] + (since.map { [String($0)] } ?? []), environment: environment)
         guard let json = try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any],
               let last = json["last"] as? Int, let groups = json["groups"] as? [Int],
               let storedDeletions = json["deletions"] as? [String: Int], let problems = json["problems"] as? [String]

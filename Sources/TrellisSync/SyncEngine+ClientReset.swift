@@ -40,7 +40,8 @@ extension SyncEngine {
         return false
     }
 
-    /// The `.clientResetError` of manual mode, with the token that carries the reset out.
+    /// The `.clientResetError` of manual mode, with the token that carries the reset out: it backs
+    /// the file up (with the file's `encryptionKey`, as Realm's backup keeps it) and resets.
     private func manualResetError(_ frame: SyncMessage.ErrorMessage) -> SyncError {
         let backup = Self.backupURL(for: configuration.fileURL)
         let token = SyncError.ActionToken(backupPath: backup.path) { [self] in
@@ -49,7 +50,8 @@ extension SyncEngine {
                 realm.refresh()
                 try FileManager.default.createDirectory(at: backup.deletingLastPathComponent(),
                                                         withIntermediateDirectories: true)
-                try realm.writeCopy(toFile: backup)
+                // With the file's key: an encrypted Realm's backup is encrypted as the file was.
+                try realm.writeCopy(toFile: backup, encryptionKey: configuration.encryptionKey)
             }
             // The session loop, idle since the error, reconnects for the reset.
             state.withLock { state in

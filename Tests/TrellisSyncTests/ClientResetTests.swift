@@ -49,9 +49,11 @@ import TrellisSync
     /// dog 1's age (the new server will not have dog 1), dog 3 deleted and dog 4 renamed (the new
     /// server has both again, dog 4 with age 30). The server's data is dropped and recreated
     /// (new identity), dogs 3 and 4 are inserted with SQL, another device writes five dogs.
-    func prepare(mode: ClientResetMode) async throws -> Scenario {
+    /// With `encryptionKey` the device's file is encrypted (the TrellisStorage build).
+    func prepare(mode: ClientResetMode, encryptionKey: Data? = nil) async throws -> Scenario {
         let fixture = try SyncFixture()
-        let device = try await Device(server: fixture.server, clientResetMode: mode, subscriptions: Self.dogSubscription)
+        let device = try await Device(server: fixture.server, clientResetMode: mode, subscriptions: Self.dogSubscription,
+                                      encryptionKey: encryptionKey)
         try device.write { realm in
             for age in 0..<100 { realm.add(SyncDog(value: ["name": "dog \(age)", "age": age])) }
         }
@@ -203,6 +205,39 @@ import TrellisSync
         await scenario.other.close()
         await scenario.device.close()
     }
+
+    #if !TRELLIS_LMDB
+    /// Issue 38: the backup of an encrypted Realm is encrypted with the file's key (as Realm's
+    /// backup is the file itself), never a plain copy of it.
+    @Test func manualResetOfAnEncryptedRealmBacksItUpWithItsKey() async throws {
+        let key = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 23 &+ 4) })
+        let reported = Mutex<[SyncError]>([])
+        let mode = ClientResetMode.manual(errorHandler: { error, _ in
+            if let error = error as? SyncError { reported.withLock { $0.append(error) } }
+        })
+        let scenario = try await prepare(mode: mode, encryptionKey: key)
+        try scenario.device.session.resume()
+        #expect(try await eventually(.seconds(30)) { reported.withLock { !$0.isEmpty } })
+        let error = try reported.withLock { $0.first }.unwrapped("the reset error")
+        let (backupPath, token) = try error.clientResetInfo().unwrapped("clientResetInfo")
+        SyncSession.immediatelyHandleError(token, syncManager: scenario.device.app.syncManager)
+        let (device, server) = try await Self.converge(scenario)
+        #expect(device == server)
+
+        var backup = Realm.Configuration()
+        backup.fileURL = URL(fileURLWithPath: backupPath)
+        backup.objectTypes = syncModelTypes
+        #expect(throws: Realm.Error.self) { _ = try Realm(configuration: backup) }
+        backup.encryptionKey = key
+        let names = try Set(Realm(configuration: backup).objects(SyncDog.self).map(\.name))
+        #expect(names.count == 100)
+        #expect(names.contains("offline new"))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: backupPath))
+        #expect(bytes.range(of: Data("offline new".utf8)) == nil && bytes.range(of: Data("SyncDog".utf8)) == nil)
+        await scenario.other.close()
+        await scenario.device.close()
+    }
+    #endif
 
     @Test func historyPrunedPastTheClientResetsItAndRecovers() async throws {
         let fixture = try SyncFixture()

@@ -206,10 +206,11 @@ final class Device: @unchecked Sendable {
     convenience init(server: ServerProcess, credentials: Credentials = .anonymous,
                      types: [ObjectBase.Type] = syncModelTypes, schemaVersion: UInt64 = 0, file: URL? = nil,
                      clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
-                     subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
+                     subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions,
+                     encryptionKey: Data? = nil) async throws {
         try await self.init(baseURL: server.baseURL, credentials: credentials, types: types,
                             schemaVersion: schemaVersion, file: file, clientResetMode: clientResetMode,
-                            subscriptions: subscriptions)
+                            subscriptions: subscriptions, encryptionKey: encryptionKey)
     }
 
     static let allSubscriptions: @Sendable (SyncSubscriptionSet) -> Void = { subs in
@@ -221,21 +222,24 @@ final class Device: @unchecked Sendable {
     convenience init(baseURL: String, credentials: Credentials = .anonymous, types: [ObjectBase.Type] = syncModelTypes,
                      schemaVersion: UInt64 = 0, file: URL? = nil,
                      clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
-                     subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) async throws {
+                     subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions,
+                     encryptionKey: Data? = nil) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-device-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let app = App(id: "trellis", configuration: AppConfiguration(baseURL: baseURL, rootDirectory: directory))
         let user = try await app.login(credentials: credentials)
         self.init(app: app, user: user, directory: directory, ownsDirectory: true, types: types,
                   schemaVersion: schemaVersion, file: file ?? directory.appendingPathComponent("device.realm"),
-                  clientResetMode: clientResetMode, subscriptions: subscriptions)
+                  clientResetMode: clientResetMode, subscriptions: subscriptions, encryptionKey: encryptionKey)
     }
 
     /// A device of an app and user made elsewhere (a relaunch: the app read its users from
-    /// disk); `directory` is removed at the end only when `ownsDirectory`.
+    /// disk); `directory` is removed at the end only when `ownsDirectory`. `encryptionKey`
+    /// encrypts the synced file (the TrellisStorage build).
     init(app: App, user: User, directory: URL, ownsDirectory: Bool, types: [ObjectBase.Type] = syncModelTypes,
          schemaVersion: UInt64 = 0, file: URL? = nil, clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
-         subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions) {
+         subscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = Device.allSubscriptions,
+         encryptionKey: Data? = nil) {
         self.app = app
         self.user = user
         self.directory = directory
@@ -246,6 +250,7 @@ final class Device: @unchecked Sendable {
         configuration.objectTypes = types
         configuration.schemaVersion = schemaVersion
         configuration.syncOnCommit = false
+        configuration.encryptionKey = encryptionKey
         self.configuration = configuration
         queue = DispatchQueue(label: "device")
     }

@@ -16,6 +16,20 @@ import Testing
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(text.contains("Encryption key must be exactly 64 bytes long"))
     }
+
+    /// realm-swift's EncryptionTests.testBadEncryptionKeys: an empty key for writeCopy traps too.
+    @Test func writeCopyWithAKeyThatIsNot64BytesTrapsWithRealmsMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-exit-\(UUID())")
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let configuration = Realm.Configuration(fileURL: folder.appendingPathComponent("a.realm"),
+                                                    objectTypes: [Dog.self])
+            let realm = try? Realm(configuration: configuration)
+            try? realm?.writeCopy(toFile: folder.appendingPathComponent("b.realm"), encryptionKey: Data())
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Encryption key must be exactly 64 bytes long"))
+    }
 }
 
 #if !TRELLIS_LMDB
@@ -114,6 +128,46 @@ import Testing
         }
         #expect(try dogCount(configuration(Self.key, name: "encrypted.realm")) == 2)
         #expect(try decryptionError(configuration(nil, name: "encrypted.realm")).code == .invalidDatabase)
+    }
+
+    /// realm-swift's testWriteCopyForConfigurationAndKey: the destination configuration's key.
+    @Test func writeCopyForAConfigurationUsesItsKey() throws {
+        try addDogs(2, to: configuration(Self.key))
+        let destination = configuration(Self.otherKey, name: "destination.realm")
+        try Realm(configuration: configuration(Self.key)).writeCopy(configuration: destination)
+        #expect(try dogCount(destination) == 2)
+        #expect(try decryptionError(configuration(Self.key, name: "destination.realm")).code == .invalidDatabase)
+    }
+
+    /// realm-swift's testWritingCopyUsesWriteTransactionInProgress, on an encrypted file.
+    @Test func writeCopyInsideAWriteTransactionCopiesItsChangesEncrypted() throws {
+        let realm = try Realm(configuration: configuration(Self.key))
+        try realm.write {
+            realm.add(Dog(value: ["name": "Uncommitted secret", "age": 1]))
+            try realm.writeCopy(toFile: folder.file("in-write.realm"), encryptionKey: Self.key)
+        }
+        #expect(try dogCount(configuration(Self.key, name: "in-write.realm")) == 1)
+        #expect(try Data(contentsOf: folder.file("in-write.realm")).range(of: Data("Uncommitted secret".utf8)) == nil)
+    }
+
+    /// realm-swift's EncryptionTests.testImplicitMigration: opening without the key fails before
+    /// the migration block runs; with it the open migrates.
+    @Test func openingMigratesAnEncryptedFileOnlyWithItsKey() throws {
+        try addDogs(2, to: configuration(Self.key))
+        let ran = LockedBox(0)
+        var migrating = configuration(nil)
+        migrating.schemaVersion = 1
+        migrating.migrationBlock = { migration, _ in
+            ran.mutate { $0 += 1 }
+            migration.enumerateObjects(ofType: "Dog") { _, new in new?["age"] = 41 }
+        }
+        #expect(try decryptionError(migrating).code == .invalidDatabase)
+        #expect(ran.get() == 0)
+        migrating.encryptionKey = Self.key
+        let realm = try Realm(configuration: migrating)
+        #expect(ran.get() == 1)
+        #expect(realm.objects(Dog.self).map(\.age) == [41, 41])
+        #expect(try schemaVersionAtURL(folder.file(), encryptionKey: Self.key) == 1)
     }
 
     @Test func schemaVersionAtURLTakesTheKey() throws {

@@ -172,7 +172,8 @@ let package = Package(
                 // SubscriptionSQLTests run the SQL of subscriptions directly.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            // TRELLIS_LMDB: encrypted synced Realms (issue 38) are tested on TrellisStorage only.
+            swiftSettings: [.swiftLanguageMode(.v6)] + engineDefines
         ),
         .testTarget(
             name: "TrellisTests",

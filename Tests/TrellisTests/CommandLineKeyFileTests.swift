@@ -71,19 +71,7 @@ extension CommandLineTests {
     #else
     /// The Atlas seed's file, encrypted with `key`.
     func encryptedAtlasFile(_ key: Data, name: String = "encrypted.realm") throws -> URL {
-        let url = folder.file(name)
-        try onOtherThread {
-            var configuration = Realm.Configuration(fileURL: url, objectTypes: AtlasSeed.types)
-            configuration.encryptionKey = key
-            let realm = try Realm(configuration: configuration)
-            try realm.write {
-                let person = AtlasSeed.Person(value: ["name": "Ada", "address": ["city": "London"]])
-                person.dog = AtlasSeed.Dog(value: ["name": "Rex", "age": 3])
-                person.dogs.append(person.dog!)
-                realm.add(person)
-            }
-        }
-        return url
+        try atlasFile(name: name, encryptionKey: key)
     }
 
     @Test func everyCommandReadsAndWritesAnEncryptedFileWithItsKeyFile() throws {

@@ -7,11 +7,14 @@ import Trellis
 @Suite struct CommandLineTests {
     let folder = TemporaryFolder()
 
-    /// A file with the seed's Atlas models (every class has a primary key).
-    func atlasFile() throws -> URL {
-        let url = folder.file("atlas.realm")
+    /// A file with the seed's Atlas models (every class has a primary key), encrypted with
+    /// `encryptionKey` when one is given.
+    func atlasFile(name: String = "atlas.realm", encryptionKey: Data? = nil) throws -> URL {
+        let url = folder.file(name)
         try onOtherThread {
-            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: AtlasSeed.types))
+            var configuration = Realm.Configuration(fileURL: url, objectTypes: AtlasSeed.types)
+            configuration.encryptionKey = encryptionKey
+            let realm = try Realm(configuration: configuration)
             try realm.write {
                 let person = AtlasSeed.Person(value: ["name": "Ada", "address": ["city": "London"]])
                 person.dog = AtlasSeed.Dog(value: ["name": "Rex", "age": 3])

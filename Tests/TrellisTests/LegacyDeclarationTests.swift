@@ -123,4 +123,14 @@ class LegacyDog: Object {
         #expect(realm.objects(LegacyPerson.self).where { $0.dogs.containsAny(in: dogs) }.map(\.name) == ["Ann"])
         #expect(realm.objects(LegacyPerson.self).where { $0.tags.contains("a") }.map(\.name) == ["Ann"])
     }
+
+    /// `let anyCol = RealmProperty<AnyRealmValue>()` and `RealmOptional` through a Swift key path
+    /// (Realm's KeyPathTests.testOldObjectSyntax: `_name(for: \SwiftOldSyntaxAllTypesObject.anyCol)`).
+    /// The key path reads the holder object, which the field keeps. Before: trap "Key path
+    /// \LegacyPerson.extra on 'LegacyPerson' does not name a persisted property."
+    @Test @available(*, deprecated) func legacyValueHoldersAreNamedBySwiftKeyPaths() {
+        #expect(_name(for: \LegacyPerson.age) == "age")
+        #expect(_name(for: \LegacyPerson.extra) == "extra")
+        #expect(_name(for: \LegacyPerson.weight) == "weight")
+    }
 }

@@ -73,6 +73,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
 
     public subscript(position: Int) -> Element {
         guard let results else {
+            // `\Dog.owners[0].name` read on a recording prototype (see KeyPathRecorder).
+            if let element = KeyPathRecorder.element(Element.self) { return element }
             throwRealmException("Index \(position) is out of bounds (must be less than 0).")
         }
         // The stored count and the backlink index disagree only in a damaged file: within the

@@ -146,6 +146,10 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         get {
             switch backing {
             case .unmanaged:
+                // `\Person.dogs[0].name` read on a recording prototype (see KeyPathRecorder).
+                if position >= unmanagedElements.count, let element = KeyPathRecorder.element(Element.self) {
+                    return element
+                }
                 CollectionIndex.check(position, count: unmanagedElements.count)
                 return unmanagedElements[position]
             case .managed(let binding):

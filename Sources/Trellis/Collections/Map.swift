@@ -69,7 +69,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     public subscript(key: Key) -> Value? {
         get {
             switch storage {
-            case .unmanaged(let entries): return entries[key]
+            case .unmanaged(let entries):
+                // `\Person.pets[""]??.name` read on a recording prototype (see KeyPathRecorder).
+                return entries[key] ?? KeyPathRecorder.element(Value.self)
             case .managed(let binding):
                 binding.verifyReadable()
                 let name = key._trellisKeyString

@@ -43,6 +43,8 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     /// The member at `position`; the order is unspecified but stable until the set changes.
     public subscript(position: Int) -> Element {
         let all = allElements
+        // `\Person.pets[0].name` read on a recording prototype (see KeyPathRecorder).
+        if position >= all.count, let element = KeyPathRecorder.element(Element.self) { return element }
         CollectionIndex.check(position, count: all.count)
         return all[position]
     }

@@ -161,6 +161,7 @@ extension Results {
         let elements = evaluatedValues()
         let values = elements.map { QueryArguments.value($0) }
         if type == .any, let element: T = QueryAggregate.extremeElement(op, of: elements, values) { return element }
+        if type == .any, op == .sum { return AggregateConversion.convert(QueryAggregate.mixedSum(values), to: T.self, core: core) }
         return AggregateConversion.convert(QueryAggregate.apply(op, values), to: T.self, core: core)
     }
 }

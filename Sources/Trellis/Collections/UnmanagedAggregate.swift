@@ -38,6 +38,10 @@ enum UnmanagedAggregate {
             if info.type == .any, let element: T = QueryAggregate.extremeElement(op, of: elements, values) {
                 return element
             }
+            // Realm adds an unmanaged collection's mixed values as decimals; nothing is `.int(0)`.
+            if info.type == .any, op == .sum, !elements.isEmpty {
+                return convert(QueryAggregate.mixedSum(values), to: T.self)
+            }
         }
         var result = QueryAggregate.apply(op, values)
         if op == .sum, result.isNull { result = .int(0) }

@@ -52,6 +52,10 @@ public final class ThreadSafe<T: ThreadConfined>: @unchecked Sendable {
                 configuration = nil
                 return
             }
+            // Realm's message for an unmanaged value (its @ThreadSafe checks before making a reference).
+            if newValue.realm == nil {
+                throwRealmException("Only managed objects may be wrapped as thread safe.")
+            }
             let made = ThreadSafeReference(to: newValue)
             configuration = newValue.realm?.configuration
             reference = made

@@ -5,6 +5,8 @@ import Synchronization
 public protocol ThreadConfined {
     /// The Realm it belongs to, or nil when unmanaged.
     var realm: Realm? { get }
+    /// Whether it was deleted (or its owner was), or its Realm invalidated.
+    var isInvalidated: Bool { get }
     /// Whether it belongs to a frozen Realm.
     var isFrozen: Bool { get }
     /// A frozen copy, readable from any thread.
@@ -43,6 +45,8 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: Sendable {
 
     /// A reference to `threadConfined`, which must be managed by a Realm.
     public init(to threadConfined: Confined) {
+        // Realm's checks, in Realm's order (RLMThreadSafeReference).
+        if threadConfined.isInvalidated { throwRealmException("Cannot construct reference to invalidated object") }
         guard let realm = threadConfined.realm else {
             throwRealmException("Cannot construct reference to unmanaged object, which can be passed across threads "
                 + "directly")
@@ -61,10 +65,9 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: Sendable {
             return !wasResolved
         }
         if !first { throwRealmException("Can only resolve a thread safe reference once.") }
-        if core.environmentPath != payload.path {
-            throwRealmException("Cannot resolve thread safe reference in Realm with different configuration than the "
-                + "source Realm.")
-        }
+        // Realm 10.54 does not check the file (realm-core looks the object up by its keys in
+        // the resolving Realm): a reference resolved in another file finds nothing there.
+        if core.environmentPath != payload.path { return nil }
         // The resolving Realm must see at least the version the reference was made at.
         if !core.isFrozen, core.writeTransaction == nil, core.transaction.version < payload.version {
             core.advanceSnapshot()
@@ -74,8 +77,8 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: Sendable {
 }
 
 extension Realm {
-    /// The value `reference` names, in this Realm; nil if it was deleted. A reference can be
-    /// resolved once.
+    /// The value `reference` names, in this Realm; nil if it was deleted (or this Realm is of
+    /// another file). A reference can be resolved once.
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
         core.verifyThread()
         return reference.resolve(in: core)

@@ -55,6 +55,8 @@ enum KeyValueCoding {
             if first == "self" { return value(of: object, path: rest) }
             return value(of: object[first], path: rest)
         case let collection as any _KeyValueCollection:
+            // `@count`, `@sum.age`, `@unionOfObjects.name`…: Realm's collection operators.
+            if first.hasPrefix("@") { return KeyValueCollectionOperators.value(of: collection, path: path) }
             return collection._elementsForKeyValueCoding.map { value(of: $0, path: path) as Any }
         default:
             if first == "self" { return value(of: root, path: rest) }

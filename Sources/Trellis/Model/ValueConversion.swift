@@ -13,8 +13,9 @@ enum ValueConversion {
 
     static func convert<Value: _Persistable>(_ value: Any?, to type: Value.Type) -> Value? {
         if let collectionType = Value.self as? any _CollectionProperty.Type {
-            // Collections are always copied, never shared with the source object.
-            guard let value, !(value is NSNull) else { return Value._trellisDefaultValue() }
+            // Collections are always copied, never shared with the source object. Nil (an
+            // `Optional<Any>.none` too: `[Any?]` values given as an array) is an empty one.
+            guard let value = unwrapped(value) else { return Value._trellisDefaultValue() }
             return convertCollection(collectionType, value) as? Value
         }
         if let exact = value as? Value { return exact }
@@ -22,11 +23,15 @@ enum ValueConversion {
         if let custom = customType(of: Value.self), let value = unwrapped(value) {
             return convertCustom(custom, value) as? Value
         }
+        // Realm reads an enum property from its raw value too (`"size": 1` for a case of an
+        // `Int` enum, `NSNumber` included); a raw value that is no case is invalid.
+        if let enumType = persistableEnumType(of: Value.self), let value = unwrapped(value) {
+            return convertEnum(enumType, value) as? Value
+        }
         let info = Value._trellisTypeInfo
-        if value == nil || value is NSNull {
+        guard let value = unwrapped(value) else {
             return info.isOptional || info.collection != .none ? Value._trellisDefaultValue() : nil
         }
-        guard let value else { return nil }
         if info.type == .object, info.collection == .none, let objectType = info.objectType,
            value is [String: Any] || value is [Any]
         {
@@ -60,6 +65,20 @@ extension ValueConversion {
         if let integer = type as? any _PersistableInteger.Type { return integer }
         guard let optional = type as? any OptionalProtocol.Type else { return nil }
         return wrappedType(optional) as? any _PersistableInteger.Type
+    }
+
+    /// The `PersistableEnum` a property holds (`Size` for `Size` and `Size?`), if any.
+    static func persistableEnumType(of type: Any.Type) -> (any PersistableEnum.Type)? {
+        if let enumType = type as? any PersistableEnum.Type { return enumType }
+        guard let optional = type as? any OptionalProtocol.Type else { return nil }
+        return wrappedType(optional) as? any PersistableEnum.Type
+    }
+
+    /// An enum case from itself or from its raw value.
+    private static func convertEnum<E: PersistableEnum>(_: E.Type, _ value: Any) -> Any? {
+        if let exact = value as? E { return exact }
+        guard let raw = convert(value, to: E.RawValue.self) else { return nil }
+        return E(rawValue: raw)
     }
 
     /// A custom type's value from itself or from a value of its persisted type.

@@ -57,7 +57,7 @@ public struct Projected<T: ObjectBase, Value>: AnyProjected {
         let recorder = KeyPathRecorder()
         let prototype = T()
         prototype._record(with: recorder)
-        let value = prototype[keyPath: keyPath]
+        let value = recorder.reading { prototype[keyPath: keyPath] }
         var names = recorder.names
         if let collection = value as? any _ProjectedElementPath { names.append(collection.elementPropertyName) }
         guard !names.isEmpty else {

@@ -176,7 +176,7 @@ struct ProjectionSchema: Sendable {
         let recorder = KeyPathRecorder()
         let prototype = P.Root()
         prototype._record(with: recorder)
-        let value = P(projecting: prototype)[keyPath: keyPath]
+        let value = recorder.reading { P(projecting: prototype)[keyPath: keyPath] }
         var names = recorder.names
         if let collection = value as? any _ProjectedElementPath { names.append(collection.elementPropertyName) }
         guard !names.isEmpty else {

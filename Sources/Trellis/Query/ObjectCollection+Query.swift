@@ -201,6 +201,9 @@ extension Map {
             if let sum: T = UnmanagedAggregate.compute(.sum, property, of: values) { return sum }
             throwRealmException("Cannot sum '\(property)' as \(T.self).")
         }
+        // realm-core's sum of an empty dictionary is the integer 0, whatever the value type
+        // (a `Map<String, AnyRealmValue>` answers `.int(0)`, a List of them `.decimal128(0)`).
+        if property == "self", isEmpty, let zero: T = UnmanagedAggregate.convert(.int(0), to: T.self) { return zero }
         return valueResults.sum(ofProperty: property)
     }
     /// The average of a property of the values (`"self"`), or nil.

@@ -93,7 +93,7 @@ enum QueryKeyPathNames {
         let recorder = KeyPathRecorder()
         let prototype = Root()
         prototype._record(with: recorder)
-        let read = prototype[keyPath: keyPath]
+        let read = recorder.reading { prototype[keyPath: keyPath] }
         guard !recorder.names.isEmpty else {
             if let name = legacyName(prototype, read) { return name }
             throwRealmException("Key path \(keyPath) on '\(Root.className())' does not name a persisted property.")
@@ -101,32 +101,17 @@ enum QueryKeyPathNames {
         return recorder.names.joined(separator: ".")
     }
 
-    /// A legacy collection declaration (`let dogs = List<Dog>()`, `MutableSet`, `Map`) is read
-    /// without going through `@Persisted`, so nothing records it: it is the legacy field that
-    /// holds the very collection the key path read.
+    /// A legacy declaration (`let dogs = List<Dog>()`, `MutableSet`, `Map`, `RealmProperty`,
+    /// `RealmOptional`, `LinkingObjects`) is read without going through `@Persisted`, so nothing
+    /// records it: it is the legacy field that holds the very object the key path read.
     private static func legacyName(_ prototype: ObjectBase, _ read: Any) -> String? {
         guard type(of: read) is AnyObject.Type else { return nil }
         let object = read as AnyObject
         let info = ClassInfo.unbound(for: type(of: prototype))
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         return info.legacyFields.first { field in
-            field.witness.dynamicGet(prototype, field).map { ($0 as AnyObject) === object } ?? false
+            guard let witness = field.witness as? any LegacyFieldWitness.Type else { return false }
+            return witness.holder(at: base + field.offset) === object
         }?.name
-    }
-}
-
-/// Collects the names of the persisted properties read on recording prototypes.
-final class KeyPathRecorder {
-    var names: [String] = []
-
-    /// Records the property behind `storageKeyPath` and returns what the read should give: for
-    /// a to-one link, a recording prototype of the target so that a chain can go on.
-    func record<Value>(_ object: ObjectBase, _ field: FieldInfo, unmanaged: Value) -> Value {
-        names.append(field.name)
-        if field.isLink, field.typeInfo.collection == .none, let target = field.typeInfo.objectType {
-            let prototype = target.init()
-            prototype._record(with: self)
-            if let value = prototype as? Value { return value }
-        }
-        return unmanaged
     }
 }

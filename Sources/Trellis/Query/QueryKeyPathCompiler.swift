@@ -409,7 +409,25 @@ extension QueryCompiler {
             }, type: op == .avg && type == .int ? .double : type, className: element.className, propertyName: name,
                 objectClassName: nil)
         case .allKeys, .allValues:
-            throw invalid(path, "\(op.rawValue) can only follow a Map property")
+            // A map of objects: its keys (strings), or its objects (`ANY pets.@allValues = %@`).
+            guard field.typeInfo.collection == .map else {
+                throw invalid(path, "\(op.rawValue) can only follow a Map property")
+            }
+            guard rest.count == 1 else { throw invalid(path, "\(op.rawValue) must appear at the end of a keypath") }
+            if op == .allValues {
+                return QueryOperand(values: linkValues(expand(rows, expansion)), type: .object,
+                                    className: owner.className, propertyName: field.name,
+                                    objectClassName: element.className)
+            }
+            let core = self.core
+            let keys: QueryValueSource = .many { scope, visit in
+                rows.visit(scope) { row in
+                    core.mapEntries(CollectionLocation(table: row.table, key: row.key, field: field))
+                        .contains { visit(.string($0.key)) }
+                }
+            }
+            return QueryOperand(values: keys, type: .string, className: owner.className, propertyName: field.name,
+                                objectClassName: nil)
         }
     }
 

@@ -184,13 +184,25 @@ struct ResultsPipeline {
     {
         let (keys, rows) = source
         let columns = keyPaths.map { column($0, keys, rows) }
+        // realm-core drops the objects with a nil link on the way to a distinct key path
+        // ("childIntCol.intCol" of an object without a child), before keeping the first of each.
+        let links = keyPaths.flatMap(Self.linkPrefixes).map { column($0, keys, rows) }
         var seen = Set<[QueryValue]>()
         var outKeys = [ObjectKey](), outRows = [UnsafeRawBufferPointer]()
-        for index in keys.indices where seen.insert(columns.map { $0[index] }).inserted {
+        for index in keys.indices where !links.contains(where: { $0[index].isNull })
+            && seen.insert(columns.map { $0[index] }).inserted
+        {
             outKeys.append(keys[index])
             outRows.append(rows[index])
         }
         return (outKeys, outRows)
+    }
+
+    /// The links a key path goes through: "a.b.c" → "a", "a.b".
+    private static func linkPrefixes(_ keyPath: String) -> [String] {
+        let components = keyPath.split(separator: ".")
+        guard components.count > 1 else { return [] }
+        return (1..<components.count).map { components[0..<$0].joined(separator: ".") }
     }
 
     // MARK: - Indexes

@@ -29,11 +29,13 @@ extension RealmCore {
         return core
     }
 
-    /// A live core of the same file on the calling thread, at the newest version.
+    /// The live core of the same file on the calling thread, as it is: Realm's `thaw()` gives
+    /// the thread's Realm without refreshing it, so an object or collection thawed there shows
+    /// that Realm's version (commits made elsewhere since appear after `refresh()`); a thread
+    /// with no open Realm of the file gets a new one, which reads the newest version.
     func thawedCore() -> RealmCore {
         do {
             let core = try RealmOpener.open(configuration)
-            if core.writeTransaction == nil { core.advanceSnapshot() }
             return core
         } catch {
             throwRealmException("Could not thaw '\(environmentPath)': \(error)")
@@ -49,7 +51,8 @@ extension Realm {
     /// never changes, never delivers notifications, and cannot be written.
     public func freeze() -> Realm { Realm(core: core.frozenCore()) }
 
-    /// A live Realm of the same file on the calling thread, at the newest version.
+    /// The live Realm of the same file on the calling thread (at its own version: thawing does
+    /// not refresh it).
     public func thaw() -> Realm {
         core.isFrozen ? Realm(opened: core.thawedCore()) : self
     }

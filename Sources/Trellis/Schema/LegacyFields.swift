@@ -15,6 +15,10 @@ protocol LegacyFieldWitness: PersistedFieldWitness {
     /// Binds the field of a managed accessor to its row. `isNewAccessor`: the accessor was just
     /// made for an existing row (its collection field is still the empty one `init()` made).
     static func install(at field: UnsafeMutableRawPointer, object: ObjectBase, info: FieldInfo, isNewAccessor: Bool)
+    /// The object the field holds (the `List`, `MutableSet`, `Map`, `RealmProperty` or
+    /// `RealmOptional` itself): what a Swift key path to the field reads. Nil for a value
+    /// (`LinkingObjects` is a struct).
+    static func holder(at field: UnsafeRawPointer) -> AnyObject?
 }
 
 extension List: _LegacyFieldType { static var legacyWitness: any LegacyFieldWitness.Type { LegacyCollectionWitness<List>.self } }
@@ -40,6 +44,7 @@ enum LegacyCollectionWitness<C: _CollectionProperty & _Persistable & _Collection
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration { PropertyDeclaration() }
 
     private static func collection(_ field: UnsafeRawPointer) -> C { field.assumingMemoryBound(to: C.self).pointee }
+    static func holder(at field: UnsafeRawPointer) -> AnyObject? { collection(field) }
 
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
         _StoredValue(.none)
@@ -115,6 +120,7 @@ enum LegacyValueWitness<H: _LegacyValueHolder>: LegacyFieldWitness {
     private static func state(_ field: UnsafeRawPointer) -> LegacyValueState<H.Stored> {
         field.assumingMemoryBound(to: H.self).pointee.legacyState
     }
+    static func holder(at field: UnsafeRawPointer) -> AnyObject? { field.assumingMemoryBound(to: H.self).pointee }
 
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue {
         H.Stored._trellisEncode(state(field).unmanagedValue, context)
@@ -162,6 +168,7 @@ enum LegacyLinkingObjectsWitness<Element: ObjectBase & RealmCollectionValue>: Le
     static var valueTypeInfo: _PropertyTypeInfo { LinkingObjects<Element>._trellisTypeInfo }
     static var cachedAccessorType: (any _CachedAccessor.Type)? { nil }
 
+    static func holder(at field: UnsafeRawPointer) -> AnyObject? { nil }
     private static func value(_ field: UnsafeRawPointer) -> LinkingObjects<Element> {
         field.assumingMemoryBound(to: LinkingObjects<Element>.self).pointee
     }

@@ -81,8 +81,13 @@ extension RealmCore {
     /// The model class of this name the configuration or the process knows, if any.
     private func modelClass(named name: String) -> ObjectBase.Type? {
         // With objectTypes, only those: a class outside them is not the Realm's, as in Realm.
-        let type = configuration.objectTypes.map { types in types.first { $0.className() == name } }
-            ?? ClassInfo.known(named: name)?.objectType
+        // Without, every model class of the program (Realm's default schema), used yet or not.
+        let type: ObjectBase.Type?
+        if let types = configuration.objectTypes {
+            type = types.first { $0.className() == name }
+        } else {
+            type = ClassInfo.known(named: name)?.objectType ?? ProgramModelClasses.modelClass(named: name)
+        }
         guard let type, type != DynamicObject.self, type != ObjectBase.self, !configuration.opensAnySchemaVersion else {
             return nil
         }

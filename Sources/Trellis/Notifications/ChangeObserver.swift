@@ -30,7 +30,9 @@ struct ObservedKeyPath {
         var current = info
         for name in path.split(separator: ".").map(String.init) {
             guard let field = current.field(named: name) else {
-                throwRealmException("Property '\(name)' not found in object of type '\(current.className)'")
+                // Realm's words (RLMClassInfo): "Invalid property name: property 'x' not found…".
+                throwRealmException("Invalid property name: property '\(name)' not found in object of type "
+                    + "'\(current.className)'")
             }
             fields.append(field)
             if let target = field.typeInfo.objectType {

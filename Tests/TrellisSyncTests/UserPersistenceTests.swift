@@ -54,7 +54,11 @@ struct UserPersistenceTests {
     }
 
     @Test func relaunchedAppFindsItsUserOpensOfflineAndSyncsAfterTheTokenExpired() async throws {
-        let fixture = try SyncFixture(serverArguments: ["--token-lifetime", "2"])
+        // 6 s, as in expiredAccessTokenIsRefreshedAndSyncGoesOn: with 2 s, a refresh, a connection
+        // and a hello on a loaded machine took longer than the token lived, every attempt failed
+        // with 202 and sync() timed out (clean-clone CI at load 27).
+        let lifetime = 6
+        let fixture = try SyncFixture(serverArguments: ["--token-lifetime", "\(lifetime)"])
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("relaunch-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let configuration = AppConfiguration(baseURL: fixture.server.baseURL, rootDirectory: root)
@@ -68,7 +72,7 @@ struct UserPersistenceTests {
         fixture.server.kill()
 
         // Days later (the access token long expired), offline: the app starts again.
-        try await Task.sleep(for: .milliseconds(2500))
+        try await Task.sleep(for: .milliseconds(lifetime * 1000 + 500))
         let relaunched = App(id: "trellis", configuration: configuration)
         let current = try relaunched.currentUser.unwrapped("currentUser after relaunch")
         #expect(current.id == user.id)

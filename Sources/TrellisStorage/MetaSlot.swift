@@ -71,9 +71,8 @@ struct MetaSlot: Equatable {
     /// Pages free for any later commit, kept in the slot (at most `spareCapacity`).
     var spares: [UInt64] = []
 
-    /// Writes the slot into a zeroed page buffer.
+    /// Writes the slot into a page buffer: every one of its 4,096 bytes (zeros past the spares).
     func encode(into page: UnsafeMutableRawPointer) {
-        page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
         page.storeLE(Self.magic, at: 0)
         page.storeLE(txnID, at: 8)
         page.storeLE(durableTxnID, at: 16)
@@ -87,6 +86,8 @@ struct MetaSlot: Equatable {
         page.storeLE(freeTreeDepth, at: 80)
         page.storeLE(UInt64(spares.count), at: 88)
         for (index, spare) in spares.enumerated() { page.storeLE(spare, at: Self.sparesOffset + index * 8) }
+        let sparesEnd = Self.sparesOffset + spares.count * 8
+        (page + sparesEnd).zeroBytes(count: Layout.pageSize - sparesEnd)
         page.storeLE(Checksum.xxh64(UnsafeRawBufferPointer(start: page + Self.sparesOffset, count: spares.count * 8)), at: 96)
         let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: Self.checkedLength))
         page.storeLE(checksum, at: Self.checkedLength)
@@ -104,10 +105,27 @@ struct MetaSlot: Equatable {
     /// ones (a commit's number with the next commit's catalog checksum: a sound file reported as
     /// damaged, found by KillTests).
     static func decode(_ page: UnsafeRawPointer) -> MetaSlot? {
+        decode(page, keepingCheckedWords: false)?.meta
+    }
+
+    /// `decode`, also giving the checked fields and their checksum as 64-bit words, read from
+    /// the same copy (what `LatestSnapshot` compares the slot with).
+    static func decodeWithCheckedWords(_ page: UnsafeRawPointer) -> (meta: MetaSlot, checkedWords: [UInt64])? {
+        decode(page, keepingCheckedWords: true)
+    }
+
+    /// The 64-bit words of the checked fields and their checksum.
+    static let checkedWordCount = (checkedLength + 8) / 8
+
+    private static func decode(_ page: UnsafeRawPointer, keepingCheckedWords: Bool)
+        -> (meta: MetaSlot, checkedWords: [UInt64])?
+    {
         withUnsafeTemporaryAllocation(byteCount: encodedLength, alignment: 8) { copy in
             guard let base = copy.baseAddress else { return nil }
             base.copyMemory(from: page, byteCount: encodedLength)
-            return decodeStable(UnsafeRawPointer(base))
+            guard let meta = decodeStable(UnsafeRawPointer(base)) else { return nil }
+            guard keepingCheckedWords else { return (meta, []) }
+            return (meta, (0..<checkedWordCount).map { base.load(fromByteOffset: $0 * 8, as: UInt64.self) })
         }
     }
 

@@ -47,31 +47,83 @@ final class Node {
         recomputeSize()
     }
 
-    /// A copy of a committed page.
+    /// A copy of a committed page (validated by `validateTreePage`): one pass over its cells,
+    /// each checked against the page's bounds as `PageView`'s accessors check them, the node's
+    /// size summed on the way.
     convenience init(copying view: PageView) throws {
         let count = view.count
+        let base = view.base
+        let firstCell = Layout.headerSize &+ count &* Layout.slotSize
         var keys: [UnsafeRawBufferPointer] = []
         keys.reserveCapacity(count)
+        var size = 0
         if view.isLeaf {
             var values: [NodeValue] = []
             values.reserveCapacity(count)
             for index in 0..<count {
-                keys.append(try view.key(at: index))
-                switch try view.value(at: index) {
-                case .inline(let bytes): values.append(.bytes(bytes))
-                case .overflow(let reference, let length): values.append(.overflow(reference, length: length))
+                let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
+                guard offset >= firstCell, offset &+ Layout.leafCellHeader <= Layout.pageSize else {
+                    throw view.corrupt("entry \(index) points outside the page")
+                }
+                let keyLength = Int(base.loadLE(UInt16.self, at: offset))
+                let kind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)
+                let length = Int(base.loadLE(UInt32.self, at: offset &+ 4))
+                let keyStart = offset &+ Layout.leafCellHeader
+                let valueStart = keyStart &+ keyLength
+                guard valueStart <= Layout.pageSize, keyLength <= StorageLimits.maximumKeyLength else {
+                    throw view.corrupt("the key of entry \(index) runs past the page")
+                }
+                keys.append(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength))
+                switch kind {
+                case 0:
+                    guard valueStart &+ length <= Layout.pageSize else {
+                        throw view.corrupt("the value of entry \(index) runs past the page")
+                    }
+                    values.append(.bytes(UnsafeRawBufferPointer(start: base + valueStart, count: length)))
+                    size &+= Layout.slotSize &+ Layout.leafCellSize(keyLength: keyLength, valueLength: length)
+                case 1:
+                    guard valueStart &+ Layout.overflowReferenceSize <= Layout.pageSize,
+                          length <= StorageLimits.maximumValueLength,
+                          Layout.isOverflow(keyLength: keyLength, valueLength: length)
+                    else { throw view.corrupt("the overflow reference of entry \(index) is malformed") }
+                    let reference = PageReference(page: base.loadLE(UInt64.self, at: valueStart),
+                                                  checksum: base.loadLE(UInt64.self, at: valueStart &+ 8))
+                    values.append(.overflow(reference, length: length))
+                    size &+= Layout.slotSize &+ Layout.leafCellSize(keyLength: keyLength, valueLength: length)
+                default:
+                    throw view.corrupt("entry \(index) has value kind \(kind)")
                 }
             }
-            self.init(isLeaf: true, keys: keys, values: values)
+            self.init(isLeaf: true, keys: keys, values: values, children: [], size: size)
         } else {
             var children: [Child] = []
             children.reserveCapacity(count)
             for index in 0..<count {
-                keys.append(index == 0 ? Node.noKey : try view.key(at: index))
-                children.append(.clean(try view.child(at: index)))
+                let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
+                guard offset >= firstCell, offset &+ Layout.branchCellHeader <= Layout.pageSize else {
+                    throw view.corrupt("entry \(index) points outside the page")
+                }
+                let keyLength = index == 0 ? 0 : Int(base.loadLE(UInt16.self, at: offset))
+                let keyStart = offset &+ Layout.branchCellHeader
+                guard keyStart &+ keyLength <= Layout.pageSize, keyLength <= StorageLimits.maximumKeyLength else {
+                    throw view.corrupt("the key of entry \(index) runs past the page")
+                }
+                keys.append(index == 0 ? Node.noKey : UnsafeRawBufferPointer(start: base + keyStart, count: keyLength))
+                children.append(.clean(PageReference(page: base.loadLE(UInt64.self, at: offset &+ 8),
+                                                     checksum: base.loadLE(UInt64.self, at: offset &+ 16))))
+                size &+= Layout.slotSize &+ Layout.branchCellHeader &+ keyLength
             }
-            self.init(isLeaf: false, keys: keys, children: children)
+            self.init(isLeaf: false, keys: keys, values: [], children: children, size: size)
         }
+    }
+
+    /// A node whose `size` its maker computed.
+    private init(isLeaf: Bool, keys: [UnsafeRawBufferPointer], values: [NodeValue], children: [Child], size: Int) {
+        self.isLeaf = isLeaf
+        self.keys = keys
+        self.values = values
+        self.children = children
+        self.size = size
     }
 
     /// Cell 0 of a branch: no key.

@@ -4,8 +4,8 @@
 struct PageSerializer {
     let txnID: UInt64
     var allocator: PageAllocator
-    /// Pages to write, in the order they were made.
-    private(set) var pages: [(page: UInt64, bytes: [UInt8])] = []
+    /// Pages to write, in the order they were made, with their checksums (a run's covers the run).
+    private(set) var pages: [(page: UInt64, bytes: [UInt8], checksum: UInt64)] = []
 
     init(txnID: UInt64, allocator: PageAllocator) {
         self.txnID = txnID
@@ -21,7 +21,7 @@ struct PageSerializer {
 
     private mutating func emit(_ page: UInt64, _ bytes: [UInt8]) -> PageReference {
         let checksum = bytes.withUnsafeBytes { Checksum.xxh64($0) }
-        pages.append((page, bytes))
+        pages.append((page, bytes, checksum))
         return PageReference(page: page, checksum: checksum)
     }
 
@@ -72,7 +72,7 @@ struct PageSerializer {
             initialized = Layout.pageSize
             guard let start = buffer.baseAddress else { return }
             let base = UnsafeMutableRawPointer(start)
-            start.initialize(repeating: 0, count: Layout.headerSize)
+            base.zeroBytes(count: Layout.headerSize)
             Self.header(base, kind: node.isLeaf ? .leaf : .branch, count: node.count, page: page, txnID: txnID)
             var end = Layout.pageSize
             for index in 0..<node.count {
@@ -105,7 +105,7 @@ struct PageSerializer {
                 }
             }
             let slotsEnd = Layout.headerSize + node.count * Layout.slotSize
-            (start + slotsEnd).initialize(repeating: 0, count: max(0, end - slotsEnd))
+            (base + slotsEnd).zeroBytes(count: max(0, end - slotsEnd))
         }
         return emit(page, bytes)
     }

@@ -183,6 +183,11 @@ final class Pager: @unchecked Sendable {
     func markVerified(_ reference: PageReference) {
         lock.lock()
         defer { lock.unlock() }
+        setMark(reference)
+    }
+
+    /// `markVerified` under the lock.
+    private func setMark(_ reference: PageReference) {
         var words = table.pointee
         let capacity = Int(words[0])
         let index = Int(reference.page)
@@ -194,6 +199,29 @@ final class Pager: @unchecked Sendable {
             words = grown
         }
         words[index + 1] = reference.checksum
+    }
+
+    /// Records that this process wrote these pages (a run: its first page, with the run's
+    /// checksum) with these bytes, which it hashed itself: they need not be hashed again when
+    /// read. A plain file only (an encrypted file's pages are checked as they are decrypted).
+    /// Called once the commit that wrote them is published; a failed sync forgets every mark
+    /// (`forgetPlainVerifications`).
+    func markWritten(_ pages: [(page: UInt64, bytes: [UInt8], checksum: UInt64)]) {
+        guard cipher == nil else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        for written in pages { setMark(PageReference(page: written.page, checksum: written.checksum)) }
+    }
+
+    /// Forgets the plain file's verifications (after a failed sync: the OS may have dropped
+    /// written pages from its cache). Readers may run meanwhile: one that still sees a mark read
+    /// it before the sync failed, as if it had read a moment earlier; one that sees 0 hashes the
+    /// page again.
+    func forgetPlainVerifications() {
+        lock.lock()
+        defer { lock.unlock() }
+        let words = table.pointee
+        (words + 1).update(repeating: 0, count: Int(words[0]))
     }
 
     /// Forgets every verification (after recovery replaced a commit; no reader is running then).

@@ -148,7 +148,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         defer { file.unlockWriter() }
         let current = try slots()
         guard let newest = current.first, newest.meta.durableTxnID < newest.meta.txnID else { return }
-        try file.sync()
+        try syncFile()
         var sealed = newest.meta
         sealed.durableTxnID = sealed.txnID
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
@@ -161,7 +161,7 @@ public final class StorageEnvironment: @unchecked Sendable {
             let target = Layout.metaPages[1 - newest.slot]
             try page.withUnsafeBytes { try pager.writePages($0, at: target) }
         }
-        try file.sync()
+        try syncFile()
     }
 
     // MARK: - Opening and recovery
@@ -203,7 +203,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         }
         // Whatever a killed process left in the OS cache becomes durable: recovery may then
         // trust every page written by a commit up to the current one's durable mark.
-        try file.sync()
+        try syncFile()
         try recover(erasingTornSlot: true)
     }
 
@@ -246,7 +246,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         }
         // Written before its slot was, so durable after this sync (unless the file is read-only:
         // then no commit is marked durable by this process).
-        if !isReadOnly { try file.sync() }
+        if !isReadOnly { try syncFile() }
         try readers.withLock {
             if !isReadOnly { readers.durableTxnID = max(readers.durableTxnID, newest.meta.txnID) }
             // A live writer may have published a newer commit since; keep it. A number no slot
@@ -310,7 +310,7 @@ public final class StorageEnvironment: @unchecked Sendable {
                 if position > 0 {
                     // The newer slot's commit was torn: erase the slot so no one uses it.
                     try pager.zeroPage(Layout.metaPages[candidates[0].slot])
-                    try file.sync()
+                    try syncFile()
                     pager.forgetVerifications()
                 }
                 try readers.withLock {
@@ -388,9 +388,10 @@ public final class StorageEnvironment: @unchecked Sendable {
                 return (slot, meta, decrypted.fingerprint)
             }
             let start = base + Int(page) * Layout.pageSize
-            guard start.loadLE(UInt64.self, at: 8) == txnID, let meta = MetaSlot.decode(start), meta.txnID == txnID
+            guard start.loadLE(UInt64.self, at: 8) == txnID, let found = MetaSlot.decodeWithCheckedWords(start),
+                  found.meta.txnID == txnID
             else { continue }
-            return (slot, meta, [])
+            return (slot, found.meta, found.checkedWords)
         }
         return nil
     }
@@ -421,7 +422,12 @@ public final class StorageEnvironment: @unchecked Sendable {
         }
         let epoch = pager.beginUse()
         do {
-            let meta = try currentMeta()
+            // The slots do not change until this transaction publishes: every writer of them
+            // (a commit, a seal, recovery) holds the writer lock.
+            let current = try slots()
+            guard let meta = current.first?.meta else {
+                throw StorageError.corrupt(page: 1, "neither meta slot is readable")
+            }
             let snapshot = try Snapshot(meta: meta, pager: pager)
             let (oldestReader, durable) = try readers.withLock {
                 // A writer killed after marking its commit durable and before publishing it
@@ -435,7 +441,7 @@ public final class StorageEnvironment: @unchecked Sendable {
                 return (min(readers.oldestReader() ?? UInt64.max, current == 0 ? UInt64.max : current), durable)
             }
             let written = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : []
-            return try WriteTransaction(environment: self, snapshot: snapshot,
+            return try WriteTransaction(environment: self, snapshot: snapshot, slots: current,
                                         oldestReader: oldestReader, durable: durable, writtenSinceDurable: written,
                                         epoch: epoch)
         } catch {
@@ -489,15 +495,16 @@ public final class StorageEnvironment: @unchecked Sendable {
     }
 
     /// Publishes a commit whose pages are written: writes its meta slot, syncs when durable.
-    func publish(_ meta: MetaSlot, sync: Bool) throws {
-        var page = [UInt8](repeating: 0, count: Layout.pageSize)
-        page.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            meta.encode(into: base)
+    /// `current`: the well-formed slots, newest first, as the write transaction found them (they
+    /// have not changed since: it holds the writer lock).
+    func publish(_ meta: MetaSlot, sync: Bool, slots current: [(slot: Int, meta: MetaSlot)]) throws {
+        // `encode` writes every byte of the page.
+        let page = [UInt8](unsafeUninitializedCapacity: Layout.pageSize) { buffer, initialized in
+            if let base = buffer.baseAddress { meta.encode(into: UnsafeMutableRawPointer(base)) }
+            initialized = Layout.pageSize
         }
         let target: Int = try readers.withLock {
             // Never overwrite the slot of the newest durable commit.
-            let current = try slots()
             let durable = readers.durableTxnID
             let keep = current.first { $0.meta.txnID == durable }?.slot
             let target = keep.map { 1 - $0 } ?? (current.last.map { current.count == 2 ? $0.slot : 1 - $0.slot } ?? 0)
@@ -506,7 +513,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         }
         if sync {
             do {
-                try file.sync()
+                try syncFile()
             } catch {
                 // The commit failed: take its slot back so that readers stay at the last commit
                 // (the durable slot is untouched; the commit was never published to readers).
@@ -519,6 +526,18 @@ public final class StorageEnvironment: @unchecked Sendable {
         readers.publishCurrent(meta.txnID)
     }
 
+    /// Syncs the file. After a failed sync the OS may have dropped pages written since the last
+    /// one from its cache (a later read gets what the disk holds): no page counts as verified in
+    /// this process any more, so each is hashed again when next read (docs/STORAGE.md, section 2.4).
+    private func syncFile() throws {
+        do {
+            try file.sync()
+        } catch {
+            pager.forgetPlainVerifications()
+            throw error
+        }
+    }
+
     /// Makes every commit so far durable (after relaxed commits).
     public func sync() throws {
         writerGate.wait()
@@ -526,7 +545,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         try file.lockWriter()
         defer { file.unlockWriter() }
         let meta = try currentMeta()
-        try file.sync()
+        try syncFile()
         try readers.withLock { readers.durableTxnID = max(readers.durableTxnID, meta.txnID) }
     }
 
@@ -545,8 +564,8 @@ final class LatestSnapshot: @unchecked Sendable {
     // @unchecked Sendable: immutable after init; Snapshot is immutable too.
     let slot: Int
     let snapshot: Snapshot
-    /// The slot's checked bytes and checksum, as 64-bit words (encrypted file: the nonce, tag and
-    /// ciphertext of those bytes, as found in the file).
+    /// The slot's checked bytes and checksum, as 64-bit words, from the copy it was decoded from
+    /// (encrypted file: the nonce, tag and ciphertext of those bytes, as found in the file).
     private let encoded: [UInt64]
     /// Where the slot's page starts in the map.
     private let offset: Int
@@ -555,18 +574,7 @@ final class LatestSnapshot: @unchecked Sendable {
         self.slot = slot
         self.snapshot = snapshot
         offset = Int(snapshot.pager.offset(ofPage: Layout.metaPages[slot]))
-        if !fingerprint.isEmpty {
-            encoded = fingerprint
-            return
-        }
-        var bytes = [UInt8](repeating: 0, count: Layout.pageSize)
-        bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            snapshot.meta.encode(into: base)
-        }
-        encoded = bytes.withUnsafeBytes { raw in
-            (0..<(MetaSlot.checkedLength + 8) / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
-        }
+        encoded = fingerprint
     }
 
     /// Whether commit `txnID` is this snapshot's and its meta slot still holds exactly the bytes

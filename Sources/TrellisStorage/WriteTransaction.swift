@@ -16,6 +16,9 @@ public final class WriteTransaction: TreeReading {
     /// Reusable pages compaction keeps out of this commit's reach (recorded as free again).
     private var heldBack: [UInt64] = []
     private let catalog: TreeState
+    /// The well-formed meta slots when the transaction began, newest first (unchanged until it
+    /// publishes: it holds the writer lock).
+    private let slots: [(slot: Int, meta: MetaSlot)]
     // Not checked for exclusive access at run time: the transaction is used by one thread at a
     // time and hands out no reference to these.
     @exclusivity(unchecked) private var trees: [String: TreeState] = [:]
@@ -36,10 +39,11 @@ public final class WriteTransaction: TreeReading {
     ///   - durable: the newest durable commit, whose pages stay intact until the next sync.
     ///   - writtenSinceDurable: pages this process's commits wrote after `durable`: it cannot
     ///     reach them, so once freed they wait only for the readers.
-    init(environment: StorageEnvironment, snapshot: Snapshot, oldestReader: UInt64,
+    init(environment: StorageEnvironment, snapshot: Snapshot, slots: [(slot: Int, meta: MetaSlot)], oldestReader: UInt64,
          durable: UInt64, writtenSinceDurable: Set<UInt64>, epoch: UInt64) throws
     {
         self.epoch = epoch
+        self.slots = slots
         self.environment = environment
         self.snapshot = snapshot
         reuseBound = ReuseBound(oldestReader: oldestReader, durable: durable)
@@ -263,7 +267,9 @@ public final class WriteTransaction: TreeReading {
         let reserved = environment.pagesAwaitingSync(after: durable) + free.awaitingSync
         let checkpoint = reserved > max(Self.checkpointPages, Int(meta.pageCount) / 4)
         let syncs = environment.syncOnCommit || checkpoint || forceSync || newPageCount != nil
-        try environment.publish(meta, sync: syncs)
+        try environment.publish(meta, sync: syncs, slots: slots)
+        // This process hashed the bytes it wrote; the next transactions read them unhashed.
+        environment.pager.markWritten(serializer.pages)
         environment.notePagesAwaitingSync(syncs ? nil : (durable, reserved))
         environment.noteWritten(serializer.pages.lazy.map { (first: $0.page, count: $0.bytes.count / Layout.pageSize) },
                                 by: syncs ? nil : durable)
@@ -307,7 +313,7 @@ public final class WriteTransaction: TreeReading {
         return (max(needed, size + step) + page - 1) / page * page
     }
 
-    private func writePages(_ pages: [(page: UInt64, bytes: [UInt8])], pageCount: UInt64) throws {
+    private func writePages(_ pages: [(page: UInt64, bytes: [UInt8], checksum: UInt64)], pageCount: UInt64) throws {
         let file = environment.file
         let pager = environment.pager
         let needed = pager.offset(ofPage: pageCount)
@@ -322,7 +328,7 @@ public final class WriteTransaction: TreeReading {
             }
             try file.truncate(to: min(Self.grownSize(from: size, toHold: needed, pageBytes: pager.stride), max(needed, limit)))
         }
-        for (page, bytes) in pages.sorted(by: { $0.page < $1.page }) {
+        for (page, bytes, _) in pages.sorted(by: { $0.page < $1.page }) {
             try bytes.withUnsafeBytes { try pager.writePages($0, at: page) }
         }
     }

@@ -10,6 +10,10 @@
 final class ByteArena {
     /// Bytes per chunk (a larger key or value gets a chunk of its own size).
     static let chunkSize = 64 << 10
+    /// Bytes of the first chunk; each next one is twice the last, up to `chunkSize`. A small
+    /// transaction (W6: a few hundred bytes into each of five trees) then allocates a few KiB,
+    /// not 64 KiB per tree, which glibc gave back to the system at every commit's end.
+    static let firstChunkSize = 4 << 10
     /// No compaction below this many bytes.
     static let compactionFloor = 32 << 20
 
@@ -18,6 +22,7 @@ final class ByteArena {
     @exclusivity(unchecked) private var chunks: [UnsafeMutableRawPointer] = []
     @exclusivity(unchecked) private var next: UnsafeMutableRawPointer?
     @exclusivity(unchecked) private var remaining = 0
+    @exclusivity(unchecked) private var nextChunkSize = ByteArena.firstChunkSize
     /// Bytes handed out since the arena was made or last compacted.
     @exclusivity(unchecked) private(set) var usedBytes = 0
     /// Compact when `usedBytes` passes this.
@@ -48,7 +53,8 @@ final class ByteArena {
     }
 
     private func grow(_ count: Int) {
-        let size = max(Self.chunkSize, count)
+        let size = max(nextChunkSize, count)
+        nextChunkSize = min(Self.chunkSize, nextChunkSize * 2)
         let chunk = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         chunks.append(chunk)
         next = chunk

@@ -54,12 +54,13 @@ final class Node {
         let count = view.count
         let base = view.base
         let firstCell = Layout.headerSize &+ count &* Layout.slotSize
+        // Room for the entry a copied node usually gets (a put), so that it does not reallocate.
         var keys: [UnsafeRawBufferPointer] = []
-        keys.reserveCapacity(count)
+        keys.reserveCapacity(count + 2)
         var size = 0
         if view.isLeaf {
             var values: [NodeValue] = []
-            values.reserveCapacity(count)
+            values.reserveCapacity(count + 2)
             for index in 0..<count {
                 let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
                 guard offset >= firstCell, offset &+ Layout.leafCellHeader <= Layout.pageSize else {
@@ -97,7 +98,7 @@ final class Node {
             self.init(isLeaf: true, keys: keys, values: values, children: [], size: size)
         } else {
             var children: [Child] = []
-            children.reserveCapacity(count)
+            children.reserveCapacity(count + 2)
             for index in 0..<count {
                 let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
                 guard offset >= firstCell, offset &+ Layout.branchCellHeader <= Layout.pageSize else {

@@ -25,6 +25,18 @@ struct PageSerializer {
         return PageReference(page: page, checksum: checksum)
     }
 
+    /// Copies a key or value into the page being laid out (an 8-byte one, the usual key, as one
+    /// word: a `memcpy` call costs more than the copy).
+    @inline(__always)
+    private static func copy(_ bytes: UnsafeRawBufferPointer, to target: UnsafeMutableRawPointer) {
+        guard let source = bytes.baseAddress else { return }
+        if bytes.count == 8 {
+            target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+        } else {
+            target.copyMemory(from: source, byteCount: bytes.count)
+        }
+    }
+
     /// Writes a value into a new overflow run.
     mutating func overflow(_ value: UnsafeRawBufferPointer) -> PageReference {
         let count = Layout.overflowPages(valueLength: value.count)
@@ -75,33 +87,42 @@ struct PageSerializer {
             base.zeroBytes(count: Layout.headerSize)
             Self.header(base, kind: node.isLeaf ? .leaf : .branch, count: node.count, page: page, txnID: txnID)
             var end = Layout.pageSize
-            for index in 0..<node.count {
-                let key = node.keys[index]
-                let cellSize = node.entrySize(index) - Layout.slotSize
-                end -= cellSize
-                base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
-                base.storeLE(UInt16(key.count), at: end)
-                let keyOffset = end + (node.isLeaf ? Layout.leafCellHeader : Layout.branchCellHeader)
-                if let from = key.baseAddress { (base + keyOffset).copyMemory(from: from, byteCount: key.count) }
-                if node.isLeaf {
-                    let valueOffset = keyOffset + key.count
-                    base.storeBytes(of: 0, toByteOffset: end + 3, as: UInt8.self)
-                    switch node.values[index] {
+            let keys = node.keys
+            if node.isLeaf {
+                let values = node.values
+                for index in 0..<keys.count {
+                    let key = keys[index]
+                    let keyOffset: Int
+                    switch values[index] {
                     case .bytes(let value):
-                        base.storeBytes(of: 0, toByteOffset: end + 2, as: UInt8.self)
+                        end -= Layout.leafCellHeader + key.count + value.count
+                        keyOffset = end + Layout.leafCellHeader
+                        base.storeBytes(of: 0, toByteOffset: end + 2, as: UInt16.self)
                         base.storeLE(UInt32(value.count), at: end + 4)
-                        if let from = value.baseAddress { (base + valueOffset).copyMemory(from: from, byteCount: value.count) }
+                        Self.copy(value, to: base + keyOffset + key.count)
                     case .overflow(let reference, let length):
-                        base.storeBytes(of: 1, toByteOffset: end + 2, as: UInt8.self)
+                        end -= Layout.leafCellHeader + key.count + Layout.overflowReferenceSize
+                        keyOffset = end + Layout.leafCellHeader
+                        base.storeLE(UInt16(1), at: end + 2)
                         base.storeLE(UInt32(length), at: end + 4)
-                        base.storeLE(reference.page, at: valueOffset)
-                        base.storeLE(reference.checksum, at: valueOffset + 8)
+                        base.storeLE(reference.page, at: keyOffset + key.count)
+                        base.storeLE(reference.checksum, at: keyOffset + key.count + 8)
                     }
-                } else {
+                    base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
+                    base.storeLE(UInt16(key.count), at: end)
+                    Self.copy(key, to: base + keyOffset)
+                }
+            } else {
+                for index in 0..<keys.count {
+                    let key = keys[index]
+                    end -= Layout.branchCellHeader + key.count
+                    base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
+                    base.storeLE(UInt16(key.count), at: end)
                     base.storeLE(UInt16(0), at: end + 2)
                     base.storeLE(UInt32(0), at: end + 4)
                     base.storeLE(childReferences[index].page, at: end + 8)
                     base.storeLE(childReferences[index].checksum, at: end + 16)
+                    Self.copy(key, to: base + end + Layout.branchCellHeader)
                 }
             }
             let slotsEnd = Layout.headerSize + node.count * Layout.slotSize

@@ -3,15 +3,21 @@ import Foundation
 import PackageDescription
 
 /// The storage engine Trellis is built on (issue 37), chosen at build time:
-/// `TRELLIS_STORAGE_ENGINE=lmdb` (the default until the core suite passes on TrellisStorage):
-/// LMDB from the system (`CLMDB`), Sources/Trellis/Storage/LMDB;
-/// `TRELLIS_STORAGE_ENGINE=trellis`: TrellisStorage (Sources/TrellisStorage), no C library,
-/// Sources/Trellis/Storage/Engine. Build each in its own folder (`--scratch-path .build-ts`):
-/// switching in one folder rebuilds Trellis and everything above it.
-/// A build-time switch, not an open-time one: each build reads leaf pages in place for its own
-/// page format with no dispatch on the hot paths, and the TrellisStorage build links no LMDB.
-let storageEngine = ProcessInfo.processInfo.environment["TRELLIS_STORAGE_ENGINE"] ?? "lmdb"
-let onLMDB = storageEngine != "trellis"
+/// by default (or `TRELLIS_STORAGE_ENGINE=trellis`) TrellisStorage (Sources/TrellisStorage,
+/// Sources/Trellis/Storage/Engine): no C library, files of earlier versions converted on open
+/// (TrellisLMDBFormat); `TRELLIS_STORAGE_ENGINE=lmdb`: the old engine, LMDB from the system
+/// (`CLMDB`, Sources/Trellis/Storage/LMDB), kept buildable and tested by CI. Build it in its own
+/// folder (`--scratch-path .build-lmdb`): switching in one folder rebuilds Trellis and everything
+/// above it. A build-time switch, not an open-time one: each build reads leaf pages in place for
+/// its own page format with no dispatch on the hot paths.
+/// In the default build nothing but test targets depends on CLMDB (TrellisStorageTests: the
+/// differential tests of TrellisStorage against LMDB), so `swift build` and every product need no
+/// LMDB; `swift build --build-tests` does (Scripts/install-deps.sh --tests).
+let storageEngine = ProcessInfo.processInfo.environment["TRELLIS_STORAGE_ENGINE"] ?? "trellis"
+guard ["trellis", "lmdb"].contains(storageEngine) else {
+    fatalError("TRELLIS_STORAGE_ENGINE is '\(storageEngine)': use 'trellis' (the default, TrellisStorage) or 'lmdb'.")
+}
+let onLMDB = storageEngine == "lmdb"
 let engineDefines: [SwiftSetting] = onLMDB ? [.define("TRELLIS_LMDB")] : []
 
 let package = Package(
@@ -21,8 +27,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Trellis", targets: ["Trellis"]),
-        // The page store of our own (issue 35, docs/STORAGE.md); Trellis is built on it with
-        // TRELLIS_STORAGE_ENGINE=trellis (issue 37).
+        // The page store of our own (issue 35, docs/STORAGE.md); Trellis is built on it (issue 37).
         .library(name: "TrellisStorage", targets: ["TrellisStorage"]),
         // Reads and converts files of earlier Trellis versions (LMDB format), without LMDB.
         .library(name: "TrellisLMDBFormat", targets: ["TrellisLMDBFormat"]),
@@ -58,7 +63,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
-        // LMDB from the system (Debian: liblmdb-dev). Only Sources/Trellis/Storage imports it.
+        // LMDB from the system (Debian: liblmdb-dev): Sources/Trellis/Storage/LMDB in the LMDB
+        // build, and the tests of TrellisStorage against LMDB. No product of the default build.
         .systemLibrary(
             name: "CLMDB",
             pkgConfig: "lmdb",
@@ -77,7 +83,7 @@ let package = Package(
         // Issue 35: copy-on-write B+trees in a checksummed file, one sync per commit. Only
         // Foundation, the platform C library (Sources/TrellisStorage/Platform.swift) and
         // swift-crypto (encrypted files, PageCipher.swift).
-        // Trellis's engine when built with TRELLIS_STORAGE_ENGINE=trellis (issue 37).
+        // Trellis's engine (issue 37) unless built with TRELLIS_STORAGE_ENGINE=lmdb.
         .target(
             name: "TrellisStorage",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
@@ -184,11 +190,11 @@ let package = Package(
             exclude: ["Resources"],
             swiftSettings: [.swiftLanguageMode(.v6)] + engineDefines
         ),
-        // Writer and reader processes for TrellisStorageTests' kill test.
+        // Writer and reader processes for TrellisStorageTests' kill test. No CLMDB: its
+        // `hold-lmdb` mode loads liblmdb when it runs, so `swift build` needs no LMDB.
         .executableTarget(
             name: "TrellisStorageProcessHelper",
-            // CLMDB only for `hold-lmdb` (an LMDB process holding an old file open).
-            dependencies: ["TrellisStorage", "TrellisLMDBFormat", "CLMDB"],
+            dependencies: ["TrellisStorage", "TrellisLMDBFormat"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // TrellisStorage against LMDB (CLMDB is test-only here), simulated power loss, I/O errors.

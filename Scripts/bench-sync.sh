@@ -7,7 +7,6 @@
 # debug build (what CI runs, so the benchmark never rots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash Scripts/install-deps.sh
 configuration=release
 for argument in "$@"; do [ "$argument" = "--smoke" ] && configuration=debug; done
 for product in trellis-sync SyncBench; do

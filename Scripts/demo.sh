@@ -3,7 +3,7 @@
 # folder; pass --dir FOLDER to keep the files somewhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Scripts/install-deps.sh
+# Nothing to install: Trellis needs no system library (Scripts/install-deps.sh).
 if [[ " $* " == *" --dir "* ]]; then
     swift run -c release trellis demo "$@"
 else

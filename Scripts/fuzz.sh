@@ -7,7 +7,6 @@
 #   bash Scripts/fuzz.sh [SECONDS] [TARGET...]     (targets: FuzzQuery FuzzFile FuzzExtendedJSON FuzzSchema)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash Scripts/install-deps.sh
 seconds="${1:-180}"
 shift || true
 targets=("$@")

@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Installs what Trellis needs on a fresh Debian machine (LMDB and pkg-config), if missing.
+# Trellis itself (the library, `trellis`, TrellisSync and `trellis-sync`) needs no system library:
+# Swift 6.3 is all (its C code, BoringSSL, comes with swift-crypto). Nothing to install for it.
+#
+# With --tests: what the package's tests and benchmarks compare Trellis with, installed on a Debian
+# machine if missing: LMDB and pkg-config (the differential and power-loss tests of TrellisStorage
+# against LMDB, the LMDB-format files of earlier Trellis versions, the old LMDB engine's build with
+# TRELLIS_STORAGE_ENGINE=lmdb, and StorageBench's peer). The sync tests' PostgreSQL is installed by
+# Scripts/postgres.sh.
 set -euo pipefail
+[ "${1:-}" = "--tests" ] || exit 0
 if ! pkg-config --exists lmdb 2>/dev/null; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Runs the test suite (Swift Testing), installing LMDB first if needed.
+# Runs the test suite (Swift Testing) on the default build, Trellis on TrellisStorage: the core
+# suite and the CLI's tests, TrellisStorage's own (differential and power-loss tests against LMDB
+# included) and the sync tests (encrypted synced Realms included). Trellis needs no system library;
+# the tests install LMDB (the differential tests' peer, files of earlier versions) if missing.
+# The old LMDB engine's build is tested by Scripts/test-lmdb.sh (CI runs both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Scripts/install-deps.sh
+bash Scripts/install-deps.sh --tests
 swift build --build-tests
 # The sync integration tests (Tests/TrellisSyncTests) use a throwaway PostgreSQL on 127.0.0.1,
 # installed with apt-get if missing and run as an unprivileged user (Scripts/postgres.sh).

@@ -12,8 +12,8 @@ struct UpgradeCommand: ParsableCommand {
             original and then put in its place; the original is kept as FILE.lmdb-backup until then. A stopped \
             upgrade (a crash, a kill) leaves the original or the verified new file, and running the command \
             again finishes it. A file already in the current format is left as it is. No other process may \
-            have the file open. Until Trellis itself opens TrellisStorage files (issue 37), only TrellisStorage \
-            reads a converted file.
+            have the file open. A writable Realm converts such a file when it opens it; a read-only open needs \
+            this command first.
             """)
 
     @Argument(help: "The database file.")

@@ -18,10 +18,12 @@
 //                                                  STOP-th progress step; exits 0 if it finishes first
 //   TrellisStorageProcessHelper hold-lmdb PATH     opens the LMDB file PATH with liblmdb (as Trellis
 //                                                  versions before TrellisStorage did), prints
-//                                                  "holding", and keeps it open until killed
+//                                                  "holding", and keeps it open until killed;
+//                                                  liblmdb is loaded when this mode runs
+//                                                  (LMDBHolder.swift), so building the package
+//                                                  needs no LMDB: only its tests do
 //
 // Every mode exits (status 9) within 50 ms of the test process's death (ParentWatch).
-import CLMDB
 import Foundation
 import TrellisLMDBFormat
 import TrellisStorage
@@ -49,9 +51,10 @@ if arguments.count == 4 && arguments[1] == "fuzz-replay" {
     }
 }
 if arguments.count == 3 && arguments[1] == "hold-lmdb" {
-    var lmdb: OpaquePointer?
-    guard mdb_env_create(&lmdb) == 0, mdb_env_open(lmdb, arguments[2], UInt32(MDB_NOSUBDIR | MDB_RDONLY), 0o644) == 0 else {
-        print("failed to open")
+    do {
+        try LMDBHolder.open(arguments[2])
+    } catch {
+        print("failed to open: \(error)")
         exit(4)
     }
     FileHandle.standardOutput.write(Data("holding\n".utf8))

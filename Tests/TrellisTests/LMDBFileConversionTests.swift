@@ -54,7 +54,7 @@ final class LCPart: Object {
         #expect(mdb_env_create(&env) == 0)
         defer { mdb_env_close(env) }
         mdb_env_set_maxdbs(env, 4096)
-        #expect(mdb_env_open(env, path, UInt32(MDB_NOSUBDIR | MDB_RDONLY), 0o644) == 0)
+        try #require(mdb_env_open(env, path, UInt32(MDB_NOSUBDIR | MDB_RDONLY), 0o644) == 0, "opening '\(path)'")
         var txn: OpaquePointer?
         #expect(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn) == 0)
         defer { mdb_txn_abort(txn) }
@@ -176,6 +176,51 @@ final class LCPart: Object {
         try txn.commit()
         #expect(Self.catalogFormat(try Self.lmdbTrees(url.path)) == format)
         return url
+    }
+
+    /// Resources/LMDBFiles: format-3, format-4 and every-kind files written by this (LMDB) build,
+    /// opened through `Realm` on the TrellisStorage build by LMDBFixtureOpenTests.
+    static let checkedInFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Resources/LMDBFiles")
+
+    /// A file of the current main with every property kind (EveryKindFixture).
+    func everyKindFile() throws -> URL {
+        let url = folder.file("every-kind.realm")
+        try onOtherThread {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: EveryKindFixture.types()))
+            try EveryKindFixture.populate(realm)
+        }
+        #expect(Self.catalogFormat(try Self.lmdbTrees(url.path)) == SchemaCatalog.formatVersion)
+        return url
+    }
+
+    /// Writes Resources/LMDBFiles again (compacted copies, as `writeCopy` makes them), only when
+    /// `TRELLIS_WRITE_LMDB_FIXTURES` names the folder to write them to:
+    /// `TRELLIS_STORAGE_ENGINE=lmdb TRELLIS_WRITE_LMDB_FIXTURES=$PWD/Tests/TrellisTests/Resources/LMDBFiles
+    /// swift test --scratch-path .build-lmdb --filter writesTheCheckedInFixtures`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["TRELLIS_WRITE_LMDB_FIXTURES"] != nil))
+    func writesTheCheckedInFixtures() throws {
+        let target = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["TRELLIS_WRITE_LMDB_FIXTURES"]))
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        for (name, source) in [("format3.realm", try olderFormatFile(3)), ("format4.realm", try olderFormatFile(4)),
+                               ("every-kind.realm", try everyKindFile())]
+        {
+            let destination = target.appendingPathComponent(name).path
+            try? FileManager.default.removeItem(atPath: destination)
+            let environment = try Environment(path: source.path, readOnly: true, initialMapSize: 1 << 24, mapSizeLimit: 1 << 30)
+            try environment.copyCompacted(to: destination)
+        }
+    }
+
+    /// The checked-in files are what their names say and convert tree for tree.
+    @Test func theCheckedInFixturesConvertTreeForTree() throws {
+        for (name, format) in [("format3", 3), ("format4", 4), ("every-kind", SchemaCatalog.formatVersion)] {
+            // A copy: liblmdb makes a lock file beside what it opens.
+            let url = folder.file("\(name)-checked-in.realm")
+            try FileManager.default.copyItem(at: Self.checkedInFixtures.appendingPathComponent("\(name).realm"), to: url)
+            #expect(Self.catalogFormat(try Self.lmdbTrees(url.path)) == format, "\(name)")
+            #expect(try convertAndCompare(url, name) > 1000)
+        }
     }
 
     @Test func theFormatTwoFixtureConverts() throws {

@@ -29,8 +29,8 @@ struct Bench: ParsableCommand {
     @Flag(help: ArgumentHelp(
         "W1, W2, W5 and W7 on a plain and on an encrypted file (encryptionKey), with the ratio; with "
             + "--instructions, instructions per operation of both.",
-        discussion: "Needs Trellis built on TrellisStorage (TRELLIS_STORAGE_ENGINE=trellis): the LMDB build cannot "
-            + "encrypt. `bash Scripts/bench.sh --encrypted` builds that one."))
+        discussion: "Needs Trellis built on TrellisStorage (the default build): the LMDB build "
+            + "(TRELLIS_STORAGE_ENGINE=lmdb) cannot encrypt. `bash Scripts/bench.sh --encrypted` always builds the default one."))
     var encrypted = false
     @Option(help: "With --instructions: keep the callgrind profiles in this folder (for callgrind_annotate).")
     var profiles: String?

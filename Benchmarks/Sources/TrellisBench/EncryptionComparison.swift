@@ -6,9 +6,8 @@ import TrellisStorage
 /// (`Realm.Configuration.encryptionKey`, AES-256-GCM per page, docs/STORAGE.md section 12) in
 /// one run, each figure's plain and encrypted medians side by side with their ratio.
 ///
-/// Only Trellis built on TrellisStorage encrypts (`TRELLIS_STORAGE_ENGINE=trellis`; `bench.sh
-/// --encrypted` builds that one); the LMDB build refuses a key, which stops the run with a
-/// message saying so.
+/// Only Trellis built on TrellisStorage (the default build) encrypts; the LMDB build
+/// (`TRELLIS_STORAGE_ENGINE=lmdb`) refuses a key, which stops the run with a message saying so.
 enum BenchEncryption {
     /// The key of every encrypted file of a run (any 64 bytes do).
     static let key = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
@@ -27,8 +26,8 @@ enum BenchEncryption {
     struct Unsupported: Error, CustomStringConvertible {
         var description: String {
             "--encrypted needs Trellis built on TrellisStorage: the LMDB build cannot encrypt files. Run "
-                + "`bash Scripts/bench.sh --encrypted` (it builds that one in Benchmarks/.build-ts) or set "
-                + "TRELLIS_STORAGE_ENGINE=trellis."
+                + "`bash Scripts/bench.sh --encrypted` (it builds the default TrellisStorage build in Benchmarks/.build) "
+                + "without TRELLIS_STORAGE_ENGINE=lmdb."
         }
     }
 }

@@ -39,8 +39,8 @@ extension Realm {
 
         /// The 64-byte key the file is encrypted with (AES-256-GCM pages; docs/STORAGE.md,
         /// section 12), or nil for a plain file. A key of another length traps when the file is
-        /// opened, as in Realm. Encryption needs the TrellisStorage build
-        /// (`TRELLIS_STORAGE_ENGINE=trellis`); the LMDB build throws `.fail` for a key.
+        /// opened, as in Realm. Encryption needs the TrellisStorage build (the
+        /// default); the LMDB build (`TRELLIS_STORAGE_ENGINE=lmdb`) throws `.fail` for a key.
         public var encryptionKey: Data?
 
         /// Open the file for reading only: writes trap, and the file must exist.

@@ -4,8 +4,8 @@ import Foundation
 ///
 /// A key is 64 bytes; any other length is a programmer's mistake and stops the program with
 /// Realm's message (as `RLMRealmValidatedEncryptionKey` does). Files are encrypted only in the
-/// TrellisStorage build (`TRELLIS_STORAGE_ENGINE=trellis`): LMDB cannot encrypt its pages, so
-/// the LMDB build refuses a valid key with a typed error.
+/// TrellisStorage build (the default): LMDB cannot encrypt its pages, so the LMDB build
+/// (`TRELLIS_STORAGE_ENGINE=lmdb`) refuses a valid key with a typed error.
 enum EncryptionKey {
     /// The length of a key.
     static let length = 64
@@ -32,8 +32,8 @@ enum EncryptionKey {
         guard let bytes = validated(key) else { return nil }
         guard isSupported else {
             throw Realm.Error(.fail, "Encryption is not supported by Trellis built on LMDB. Remove encryptionKey "
-                + "from the configuration of '\(path)', or build Trellis with TRELLIS_STORAGE_ENGINE=trellis, whose "
-                + "files can be encrypted.", fileURL: path)
+                + "from the configuration of '\(path)', or build Trellis without TRELLIS_STORAGE_ENGINE=lmdb "
+                + "(the default build, on TrellisStorage, encrypts files).", fileURL: path)
         }
         return bytes
     }

@@ -5,7 +5,10 @@ import Foundation
 ///
 /// Entries are keyed by their first page and the checksum of the reference that led there (a
 /// reused page number has a new checksum, so a stale entry is never served), hold one page or
-/// an overflow run, and are evicted by CLOCK once more than `capacity` pages are cached.
+/// an overflow run, and are evicted by CLOCK once more than `capacity` pages are cached: they sit
+/// in fixed slots the hand sweeps in order (a removed entry leaves its slot empty for the next
+/// insert, nothing moves), and an entry is inserted referenced, so it stays at least one full
+/// turn of the hand.
 ///
 /// Bytes are lent to transactions until they end, so an evicted entry's memory is retired, not
 /// freed: every transaction takes an epoch when it begins (`beginUse`), and memory retired at
@@ -29,10 +32,16 @@ final class DecryptedPageCache: @unchecked Sendable {
     /// The most pages kept in the cache (retired pages still lent come on top).
     let capacity: Int
     private let lock = NSLock()
-    private var entries: [Entry] = []
+    /// Entries by slot (nil: an empty slot, listed in `freeSlots`); `positions` maps a first
+    /// page to its slot.
+    private var slots: [Entry?] = []
+    private var freeSlots: [Int] = []
     private var positions: [UInt64: Int] = [:]
     private var hand = 0
     private var cachedPages = 0
+    /// Lookups, and those that found nothing (the page was then decrypted), since the cache began.
+    private var lookups = 0
+    private var misses = 0
     private var epoch: UInt64 = 0
     private var liveEpochs: [UInt64: Int] = [:]
     private var retired: [Retired] = []
@@ -43,7 +52,7 @@ final class DecryptedPageCache: @unchecked Sendable {
     }
 
     deinit {
-        for entry in entries { entry.bytes.deallocate() }
+        for case let entry? in slots { entry.bytes.deallocate() }
         for old in retired { old.bytes.deallocate() }
     }
 
@@ -55,12 +64,16 @@ final class DecryptedPageCache: @unchecked Sendable {
         var retiredPages: Int
         /// Live transactions (and other walks) holding an epoch.
         var liveUses: Int
+        /// Lookups since the cache began, and those that missed (each miss is a decryption).
+        var lookups: Int
+        var misses: Int
     }
 
     var status: Status {
         lock.lock()
         defer { lock.unlock() }
-        return Status(cachedPages: cachedPages, retiredPages: retiredPages, liveUses: liveEpochs.values.reduce(0, +))
+        return Status(cachedPages: cachedPages, retiredPages: retiredPages, liveUses: liveEpochs.values.reduce(0, +),
+                      lookups: lookups, misses: misses)
     }
 
     // MARK: - Uses (transactions)
@@ -97,10 +110,14 @@ final class DecryptedPageCache: @unchecked Sendable {
     func lookup(page: UInt64, checksum: UInt64, pages: Int) -> UnsafeRawPointer? {
         lock.lock()
         defer { lock.unlock() }
-        guard let position = positions[page] else { return nil }
-        let entry = entries[position]
-        guard entry.checksum == checksum, entry.pages == pages else { return nil }
-        entries[position].referenced = true
+        lookups &+= 1
+        guard let position = positions[page], let entry = slots[position], entry.checksum == checksum,
+              entry.pages == pages
+        else {
+            misses &+= 1
+            return nil
+        }
+        slots[position]?.referenced = true
         return UnsafeRawPointer(entry.bytes)
     }
 
@@ -110,20 +127,27 @@ final class DecryptedPageCache: @unchecked Sendable {
     func insert(page: UInt64, checksum: UInt64, pages: Int, bytes: UnsafeMutableRawPointer) -> UnsafeRawPointer {
         lock.lock()
         defer { lock.unlock() }
-        if let position = positions[page] {
-            let existing = entries[position]
+        if let position = positions[page], let existing = slots[position] {
             if existing.checksum == checksum, existing.pages == pages {
                 bytes.deallocate()
-                entries[position].referenced = true
+                slots[position]?.referenced = true
                 return UnsafeRawPointer(existing.bytes)
             }
             remove(at: position)
         }
-        while cachedPages + pages > capacity, !entries.isEmpty {
+        while cachedPages + pages > capacity, !positions.isEmpty {
             evictOne()
         }
-        positions[page] = entries.count
-        entries.append(Entry(page: page, checksum: checksum, pages: pages, bytes: bytes, referenced: false))
+        let entry = Entry(page: page, checksum: checksum, pages: pages, bytes: bytes, referenced: true)
+        let position: Int
+        if let free = freeSlots.popLast() {
+            position = free
+            slots[position] = entry
+        } else {
+            position = slots.count
+            slots.append(entry)
+        }
+        positions[page] = position
         cachedPages += pages
         return UnsafeRawPointer(bytes)
     }
@@ -132,33 +156,35 @@ final class DecryptedPageCache: @unchecked Sendable {
     func removeAll() {
         lock.lock()
         defer { lock.unlock() }
-        while !entries.isEmpty { remove(at: entries.count - 1) }
+        for position in slots.indices where slots[position] != nil { remove(at: position) }
     }
 
-    /// CLOCK: the first entry from the hand not referenced since the hand last passed it.
+    /// CLOCK: the first entry from the hand not referenced since the hand last passed it (the
+    /// hand clears the mark of each referenced entry it passes). At least one entry is cached.
     private func evictOne() {
         while true {
-            if hand >= entries.count { hand = 0 }
-            if entries[hand].referenced {
-                entries[hand].referenced = false
+            if hand >= slots.count { hand = 0 }
+            guard let entry = slots[hand] else {
+                hand += 1
+                continue
+            }
+            if entry.referenced {
+                slots[hand]?.referenced = false
                 hand += 1
             } else {
                 remove(at: hand)
+                hand += 1
                 return
             }
         }
     }
 
-    /// Removes an entry, retiring its memory at the current epoch.
+    /// Removes an entry, leaving its slot empty and retiring its memory at the current epoch.
     private func remove(at position: Int) {
-        let entry = entries[position]
+        guard let entry = slots[position] else { return }
         positions[entry.page] = nil
-        let last = entries.count - 1
-        if position != last {
-            entries[position] = entries[last]
-            positions[entries[position].page] = position
-        }
-        entries.removeLast()
+        slots[position] = nil
+        freeSlots.append(position)
         cachedPages -= entry.pages
         retired.append(Retired(bytes: entry.bytes, epoch: epoch, pages: entry.pages))
         retiredPages += entry.pages

@@ -29,6 +29,14 @@ public struct LeafPage {
         return nil
     }
 
+    /// Entry `index` in place: its key, and its value unless an overflow run holds it (nil: read
+    /// it through the tree, `TreeAccess.withValue(forKey:)`). One read of the cell where
+    /// `key(at:)` and `inlineValue(at:)` take two.
+    @inline(__always)
+    public func entry(at index: Int) throws -> (key: UnsafeRawBufferPointer, inlineValue: UnsafeRawBufferPointer?) {
+        try view.leafEntry(at: index)
+    }
+
     /// The index of the first key >= `key`, and whether it is equal.
     @inline(__always)
     public func lowerBound(_ key: UnsafeRawBufferPointer, order: KeyOrder) throws -> (index: Int, found: Bool) {
@@ -72,10 +80,11 @@ public struct KeptIntegerLeaf {
     public func lookup(_ key: UInt64) -> LeafLookup {
         guard key >= firstKey, key <= lastKey else { return .elsewhere }
         let guess = key &- firstKey
-        if guess < UInt64(page.count), let found = try? page.key(at: Int(guess)), found.count == 8,
-           found.loadUnaligned(as: UInt64.self) == key
+        if guess < UInt64(page.count), let found = try? page.entry(at: Int(guess)), found.key.count == 8,
+           found.key.loadUnaligned(as: UInt64.self) == key
         {
-            return value(at: Int(guess))
+            guard let value = found.inlineValue else { return .elsewhere }
+            return .found(value)
         }
         var search = key
         return withUnsafeBytes(of: &search) { bytes in
@@ -86,7 +95,7 @@ public struct KeptIntegerLeaf {
 
     @inline(__always)
     private func value(at index: Int) -> LeafLookup {
-        guard let value = try? page.inlineValue(at: index) else { return .elsewhere }
+        guard let value = try? page.entry(at: index).inlineValue else { return .elsewhere }
         return .found(value)
     }
 }
@@ -113,7 +122,7 @@ public struct KeptBytesLeaf {
               let (index, found) = try? page.lowerBound(key, order: .bytes)
         else { return .elsewhere }
         guard found else { return .absent }
-        guard let value = try? page.inlineValue(at: index) else { return .elsewhere }
+        guard let value = try? page.entry(at: index).inlineValue else { return .elsewhere }
         return .found(value)
     }
 }

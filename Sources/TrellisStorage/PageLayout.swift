@@ -150,23 +150,39 @@ struct PageView {
     /// The index of the first key >= `key` (searching from 1 in a branch, whose cell 0 has no
     /// key) and whether it is equal. The page's header was validated (`validateTreePage`); each
     /// cell read is still checked against the page's bounds.
+    ///
+    /// Numbered keys (``NumberedKey``: 8-byte keys of integer order, 9-byte keys of byte order,
+    /// such as object keys and integer primary keys) are first looked for where their number
+    /// falls between the page's first and last numbers: keys made in order are dense, so the
+    /// guess or its neighbour is the answer. The guess only chooses which entries are compared;
+    /// the answer is always checked by comparing keys, as in a plain binary search.
     @inline(__always)
     func lowerBound(_ key: UnsafeRawBufferPointer, order: KeyOrder) throws -> (index: Int, found: Bool) {
         let leaf = isLeaf
         let header = leaf ? Layout.leafCellHeader : Layout.branchCellHeader
         let count = self.count
         let firstCell = Layout.headerSize &+ count &* Layout.slotSize
+        let numbered = NumberedKey(key, order: order)
         // Byte order: most comparisons are decided by the first eight bytes, compared as one
         // big-endian word.
         let wordCompares = order == .bytes && key.count >= 8
         let keyWord = wordCompares ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : 0
-        // Integer order with 8-byte keys (object keys): one native word compare decides.
-        let integerCompares = order == .integer && key.count == 8
-        let keyInteger = integerCompares ? key.loadUnaligned(as: UInt64.self) : 0
         var low = leaf ? 0 : 1, high = count
-        var equalAt = -1
+        // The entry to compare next when it is not the middle one: the guess, then its neighbour.
+        var probe = -1
+        var followsGuess = false
+        if let numbered, high &- low >= 4 {
+            switch guess(numbered, low: low, high: high, firstCell: firstCell, header: header) {
+            case .answer(let index, let found): return (index, found)
+            case .probe(let index):
+                probe = index
+                followsGuess = true
+            case .none:
+                break
+            }
+        }
         while low < high {
-            let middle = (low &+ high) &>> 1
+            let middle = probe >= low && probe < high ? probe : (low &+ high) &>> 1
             let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ middle &* Layout.slotSize))
             // The length is read from inside the page whatever the offset; the guard then
             // rejects an offset or a length that does not fit.
@@ -176,9 +192,8 @@ struct PageView {
             }
             let start = base + (offset &+ header)
             var comparison = 0
-            if integerCompares && length == 8 {
-                let value = start.loadUnaligned(as: UInt64.self)
-                comparison = value == keyInteger ? 0 : (value < keyInteger ? -1 : 1)
+            if let numbered, length == numbered.length {
+                comparison = numbered.compare(NumberedKey.read(start, tagged: numbered.isTagged))
             } else {
                 if wordCompares && length >= 8 {
                     let word = UInt64(bigEndian: start.loadUnaligned(as: UInt64.self))
@@ -186,14 +201,52 @@ struct PageView {
                 }
                 if comparison == 0 { comparison = order.compare(UnsafeRawBufferPointer(start: start, count: length), key) }
             }
+            // A tree's keys are unique and in order: an equal key is the answer.
+            if comparison == 0 { return (middle, true) }
             if comparison < 0 {
                 low = middle &+ 1
+                probe = followsGuess ? middle &+ 1 : -1
             } else {
-                if comparison == 0 { equalAt = middle }
                 high = middle
+                probe = followsGuess ? middle &- 1 : -1
             }
+            followsGuess = false
         }
-        return (low, equalAt == low)
+        return (low, false)
+    }
+
+    /// Where a numbered key's search starts, from the numbers of the entries at `low` and
+    /// `high - 1`: an exact answer when the key is at or outside either end, else the entry its
+    /// number's share of the way between them points at. `.none` when either end is not a key of
+    /// the same kind (another length or tag) or a cell is unsound (the search then reports it).
+    @inline(__always)
+    private func guess(_ key: NumberedKey, low: Int, high: Int, firstCell: Int, header: Int) -> Guess {
+        guard let first = numberedKey(at: low, like: key, firstCell: firstCell, header: header),
+              let last = numberedKey(at: high &- 1, like: key, firstCell: firstCell, header: header),
+              first.tag == key.tag, last.tag == key.tag, first.number < last.number
+        else { return .none }
+        if key.number <= first.number { return .answer(low, key.number == first.number) }
+        if key.number >= last.number { return key.number == last.number ? .answer(high &- 1, true) : .answer(high, false) }
+        // (key - first) / (last - first) of the way from `low` to `high - 1`, strictly inside.
+        let span = UInt64(high &- 1 &- low)
+        let scaled = (key.number &- first.number).multipliedFullWidth(by: span)
+        let share = (last.number &- first.number).dividingFullWidth((scaled.high, scaled.low)).quotient
+        return .probe(low &+ Int(share))
+    }
+
+    private enum Guess {
+        case answer(Int, Bool)
+        case probe(Int)
+        case none
+    }
+
+    /// The numbered key of entry `index` if it has `key`'s length and its cell fits the page.
+    @inline(__always)
+    private func numberedKey(at index: Int, like key: NumberedKey, firstCell: Int, header: Int) -> NumberedKey? {
+        let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
+        let length = Int(base.loadLE(UInt16.self, at: min(offset, Layout.pageSize &- 2)))
+        guard offset >= firstCell, length == key.length, offset &+ header &+ length <= Layout.pageSize else { return nil }
+        return NumberedKey.read(base + (offset &+ header), tagged: key.isTagged)
     }
 
     /// The child of branch entry `index`.
@@ -201,6 +254,37 @@ struct PageView {
         let offset = try cellOffset(index, header: Layout.branchCellHeader)
         return PageReference(page: base.loadLE(UInt64.self, at: offset + 8),
                              checksum: base.loadLE(UInt64.self, at: offset + 16))
+    }
+
+    /// Leaf entry `index` read with one look at its cell: its key, and its value when stored
+    /// inline (nil when an overflow run holds it: read it through the tree). The same checks as
+    /// `key(at:)` and `value(at:)`.
+    @inline(__always)
+    func leafEntry(at index: Int) throws -> (key: UnsafeRawBufferPointer, inlineValue: UnsafeRawBufferPointer?) {
+        let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
+        guard offset >= Layout.headerSize &+ count &* Layout.slotSize, offset &+ Layout.leafCellHeader <= Layout.pageSize else {
+            throw corrupt("entry \(index) points outside the page")
+        }
+        let keyLength = Int(base.loadLE(UInt16.self, at: offset))
+        let kind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)
+        let length = Int(base.loadLE(UInt32.self, at: offset &+ 4))
+        let start = offset &+ Layout.leafCellHeader &+ keyLength
+        guard start <= Layout.pageSize, keyLength <= StorageLimits.maximumKeyLength else {
+            throw corrupt("the key of entry \(index) runs past the page")
+        }
+        let key = UnsafeRawBufferPointer(start: base + (offset &+ Layout.leafCellHeader), count: keyLength)
+        switch kind {
+        case 0:
+            guard start &+ length <= Layout.pageSize else { throw corrupt("the value of entry \(index) runs past the page") }
+            return (key, UnsafeRawBufferPointer(start: base + start, count: length))
+        case 1:
+            guard start &+ Layout.overflowReferenceSize <= Layout.pageSize, length <= StorageLimits.maximumValueLength,
+                  Layout.isOverflow(keyLength: keyLength, valueLength: length)
+            else { throw corrupt("the overflow reference of entry \(index) is malformed") }
+            return (key, nil)
+        default:
+            throw corrupt("entry \(index) has value kind \(kind)")
+        }
     }
 
     /// The value of leaf entry `index`: the bytes in place, or the overflow run that holds them.
@@ -224,6 +308,55 @@ struct PageView {
         default:
             throw corrupt("entry \(index) has value kind \(kind)")
         }
+    }
+}
+
+/// A key that is a number in its tree's order: an 8-byte key of integer order (native byte
+/// order: object keys), or a 9-byte key of byte order, a tag byte then a big-endian number
+/// (integer primary keys): such keys compare as (tag, number).
+struct NumberedKey {
+    let tag: UInt8
+    let number: UInt64
+    let isTagged: Bool
+
+    var length: Int { isTagged ? 9 : 8 }
+
+    /// `key` as a numbered key of `order`, or nil when it is not one.
+    @inline(__always)
+    init?(_ key: UnsafeRawBufferPointer, order: KeyOrder) {
+        switch order {
+        case .integer:
+            guard key.count == 8 else { return nil }
+            self.init(tag: 0, number: key.loadUnaligned(as: UInt64.self), isTagged: false)
+        case .bytes:
+            guard key.count == 9 else { return nil }
+            self.init(tag: key[0], number: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 1, as: UInt64.self)),
+                      isTagged: true)
+        }
+    }
+
+    @inline(__always)
+    init(tag: UInt8, number: UInt64, isTagged: Bool) {
+        self.tag = tag
+        self.number = number
+        self.isTagged = isTagged
+    }
+
+    /// The numbered key stored at `start` (its length already checked).
+    @inline(__always)
+    static func read(_ start: UnsafeRawPointer, tagged: Bool) -> NumberedKey {
+        tagged
+            ? NumberedKey(tag: start.load(as: UInt8.self), number: UInt64(bigEndian: start.loadUnaligned(fromByteOffset: 1, as: UInt64.self)),
+                          isTagged: true)
+            : NumberedKey(tag: 0, number: start.loadUnaligned(as: UInt64.self), isTagged: false)
+    }
+
+    /// How `other` sorts against this key: negative, zero or positive as it comes before, is
+    /// equal to, or comes after (the tree's order: the tag byte first, then the number).
+    @inline(__always)
+    func compare(_ other: NumberedKey) -> Int {
+        if other.tag != tag { return other.tag < tag ? -1 : 1 }
+        return other.number == number ? 0 : (other.number < number ? -1 : 1)
     }
 }
 

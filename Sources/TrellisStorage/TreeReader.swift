@@ -79,7 +79,15 @@ struct TreeReader {
             current = node.children[found ? index : index - 1]
             levelNumber += 1
         }
-        guard case .clean(var reference) = current else { return nil }
+        guard case .clean(let reference) = current else { return nil }
+        return try locate(from: reference, level: levelNumber, key: key)
+    }
+
+    /// The leaf entry holding `key` in the committed subtree of `reference`, a page at level
+    /// `level` (the root is level 1), or nil when the key is not there.
+    @inline(__always)
+    func locate(from reference: PageReference, level: Int, key: UnsafeRawBufferPointer) throws -> (level: TreeLevel, index: Int)? {
+        var reference = reference, levelNumber = level
         while true {
             let view = try snapshot.treePage(reference)
             guard view.isLeaf == (levelNumber == depth) else {

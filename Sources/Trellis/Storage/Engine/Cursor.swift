@@ -152,8 +152,8 @@ final class Cursor {
                 keys.reserveCapacity(keys.count + leaf.count)
                 values.reserveCapacity(values.count + leaf.count)
                 for index in 0..<leaf.count {
-                    let key = try leaf.key(at: index)
-                    if let value = try leaf.inlineValue(at: index) {
+                    let (key, inlineValue) = try leaf.entry(at: index)
+                    if let value = inlineValue {
                         values.append(value)
                     } else {
                         // A value in an overflow run: the tree lends it in place too.

@@ -41,6 +41,10 @@ final class Transaction {
     /// snapshot's pages never change, so they stay valid until it ends.
     @exclusivity(unchecked) private var keptLeaves: (KeptLeaf<KeptIntegerLeaf>?, KeptLeaf<KeptIntegerLeaf>?) = (nil, nil)
     @exclusivity(unchecked) private var keptBytesLeaf: KeptLeaf<KeptBytesLeaf>?
+    /// The trees ``get(_:searchingKey:)`` searched in this read snapshot, by handle, with their
+    /// root indexes (``SearchedRoot``): a snapshot's roots never change, so an index stays valid
+    /// until it ends; forgotten with the trees (end, suspend, renew, drop).
+    @exclusivity(unchecked) private var searchedRoots: [SearchedRoot] = []
 
     /// Begins a read snapshot, or the write transaction (waiting for any other writer).
     /// `holdingGate`: the caller already took the write gate for this write transaction, which
@@ -119,6 +123,7 @@ final class Transaction {
     private func forgetTrees() {
         keptLeaves = (nil, nil)
         keptBytesLeaf = nil
+        searchedRoots.removeAll(keepingCapacity: true)
         accesses.removeAll(keepingCapacity: true)
         absent.removeAll(keepingCapacity: true)
     }
@@ -367,15 +372,32 @@ final class Transaction {
         return leaf.lookup(key).answer ?? get(dbi, key: key)
     }
 
-    /// The value under `key`, for lookups with no order to them (primary keys).
+    /// The value under `key`, for lookups with no order to them (primary keys). A read snapshot
+    /// not shared between threads reads the root of a tree it searches often into a
+    /// ``RootIndex`` (``SearchedRoot``) and starts later searches below it.
     @inline(__always)
     func get(_ dbi: DatabaseHandle, searchingKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        get(dbi, key: key)
+        guard isReadOnly, !isShared, let access = access(dbi) else { return get(dbi, key: key) }
+        let index = Int(dbi)
+        if index < searchedRoots.count, let rootIndex = searchedRoots[index].index {
+            do {
+                return try access.value(forKey: key, rootIndex: rootIndex)
+            } catch {
+                noteReadFailure(error, "reading a value")
+                return nil
+            }
+        }
+        if index >= searchedRoots.count {
+            searchedRoots.append(contentsOf: repeatElement(SearchedRoot(), count: index + 1 - searchedRoots.count))
+        }
+        searchedRoots[index].count(access)
+        return get(dbi, key: key)
     }
 
     @inline(__always)
     func get(_ dbi: DatabaseHandle, searchingIntegerKey integerKey: UInt64) -> UnsafeRawBufferPointer? {
-        get(dbi, integerKey: integerKey)
+        var key = integerKey.littleEndian
+        return withUnsafeBytes(of: &key) { get(dbi, searchingKey: $0) }
     }
 
     private func writableTree(_ dbi: DatabaseHandle, _ operation: String) throws -> (WriteTransaction, String) {

@@ -123,14 +123,24 @@ struct JSONReport: Codable {
 }
 
 /// Runs the selected workloads in order, each engine on its own fresh files.
-struct Runner {
-    let sizes: Sizes
-    let selected: Set<String>
-    let log: Bool
+/// What a benchmark runner is given: the sizes, the workloads chosen, and whether to say on
+/// stderr what it is running (``progress(_:)``).
+protocol BenchRunner {
+    var sizes: Sizes { get }
+    var selected: Set<String> { get }
+    var log: Bool { get }
+}
 
+extension BenchRunner {
     func progress(_ text: String) {
         if log { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
     }
+}
+
+struct Runner: BenchRunner {
+    let sizes: Sizes
+    let selected: Set<String>
+    let log: Bool
 
     func run() throws -> [Row] {
         let scratch = Scratch(), sums = Checksums()

@@ -76,14 +76,10 @@ struct EncryptionReport: Codable {
 }
 
 /// Runs the comparison: every figure on the plain file, then the same on the encrypted one.
-struct EncryptionRunner {
+struct EncryptionRunner: BenchRunner {
     let sizes: Sizes
     let selected: Set<String>
     let log: Bool
-
-    func progress(_ text: String) {
-        if log { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
-    }
 
     func run() throws -> EncryptionReport {
         let scratch = Scratch(), sums = Checksums()

@@ -23,17 +23,9 @@ struct EncryptionInstructionCounter {
         defer { folder.cleanUp() }
         let chosen = Self.workloads.filter { workload in selected.contains { workload.rawValue.uppercased().hasPrefix($0) } }
         return try chosen.map { workload in
-            var perOperation = [Double]()
-            for encrypted in [false, true] {
-                let label = workload.rawValue + (encrypted ? "-encrypted" : "")
-                if log { FileHandle.standardError.write(Data("… \(label) under callgrind\n".utf8)) }
-                let measurement = try Callgrind.measure(label, arguments: [
-                    "--measure-instructions", workload.rawValue,
-                    "--objects", String(sizes.objects), "--list-owners", String(sizes.listOwners),
-                ] + (encrypted ? ["--encrypted"] : []), in: folder.url)
-                perOperation.append(measurement.perOperation)
-            }
-            return Result(workload: workload, plain: perOperation[0], encrypted: perOperation[1])
+            let plain = try workload.measure(sizes: sizes, in: folder.url, log: log)
+            let encrypted = try workload.measure(sizes: sizes, encrypted: true, in: folder.url, log: log)
+            return Result(workload: workload, plain: plain.perOperation, encrypted: encrypted.perOperation)
         }
     }
 

@@ -61,6 +61,20 @@ enum InstructionWorkload: String, CaseIterable {
     }
 }
 
+extension InstructionWorkload {
+    /// Runs this workload in a child process of this executable under callgrind
+    /// (``InstructionChild``), on an encrypted file when `encrypted`; the profile is named after
+    /// the workload (with "-encrypted").
+    func measure(sizes: Sizes, encrypted: Bool = false, in folder: URL, log: Bool) throws -> Callgrind.Measurement {
+        let label = rawValue + (encrypted ? "-encrypted" : "")
+        if log { FileHandle.standardError.write(Data("… \(label) under callgrind\n".utf8)) }
+        return try Callgrind.measure(label, arguments: [
+            "--measure-instructions", rawValue,
+            "--objects", String(sizes.objects), "--list-owners", String(sizes.listOwners),
+        ] + (encrypted ? ["--encrypted"] : []), in: folder)
+    }
+}
+
 /// Runs each operation in its own process under callgrind and reports instructions per op.
 struct InstructionCounter {
     let sizes: Sizes
@@ -86,11 +100,7 @@ struct InstructionCounter {
         defer { folder.cleanUp() }
         var results = [Result]()
         for workload in workloads {
-            if log { FileHandle.standardError.write(Data("… \(workload.rawValue) under callgrind\n".utf8)) }
-            let measurement = try Callgrind.measure(workload.rawValue, arguments: [
-                "--measure-instructions", workload.rawValue,
-                "--objects", String(sizes.objects), "--list-owners", String(sizes.listOwners),
-            ], in: folder.url)
+            let measurement = try workload.measure(sizes: sizes, in: folder.url, log: log)
             results.append(Result(workload: workload, instructions: measurement.instructions,
                                   operations: measurement.operations))
         }

@@ -17,11 +17,20 @@ struct FaultInjection: Sendable {
     /// Sleep this long after each merge of an upload, before taking the history lock (tests of
     /// an object changed by another writer during a merge).
     var pauseAfterMergeMilliseconds: Int?
+    /// Before committing each upload (written, its history entries pending), wait until this
+    /// file exists (tests of an upload that wrote first and commits last).
+    var holdUploadCommitUntil: String?
 
     func merged(_ uploadId: Int64, logger: Logging.Logger) async throws {
         guard let pause = pauseAfterMergeMilliseconds else { return }
         logger.notice("fault injection: pausing \(pause) ms after merging upload \(uploadId)")
         try await Task.sleep(for: .milliseconds(pause))
+    }
+
+    func beforeCommit(_ uploadId: Int64, logger: Logging.Logger) async throws {
+        guard let path = holdUploadCommitUntil else { return }
+        logger.notice("fault injection: upload \(uploadId) written, holding its commit until \(path) exists")
+        while !FileManager.default.fileExists(atPath: path) { try await Task.sleep(for: .milliseconds(20)) }
     }
 
     private static let written = Atomic<Int>(0)

@@ -13,10 +13,12 @@ import TrellisSyncProtocol
 /// the objects are read, merged with the conflict rules, checked against the permissions and
 /// their writes encoded with no lock at all; then one transaction locks the upload's objects,
 /// compares the rows' versions (`xmin`) with those the merge read, and runs the prepared
-/// writes; the history lock is taken only when it commits, to record the history entries.
-/// When another writer changed one of the objects meanwhile, the merge starts again from what
-/// is stored now. So one user's costly upload (a long list merge, a large message) holds up
-/// another user's upload only while its history entries are recorded.
+/// writes, which also write the history entries (pending); the history lock is taken only
+/// when it commits, to number those entries (`PostgresStore+HistoryNumbering.swift`). When
+/// another writer changed one of the objects meanwhile, the merge starts again from what is
+/// stored now. So one user's costly upload (a long list merge, a large message) holds up
+/// another user's upload only while its entries are numbered: an index update per entry,
+/// whatever the documents' size.
 extension PostgresStore {
     /// How many times an upload is merged again because others changed its objects meanwhile.
     static let maxMergeAttempts = 20
@@ -59,11 +61,10 @@ extension PostgresStore {
     /// statement in a fixed order, so two uploads never deadlock on them), which serializes
     /// uploads touching the same object, also one not stored yet (a row lock cannot cover a
     /// row that does not exist); then the client's row (its uploads one at a time) and the
-    /// rows read (`FOR UPDATE`, against SQL writers). The global history lock is taken only by
-    /// the history trigger when the transaction commits, and for the history entries of
-    /// deletes with nothing to delete, written last: the row writes, linear in the upload,
-    /// run outside it, so one user's large upload holds up another's only while its history
-    /// entries are recorded.
+    /// rows read (`FOR UPDATE`, against SQL writers). The global history lock is taken only
+    /// when the transaction commits, to number its history entries (written pending with the
+    /// rows, and for deletes with nothing to delete, last): the row writes and the documents'
+    /// copies into the history, linear in the upload's bytes, run outside it.
     ///
     /// Round trips to PostgreSQL (each one a wait for another process on a busy machine): BEGIN,
     /// `trellis_begin_upload` (client id, object locks, the client's row, its new last upload),
@@ -87,12 +88,10 @@ extension PostgresStore {
                 for collection in plan {
                     for write in collection.writes { try await connection.query(write, logger: logger) }
                 }
-                let historyWrites = plan.flatMap(\.historyWrites)
-                if !historyWrites.isEmpty {
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.historyLock))", logger: logger)
-                    for write in historyWrites { try await connection.query(write, logger: logger) }
-                }
+                // Pending like the trigger's entries: numbered when the transaction commits.
+                for write in plan.flatMap(\.historyWrites) { try await connection.query(write, logger: logger) }
                 faults.uploadWritten(upload.uploadId, logger: logger)
+                try await faults.beforeCommit(upload.uploadId, logger: logger)
                 return plan.flatMap(\.refused)
             }
         } catch let error as PostgresTransactionError where error.closureError is ObjectsChanged && error.rollbackError == nil {
@@ -262,7 +261,7 @@ extension PostgresStore {
     }
 
     /// The statements that write the outcome of a collection's changes, one per kind of write,
-    /// and those that write history entries directly (run under the history lock).
+    /// and those that write history entries directly (pending, numbered at the commit).
     private static func writes(of outcome: UploadOutcome, className: String, shape: SchemaShape)
         -> (writes: [PostgresQuery], historyWrites: [PostgresQuery])
     {
@@ -295,7 +294,6 @@ extension PostgresStore {
                 SELECT \(className), u.pk::jsonb, NULL, current_setting('trellis.client_id', true)
                 FROM unnest(\(keys)::text[]) WITH ORDINALITY AS u(pk, n) ORDER BY u.n
                 """)
-            historyWrites.append("SELECT pg_notify('trellis_history', \(className))")
         }
         if !outcome.newTombstones.isEmpty {
             let keys = outcome.newTombstones.map(\.primaryKey.jsonText)

@@ -15,8 +15,8 @@ struct PostgresStore: Sendable {
     /// Crash points for the recovery tests (none unless asked for on the command line).
     var faults = FaultInjection()
 
-    /// Serializes every writer of the history, so versions become visible in order: taken by
-    /// the history trigger when the writing transaction commits (the trigger is deferred),
+    /// Serializes the numbering of history entries, so versions become visible in order: taken
+    /// when a transaction that wrote entries commits (`PostgresStore+HistoryNumbering.swift`),
     /// held to the end of the commit.
     static let historyLock: Int64 = 7_217_001
     /// The seed of the per-object locks of uploads (`hashtextextended(class/_id, seed)`).
@@ -65,13 +65,14 @@ struct PostgresStore: Sendable {
                                        logger: logger)
             for function in SQLWriteStamps.functions { try await connection.query(PostgresQuery(unsafeSQL: function), logger: logger) }
             try await connection.query(PostgresQuery(unsafeSQL: Self.beginUploadFunctionSQL), logger: logger)
+            try await prepareHistoryNumbering(on: connection)
             try await connection.query("""
                 CREATE OR REPLACE FUNCTION trellis_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
                 DECLARE
                   by_sql boolean := coalesce(current_setting('trellis.client_id', true), '') = '';
                   stamp text;
                 BEGIN
-                  PERFORM pg_advisory_xact_lock(\(unescaped: String(Self.historyLock)));
+                  -- No lock: the entry is pending (a negative version) until its transaction commits.
                   IF TG_OP = 'DELETE' THEN
                     stamp := \(unescaped: Self.newestStamp("OLD._meta"));
                     IF by_sql THEN
@@ -89,7 +90,6 @@ struct PostgresStore: Sendable {
                     VALUES (TG_TABLE_NAME, NEW.doc -> TG_ARGV[0], NEW.doc, current_setting('trellis.client_id', true),
                             \(unescaped: Self.newestStamp("NEW._meta")));
                   END IF;
-                  PERFORM pg_notify('trellis_history', TG_TABLE_NAME);
                   RETURN NULL;
                 END $$
                 """, logger: logger)
@@ -104,20 +104,20 @@ struct PostgresStore: Sendable {
                     CREATE OR REPLACE TRIGGER trellis_stamp BEFORE INSERT OR UPDATE ON \(unescaped: table)
                     FOR EACH ROW EXECUTE FUNCTION trellis_stamp_sql_write()
                     """, logger: logger)
-                // Deferred to the commit: a transaction writes its rows without the history
-                // lock and takes it only to record its history entries (docs/SYNC.md, "Limits").
-                // Databases made before have an immediate trigger: it is replaced.
+                // Immediate (the entry is written with the row, outside the history lock, and
+                // numbered at the commit: docs/SYNC.md, "History order"). Databases made before
+                // have a deferred constraint trigger: it is replaced.
                 var isDeferred: Bool?
                 for try await (deferred) in try await connection.query("""
                     SELECT tginitdeferred FROM pg_trigger WHERE tgrelid = \(table)::regclass AND tgname = 'trellis_history'
                     """, logger: logger).decode(Bool.self) { isDeferred = deferred }
-                if isDeferred != true {
+                if isDeferred != false {
                     if isDeferred != nil {
                         try await connection.query("DROP TRIGGER trellis_history ON \(unescaped: table)", logger: logger)
                     }
                     try await connection.query("""
-                        CREATE CONSTRAINT TRIGGER trellis_history AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
-                        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION trellis_record_change('\(unescaped: key)')
+                        CREATE TRIGGER trellis_history AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
+                        FOR EACH ROW EXECUTE FUNCTION trellis_record_change('\(unescaped: key)')
                         """, logger: logger)
                 }
             }

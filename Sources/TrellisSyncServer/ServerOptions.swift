@@ -27,6 +27,10 @@ struct ServerOptions: Sendable {
     /// The largest WebSocket message the server reads (`--max-message-bytes`, 16 MiB); the
     /// first message of a connection (the hello, before the token is checked) may be 1 MiB at most.
     var maxMessageBytes = 16 << 20
+    /// The most object changes one upload may hold (`--max-changes-per-upload`, 1,000; the
+    /// client sends at most 500): numbering an upload's history entries under the history lock
+    /// takes time per entry, so this bounds how long one upload holds up the others.
+    var maxChangesPerUpload = 1_000
     /// Per-connection rate limits (``ConnectionRateLimit``): messages and bytes a second a
     /// client may send before the server slows its reading (`--max-messages-per-second`, 20;
     /// `--max-bytes-per-second`, 4 MiB).
@@ -57,11 +61,11 @@ struct ServerOptions: Sendable {
                             (--rules RULES | --allow-all) --auth PROVIDERS
                             [--host 127.0.0.1] [--port 9090] [--app-id trellis] [--schema-version 0]
                             [--jwt-key KEY] [--token-lifetime SECONDS] [--refresh-token-lifetime SECONDS]
-                            [--max-clock-skew SECONDS] [--max-message-bytes BYTES]
+                            [--max-clock-skew SECONDS] [--max-message-bytes BYTES] [--max-changes-per-upload N]
                             [--max-messages-per-second N] [--max-bytes-per-second BYTES]
                             [--history-poll-interval MILLISECONDS] [--shutdown-timeout SECONDS]
                             [--tls-cert PEM --tls-key PEM] [--history-retention SECONDS] [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
-                            [--pause-after-merge MILLISECONDS]
+                            [--pause-after-merge MILLISECONDS] [--hold-upload-commit-until PATH]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
         GET /health and GET /metrics (Prometheus text) on the same port: docs/SYNC.md, "Operations".
@@ -85,6 +89,8 @@ struct ServerOptions: Sendable {
                           conflict. Timestamps that are not hybrid logical clock timestamps are refused.
         --max-message-bytes  The largest WebSocket message read (16777216); a connection's first message (its
                           hello, read before its token is checked) may be 1 MiB at most.
+        --max-changes-per-upload N  The most object changes one upload may hold (1000; the client sends at most
+                          500): a larger upload is refused (error 230, nothing of it applied).
         --max-messages-per-second N / --max-bytes-per-second BYTES  Each connection's rate (20 messages and
                           4194304 bytes a second, a second's worth at once; one largest message is always let
                           through). A client over it is slowed, not cut off: the server reads its next message
@@ -104,6 +110,7 @@ struct ServerOptions: Sendable {
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         --pause-after-merge MILLISECONDS (tests): wait that long between an upload's merge and its writes.
+        --hold-upload-commit-until PATH (tests): before committing each upload, wait until the file PATH exists.
         """
 
     static func parse(_ arguments: [String]) throws -> ServerOptions {
@@ -145,6 +152,12 @@ struct ServerOptions: Sendable {
                         + "(default 16777216).")
                 }
                 options.maxMessageBytes = bytes
+            case "--max-changes-per-upload":
+                guard let count = Int(try value(argument)), count >= 500, count <= 1_000_000 else {
+                    throw OptionError("--max-changes-per-upload must be a number from 500 (what the client sends at "
+                        + "most) to 1000000 (default 1000).")
+                }
+                options.maxChangesPerUpload = count
             case "--max-messages-per-second":
                 guard let count = Int(try value(argument)), count >= 1, count <= 1_000_000 else {
                     throw OptionError("--max-messages-per-second must be a number from 1 to 1000000 (default 20).")
@@ -178,6 +191,7 @@ struct ServerOptions: Sendable {
             case "--kill-before-upload-commit": options.faults.killBeforeCommitOfUpload = Int(try value(argument))
             case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))
             case "--pause-after-merge": options.faults.pauseAfterMergeMilliseconds = Int(try value(argument))
+            case "--hold-upload-commit-until": options.faults.holdUploadCommitUntil = try value(argument)
             case "--help", "-h": throw OptionError(usage)
             default: throw OptionError("Unknown option '\(argument)'.\n\(usage)")
             }

@@ -479,6 +479,14 @@ final class SyncSessionHandler {
     }
 
     private func receive(_ upload: SyncMessage.Upload) async throws {
+        if upload.changes.count > options.maxChangesPerUpload {
+            // Its history entries would hold the history lock too long (docs/SYNC.md, "Limits").
+            _ = try await fail(.writeNotAllowed, "The upload \(upload.uploadId) was refused, nothing of it applied: it "
+                + "holds \(upload.changes.count) changes, more than the server takes in one upload "
+                + "(--max-changes-per-upload \(options.maxChangesPerUpload)).", fatal: false)
+            try await send(.ack(.init(uploadId: upload.uploadId, serverVersion: sentVersion)))
+            return
+        }
         var upload = upload
         var problems = [String]()
         var clamped = 0

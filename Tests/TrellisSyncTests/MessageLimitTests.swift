@@ -93,4 +93,36 @@ struct MessageLimitTests {
         #expect(elapsed >= .milliseconds(3000), "\(elapsed)")
         #expect(fixture.server.log.contains("slowing a sync connection"))
     }
+
+    /// An upload's history entries are numbered under the history lock, one index update
+    /// each, so the server bounds the changes of one upload (`--max-changes-per-upload`,
+    /// 1,000; the client sends at most 500): a larger upload is refused whole with 230 naming
+    /// the limit and acknowledged (the client drops it), one at the limit is applied.
+    @Test func uploadWithMoreChangesThanTheLimitIsRefusedWholeAndOneAtTheLimitApplied() async throws {
+        let fixture = try SyncFixture()
+        let stamp = HybridTimestamp(milliseconds: HybridTimestamp.milliseconds(of: Date()), counter: 0, clientId: "raw")
+            .description
+        func inserts(_ count: Int, _ prefix: String) -> [SyncObjectChange] {
+            (0..<count).map { index in
+                let key = JSONValue.object(["$oid": .string(String(format: "%@%020d", prefix, index))])
+                return SyncObjectChange(className: "SyncDog", primaryKey: key, kind: .insert, timestamp: stamp,
+                                        fields: [.set(name: "_id", value: key), .set(name: "name", value: .string("d\(index)"))])
+            }
+        }
+        let refused = RawSyncClient.errors(try await RawSyncClient.upload(fixture.server, inserts(1_001, "aaaa")))
+        #expect(refused.map(\.code) == [230])
+        #expect(refused.first?.message.contains("1001 changes") == true)
+        #expect(refused.first?.message.contains("--max-changes-per-upload 1000") == true)
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM \"SyncDog\"") == "0")
+
+        let applied = RawSyncClient.errors(try await RawSyncClient.upload(fixture.server, inserts(1_000, "bbbb")))
+        #expect(applied.isEmpty)
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM \"SyncDog\"") == "1000")
+        #expect(try PostgresFixture.psql(fixture.database, "SELECT count(*) FROM trellis_history") == "1000")
+        // Numbered at the commit as one block, in the order written.
+        #expect(try PostgresFixture.psql(fixture.database, """
+            SELECT max(version) - min(version) + 1 = 1000 AND bool_and(doc->>'name' = 'd' || (version - min_v)::text)
+            FROM trellis_history, (SELECT min(version) AS min_v FROM trellis_history) m GROUP BY min_v
+            """) == "t")
+    }
 }

@@ -1,13 +1,17 @@
 import Foundation
+import Logging
+import PostgresNIO
 import Synchronization
 import Testing
 import Trellis
 import TrellisSync
 import TrellisSyncProtocol
 
-/// One user's worst uploads do not hold up another user's (issue 36 item 4): the costly part
-/// of an upload (its merge) runs outside the global history lock, and each connection is held
-/// to a rate.
+/// One user's worst uploads do not hold up another user's (issue 36 item 4): the costly parts
+/// of an upload (its merge, its row writes, the documents' copies into the history) run
+/// outside the global history lock, which covers only the numbering of its history entries
+/// (an index update each, at most `--max-changes-per-upload`), and each connection is held to
+/// a rate.
 ///
 /// Latency is measured, not assumed: the victim's upload-to-acknowledgement latency while an
 /// attacker uploads is compared with the same measurement without the attacker, on the same
@@ -15,11 +19,18 @@ import TrellisSyncProtocol
 /// `TRELLIS_ISOLATION_REPORT=1` prints the figures.
 @Suite(.serialized)
 struct UploadIsolationTests {
-    /// What the attacker's uploads may add to the victim's median latency.
+    /// What the attacker's uploads may add to the victim's latency (its median and its slowest).
     static let allowedDelay = Duration.milliseconds(100)
 
     /// The attacker's kinds of upload.
-    static let kinds = [1: "list merges", 2: "largest message"]
+    static let kinds = [1: "list merges", 2: "largest message", 3: "most changes"]
+
+    /// The kind of the attacker's upload `uploadId`: each kind-1 and kind-2 upload is followed by
+    /// two kind-3 ones (short: without them, few victim samples would fall in their time).
+    static func kind(of uploadId: Int64) -> Int { [1, 3, 3, 2, 3, 3][Int((uploadId - 1) % 6)] }
+
+    /// The server's limit of changes per upload (`--max-changes-per-upload`'s default).
+    static let maxChanges = 1_000
 
     /// A one-change upload (a new dog) as upload `uploadId`.
     static func oneChange(_ uploadId: Int64, clientId: String) -> SyncMessage {
@@ -85,16 +96,40 @@ struct UploadIsolationTests {
         return .upload(.init(uploadId: uploadId, changes: changes))
     }
 
-    /// The attacker's largest message: inserts of tasks with long titles, `bytes` in all.
+    /// Random letters and digits (seeded), which PostgreSQL cannot compress: the titles of the
+    /// largest message are windows of it, so the whole message is written to the history's
+    /// TOAST as it is.
+    static let noise: [Character] = {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+        var random = SplitMix64(seed: 36)
+        return (0..<400_000).map { _ in alphabet[Int(random.next() % 64)] }
+    }()
+
+    /// The attacker's largest message: inserts of tasks with long titles (60,000 characters
+    /// that do not compress, each different), `bytes` in all.
     static func largestMessage(_ uploadId: Int64, bytes: Int, clientId: String) -> SyncMessage {
         let stamp = HybridTimestamp(milliseconds: HybridTimestamp.milliseconds(of: Date()), counter: 0,
                                     clientId: clientId).description
-        let title = String(repeating: "t", count: 60_000)
         var changes = [SyncObjectChange]()
-        for _ in 0..<(bytes / 60_400) {
+        for index in 0..<(bytes / 60_400) {
+            let start = (index * 997 + Int(uploadId) * 131) % (noise.count - 60_000)
+            let title = String(noise[start..<(start + 60_000)])
             let key = JSONValue.object(["$oid": .string(ObjectId.generate().stringValue)])
             changes.append(SyncObjectChange(className: "SyncTask", primaryKey: key, kind: .insert, timestamp: stamp,
                                             fields: [.set(name: "_id", value: key), .set(name: "title", value: .string(title))]))
+        }
+        return .upload(.init(uploadId: uploadId, changes: changes))
+    }
+
+    /// The attacker's upload with the most history entries the server takes: `count` small
+    /// inserts (each a history entry to number under the history lock).
+    static func mostChanges(_ uploadId: Int64, count: Int, clientId: String) -> SyncMessage {
+        let stamp = HybridTimestamp(milliseconds: HybridTimestamp.milliseconds(of: Date()), counter: 0,
+                                    clientId: clientId).description
+        let changes = (0..<count).map { index in
+            let key = JSONValue.object(["$oid": .string(ObjectId.generate().stringValue)])
+            return SyncObjectChange(className: "SyncDog", primaryKey: key, kind: .insert, timestamp: stamp,
+                                    fields: [.set(name: "_id", value: key), .set(name: "name", value: .string("a\(index)"))])
         }
         return .upload(.init(uploadId: uploadId, changes: changes))
     }
@@ -128,6 +163,27 @@ struct UploadIsolationTests {
         let victimToken = try await testApp(server.baseURL).login(credentials: .anonymous).accessToken ?? ""
         let attackerToken = try await testApp(server.baseURL).login(credentials: .anonymous).accessToken ?? ""
         let progress = AttackProgress()
+        // The longest wait for a lock in this database during the attack (PostgreSQL's
+        // `pg_locks.waitstart`), sampled every 10 ms: what one upload can make another wait for
+        // inside the database (history lock, object locks, rows). A sample taken late sees the
+        // wait so far, never more than it lasted.
+        let probe = Task {
+            let connection = try await HistoryOrderTests.connect(fixture.database)
+            // Cancelled mid-query, the query throws: the connection is closed either way.
+            defer { Task { try? await connection.close() } }
+            while !Task.isCancelled {
+                for try await (wait, lock) in try await connection.query("""
+                    SELECT coalesce(extract(epoch FROM clock_timestamp() - l.waitstart) * 1000, 0)::float8,
+                      l.locktype || ' ' || coalesce(l.objid::text, '')
+                    FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                    WHERE NOT l.granted AND a.datname = current_database()
+                    """, logger: HistoryOrderTests.logger).decode((Double, String).self)
+                {
+                    progress.longestLockWait.withLock { if wait > $0.milliseconds { $0 = (wait, lock) } }
+                }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
 
         let (baseline, underAttack) = try await RawSyncClient.connect(port: server.port, timeout: .seconds(600)) {
             victim -> ([Duration], [Int: [Duration]]) in
@@ -142,10 +198,12 @@ struct UploadIsolationTests {
                     let attackerId = try await Self.open(&attacker, attackerToken)
                     var uploadId: Int64 = 1
                     while !Task.isCancelled {
-                        let kind = uploadId % 2 == 1 ? 1 : 2
-                        let message = kind == 1
-                            ? Self.listMergeAttack(uploadId, ids: taskIds, clientId: attackerId)
-                            : Self.largestMessage(uploadId, bytes: maxMessage - (64 << 10), clientId: attackerId)
+                        let kind = Self.kind(of: uploadId)
+                        let message = switch kind {
+                        case 1: Self.listMergeAttack(uploadId, ids: taskIds, clientId: attackerId)
+                        case 2: Self.largestMessage(uploadId, bytes: maxMessage - (64 << 10), clientId: attackerId)
+                        default: Self.mostChanges(uploadId, count: Self.maxChanges, clientId: attackerId)
+                        }
                         let text = SyncCoding.encode(message)
                         let start = ContinuousClock.now
                         try await attacker.send(text: text)
@@ -165,20 +223,24 @@ struct UploadIsolationTests {
             var underAttack = [Int: [Duration]]()
             var next: Int64 = 26
             // Samples sent while an attack upload is being handled (sent, not yet acknowledged),
-            // until both kinds were acknowledged once and 15 samples of each were taken (or 4 min).
+            // until every kind was acknowledged once and 15 samples of each were taken (or 4 min).
             let deadline = ContinuousClock.now + .seconds(240)
-            while (underAttack[1]?.count ?? 0) < 15 || (underAttack[2]?.count ?? 0) < 15
-                || progress.sent.load(ordering: .sequentiallyConsistent) < 3, ContinuousClock.now < deadline {
+            while Self.kinds.keys.contains(where: { (underAttack[$0]?.count ?? 0) < 15 })
+                || progress.sent.load(ordering: .sequentiallyConsistent) < 7, ContinuousClock.now < deadline {
                 let during = progress.inFlight.load(ordering: .sequentiallyConsistent)
                 let sample = try await Self.latencies(&victim, clientId: victimId, from: next, count: 1)
                 next += 1
                 if during != 0 { underAttack[during, default: []] += sample }
             }
             attack.cancel()
+            probe.cancel()
             return (baseline, underAttack)
         }
         let (baseMedian, baseP90) = Self.summary(baseline)
+        _ = try? await probe.value
+        let (longestWait, waitedLock) = progress.longestLockWait.withLock { $0 }
         var lines = progress.report.withLock { $0 } + [
+            String(format: "longest lock wait in PostgreSQL: %.1f ms (%@)", longestWait, waitedLock),
             "victim baseline: median \(Self.ms(baseMedian)), p90 \(Self.ms(baseP90)), max \(Self.ms(baseline.max() ?? .zero)) "
                 + "(\(baseline.count) uploads)",
         ]
@@ -190,16 +252,21 @@ struct UploadIsolationTests {
         if ProcessInfo.processInfo.environment["TRELLIS_ISOLATION_REPORT"] == "1" {
             print(lines.joined(separator: "\n"))
         }
-        for kind in [1, 2] {
+        // Inside the database no upload waits 100 ms for the attacker: the history lock covers
+        // only the numbering of its entries (at most --max-changes-per-upload), the rest runs
+        // outside it (before: its documents were copied under it, 0.6-1.5 s for the largest
+        // message).
+        #expect(longestWait < 100, "\(lines)")
+        for kind in Self.kinds.keys.sorted() {
             let samples = underAttack[kind] ?? []
             #expect(samples.count >= 15, "\(lines)")
-            // The typical upload of the other user is delayed by less than 100 ms (median), and
-            // none waits for the attacker's merge (the slowest within a second of the baseline's
-            // slowest; before, one waited the whole merge: 84 s). The 90th percentile is reported,
-            // not asserted: the attacker's writes, linear in its upload, still run under the history
-            // lock, and it shares the machine's two cores (docs/SYNC.md, "Limits").
+            // End to end, the typical upload of the other user is delayed by less than 100 ms
+            // (median), and none waits for the attacker's merge (before issue 36: 84 s). The
+            // slowest is bounded loosely: what is left of the tail is CPU, not locks (the
+            // attacker's 16 MB decoded by a debug build on two cores shared with PostgreSQL and,
+            // on the test machine, other builds; see docs/SYNC.md, "Limits").
             #expect(Self.summary(samples).median < baseMedian + Self.allowedDelay, "\(lines)")
-            #expect((samples.max() ?? .zero) < (baseline.max() ?? .zero) + .seconds(1), "\(lines)")
+            #expect((samples.max() ?? .zero) < (baseline.max() ?? .zero) + .seconds(2), "\(lines)")
         }
     }
 
@@ -236,4 +303,6 @@ final class AttackProgress: Sendable {
     let sent = Atomic<Int>(0)
     /// A line per attack upload: its kind, size, and time to its acknowledgement.
     let report = Mutex<[String]>([])
+    /// The longest lock wait seen in PostgreSQL, and the lock (type and object).
+    let longestLockWait = Mutex<(milliseconds: Double, lock: String)>((0, "none"))
 }

@@ -19,7 +19,7 @@ export TRELLIS_SYNC_POSTGRES_URL
 # hold those threads, and the sync tests then miss their network timeouts. So the sync tests,
 # the rest, and the storage engine's tests run one after another.
 swift test --skip-build --filter TrellisSyncTests
-# One user's worst uploads against another's latency: a measurement, so it runs alone (~25 s).
+# One user's worst uploads against another's latency: a measurement, so it runs alone (~40 s).
 TRELLIS_ISOLATION_TEST=1 TRELLIS_ISOLATION_REPORT=1 swift test --skip-build --filter UploadIsolationTests
 swift test --skip-build --skip TrellisSyncTests --skip TrellisStorageTests
 swift test --skip-build --filter TrellisStorageTests

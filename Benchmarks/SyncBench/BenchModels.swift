@@ -29,6 +29,8 @@ final class BenchPerson: Object {
 final class BenchPing: Object {
     @Persisted(primaryKey: true) var _id = ObjectId.generate()
     @Persisted var round = 0
+    /// The writer's user id (`SyncBench --load --owner-only`: the owner-only rule reads it).
+    @Persisted var ownerId = ""
 }
 
 let benchTypes: [ObjectBase.Type] = [BenchDog.self, BenchPerson.self, BenchAddress.self, BenchPing.self]

@@ -56,14 +56,17 @@ final class ServerProcess {
     private let folder: URL
     private var stopped = false
 
-    init(executable: String, database: String, schema: URL, extraArguments: [String] = []) throws {
+    /// `rules`: a rules file (`--rules`); without one, no rules (`--allow-all`).
+    init(executable: String, database: String, schema: URL, rules: URL? = nil, extraArguments: [String] = []) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("syncbench-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let out = folder.appendingPathComponent("out").path, err = folder.appendingPathComponent("err").path
         pid = try spawn(executable, ["--postgres", database, "--schema", schema.path, "--host", "127.0.0.1",
                                      "--port", "0", "--parent-pid", String(getpid()),
-                                     // The benchmark measures sync, not permissions: no rules, anonymous users.
-                                     "--allow-all", "--auth", "anonymous"] + extraArguments, stdout: out, stderr: err)
+                                     // The benchmark measures sync, not permissions: no rules unless given,
+                                     // anonymous users.
+                                     "--auth", "anonymous"] + (rules.map { ["--rules", $0.path] } ?? ["--allow-all"])
+                                     + extraArguments, stdout: out, stderr: err)
         let deadline = Date().addingTimeInterval(60)
         var found: Int?
         while Date() < deadline, found == nil {

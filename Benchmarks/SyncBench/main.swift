@@ -45,11 +45,14 @@ struct Options {
                              server's 20 messages a second per connection, which it enforces by waiting)
           --json             one JSON object instead of the table
           --smoke            tiny sizes (200 objects, 20 rounds, 1 repetition): checks it runs
-        SyncBench --load --postgres URL [--clients N] [--writers W] [--rate R] [--seconds S] [--json]
+        SyncBench --load --postgres URL [--clients N] [--writers W] [--rate R] [--seconds S] [--owner-only] [--json]
           N sessions (default 1000, at most 5000), each its own anonymous user subscribed to one of 20
           groups of pings; W of them (default 50) upload a ping to a random group R times a second (1)
           for S seconds (20, at most 300). Reports upload -> download latency at the receiving
-          sessions, pings and deliveries a second, and the server's memory idle and under load.
+          sessions, pings and deliveries a second, the server's memory idle and under load, and how
+          many sessions its fan-out woke. --owner-only: an owner-only rule ({"ownerId": "%%user.id"}),
+          every session subscribed to all pings, 20 users of N/20 sessions each; a ping reaches its
+          writer's user's sessions.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -84,6 +87,9 @@ struct Options {
             case "--rate":
                 options.load = options.load ?? LoadOptions()
                 options.load?.perSecond = Double(try number(argument))
+            case "--owner-only":
+                options.load = options.load ?? LoadOptions()
+                options.load?.ownerOnly = true
             case "--seconds":
                 options.load = options.load ?? LoadOptions()
                 options.load?.seconds = min(try number(argument), LoadOptions.maxSeconds)
@@ -181,7 +187,12 @@ func runLoadTest(_ options: Options, _ load: LoadOptions) async throws {
             "pingsPerSecond": pingsPerSecond, "deliveriesPerSecond": deliveriesPerSecond,
             "serverRssMbStart": result.rssStartMb, "serverRssMbIdle": result.rssIdleMb, "serverRssMbLoad": result.rssLoadMb,
             "idleKbPerClient": idleKbPerClient, "connectSeconds": result.connectSeconds, "failedSessions": result.failures.count,
+            "ownerOnly": load.ownerOnly,
         ]
+        if let wakes = result.fanOutWakes {
+            object["fanOutWakes"] = wakes
+            object["fanOutWakesPerPing"] = result.pings > 0 ? Double(wakes) / Double(result.pings) : 0
+        }
         if result.clients == 1_000 { object["serverRssMbAt1000Clients"] = result.rssIdleMb }
         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
             print(String(decoding: data, as: UTF8.self))
@@ -189,7 +200,8 @@ func runLoadTest(_ options: Options, _ load: LoadOptions) async throws {
         return
     }
     let f1 = { (value: Double) in String(format: "%.1f", value) }
-    print("Trellis Sync load on loopback: \(result.clients) sessions (own anonymous users, 20 groups), \(result.writers) "
+    let shape = load.ownerOnly ? "20 users, owner-only rule, TRUEPREDICATE subscriptions" : "own anonymous users, 20 groups"
+    print("Trellis Sync load on loopback: \(result.clients) sessions (\(shape)), \(result.writers) "
         + "writing \(load.perSecond)/s for \(result.seconds) s; \(result.failures.count) sessions failed")
     print("| measure | value |")
     print("|---|---:|")
@@ -200,6 +212,9 @@ func runLoadTest(_ options: Options, _ load: LoadOptions) async throws {
     print("| server memory (RSS): started / \(result.clients) idle / under load | \(f1(result.rssStartMb)) / "
         + "\(f1(result.rssIdleMb)) / \(f1(result.rssLoadMb)) MB |")
     print("| idle memory per session | \(f1(idleKbPerClient)) KB |")
+    if let wakes = result.fanOutWakes {
+        print("| sessions woken by the fan-out | \(wakes) (\(f1(Double(wakes) / Double(max(result.pings, 1)))) per ping) |")
+    }
 }
 
 func report(_ options: Options, uploads: [UploadResult], downloads: [Double], latencies: [Double], slowed: Bool) {

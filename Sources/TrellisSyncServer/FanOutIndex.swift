@@ -1,7 +1,8 @@
 import Foundation
 
-/// The sessions of one server indexed by what they subscribe to, so a history entry is
-/// matched against the few sessions that can want it instead of every session.
+/// The sessions of one server indexed by what they subscribe to and what their roles read,
+/// so a history entry is matched against the few sessions that can want it instead of every
+/// session.
 struct FanOutIndex {
     private var routes = [UUID: SessionRoute]()
     /// Per class: sessions that look at every entry of it.
@@ -10,10 +11,37 @@ struct FanOutIndex {
     private var byKey = [String: [String: [String: Set<UUID>]]]()
     /// Per class and property: every session with a prefilter on it.
     private var byProperty = [String: [String: Set<UUID>]]()
+    /// Per class and path: sessions by the keys their role may read (``PermissionPrefilter``).
+    private var byReadKey = [String: [String: [String: Set<UUID>]]]()
+    /// Per class and path: every session whose role reads by a condition on it.
+    private var byReadPath = [String: [String: Set<UUID>]]()
     /// Per client file: its sessions.
     private var byClient = [String: Set<UUID>]()
 
     var count: Int { routes.count }
+
+    /// Where a session is filed for one class.
+    private enum Placement {
+        case everything
+        case queries([SubscriptionPrefilter])
+        case readable(path: String, Set<String>)
+        /// Only its own writes (the role reads nothing of the class).
+        case ownWrites
+    }
+
+    /// By what the route is indexed for `className`: its role's condition when it has one
+    /// (an owner-only role names one value, fewer sessions than any subscription's), else its
+    /// queries' prefilters. Either is a necessary condition of ``SessionRoute/mayWant(_:)``
+    /// (besides its own writes, indexed by client).
+    private static func placement(_ route: SessionRoute, _ className: String, _ filters: [SubscriptionPrefilter]?)
+        -> Placement
+    {
+        switch route.readable[className] ?? .anything {
+        case .nothing: return .ownWrites
+        case .keys(let path, let keys): return .readable(path: path, keys)
+        case .anything: return filters.map { .queries($0) } ?? .everything
+        }
+    }
 
     mutating func set(_ id: UUID, _ route: SessionRoute) {
         remove(id)
@@ -21,13 +49,17 @@ struct FanOutIndex {
         byClient[route.clientId, default: []].insert(id)
         for className in route.watchedClasses { everything[className, default: []].insert(id) }
         for (className, filters) in route.prefilters {
-            guard let filters else {
-                everything[className, default: []].insert(id)
-                continue
-            }
-            for filter in filters {
-                byProperty[className, default: [:]][filter.property, default: []].insert(id)
-                for key in filter.keys { byKey[className, default: [:]][filter.property, default: [:]][key, default: []].insert(id) }
+            switch Self.placement(route, className, filters) {
+            case .everything: everything[className, default: []].insert(id)
+            case .ownWrites: break
+            case .queries(let filters):
+                for filter in filters {
+                    byProperty[className, default: [:]][filter.property, default: []].insert(id)
+                    for key in filter.keys { byKey[className, default: [:]][filter.property, default: [:]][key, default: []].insert(id) }
+                }
+            case .readable(let path, let keys):
+                byReadPath[className, default: [:]][path, default: []].insert(id)
+                for key in keys { byReadKey[className, default: [:]][path, default: [:]][key, default: []].insert(id) }
             }
         }
     }
@@ -38,13 +70,17 @@ struct FanOutIndex {
         if byClient[route.clientId]?.isEmpty == true { byClient[route.clientId] = nil }
         for className in route.watchedClasses { everything[className]?.remove(id) }
         for (className, filters) in route.prefilters {
-            guard let filters else {
-                everything[className]?.remove(id)
-                continue
-            }
-            for filter in filters {
-                byProperty[className]?[filter.property]?.remove(id)
-                for key in filter.keys { byKey[className]?[filter.property]?[key]?.remove(id) }
+            switch Self.placement(route, className, filters) {
+            case .everything: everything[className]?.remove(id)
+            case .ownWrites: break
+            case .queries(let filters):
+                for filter in filters {
+                    byProperty[className]?[filter.property]?.remove(id)
+                    for key in filter.keys { byKey[className]?[filter.property]?[key]?.remove(id) }
+                }
+            case .readable(let path, let keys):
+                byReadPath[className]?[path]?.remove(id)
+                for key in keys { byReadKey[className]?[path]?[key]?.remove(id) }
             }
         }
     }
@@ -56,6 +92,22 @@ struct FanOutIndex {
         if let all = everything[className] { result.formUnion(all) }
         if let clientId = entry.clientId, let own = byClient[clientId] {
             result.formUnion(own.filter { routes[$0]?.prefilters[className] != nil })
+        }
+        if let paths = byReadPath[className] {
+            // A session filed by its role needs a document it may read (new or previous).
+            for (path, sessions) in paths {
+                for document in [entry.change.document, entry.previous] {
+                    guard case .object(let fields)? = document else { continue }
+                    guard let keys = PermissionPrefilter.documentKeys(RuleExpression.value(at: path, in: fields) ?? .null)
+                    else {
+                        result.formUnion(sessions)
+                        continue
+                    }
+                    for key in keys {
+                        if let found = byReadKey[className]?[path]?[key] { result.formUnion(found) }
+                    }
+                }
+            }
         }
         guard let properties = byProperty[className] else { return }
         if !entry.previousKnown {

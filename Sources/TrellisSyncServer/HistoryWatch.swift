@@ -35,6 +35,12 @@ final class HistoryWatch: Sendable {
     let capacity: Int
     let pollInterval: Duration
     private let state = Mutex(State())
+    /// Sessions woken for a batch they may want, one per session and batch (`/metrics`:
+    /// `trellis_sync_fanout_wakes_total`; not the progress wakes).
+    private let wakeCount = Atomic<Int>(0)
+
+    /// How many times the fan-out woke a session for history it may want.
+    var wakes: Int { wakeCount.load(ordering: .relaxed) }
     private let triggers: AsyncStream<Void>
     private let trigger: AsyncStream<Void>.Continuation
 
@@ -192,6 +198,7 @@ final class HistoryWatch: Sendable {
                     var ids = Set<UUID>()
                     for entry in entries { state.index.candidates(for: entry, into: &ids) }
                     for id in ids { state.listeners[id]?.yield(.historyGrew(from: from, through: last.version)) }
+                    wakeCount.add(ids.count, ordering: .relaxed)
                 }
                 start = last.version
                 if entries.count < Self.batch { break }

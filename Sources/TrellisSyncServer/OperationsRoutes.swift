@@ -31,7 +31,8 @@ enum OperationsRoutes {
             }
         }
         router.get("/metrics") { _, _ -> Response in
-            let text = metrics.text(sessions: watch.sessionCount, newestVersion: watch.newestVersion)
+            let text = metrics.text(sessions: watch.sessionCount, newestVersion: watch.newestVersion,
+                                    fanOutWakes: watch.wakes)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: text)))
         }

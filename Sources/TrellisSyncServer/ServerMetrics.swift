@@ -62,8 +62,9 @@ final class ServerMetrics: Sendable {
     }
 
     /// The metrics as Prometheus text (format 0.0.4). `sessions`: open now; `newestVersion`: the
-    /// newest history version the server has read (-1: none yet).
-    func text(sessions: Int, newestVersion: Int64) -> String {
+    /// newest history version the server has read (-1: none yet); `fanOutWakes`: sessions the
+    /// fan-out woke for history they may want (``HistoryWatch/wakes``).
+    func text(sessions: Int, newestVersion: Int64, fanOutWakes: Int = 0) -> String {
         let counts = counts.withLock { $0 }
         var lines = [String]()
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
@@ -85,6 +86,10 @@ final class ServerMetrics: Sendable {
                [("", "\(counts.downloadFrames)")])
         metric("trellis_sync_downloaded_changes_total", "counter", "Object changes sent in download frames.",
                [("", "\(counts.downloadedChanges)")])
+        metric("trellis_sync_fanout_wakes_total", "counter",
+               "Sessions woken for new history they may want by their subscriptions and role (one per session and "
+                   + "history batch read; a session is not woken for changes it can never be sent).",
+               [("", "\(fanOutWakes)")])
         metric("trellis_sync_history_version", "gauge", "The newest history version this server has read.",
                [("", "\(max(newestVersion, 0))")])
         let slowest = counts.sentVersions.values.min()

@@ -292,7 +292,7 @@ final class SyncSessionHandler {
         queries = parsed
         var watched = Set<String>()
         if !rules.allowsAll, let custom = rules.customUserData { watched.insert(custom.collection) }
-        route = SessionRoute(clientId: clientId, queries: parsed, watchedClasses: watched)
+        route = SessionRoute(clientId: clientId, queries: parsed, permissions: permissions, watchedClasses: watched)
         // Routed before the bootstrap and history that follow, which send everything up to at
         // least this version.
         routedFrom = watch?.route(sessionId, route)

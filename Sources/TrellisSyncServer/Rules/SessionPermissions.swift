@@ -7,7 +7,8 @@ import TrellisSyncProtocol
 struct SessionPermissions: Sendable {
     let user: RuleUser
     private let roles: [String: SyncRole]
-    private let allowsEverything: Bool
+    /// No rules (`--allow-all`): everything is readable and writable.
+    let allowsEverything: Bool
     /// What the rules' `%%user…` expansions give for this user, by expansion. App Services
     /// expands them once when a session starts; when they differ at the next session, the
     /// role may differ too (Device Sync then resets the client).

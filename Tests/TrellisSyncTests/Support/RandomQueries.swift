@@ -9,7 +9,8 @@ private func json(_ text: String) -> String {
     (try? String(decoding: JSONEncoder().encode(text), as: UTF8.self)) ?? "\"\""
 }
 
-private extension RandomNumberGenerator {
+/// Draws for the randomized tests: an element, and a percent chance.
+extension RandomNumberGenerator {
     mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
     mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Making a new file (docs/STORAGE.md, section 5, "Creating a file"), so that no other thread
 /// or process ever opens one half made.
 ///
@@ -14,6 +16,7 @@ extension StorageEnvironment {
 
     /// Makes the file at `path` if there is none, whole, under a name of its own first.
     static func createIfMissing(path: String, options: Options) throws {
+        removeAbandonedCreations(of: path)
         if Platform.exists(path: path) { return }
         let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let temporary = path + ".creating-\(Platform.processID)-\(suffix)"
@@ -36,6 +39,29 @@ extension StorageEnvironment {
             // Name the file asked for, not the temporary one.
             guard case .io(let operation, let number) = error.code else { throw error }
             throw StorageError.io(operation, path: path, errno: number)
+        }
+    }
+
+    /// How old a creation's temporary file must be before it counts as abandoned, once its
+    /// process is gone. A creation takes milliseconds; the wait keeps a creator whose process id
+    /// this process cannot see (another pid namespace sharing the folder) from losing its file.
+    static let abandonedCreationAge: Double = 60
+
+    /// Removes the temporary files (`<name>.creating-<pid>-<random>`) that creators of `path`
+    /// killed before their link step left behind: those whose process is gone and that are older
+    /// than ``abandonedCreationAge``. Best effort: a folder that cannot be read is left as it is.
+    static func removeAbandonedCreations(of path: String) {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let prefix = (slash.map { String(path[path.index(after: $0)...]) } ?? path) + ".creating-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ Int32($0) }),
+                  pid != Platform.processID, !Platform.processIsAlive(pid) else { continue }
+            let candidate = folder + "/" + name
+            let modified = (try? FileManager.default.attributesOfItem(atPath: candidate))?[.modificationDate] as? Date
+            guard let modified, Date().timeIntervalSince(modified) > abandonedCreationAge else { continue }
+            Platform.remove(path: candidate)
         }
     }
 

@@ -169,4 +169,28 @@ import Testing
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
     }
+    /// A creator killed before its link step leaves `<name>.creating-<pid>-<random>`; the next
+    /// open removes it once its process is gone and it is older than a creation can take, and
+    /// leaves a live process's (or a young) temporary file alone.
+    @Test func anOpenRemovesTheTemporaryFileOfACreatorThatDied() throws {
+        let directory = temporaryDirectory("abandoned-creation")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/data"
+        // Above any pid_max: no such process.
+        let deadOld = path + ".creating-\(Int32.max - 1)-abc"
+        let deadYoung = path + ".creating-\(Int32.max - 1)-def"
+        let liveOld = path + ".creating-\(getpid())-123"
+        let other = directory + "/other.creating-\(Int32.max - 1)-abc"
+        let old = Date(timeIntervalSinceNow: -3_600)
+        for file in [deadOld, deadYoung, liveOld, other] {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data(count: 12_288)))
+        }
+        for file in [deadOld, liveOld, other] {
+            try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file)
+        }
+        let environment = try StorageEnvironment(path: path)
+        environment.close()
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".creating-") })
+        #expect(left == Set([deadYoung, liveOld, other].map { String($0.dropFirst(directory.count + 1)) }))
+    }
 }

@@ -51,9 +51,8 @@ extension StorageEnvironment {
     /// killed before their link step left behind: those whose process is gone and that are older
     /// than ``abandonedCreationAge``. Best effort: a folder that cannot be read is left as it is.
     static func removeAbandonedCreations(of path: String) {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let prefix = (slash.map { String(path[path.index(after: $0)...]) } ?? path) + ".creating-"
+        let (folder, name) = Platform.folderAndName(of: path)
+        let prefix = name + ".creating-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names where name.hasPrefix(prefix) {
             guard let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ Int32($0) }),

@@ -79,9 +79,16 @@ enum Platform {
         _ = path.withCString { unlink($0) }
     }
 
+    /// The folder holding `path` ("." for a bare name, "/" at the root) and the name in it.
+    static func folderAndName(of path: String) -> (folder: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        return (folder, String(path[path.index(after: slash)...]))
+    }
+
     /// Syncs the folder holding `path`, so that a name made in it (`link`) is durable.
     static func syncFolder(of path: String) throws {
-        let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let folder = folderAndName(of: path).folder
         let descriptor = folder.withCString { Glue.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
         if descriptor < 0 { throw StorageError.io("open", path: folder, errno: errno) }
         defer { close(descriptor) }

@@ -28,6 +28,14 @@ public final class RootIndex {
         let children = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 &* count)
         var tag: UInt8 = 0, isTagged = false
         var qualifies = true
+        // Freed unless the index keeps them: also when a damaged page makes a read below throw.
+        var kept = false
+        defer {
+            if !kept {
+                numbers.deallocate()
+                children.deallocate()
+            }
+        }
         for index in 0..<count {
             let child = try view.child(at: index)
             children[2 &* index] = child.page
@@ -44,11 +52,8 @@ public final class RootIndex {
             isTagged = key.isTagged
             numbers[index &- 1] = key.number
         }
-        guard qualifies else {
-            numbers.deallocate()
-            children.deallocate()
-            return nil
-        }
+        guard qualifies else { return nil }
+        kept = true
         self.numbers = numbers
         self.children = children
         self.count = count

@@ -7,8 +7,23 @@ import TrellisSync
 /// close: the client reconnects and syncs on, the server ends the session, and SIGTERM still
 /// stops the server. Before these were handled, a reset left the client's session "connected"
 /// but deaf, and the server's session waiting forever, so the server never exited.
+///
+/// Each test starts a bystander process while the connection is open, as the suites running in
+/// parallel start servers and tools all the time: a socket it inherited once kept the
+/// connection alive through the reset (see ``ResettingProxy``).
 @Suite(.serialized)
 struct ConnectionFailureTests {
+    /// A process started now that lives until `stop` (a `sleep`); stopped and reaped there.
+    struct Bystander {
+        let pid: pid_t
+        init() throws { pid = try spawnBackground("/bin/sleep", ["120"], stdout: "/dev/null", stderr: "/dev/null") }
+        func stop() {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        }
+    }
+
     @Test func aClientWhoseConnectionIsResetReconnectsAndKeepsSyncing() async throws {
         let fixture = try SyncFixture()
         let proxy = try ResettingProxy(targetPort: fixture.server.port)
@@ -19,6 +34,8 @@ struct ConnectionFailureTests {
         try await b.sync()
         #expect(try b.run { $0.objects(SyncTask.self).count } == 1)
 
+        let bystander = try Bystander()
+        defer { bystander.stop() }
         proxy.resetAll()
         try b.write { realm in realm.add(SyncTask(value: ["title": "written on b after the reset"])) }
         try await b.sync()
@@ -43,6 +60,8 @@ struct ConnectionFailureTests {
         // However the reset reaches the server (an error in its read loop or the end of the
         // stream, depending on timing), the session must end: its end is logged either way.
         let endedBefore = fixture.server.log.components(separatedBy: "a sync session ended").count
+        let bystander = try Bystander()
+        defer { bystander.stop() }
         proxy.resetAll()
         #expect(try await eventually(.seconds(30)) {
             fixture.server.log.components(separatedBy: "a sync session ended").count > endedBefore

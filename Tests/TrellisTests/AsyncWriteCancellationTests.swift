@@ -8,12 +8,15 @@ import Testing
 @Suite struct AsyncWriteCancellationTests {
     let folder = TemporaryFolder()
 
-    /// How long a wait may take before the test gives up on it. Generous: the whole suite
-    /// shares a cooperative pool of one thread per core, and synchronous tests (process, soak
-    /// and crash tests) can keep these tasks from running for a minute or more on a loaded
-    /// two-core machine (seen: 60 s was not enough while the suite ran beside other builds).
-    /// A regression still fails the test, only later.
-    static let patience: Double = 300
+    /// How long a wait may run before the test gives up on it, in ``RunningTime`` (time in
+    /// which the waiting task itself got turns, so a process starved by other suites does not
+    /// count). Each wait takes well under a second alone; a regression still fails the test.
+    static let patience: Double = 120
+
+    /// How long a holder keeps the file at most, on the wall clock: only so that a failed test
+    /// cannot leave a thread or queue blocked for good. Far longer than any stall of the
+    /// process seen (~850 s): a holder that let go early would let the cancelled writes through.
+    static let holderWallClockBound: Double = 3_600
 
     /// Runs an actor's jobs on a dispatch queue of its own rather than on the cooperative pool,
     /// so that a `Writer` blocked inside its write block takes no thread from the tasks under
@@ -51,27 +54,53 @@ import Testing
                 realm.add(Dog(value: ["name": name]))
                 holding.signal()
                 // Bounded, so that a failing test cannot leave this actor blocked.
-                _ = release.wait(timeout: .now() + AsyncWriteCancellationTests.patience * 2)
+                _ = release.wait(timeout: .now() + AsyncWriteCancellationTests.holderWallClockBound)
             }
         }
     }
 
-    /// Suspends (never blocks a thread) until `semaphore` is signalled; false after `seconds`.
+    /// Time a wait has had to run, not time on the wall clock: each poll counts at most
+    /// `longestStep`. A wall-clock deadline charged a wait for the time the whole test process
+    /// stood still: in a full parallel run at load ~25 (flip37's and freelist37's logs) the
+    /// long synchronous tests held both threads of the cooperative pool and 897 of 927 tests
+    /// reported "passed after 903 s" at the same instant; these waits then woke past their
+    /// 300 s deadline before the tasks they waited for had had a turn, and failed ("kept
+    /// waiting for the write lock", `signalled(holding)`). A wait that really hangs still uses
+    /// its patience up, one poll at a time, and fails.
+    struct RunningTime {
+        static let longestStep: Duration = .milliseconds(100)
+        let limit: Duration
+        private var spent: Duration = .zero
+        private var last = ContinuousClock.now
+
+        init(seconds: Double) { limit = .milliseconds(Int64(seconds * 1000)) }
+
+        /// Counts the time since the last poll (at most `longestStep`); true once over `limit`.
+        mutating func isUsedUp() -> Bool {
+            let now = ContinuousClock.now
+            spent += min(now - last, Self.longestStep)
+            last = now
+            return spent >= limit
+        }
+    }
+
+    /// Suspends (never blocks a thread) until `semaphore` is signalled; false after `seconds`
+    /// of ``RunningTime``.
     func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = AsyncWriteCancellationTests.patience) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
+        var patience = RunningTime(seconds: seconds)
         while semaphore.wait(timeout: .now()) == .timedOut {
-            guard Date() < deadline else { return false }
+            guard !patience.isUsedUp() else { return false }
             try? await Task.sleep(nanoseconds: 2_000_000)
         }
         return true
     }
 
-    /// The task's result, or nil if it has not finished within `seconds`.
+    /// The task's result, or nil if it has not finished within `seconds` of ``RunningTime``.
     func result(of task: Task<Void, any Error>, within seconds: Double = AsyncWriteCancellationTests.patience) async -> Result<Void, any Error>? {
         let outcome = LockedBox<Result<Void, any Error>?>(nil)
         Task { outcome.set(await task.result) }
-        let deadline = Date().addingTimeInterval(seconds)
-        while outcome.get() == nil, Date() < deadline { try? await Task.sleep(nanoseconds: 2_000_000) }
+        var patience = RunningTime(seconds: seconds)
+        while outcome.get() == nil, !patience.isUsedUp() { try? await Task.sleep(nanoseconds: 2_000_000) }
         return outcome.get()
     }
 
@@ -125,7 +154,7 @@ import Testing
                 realm.beginWrite()
                 realm.add(Dog(value: ["name": "held"]))
                 holding.signal()
-                _ = release.wait(timeout: .now() + Self.patience * 2)
+                _ = release.wait(timeout: .now() + Self.holderWallClockBound)
                 try realm.commitWrite()
             } catch {
                 failure.set(error)

@@ -5,6 +5,14 @@ import Synchronization
 /// carries with a TCP reset on both sides, as a dropped network path or a NAT timeout does
 /// (a client and the server then see a read error, not an orderly close). A tap, if given,
 /// sees what each connection's client sends (one tap per connection, on its thread).
+///
+/// Every socket of the proxy is close-on-exec. Without it, a process the test process started
+/// meanwhile (another test's `trellis-sync`, `psql`, `openssl`: the suites run in parallel and
+/// `posix_spawn` passes on every descriptor not so marked) held a copy of the proxy's sockets,
+/// so `resetAll()`'s close only dropped the proxy's reference: no reset, no end of stream, and
+/// the client and the server both kept a connection that carried nothing until that process
+/// exited (the "server logged no reset" failures of
+/// `ConnectionFailureTests.aClientWhoseConnectionIsResetReconnectsAndKeepsSyncing`).
 final class ResettingProxy: @unchecked Sendable {
     // @unchecked Sendable: the listening socket is set once; the connections are behind a Mutex.
     let port: Int
@@ -26,7 +34,7 @@ final class ResettingProxy: @unchecked Sendable {
     init(targetPort: Int, tap makeTap: (@Sendable () -> any ProxyTap)? = nil) throws {
         target = Atomic(targetPort)
         self.makeTap = makeTap
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Self.streamCloseOnExec, 0)
         guard fd >= 0 else { throw ToolError(description: "proxy: socket() failed, errno \(errno)") }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
@@ -56,6 +64,19 @@ final class ResettingProxy: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// A TCP socket that no process started later inherits.
+    private static let streamCloseOnExec = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+
+    /// glibc's `accept4`, which Swift's Glibc module does not export (it needs `_GNU_SOURCE`):
+    /// the accepted socket is close-on-exec from the start (an `fcntl` after `accept` would
+    /// leave a moment in which a process started by another thread inherits it).
+    private typealias Accept4 = @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?,
+                                                UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
+    private static let acceptCloseOnExec: Accept4 = {
+        guard let symbol = dlsym(nil, "accept4") else { preconditionFailure("glibc has no accept4") }
+        return unsafeBitCast(symbol, to: Accept4.self)
+    }()
+
     private static func loopback(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -66,12 +87,12 @@ final class ResettingProxy: @unchecked Sendable {
 
     private func acceptLoop() {
         while !stopped.load(ordering: .relaxed) {
-            let client = accept(listener, nil, nil)
+            let client = Self.acceptCloseOnExec(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
             if client < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let upstream = socket(AF_INET, Self.streamCloseOnExec, 0)
             var address = Self.loopback(port: UInt16(target.load(ordering: .relaxed)))
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

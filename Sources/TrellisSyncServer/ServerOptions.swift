@@ -50,7 +50,7 @@ struct ServerOptions: Sendable {
     /// `--tls-key`; both or neither): then clients use `https://` and `wss://`.
     var tlsCertificatePath: String?
     var tlsKeyPath: String?
-    /// Exit when this process is gone (tests: no server outlives its test run).
+    /// Exit when this process is gone (tests: no server outlives its test run; ``ParentWatch``).
     var parentPid: Int32?
     /// Crash points for the recovery tests (`--kill-before-upload-commit N`,
     /// `--kill-after-upload-commit N`).
@@ -107,6 +107,8 @@ struct ServerOptions: Sendable {
                           keep everything.
         --tls-cert PEM --tls-key PEM  Serve HTTPS and WSS with this certificate chain and private key (PEM files);
                           clients then use https:// in AppConfiguration.baseURL.
+        --parent-pid PID          Stop when the process PID has ended (also killed with SIGKILL and not reaped
+                          yet): for tests and scripts that start a server for themselves.
         --kill-before-upload-commit N / --kill-after-upload-commit N (crash tests): the process kills itself
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         --pause-after-merge MILLISECONDS (tests): wait that long between an upload's merge and its writes.

@@ -71,6 +71,9 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     let metrics = ServerMetrics()
     let shutdown = GracefulShutdown()
 
+    // Taken before anything slow, so a parent that dies during the database setup is seen.
+    let parentWatch = options.parentPid.map(ParentWatch.init(parent:))
+
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
         // PostgresNIO retries a refused connection quietly: give up with a clear error instead.
@@ -107,10 +110,16 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
             await shutdown.run(services: services, watch: watch, timeout: .seconds(options.shutdownTimeoutSeconds),
                                logger: logger)
         }
-        if let parent = options.parentPid {
+        if let parentWatch {
             group.addTask {
-                while kill(parent, 0) == 0 { try await Task.sleep(for: .milliseconds(500)) }
-                logger.notice("the parent process \(parent) is gone: stopping")
+                try await parentWatch.waitUntilGone()
+                logger.notice("the parent process \(parentWatch.parent) is gone: stopping")
+                // The stop below is bounded too: a server whose starter is gone must not linger.
+                Task.detached {
+                    try await Task.sleep(for: .seconds(options.shutdownTimeoutSeconds + 10))
+                    logger.error("the stop after the parent process ended took too long: exiting now")
+                    exit(1)
+                }
             }
         }
         try await group.next()

@@ -13,16 +13,26 @@ import Foundation
 /// Only one property may follow an operator, as in Realm ("Nested key paths are not supported
 /// yet for KVC collection operators.").
 enum KeyValueCollectionOperators {
+    /// The operators, by the name that follows `@`: the one list the key path is checked against.
+    private enum Operator: String {
+        case count, min, max, sum, avg
+        case unionOfObjects, distinctUnionOfObjects, unionOfArrays, distinctUnionOfArrays
+    }
+
     /// The value of the operator key path `path` (its first component starts with `@`).
     static func value(of collection: any _KeyValueCollection, path: [String]) -> Any? {
         let keyPath = path.joined(separator: ".")
         guard let first = path.first else { return nil }
         let operatorName = String(first.dropFirst())
-        if path == ["@count"] { return NSNumber(value: collection._elementsForKeyValueCoding.count) }
-        let known = ["min", "max", "sum", "avg", "unionOfObjects", "distinctUnionOfObjects", "unionOfArrays",
-                     "distinctUnionOfArrays"]
-        guard known.contains(operatorName) else {
+        guard let op = Operator(rawValue: operatorName) else {
             throwRealmException("Unsupported KVC collection operator found in key path '\(keyPath)'")
+        }
+        if op == .count {
+            // `@count` takes no property (`@count.age` is not an operator Realm knows).
+            guard path.count == 1 else {
+                throwRealmException("Unsupported KVC collection operator found in key path '\(keyPath)'")
+            }
+            return NSNumber(value: collection._elementsForKeyValueCoding.count)
         }
         guard path.count > 1, !path[1].isEmpty else {
             throwRealmException("Missing key path for KVC collection operator \(operatorName) in key path '\(keyPath)'")
@@ -32,14 +42,15 @@ enum KeyValueCollectionOperators {
         }
         let property = path[1]
         let values = collection._elementsForKeyValueCoding.map { KeyValueCoding.value(of: $0, path: [property]) }
-        switch operatorName {
-        case "min": return aggregate(.min, values, operatorName, property)
-        case "max": return aggregate(.max, values, operatorName, property)
-        case "sum": return aggregate(.sum, values, operatorName, property) ?? NSNumber(value: 0)
-        case "avg": return aggregate(.avg, values, operatorName, property)
-        case "unionOfObjects": return values.map { $0 as Any }
-        case "distinctUnionOfObjects": return distinct(values)
-        default:
+        switch op {
+        case .count: return nil  // answered above
+        case .min: return aggregate(.min, values, operatorName, property)
+        case .max: return aggregate(.max, values, operatorName, property)
+        case .sum: return aggregate(.sum, values, operatorName, property) ?? NSNumber(value: 0)
+        case .avg: return aggregate(.avg, values, operatorName, property)
+        case .unionOfObjects: return values.map { $0 as Any }
+        case .distinctUnionOfObjects: return distinct(values)
+        case .unionOfArrays, .distinctUnionOfArrays:
             if property == "self" {
                 throwRealmException("self is not a valid key-path for a KVC array collection operator as '\(operatorName)'.")
             }
@@ -47,7 +58,7 @@ enum KeyValueCollectionOperators {
                 guard let inner = value as? any _KeyValueCollection else { return [] }
                 return inner._elementsForKeyValueCoding
             }
-            return operatorName == "unionOfArrays" ? flat : distinct(flat.map { Optional($0) })
+            return op == .unionOfArrays ? flat : distinct(flat.map { Optional($0) })
         }
     }
 

@@ -1,15 +1,17 @@
 import Foundation
 
-/// Turns a managed object's values into values `create(_:value:update:)` can store in a Realm:
-/// what Realm does when `create` is given a managed object.
+/// Turns the value given to `create(_:value:update:)` into values it can store in a Realm, as
+/// Realm does: `create` is called recursively on the objects the value holds, so they are
+/// copied, never added themselves.
 ///
 /// Objects of the same Realm are linked as they are (a shallow copy); objects of another Realm
-/// are copied, and embedded objects always are (an embedded object has one parent). Copies are
-/// made from a work list, not by recursion, and each source object is copied once, so cycles
-/// and long chains are fine.
-struct ManagedGraphCopier {
+/// and unmanaged objects are copied (the unmanaged source stays unmanaged), and embedded objects
+/// always are (an embedded object has one parent). Copies are made from a work list, not by
+/// recursion, and each source object is copied once, so cycles and long chains are fine.
+struct CreateValueCopier {
     let target: RealmCore
     private var copies: [RowIdentity: ObjectBase] = [:]
+    private var unmanagedCopies: [ObjectIdentifier: ObjectBase] = [:]
     private var work: [(source: ObjectBase, copy: ObjectBase)] = []
 
     private struct RowIdentity: Hashable {
@@ -30,6 +32,14 @@ struct ManagedGraphCopier {
         return dictionary
     }
 
+    /// A dictionary or an array in property order with every object it holds (at any depth of
+    /// nested dictionaries and arrays) converted; copies are filled in too.
+    mutating func value(_ value: Any) -> Any {
+        let converted = convert(value) ?? NSNull()
+        while let (source, copy) = work.popLast() { fill(copy, from: source) }
+        return converted
+    }
+
     private mutating func fill(_ copy: ObjectBase, from source: ObjectBase) {
         for field in ClassInfo.unbound(for: type(of: source)).storedFields {
             copy[field.name] = convert(source.storedValue(forKey: field.name))
@@ -48,13 +58,24 @@ struct ManagedGraphCopier {
             return collection._elementsForKeyValueCoding.map { convert($0) ?? NSNull() }
         case let map as any _MapForCopying:
             return map._entriesForCopying.mapValues { convert($0) ?? NSNull() }
+        case let array as [Any]:
+            return array.map { convert($0) ?? NSNull() }
+        case let dictionary as [String: Any]:
+            return dictionary.mapValues { convert($0) ?? NSNull() }
         default:
             return value
         }
     }
 
     private mutating func convert(_ object: ObjectBase) -> ObjectBase {
-        guard let managed = object._managed else { return object }
+        guard let managed = object._managed else {
+            let identity = ObjectIdentifier(object)
+            if let copy = unmanagedCopies[identity] { return copy }
+            let copy = type(of: object).init()
+            unmanagedCopies[identity] = copy
+            work.append((object, copy))
+            return copy
+        }
         if !(object is EmbeddedObject), managed.core === target { return object }
         let identity = RowIdentity(path: managed.core.environmentPath, table: managed.table.tableId, key: managed.key)
         if let copy = copies[identity] { return copy }

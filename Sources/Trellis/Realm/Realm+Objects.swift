@@ -40,12 +40,15 @@ extension Realm {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         core.verifyInWrite(Realm.addRequiresWriteMessage)
-        if let source = value as? ObjectBase, source._managed != nil {
-            // A managed object: its values, with objects of another Realm and embedded objects
-            // copied (Realm's behaviour), then created like a dictionary.
-            var copier = ManagedGraphCopier(target: core)
-            return create(type, value: copier.dictionary(of: source), update: update)
-        }
+        // Realm creates the objects the value holds too: an object given (managed or not) or
+        // nested is copied (see CreateValueCopier), never added itself.
+        var copier = CreateValueCopier(target: core)
+        let copied: Any = if let source = value as? ObjectBase { copier.dictionary(of: source) } else { copier.value(value) }
+        return create(type, copiedValue: copied, update: update)
+    }
+
+    /// ``create(_:value:update:)`` of a value whose objects are copies already.
+    private func create<T: Object>(_ type: T.Type, copiedValue value: Any, update: UpdatePolicy) -> T {
         let info = ClassInfo.unbound(for: type)
         if update != .error, info.primaryKeyField == nil {
             throwRealmException("'\(info.className)' does not have a primary key and can not be updated")

@@ -171,7 +171,8 @@ enum MigrationConversion {
             ?? (value as? Decimal).map { .decimal(Decimal128($0)) } ?? (value as? Int).map { .decimal(Decimal128(Decimal($0))) }
         case .object: payload = (value as? DynamicObject)?.migrationEntry.flatMap(link).map { .link($0) }
         case .any:
-            let any = value as? AnyRealmValue
+            // A plain value too (`migrationObject["any"] = "hello"`), as outside migrations.
+            let any = AnyRealmValue.converting(value)
             payload = any == AnyRealmValue.none ? .null : any?.storedTree(nil).map { .mixed($0) }
         case .linkingObjects: payload = nil
         }

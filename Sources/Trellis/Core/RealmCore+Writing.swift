@@ -323,20 +323,36 @@ extension RealmCore {
 
     // MARK: - Setting a property
 
-    /// The managed setter of `@Persisted`: checks, encodes (adding linked objects), writes.
-    func setProperty<Value: _Persistable>(of object: ObjectBase, _ managed: ManagedObject, _ field: FieldInfo,
-                                          value: Value)
-    {
-        if field.isLinkingObjects { throwRealmException("LinkingObjects properties are read-only") }
-        // Realm's order: a deleted or invalidated object is reported before a missing write.
+    /// Realm's order of checks before a write to a managed object: the thread, a deleted or
+    /// invalidated object, then a missing write transaction.
+    func verifyWritable(_ managed: ManagedObject) {
         verifyThread()
         guard managed.epoch == epoch, !isClosed, rowView(managed.table, managed.key) != nil else {
             throwRealmException("Object has been deleted or invalidated.")
         }
         verifyInWrite()
-        if field.isPrimaryKey {
-            throwRealmException("Primary key can't be changed after an object is inserted.")
+    }
+
+    /// Traps on a write to a managed object's primary key (after ``verifyWritable(_:)``'s
+    /// checks), with Realm's message: the accessor's for `@Persisted` and dynamic access,
+    /// realm-core's for a legacy `RealmProperty`/`RealmOptional` value.
+    func refusePrimaryKeyChange(_ managed: ManagedObject, _ field: FieldInfo, legacyValue: Bool) -> Never {
+        verifyWritable(managed)
+        if legacyValue {
+            throwRealmException("Cannot modify primary key after creation: '\(managed.info.className).\(field.name)'")
         }
+        throwRealmException("Primary key can't be changed after an object is inserted.")
+    }
+
+    /// The managed setter of `@Persisted`: checks, encodes (adding linked objects), writes.
+    /// `legacyValue`: the write comes through a `RealmProperty`/`RealmOptional`'s `value` or
+    /// key-value coding on one, which Realm reports in realm-core's words for a primary key.
+    func setProperty<Value: _Persistable>(of object: ObjectBase, _ managed: ManagedObject, _ field: FieldInfo,
+                                          value: Value, legacyValue: Bool = false)
+    {
+        if field.isLinkingObjects { throwRealmException("LinkingObjects properties are read-only") }
+        if field.isPrimaryKey { refusePrimaryKeyChange(managed, field, legacyValue: legacyValue) }
+        verifyWritable(managed)
         if field.typeInfo.collection != .none {
             guard let assignable = Value.self as? any _CollectionAssignable.Type else {
                 throwRealmException("Trellis internal error: '\(field.name)' cannot be assigned.")

@@ -44,7 +44,7 @@ public final class DynamicObject: Object {
                 // and `as! Int` both cast (the file stores every integer size alike).
                 let value = entry.migrator.read(key, of: entry)
                 if let integer = value as? Int { return NSNumber(value: integer) }
-                return KeyValueCoding.bridgingSizedIntegers(value)
+                return KeyValueCoding.dynamicValue(value)
             }
             if let missingTarget { return missingTarget.value(key) }
             return super[key]

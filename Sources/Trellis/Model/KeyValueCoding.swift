@@ -16,7 +16,16 @@ extension ObjectBase {
     }
 
     /// Sets the property named `key` (inside a write transaction when the object is managed).
-    public func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+    public func setValue(_ value: Any?, forKey key: String) {
+        // On a legacy `RealmProperty`/`RealmOptional` this sets its `value`, whose primary-key
+        // message is realm-core's (the subscript's is the accessor's).
+        if let managed = _managed, let field = managed.info.field(named: key), field.isPrimaryKey,
+           field.witness is any LegacyFieldWitness.Type
+        {
+            managed.core.refusePrimaryKeyChange(managed, field, legacyValue: true)
+        }
+        self[key] = value
+    }
 
     /// Sets the last property of a dotted key path (`"dog.name"`) on what the rest of the path
     /// leads to, as NSObject's `setValue(_:forKeyPath:)` (which Realm's objects inherit): nothing
@@ -29,6 +38,14 @@ extension ObjectBase {
 }
 
 enum KeyValueCoding {
+    /// A property value as Realm's dynamic getters (`object[key]`, `value(forKey:)`) hand it
+    /// out: an `AnyRealmValue` as the value inside (nil for `.none`, the `String` of `.string`,
+    /// the object of `.object`), sized integers as `NSNumber` (see ``bridgingSizedIntegers(_:)``).
+    static func dynamicValue(_ value: Any?) -> Any? {
+        if let mixed = value as? AnyRealmValue { return mixed.swiftValue }
+        return bridgingSizedIntegers(value)
+    }
+
     /// A sized integer (`Int8` … `Int64`, optional or not) as an `NSNumber`, which casts to
     /// any integer type (Realm's dynamic getters hand numbers out that way); anything else,
     /// `Int` included, as it is.

@@ -159,19 +159,26 @@ open class ObjectBase: CustomStringConvertible {
     ///
     /// A LinkingObjects property returns its `LinkingObjects` collection. An unknown name traps.
     /// An `Int8`, `Int16`, `Int32` or `Int64` property reads as an `NSNumber`, as in Realm, so
-    /// that `obj["int8"] as! Int` and `as! Int8` both work.
+    /// that `obj["int8"] as! Int` and `as! Int8` both work. An `AnyRealmValue` property reads as
+    /// the value it holds (nil for `.none`), as in Realm, and takes a plain value too
+    /// (`obj["any"] = "hello"`).
     public subscript(key: String) -> Any? {
         get {
             let info = _managed?.info ?? ClassInfo.unbound(for: type(of: self))
             guard let field = info.field(named: key) else {
                 throwRealmException("Invalid property name '\(key)' for class '\(info.className)'.")
             }
-            return KeyValueCoding.bridgingSizedIntegers(field.witness.dynamicGet(self, field))
+            return KeyValueCoding.dynamicValue(field.witness.dynamicGet(self, field))
         }
         set {
             let info = _managed?.info ?? ClassInfo.unbound(for: type(of: self))
             guard let field = info.field(named: key) else {
                 throwRealmException("Invalid property name '\(key)' for class '\(info.className)'.")
+            }
+            // A legacy `RealmProperty` primary key too gets the accessor's message here (its
+            // `value` and `setValue(_:forKey:)` give realm-core's).
+            if field.isPrimaryKey, let managed = _managed {
+                managed.core.refusePrimaryKeyChange(managed, field, legacyValue: false)
             }
             field.witness.dynamicSet(self, field, newValue)
         }

@@ -112,7 +112,7 @@ final class LegacyValueState<Value: _Persistable> {
             guard let owner, let managed = owner._managed else {
                 throwRealmException("Object has been deleted or invalidated.")
             }
-            managed.core.setProperty(of: owner, managed, field, value: newValue)
+            managed.core.setProperty(of: owner, managed, field, value: newValue, legacyValue: true)
         }
     }
 

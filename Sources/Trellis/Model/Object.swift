@@ -27,7 +27,7 @@ open class Object: ObjectBase, _PersistableInsideOptional {
         guard let object else { return false }
         if self === object { return true }
         guard let a = _managed, let b = object._managed else { return false }
-        return a.core === b.core && a.info === b.info && a.key == b.key
+        return a.core === b.core && a.table.tableId == b.table.tableId && a.key == b.key
     }
 
     /// The name of the primary key property, as Realm's legacy models declare it

@@ -145,12 +145,18 @@ final class _AnyRealmCollectionBox<C: RealmCollection>: _AnyRealmCollectionBase<
     override func makeIterator() -> AnyIterator<C.Element> { AnyIterator(base.makeIterator()) }
     override func index(of object: C.Element) -> Int? { base.index(of: object) }
     override func index(matching text: String, _ args: [Any]) -> Int? {
+        if let elements = unmanagedElements {
+            return UnmanagedPredicate.firstIndex(in: elements, matching: UnmanagedPredicate.parse(text, args))
+        }
         let matching = results.filter(trapping: text, arguments: args)
         return matching.first.flatMap { base.index(of: $0) }
     }
     override func index(matchingQuery predicate: QueryPredicate) -> Int? {
-        filter(query: predicate).first.flatMap { base.index(of: $0) }
+        if let elements = unmanagedElements { return UnmanagedPredicate.firstIndex(in: elements, matching: predicate) }
+        return filter(query: predicate).first.flatMap { base.index(of: $0) }
     }
+    /// The elements of an unmanaged List or MutableSet (matched in memory, as in Realm).
+    private var unmanagedElements: [Any]? { (base as? any _ObjectCollectionQueries)?._unmanagedElementsAny }
     override func objects(at indexes: IndexSet) -> [C.Element] { base.objects(at: indexes) }
     override var results: Results<C.Element> {
         if let results = base as? Results<C.Element> { return results }
@@ -193,4 +199,6 @@ final class _AnyRealmCollectionBox<C: RealmCollection>: _AnyRealmCollectionBase<
 extension _ObjectCollectionQueries {
     /// The scoped results, type-erased (for ``AnyRealmCollection``). Not API.
     var _scopedResultsAny: Any { _scopedResults }
+    /// The elements of an unmanaged collection, type-erased (for ``AnyRealmCollection``).
+    var _unmanagedElementsAny: [Any]? { _unmanagedElements.map { $0.map { $0 as Any } } }
 }

@@ -30,14 +30,22 @@ extension _ObjectCollectionQueries {
         _scopedResults.where(isIncluded)
     }
 
-    /// The position of the first object matching the predicate text, or nil.
+    /// The position of the first object matching the predicate text, or nil. On an unmanaged
+    /// collection the predicate is evaluated on each element in memory, as in Realm.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        _scopedResults.index(matching: predicateFormat, arguments: args)
+        if let elements = _unmanagedElements {
+            return UnmanagedPredicate.firstIndex(in: elements, matching: UnmanagedPredicate.parse(predicateFormat, args))
+        }
+        return _scopedResults.index(matching: predicateFormat, arguments: args)
     }
 
-    /// The position of the first object for which the typed query is true, or nil.
+    /// The position of the first object for which the typed query is true, or nil (evaluated in
+    /// memory on an unmanaged collection).
     public func index(matching isIncluded: (Query<_ObjectElement>) -> Query<Bool>) -> Int? {
-        _scopedResults.index(matching: isIncluded)
+        if let elements = _unmanagedElements {
+            return UnmanagedPredicate.firstIndex(in: elements, matching: isIncluded(Query<_ObjectElement>()).predicate)
+        }
+        return _scopedResults.index(matching: isIncluded)
     }
 
     /// The collection's objects sorted on a key path.

@@ -32,6 +32,10 @@ enum ValueConversion {
         guard let value = unwrapped(value) else {
             return info.isOptional || info.collection != .none ? Value._trellisDefaultValue() : nil
         }
+        // Realm takes any number, or a numeric string, for a Decimal128 property.
+        if info.type == .decimal128, info.collection == .none, !(value is Bool), let decimal = decimal128(from: value) {
+            return decimal as? Value
+        }
         if info.type == .object, info.collection == .none, let objectType = info.objectType,
            value is [String: Any] || value is [Any]
         {
@@ -59,6 +63,20 @@ extension ValueConversion {
     }
 
     private static func wrappedType<O: OptionalProtocol>(_: O.Type) -> Any.Type { O.Wrapped.self }
+
+    /// A number or a numeric string as a `Decimal128` (nil for text that is no number).
+    static func decimal128(from value: Any) -> Decimal128? {
+        switch value {
+        case let decimal as Decimal128: decimal
+        case let decimal as Decimal: Decimal128(decimal)
+        case let integer as any BinaryInteger: Int64(exactly: integer).map { Decimal128(Decimal($0)) }
+        case let number as Double: Decimal128(value: number)
+        case let number as Float: Decimal128(value: Double(number))
+        case let number as NSNumber: Decimal128(number: number)
+        case let text as String: try? Decimal128(string: text)
+        default: nil
+        }
+    }
 
     /// The sized integer type a property holds (`Int8` for `Int8` and `Int8?`), if any.
     static func integerType(of type: Any.Type) -> (any _PersistableInteger.Type)? {

@@ -101,7 +101,8 @@ public struct Realm {
             if let dbi = core.file.environment.handles.handle(named: Table.rowsName(stored.name)),
                txn.entryCount(dbi) > 0 { return false }
         }
-        return true
+        // Classes whose tables the current write created are not in the file's catalog yet.
+        return !core.pendingTablesHoldObjects
     }
 
     // MARK: - Transactions

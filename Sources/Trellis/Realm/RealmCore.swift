@@ -466,6 +466,12 @@ final class RealmCore {
 
     /// The table of `type` in this Realm: bound, created in the current write if `create`, or
     /// nil when the class has no table yet.
+    /// Whether a table the current write transaction created holds a top-level object.
+    var pendingTablesHoldObjects: Bool {
+        guard let writeTransaction else { return false }
+        return pendingTables.values.contains { !$0.info.isEmbedded && writeTransaction.entryCount($0.rows) > 0 }
+    }
+
     func table(for type: ObjectBase.Type, create: Bool) -> Table? {
         let id = ObjectIdentifier(type)
         // Link hops and backlink counts look the same one or two classes up on every read, and

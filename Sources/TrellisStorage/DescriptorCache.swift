@@ -1,6 +1,6 @@
 import Foundation
 
-/// The tree descriptors of the catalog read last, shared by the environment's read
+/// The tree descriptors of the catalog read last, shared by the environment's read and write
 /// transactions: a transaction on the same catalog finds its trees without walking it again.
 ///
 /// Keyed by the catalog root's reference (page and checksum), which names the catalog's content:
@@ -29,5 +29,17 @@ final class DescriptorCache: @unchecked Sendable {
         }
         descriptors[name] = .some(loaded)
         return loaded
+    }
+
+    /// After a commit published the catalog `new`, made from `old` by `changes` (a nil
+    /// descriptor: the tree was dropped): the cache moves to `new`, keeping what it knew of `old`
+    /// (every other tree is as it was) with the changes applied, so that the next transactions
+    /// find the trees this commit touched without walking the new catalog.
+    func advance(from old: PageReference?, to new: PageReference?, changes: [(name: String, descriptor: TreeDescriptor?)]) {
+        lock.lock()
+        defer { lock.unlock() }
+        if catalog != old { descriptors.removeAll(keepingCapacity: true) }
+        catalog = new
+        for (name, descriptor) in changes { descriptors[name] = .some(descriptor) }
     }
 }

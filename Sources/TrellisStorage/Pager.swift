@@ -206,7 +206,7 @@ final class Pager: @unchecked Sendable {
     /// read. A plain file only (an encrypted file's pages are checked as they are decrypted).
     /// Called once the commit that wrote them is published; a failed sync forgets every mark
     /// (`forgetPlainVerifications`).
-    func markWritten(_ pages: [(page: UInt64, bytes: [UInt8], checksum: UInt64)]) {
+    func markWritten(_ pages: [WrittenPage]) {
         guard cipher == nil else { return }
         lock.lock()
         defer { lock.unlock() }

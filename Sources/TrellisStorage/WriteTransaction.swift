@@ -21,7 +21,7 @@ public final class WriteTransaction: TreeReading {
     private let slots: [(slot: Int, meta: MetaSlot)]
     // Not checked for exclusive access at run time: the transaction is used by one thread at a
     // time and hands out no reference to these.
-    @exclusivity(unchecked) private var trees: [String: TreeState] = [:]
+    @exclusivity(unchecked) private var trees = TransactionTrees()
     /// The tree used last (reset when trees are created or dropped).
     @exclusivity(unchecked) private var lastTree: TreeState?
     /// `access(_:)` of `lastTree`.
@@ -76,8 +76,13 @@ public final class WriteTransaction: TreeReading {
             return state
         }
         if dropped.contains(name) { return nil }
-        guard let descriptor = try CatalogReader(snapshot: snapshot).descriptor(name, root: catalog.root, depth: catalog.depth)
-        else { return nil }
+        // The catalog is edited only at commit, so it is still the snapshot's: its descriptors
+        // are the ones read transactions (and the previous commit) left in the cache.
+        let snapshot = snapshot, catalog = catalog
+        let found = try environment.descriptors.descriptor(name, catalog: snapshot.meta.catalog) {
+            try CatalogReader(snapshot: snapshot).descriptor(name, root: catalog.root, depth: catalog.depth)
+        }
+        guard let descriptor = found else { return nil }
         let state = TreeState(name: name, descriptor: descriptor)
         trees[name] = state
         lastTree = state
@@ -109,7 +114,7 @@ public final class WriteTransaction: TreeReading {
     }
 
     /// The names of the trees this transaction has looked up, created or changed.
-    var createdOrChangedTreeNames: Set<String> { Set(trees.keys) }
+    var createdOrChangedTreeNames: Set<String> { Set(trees.all.map(\.name)) }
 
     /// Facts about the tree `name`, or nil if there is none.
     public func info(_ name: String) throws -> TreeInfo? {
@@ -227,14 +232,17 @@ public final class WriteTransaction: TreeReading {
     func commit(shrinkingTo newPageCount: UInt64?, forceSync: Bool = false) throws {
         try checkAlive()
         defer { abort() }
-        let changed = trees.values.filter(\.isChanged).sorted { $0.name < $1.name }
+        let changed = trees.all.filter(\.isChanged).sorted { $0.name < $1.name }
         guard !changed.isEmpty || !dropped.isEmpty || newPageCount != nil else { return }
         let txnID = self.txnID
         let allocator = PageAllocator(pool: pool, pageCount: snapshot.meta.pageCount, source: freeRecords, limit: newPageCount)
         var serializer = PageSerializer(txnID: txnID, allocator: allocator)
         if newPageCount != nil { serializer.allocator.pullAll() }
         let editor = self.editor
+        // The descriptors this commit writes (nil: dropped), for the environment's cache.
+        var catalogChanges: [(name: String, descriptor: TreeDescriptor?)]? = []
         for name in dropped.sorted() where trees[name] == nil {
+            catalogChanges?.append((name, nil))
             let key = Array(name.utf8)
             let present = try key.withUnsafeBytes { keyBytes in
                 try TreeReader(snapshot: snapshot, order: .bytes, depth: catalog.depth).withValue(root: catalog.root, key: keyBytes) { $0 != nil }
@@ -245,6 +253,13 @@ public final class WriteTransaction: TreeReading {
             let root = state.root.map { serializer.flush($0) }
             let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
             let key = Array(state.name.utf8), value = descriptor.encoded()
+            // As a lookup would decode it. One that would not decode (never written by this
+            // code: depth <= 32) leaves the cache on the old catalog, so that nothing is cached.
+            if let written = value.withUnsafeBytes({ try? TreeDescriptor.decode($0, page: 0) }) {
+                catalogChanges?.append((state.name, written))
+            } else {
+                catalogChanges = nil
+            }
             _ = try key.withUnsafeBytes { key in
                 try value.withUnsafeBytes { try editor.put(catalog, key: key, value: $0, mode: .upsert) }
             }
@@ -268,6 +283,9 @@ public final class WriteTransaction: TreeReading {
         let checkpoint = reserved > max(Self.checkpointPages, Int(meta.pageCount) / 4)
         let syncs = environment.syncOnCommit || checkpoint || forceSync || newPageCount != nil
         try environment.publish(meta, sync: syncs, slots: slots)
+        if let catalogChanges {
+            environment.descriptors.advance(from: snapshot.meta.catalog, to: catalogRoot, changes: catalogChanges)
+        }
         // This process hashed the bytes it wrote; the next transactions read them unhashed.
         environment.pager.markWritten(serializer.pages)
         environment.notePagesAwaitingSync(syncs ? nil : (durable, reserved))
@@ -313,7 +331,7 @@ public final class WriteTransaction: TreeReading {
         return (max(needed, size + step) + page - 1) / page * page
     }
 
-    private func writePages(_ pages: [(page: UInt64, bytes: [UInt8], checksum: UInt64)], pageCount: UInt64) throws {
+    private func writePages(_ pages: [WrittenPage], pageCount: UInt64) throws {
         let file = environment.file
         let pager = environment.pager
         let needed = pager.offset(ofPage: pageCount)
@@ -328,8 +346,47 @@ public final class WriteTransaction: TreeReading {
             }
             try file.truncate(to: min(Self.grownSize(from: size, toHold: needed, pageBytes: pager.stride), max(needed, limit)))
         }
-        for (page, bytes, _) in pages.sorted(by: { $0.page < $1.page }) {
-            try bytes.withUnsafeBytes { try pager.writePages($0, at: page) }
+        for written in pages.sorted(by: { $0.page < $1.page }) {
+            try written.bytes.withUnsafeBytes { try pager.writePages($0, at: written.page) }
         }
+    }
+}
+
+/// The trees a write transaction looked up, created or changed, by name: a list searched in
+/// order while short (a transaction usually touches a handful; comparing a name with a few
+/// others costs less than hashing it, and the list grows without rehashing), then also a
+/// dictionary.
+struct TransactionTrees {
+    private static let listedOnly = 16
+    private(set) var all: [TreeState] = []
+    private var byName: [String: Int] = [:]
+
+    subscript(name: String) -> TreeState? {
+        get {
+            guard all.count > Self.listedOnly else { return all.first { $0.name == name } }
+            return byName[name].map { all[$0] }
+        }
+        set {
+            let index = all.count > Self.listedOnly ? byName[name] : all.firstIndex { $0.name == name }
+            switch (index, newValue) {
+            case (let index?, let state?):
+                all[index] = state
+            case (let index?, nil):
+                all.remove(at: index)
+                if all.count > Self.listedOnly { reindex() } else { byName = [:] }
+            case (nil, let state?):
+                all.append(state)
+                if all.count > Self.listedOnly {
+                    if byName.isEmpty { reindex() } else { byName[name] = all.count - 1 }
+                }
+            case (nil, nil):
+                break
+            }
+        }
+    }
+
+    private mutating func reindex() {
+        byName = [:]
+        for (index, state) in all.enumerated() { byName[state.name] = index }
     }
 }

@@ -20,11 +20,31 @@ mkdir -p "$out"
 flags=(-O -sanitize="$sanitize" -parse-as-library)
 sources=(Sources/TrellisStorage/*.swift Fuzz/Storage/*.swift Sources/TrellisStorageProcessHelper/StorageFuzzInput.swift)
 if [ ! -x "$out/fuzz-storage" ] || [ -n "$(find "${sources[@]}" -newer "$out/fuzz-storage")" ]; then
-    swiftc "${flags[@]}" -wmo -module-name TrellisStorage -emit-module -emit-module-path "$out/TrellisStorage.swiftmodule" \
-        -c Sources/TrellisStorage/*.swift -o "$out/TrellisStorage.o" 2>&1 | grep -v "^warning: " || true
-    swiftc "${flags[@]}" -I "$out" -module-name FuzzStorage Fuzz/Storage/*.swift \
-        Sources/TrellisStorageProcessHelper/StorageFuzzInput.swift "$out/TrellisStorage.o" -o "$out/fuzz-storage" 2>&1 \
-        | grep -v -e "ld.gold: warning" -e "^warning: " || true
+    # TrellisStorage imports swift-crypto (encrypted files): SwiftPM builds it (release, without
+    # the fuzzer's instrumentation: the fuzzer explores the file format, not AES), and the
+    # fuzzer links its objects. These are the targets of swift-crypto's Crypto product.
+    rm -f "$out/fuzz-storage"
+    swift build -c release --target TrellisStorage 2>&1 | grep -v -e "^warning: " -e "Compiling" -e "^\[" || true
+    deps="$(swift build -c release --show-bin-path)"
+    dep_objects=()
+    for target in Crypto CryptoBoringWrapper CCryptoBoringSSL CCryptoBoringSSLShims CXKCP CXKCPShims; do
+        if [ -d "$deps/$target.build" ]; then
+            while IFS= read -r object; do dep_objects+=("$object"); done < <(find "$deps/$target.build" -name '*.o')
+        fi
+    done
+    if [ ! -f "$out/TrellisStorage.o" ] || [ -n "$(find Sources/TrellisStorage -newer "$out/TrellisStorage.o")" ]; then
+        rm -f "$out/TrellisStorage.o"
+        swiftc "${flags[@]}" -wmo -module-name TrellisStorage -I "$deps/Modules" -emit-module \
+            -emit-module-path "$out/TrellisStorage.swiftmodule" -c Sources/TrellisStorage/*.swift \
+            -o "$out/TrellisStorage.o" 2>&1 | grep -v "^warning: " || true
+    fi
+    swiftc "${flags[@]}" -I "$out" -I "$deps/Modules" -module-name FuzzStorage Fuzz/Storage/*.swift \
+        Sources/TrellisStorageProcessHelper/StorageFuzzInput.swift "$out/TrellisStorage.o" "${dep_objects[@]}" \
+        -o "$out/fuzz-storage" 2>&1 | grep -v -e "ld.gold: warning" -e "^warning: " || true
+    if [ ! -x "$out/fuzz-storage" ]; then
+        echo "fuzz-storage: the fuzzer did not build (see the errors above)" >&2
+        exit 1
+    fi
 fi
 if [ ! -d Fuzz/Corpus/storage ]; then
     TRELLIS_FUZZ_STORAGE_MAKE_SEEDS="$PWD/Fuzz/Corpus/storage" "$out/fuzz-storage"

@@ -221,7 +221,7 @@ struct ChecksumFixer {
             if catalog != 0, let checksum = fixTree(catalog, level: 1, catalog: true) { store(checksum, base + 40) }
             let freeTree = load(UInt64.self, base + 48)
             if freeTree != 0, let checksum = fixTree(freeTree, level: 1, catalog: false) { store(checksum, base + 56) }
-            let spares = min(Int(load(UInt64.self, base + 88)), 256)
+            let spares = Int(min(load(UInt64.self, base + 88), 256))
             store(hash(base + 112, spares * 8), base + 96)
             store(hash(base, 104), base + 104)
         }

@@ -154,6 +154,13 @@ let package = Package(
             dependencies: ["Trellis", "TrellisSync"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // A sync client in a process of its own, for tests that run it under another clock
+        // (`faketime`: ClockSkewProcessTests).
+        .executableTarget(
+            name: "TrellisSyncClientHelper",
+            dependencies: ["Trellis", "TrellisSync"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Benchmarks/SyncBench (Scripts/bench-sync.sh, docs/BENCHMARKS.md "Sync"): upload and
         // download throughput and commit -> notification latency against PostgreSQL and a real
         // trellis-sync. Part of this package, not of Benchmarks/Package.swift, so it shares this
@@ -170,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "TrellisSyncTests",
             dependencies: [
-                "Trellis", "TrellisSync", "TrellisSyncProtocol", "TrellisSyncServer",
+                "Trellis", "TrellisSync", "TrellisSyncProtocol", "TrellisSyncServer", "TrellisSyncClientHelper",
                 // Raw protocol frames and test JWTs.
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -26,11 +26,12 @@ public enum KeyOrder: UInt8, Sendable {
         }
     }
 
-    /// Unsigned bytes compared eight at a time, then the shorter key first.
+    /// Unsigned bytes compared eight at a time, then the shorter key first. `from`: the bytes
+    /// before it are known to be equal in both (and both are at least that long).
     @inline(__always)
-    static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, from start: Int = 0) -> Int {
         let shared = min(a.count, b.count)
-        var offset = 0
+        var offset = start
         while offset &+ 8 <= shared {
             let left = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             let right = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: offset, as: UInt64.self))

@@ -24,17 +24,38 @@ public struct LeafPage {
     /// The value of entry `index` in place, or nil when it is kept in an overflow run (read it
     /// through the tree: `TreeAccess.withValue(forKey:)`).
     @inline(__always)
-    public func inlineValue(at index: Int) throws -> UnsafeRawBufferPointer? {
-        if case .inline(let bytes) = try view.value(at: index) { return bytes }
-        return nil
-    }
+    public func inlineValue(at index: Int) throws -> UnsafeRawBufferPointer? { try entry(at: index).inlineValue }
 
     /// Entry `index` in place: its key, and its value unless an overflow run holds it (nil: read
     /// it through the tree, `TreeAccess.withValue(forKey:)`). One read of the cell where
     /// `key(at:)` and `inlineValue(at:)` take two.
     @inline(__always)
     public func entry(at index: Int) throws -> (key: UnsafeRawBufferPointer, inlineValue: UnsafeRawBufferPointer?) {
-        try view.leafEntry(at: index)
+        let entry = try view.leafEntry(at: index)
+        guard case .inline(let bytes) = entry.value else { return (entry.key, nil) }
+        return (entry.key, bytes)
+    }
+
+    /// Appends every entry of the page, in key order, to `keys` (each key's first 8 bytes as a
+    /// native integer, 0 for a shorter key: integer-keyed trees) and `values` (in place): one
+    /// call per page for an embedder's scans, where `entry(at:)` is one call per entry. A value
+    /// kept in an overflow run is asked of `overflowValue` with its key (nil: the entry is left
+    /// out). Throws `corruptFile` for a damaged cell, as `entry(at:)` does.
+    public func appendIntegerKeyedEntries(keys: inout [UInt64], values: inout [UnsafeRawBufferPointer],
+                                          overflowValue: (UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer?) throws {
+        keys.reserveCapacity(keys.count &+ count)
+        values.reserveCapacity(values.count &+ count)
+        for index in 0..<count {
+            let entry = try view.leafEntry(at: index)
+            switch entry.value {
+            case .inline(let bytes):
+                values.append(bytes)
+            case .overflow:
+                guard let bytes = try overflowValue(entry.key) else { continue }
+                values.append(bytes)
+            }
+            keys.append(entry.key.count >= 8 ? entry.key.loadUnaligned(as: UInt64.self) : 0)
+        }
     }
 
     /// The index of the first key >= `key`, and whether it is equal.
@@ -100,11 +121,14 @@ public struct KeptIntegerLeaf {
     }
 }
 
-/// A leaf page of a byte-ordered tree with its first and last keys in place.
+/// A leaf page of a byte-ordered tree with its first and last keys in place, and the entry its
+/// last lookup found: lookups often ask for the keys that follow it (a list's header, then its
+/// chunk, then the next object's header).
 public struct KeptBytesLeaf {
     public let page: LeafPage
     private let firstKey: UnsafeRawBufferPointer
     private let lastKey: UnsafeRawBufferPointer
+    private var lastFound = -1
 
     public init?(_ page: LeafPage) {
         guard let first = try? page.key(at: 0), let last = try? page.key(at: page.count &- 1),
@@ -115,13 +139,26 @@ public struct KeptBytesLeaf {
         lastKey = last
     }
 
-    /// The value of `key` if this page can tell.
+    /// The value of `key` if this page can tell: the two entries after the one found last are
+    /// compared first, then the page is searched.
     @inline(__always)
-    public func lookup(_ key: UnsafeRawBufferPointer) -> LeafLookup {
-        guard KeyOrder.compareBytes(key, firstKey) >= 0, KeyOrder.compareBytes(key, lastKey) <= 0,
-              let (index, found) = try? page.lowerBound(key, order: .bytes)
-        else { return .elsewhere }
+    public mutating func lookup(_ key: UnsafeRawBufferPointer) -> LeafLookup {
+        guard KeyOrder.compareBytes(key, firstKey) >= 0, KeyOrder.compareBytes(key, lastKey) <= 0 else { return .elsewhere }
+        var next = lastFound &+ 1
+        while next > 0, next <= lastFound &+ 2, next < page.count {
+            guard let entry = try? page.entry(at: next) else { return .elsewhere }
+            let order = KeyOrder.compareBytes(entry.key, key)
+            if order > 0 { break }
+            if order == 0 {
+                lastFound = next
+                guard let value = entry.inlineValue else { return .elsewhere }
+                return .found(value)
+            }
+            next &+= 1
+        }
+        guard let (index, found) = try? page.lowerBound(key, order: .bytes) else { return .elsewhere }
         guard found else { return .absent }
+        lastFound = index
         guard let value = try? page.entry(at: index).inlineValue else { return .elsewhere }
         return .found(value)
     }
@@ -142,11 +179,8 @@ extension TreeAccess {
         let depth = tree.depth, order = tree.order
         var levelNumber = 1
         while true {
-            let view = try snapshot.treePage(reference)
-            guard view.isLeaf == (levelNumber == depth) else {
-                throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(levelNumber) of a tree of depth \(depth)")
-            }
-            if view.isLeaf { return LeafPage(view) }
+            let view = try snapshot.treePage(reference, level: levelNumber, depth: depth)
+            if levelNumber == depth { return LeafPage(view) }
             let (index, found) = try view.lowerBound(key, order: order)
             reference = try view.child(at: found ? index : index &- 1)
             levelNumber &+= 1
@@ -165,12 +199,9 @@ extension TreeAccess {
     }
 
     private func visit(_ reference: PageReference, level: Int, _ body: (LeafPage) throws -> Void) throws {
-        let view = try snapshot.treePage(reference)
         let depth = tree.depth
-        guard view.isLeaf == (level == depth), level <= 64 else {
-            throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(level) of a tree of depth \(depth)")
-        }
-        if view.isLeaf {
+        let view = try snapshot.treePage(reference, level: level, depth: depth)
+        if level == depth {
             try body(LeafPage(view))
             return
         }

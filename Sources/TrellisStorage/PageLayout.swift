@@ -32,6 +32,8 @@ enum Layout {
     static let overflowReferenceSize = 16
     /// The bytes a node may use after its header.
     static let usable = pageSize - headerSize
+    /// The most entries a page's slots can name.
+    static let maximumEntries = usable / slotSize
     /// Below this a node is merged with a neighbour (or shares its entries).
     static let underfull = usable / 4
 
@@ -113,22 +115,47 @@ struct PageView {
 
     /// Checks the header of a tree page: its kind, its own number and that its slots fit.
     func validateTreePage() throws {
+        if let damage = headerDamage() { throw corrupt(damage) }
+    }
+
+    /// What is wrong with the header of this tree page, or nil: its kind, its own number, and
+    /// that its slots fit (a branch has at least two entries, a leaf one).
+    private func headerDamage() -> String? {
         guard kind == PageKind.branch.rawValue || kind == PageKind.leaf.rawValue else {
-            throw corrupt("kind \(kind) where a tree page was expected")
+            return "kind \(kind) where a tree page was expected"
         }
-        guard base.loadLE(UInt64.self, at: 8) == number else { throw corrupt("the page names another page number") }
+        guard base.loadLE(UInt64.self, at: 8) == number else { return "the page names another page number" }
         let count = count
-        guard Layout.headerSize + count * Layout.slotSize <= Layout.pageSize else {
-            throw corrupt("\(count) entries cannot fit a page")
-        }
-        if kind == PageKind.branch.rawValue && count < 2 { throw corrupt("a branch with \(count) children") }
-        if kind == PageKind.leaf.rawValue && count < 1 { throw corrupt("an empty leaf") }
+        guard count <= Layout.maximumEntries else { return "\(count) entries cannot fit a page" }
+        if kind == PageKind.branch.rawValue && count < 2 { return "a branch with \(count) children" }
+        if kind == PageKind.leaf.rawValue && count < 1 { return "an empty leaf" }
+        return nil
+    }
+
+    /// Checks the header of the page at `level` of a tree `depth` levels deep (the root is level
+    /// 1): `validateTreePage()`'s checks, and that it is a leaf at the last level and a branch
+    /// above it. Inlined into descents: three comparisons when the page is sound.
+    @inline(__always)
+    func validateTreePage(level: Int, depth: Int) throws {
+        let leaf = level == depth
+        let minimum = leaf ? 1 : 2
+        guard kind == (leaf ? PageKind.leaf.rawValue : PageKind.branch.rawValue),
+              base.loadLE(UInt64.self, at: 8) == number,
+              UInt(bitPattern: count &- minimum) <= UInt(bitPattern: Layout.maximumEntries &- minimum)
+        else { throw treePageDamage(level: level, depth: depth) }
+    }
+
+    /// The error for a page that failed `validateTreePage(level:depth:)`.
+    @inline(never)
+    private func treePageDamage(level: Int, depth: Int) -> StorageError {
+        if let damage = headerDamage() { return corrupt(damage) }
+        return corrupt("a \(isLeaf ? "leaf" : "branch") at level \(level) of a tree of depth \(depth)")
     }
 
     @inline(__always)
     private func cellOffset(_ index: Int, header: Int) throws -> Int {
-        let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize + index * Layout.slotSize))
-        guard offset >= Layout.headerSize + count * Layout.slotSize, offset + header <= Layout.pageSize else {
+        let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
+        guard offset >= Layout.headerSize &+ count &* Layout.slotSize, offset &+ header <= Layout.pageSize else {
             throw corrupt("entry \(index) points outside the page")
         }
         return offset
@@ -195,11 +222,14 @@ struct PageView {
             if let numbered, length == numbered.length {
                 comparison = numbered.compare(NumberedKey.read(start, tagged: numbered.isTagged))
             } else {
+                let stored = UnsafeRawBufferPointer(start: start, count: length)
                 if wordCompares && length >= 8 {
                     let word = UInt64(bigEndian: start.loadUnaligned(as: UInt64.self))
-                    if word != keyWord { comparison = word < keyWord ? -1 : 1 }
+                    // Equal first words: the rest decides, compared from there.
+                    comparison = word == keyWord ? KeyOrder.compareBytes(stored, key, from: 8) : (word < keyWord ? -1 : 1)
+                } else {
+                    comparison = order.compare(stored, key)
                 }
-                if comparison == 0 { comparison = order.compare(UnsafeRawBufferPointer(start: start, count: length), key) }
             }
             // A tree's keys are unique and in order: an equal key is the answer.
             if comparison == 0 { return (middle, true) }
@@ -227,11 +257,14 @@ struct PageView {
         else { return .none }
         if key.number <= first.number { return .answer(low, key.number == first.number) }
         if key.number >= last.number { return key.number == last.number ? .answer(high &- 1, true) : .answer(high, false) }
-        // (key - first) / (last - first) of the way from `low` to `high - 1`, strictly inside.
+        // (key - first) / (last - first) of the way from `low` to `high - 1`, strictly inside;
+        // in 64 bits when the product fits (one division, not a 128-bit division's call).
         let span = UInt64(high &- 1 &- low)
-        let scaled = (key.number &- first.number).multipliedFullWidth(by: span)
-        let share = (last.number &- first.number).dividingFullWidth((scaled.high, scaled.low)).quotient
-        return .probe(low &+ Int(share))
+        let distance = key.number &- first.number, range = last.number &- first.number
+        let (product, overflow) = distance.multipliedReportingOverflow(by: span)
+        if !overflow { return .probe(low &+ Int(product / range)) }
+        let scaled = distance.multipliedFullWidth(by: span)
+        return .probe(low &+ Int(range.dividingFullWidth((scaled.high, scaled.low)).quotient))
     }
 
     private enum Guess {
@@ -250,21 +283,20 @@ struct PageView {
     }
 
     /// The child of branch entry `index`.
+    @inline(__always)
     func child(at index: Int) throws -> PageReference {
         let offset = try cellOffset(index, header: Layout.branchCellHeader)
         return PageReference(page: base.loadLE(UInt64.self, at: offset + 8),
                              checksum: base.loadLE(UInt64.self, at: offset + 16))
     }
 
-    /// Leaf entry `index` read with one look at its cell: its key, and its value when stored
-    /// inline (nil when an overflow run holds it: read it through the tree). The same checks as
-    /// `key(at:)` and `value(at:)`.
+    /// Leaf entry `index` read with one look at its cell: its key, and where its value is (in
+    /// place, or the overflow run that holds it). The one reading of a leaf cell: `value(at:)`
+    /// and `LeafPage.entry(at:)` are this. Throws `corruptFile` for a cell, key or value that
+    /// does not fit the page, or a malformed overflow reference.
     @inline(__always)
-    func leafEntry(at index: Int) throws -> (key: UnsafeRawBufferPointer, inlineValue: UnsafeRawBufferPointer?) {
-        let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
-        guard offset >= Layout.headerSize &+ count &* Layout.slotSize, offset &+ Layout.leafCellHeader <= Layout.pageSize else {
-            throw corrupt("entry \(index) points outside the page")
-        }
+    func leafEntry(at index: Int) throws -> (key: UnsafeRawBufferPointer, value: LeafValueLocation) {
+        let offset = try cellOffset(index, header: Layout.leafCellHeader)
         let keyLength = Int(base.loadLE(UInt16.self, at: offset))
         let kind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)
         let length = Int(base.loadLE(UInt32.self, at: offset &+ 4))
@@ -276,39 +308,22 @@ struct PageView {
         switch kind {
         case 0:
             guard start &+ length <= Layout.pageSize else { throw corrupt("the value of entry \(index) runs past the page") }
-            return (key, UnsafeRawBufferPointer(start: base + start, count: length))
+            return (key, .inline(UnsafeRawBufferPointer(start: base + start, count: length)))
         case 1:
             guard start &+ Layout.overflowReferenceSize <= Layout.pageSize, length <= StorageLimits.maximumValueLength,
                   Layout.isOverflow(keyLength: keyLength, valueLength: length)
             else { throw corrupt("the overflow reference of entry \(index) is malformed") }
-            return (key, nil)
+            let reference = PageReference(page: base.loadLE(UInt64.self, at: start),
+                                          checksum: base.loadLE(UInt64.self, at: start &+ 8))
+            return (key, .overflow(reference, length: length))
         default:
             throw corrupt("entry \(index) has value kind \(kind)")
         }
     }
 
     /// The value of leaf entry `index`: the bytes in place, or the overflow run that holds them.
-    func value(at index: Int) throws -> LeafValueLocation {
-        let offset = try cellOffset(index, header: Layout.leafCellHeader)
-        let keyLength = Int(base.loadLE(UInt16.self, at: offset))
-        let kind = base.load(fromByteOffset: offset + 2, as: UInt8.self)
-        let length = Int(base.loadLE(UInt32.self, at: offset + 4))
-        let start = offset + Layout.leafCellHeader + keyLength
-        switch kind {
-        case 0:
-            guard start + length <= Layout.pageSize else { throw corrupt("the value of entry \(index) runs past the page") }
-            return .inline(UnsafeRawBufferPointer(start: base + start, count: length))
-        case 1:
-            guard start + Layout.overflowReferenceSize <= Layout.pageSize, length <= StorageLimits.maximumValueLength,
-                  Layout.isOverflow(keyLength: keyLength, valueLength: length)
-            else { throw corrupt("the overflow reference of entry \(index) is malformed") }
-            let reference = PageReference(page: base.loadLE(UInt64.self, at: start),
-                                          checksum: base.loadLE(UInt64.self, at: start + 8))
-            return .overflow(reference, length: length)
-        default:
-            throw corrupt("entry \(index) has value kind \(kind)")
-        }
-    }
+    @inline(__always)
+    func value(at index: Int) throws -> LeafValueLocation { try leafEntry(at: index).value }
 }
 
 /// A key that is a number in its tree's order: an 8-byte key of integer order (native byte

@@ -179,8 +179,10 @@ final class Pager: @unchecked Sendable {
         return reference.page < words[0] && words[Int(reference.page) &+ 1] == reference.checksum && reference.checksum != 0
     }
 
-    /// Records that the page passed its check with this checksum.
+    /// Records that the page passed its check with this checksum (a plain file's page: an
+    /// encrypted file's are never marked, as `Snapshot.verifiedBytes` reads a marked page in place).
     func markVerified(_ reference: PageReference) {
+        guard cipher == nil else { return }
         lock.lock()
         defer { lock.unlock() }
         setMark(reference)
@@ -277,24 +279,37 @@ final class Snapshot {
 
     @inline(__always)
     private func checkRange(_ page: UInt64, pages: UInt64, from: UInt64? = nil) throws {
-        guard page >= Layout.firstDataPage, pages >= 1, page < meta.pageCount, pages <= meta.pageCount - page else {
-            throw StorageError.corrupt(page: from ?? page, "a reference to page \(page) lies outside the file's "
-                + "\(meta.pageCount) pages")
+        guard page >= Layout.firstDataPage, pages >= 1, page < meta.pageCount, pages <= meta.pageCount &- page else {
+            throw outsideTheFile(page, from: from)
         }
     }
 
-    /// The bytes of `pages` pages from `reference.page`, after checking their checksum.
+    @inline(never)
+    private func outsideTheFile(_ page: UInt64, from: UInt64?) -> StorageError {
+        StorageError.corrupt(page: from ?? page, "a reference to page \(page) lies outside the file's \(meta.pageCount) pages")
+    }
+
+    /// The bytes of `pages` pages from `reference.page`, after checking their checksum: in place
+    /// when this process verified them before (inlined: a range check and a table read), else
+    /// hashed (or decrypted) now. Only a plain file's pages are ever marked verified.
+    @inline(__always)
     func verifiedBytes(_ reference: PageReference, pages: UInt64) throws -> UnsafeRawPointer {
         try checkRange(reference.page, pages: pages)
+        if pager.isVerified(reference) { return base + Int(reference.page) &* Layout.pageSize }
+        return try checkedBytes(reference, pages: pages)
+    }
+
+    /// `verifiedBytes` of pages not marked verified (their range checked): decrypted, or hashed
+    /// and marked.
+    @inline(never)
+    private func checkedBytes(_ reference: PageReference, pages: UInt64) throws -> UnsafeRawPointer {
         if pager.cipher != nil { return try pager.decryptedBytes(reference, pages: pages, base: base) }
         let start = base + Int(reference.page) * Layout.pageSize
-        if !pager.isVerified(reference) {
-            let actual = Checksum.xxh64(UnsafeRawBufferPointer(start: start, count: Int(pages) * Layout.pageSize))
-            guard actual == reference.checksum else {
-                throw StorageError.corrupt(page: reference.page, "checksum mismatch")
-            }
-            pager.markVerified(reference)
+        let actual = Checksum.xxh64(UnsafeRawBufferPointer(start: start, count: Int(pages) * Layout.pageSize))
+        guard actual == reference.checksum else {
+            throw StorageError.corrupt(page: reference.page, "checksum mismatch")
         }
+        pager.markVerified(reference)
         return start
     }
 
@@ -303,6 +318,15 @@ final class Snapshot {
     func treePage(_ reference: PageReference) throws -> PageView {
         let view = PageView(base: try verifiedBytes(reference, pages: 1), number: reference.page)
         try view.validateTreePage()
+        return view
+    }
+
+    /// The page at `level` of a tree `depth` levels deep (the root is level 1): a leaf at the
+    /// last level, a branch above it (`PageView.validateTreePage(level:depth:)`).
+    @inline(__always)
+    func treePage(_ reference: PageReference, level: Int, depth: Int) throws -> PageView {
+        let view = PageView(base: try verifiedBytes(reference, pages: 1), number: reference.page)
+        try view.validateTreePage(level: level, depth: depth)
         return view
     }
 

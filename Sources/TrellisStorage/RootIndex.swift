@@ -5,10 +5,10 @@
 /// Only for a branch whose keys after the first are all numbered keys of one length and one tag,
 /// in increasing order (there the numbers sort as the keys do). It holds page references, not
 /// pointers: the child is still read through the snapshot, which checks its range, its checksum
-/// (or decrypts it) and its kind. It is valid for the transaction whose `TreeAccess` made it: a
-/// read transaction's root never changes; a later transaction (another commit, after the file
-/// grew, another process's commit) makes its own.
-public final class RootIndex {
+/// (or decrypts it) and its kind. It belongs to the `TreeAccess` that made it, of one read
+/// transaction, whose root never changes; a later transaction (another commit, after the file
+/// grew, another process's commit) has its own access and makes its own.
+struct RootIndex {
     /// `count - 1` numbers (of entries 1..<count), then `count` children as (page, checksum) pairs.
     private let numbers: UnsafeMutablePointer<UInt64>
     private let children: UnsafeMutablePointer<UInt64>
@@ -17,11 +17,10 @@ public final class RootIndex {
     /// The tag byte every key carries, and whether keys have one (byte order, 9 bytes).
     let tag: UInt8
     let isTagged: Bool
-    /// The transaction's access the index was made from (its tree's root).
-    let access: TreeAccess
 
-    /// Reads `view`, the root branch of `access`'s tree; nil if its keys do not qualify.
-    init?(_ view: PageView, access: TreeAccess) throws {
+    /// Reads `view`, the root branch of a tree of key order `order`; nil if its keys do not
+    /// qualify. The index owns memory: its owner (a `TreeAccess`) frees it with `deallocate()`.
+    init?(_ view: PageView, order: KeyOrder) throws {
         let count = view.count
         guard !view.isLeaf, count >= 2 else { return nil }
         let numbers = UnsafeMutablePointer<UInt64>.allocate(capacity: count &- 1)
@@ -42,7 +41,7 @@ public final class RootIndex {
             children[2 &* index &+ 1] = child.checksum
             // Entry 0's key stands for every key before entry 1's: it is not read.
             guard index > 0 else { continue }
-            guard let key = NumberedKey(try view.key(at: index), order: access.tree.order),
+            guard let key = NumberedKey(try view.key(at: index), order: order),
                   index == 1 || (key.tag == tag && key.number > numbers[index &- 2])
             else {
                 qualifies = false
@@ -59,10 +58,10 @@ public final class RootIndex {
         self.count = count
         self.tag = tag
         self.isTagged = isTagged
-        self.access = access
     }
 
-    deinit {
+    /// Frees the index's memory (once, by its owner).
+    func deallocate() {
         numbers.deallocate()
         children.deallocate()
     }
@@ -84,28 +83,66 @@ public final class RootIndex {
 }
 
 extension TreeAccess {
-    /// The root of the tree read into a ``RootIndex``, in a read transaction whose tree is at
-    /// least two levels deep and whose root's keys are numbered; nil otherwise (a write
-    /// transaction, whose trees change; a leaf root; keys that are not numbers). Throws
+    /// Searches of one tree in one read transaction after which its root is indexed: reading a
+    /// root of a hundred entries costs about what eight searches save.
+    static let searchesBeforeIndexing = 8
+
+    /// Reads the root of the tree into this access's ``RootIndex``, in a read transaction whose
+    /// tree is at least two levels deep and whose root's keys are numbered; false otherwise (a
+    /// write transaction, whose trees change; a leaf root; keys that are not numbers). Throws
     /// `corruptFile` for a damaged root page.
-    public func makeRootIndex() throws -> RootIndex? {
-        guard !tracksChanges, tree.depth >= 2, case .clean(let root) = tree.root else { return nil }
+    func indexRoot() throws -> Bool {
+        if rootIndex != nil { return true }
+        guard !tracksChanges, tree.depth >= 2, case .clean(let root) = tree.root else { return false }
         guard isAlive else { throw StorageError.misuse("a transaction was used after it ended") }
-        let view = try snapshot.treePage(root)
-        guard !view.isLeaf else { throw view.corrupt("a leaf at level 1 of a tree of depth \(tree.depth)") }
-        return try RootIndex(view, access: self)
+        let view = try snapshot.treePage(root, level: 1, depth: tree.depth)
+        rootIndex = try RootIndex(view, order: tree.order)
+        return rootIndex != nil
     }
 
-    /// The value under `key` in place, or nil, as ``value(forKey:)``; the search starts below the
-    /// root when `index` (made by this access) covers the key.
-    @inline(__always)
-    public func value(forKey key: UnsafeRawBufferPointer, rootIndex index: RootIndex) throws -> UnsafeRawBufferPointer? {
+    /// The value under `key` in place, or nil, as ``value(forKey:)``, for searches with no order
+    /// to their keys (primary-key lookups). With `indexing` (a read transaction that one thread
+    /// uses), the tree's root is read into a ``RootIndex`` once this access searched it
+    /// ``searchesBeforeIndexing`` times, and later searches of numbered keys start one level
+    /// down. The index belongs to this access: it lives and ends with its transaction, whose
+    /// trees never change.
+    public func searchedValue(forKey key: UnsafeRawBufferPointer, indexing: Bool) throws -> UnsafeRawBufferPointer? {
         guard isAlive else { throw StorageError.misuse("a transaction was used after it ended") }
-        let reader = TreeReader(snapshot: snapshot, order: tree.order, depth: tree.depth)
-        guard index.access === self, let numbered = NumberedKey(key, order: tree.order),
-              let child = index.child(covering: numbered)
-        else { return try reader.value(root: tree.root, key: key) }
-        guard let entry = try reader.locate(from: child, level: 2, key: key) else { return nil }
-        return try reader.value(of: entry.level, at: entry.index)
+        guard indexing, !tracksChanges, case .clean(let root) = tree.root else {
+            return try TreeReader(snapshot: snapshot, order: tree.order, depth: tree.depth).value(root: tree.root, key: key)
+        }
+        if let index = rootIndex {
+            if let numbered = NumberedKey(key, order: tree.order), let child = index.child(covering: numbered) {
+                return try committedValue(from: child, level: 2, key: key)
+            }
+        } else if searches < Self.searchesBeforeIndexing {
+            searches &+= 1
+            // A damaged root is reported by the search itself.
+            if searches == Self.searchesBeforeIndexing { _ = try? indexRoot() }
+        }
+        return try committedValue(from: root, level: 1, key: key)
+    }
+
+    /// The value under `key` in the committed subtree of `reference`, a page at `level` (the
+    /// root is level 1) of a read transaction's tree: one descent, the page checks inlined.
+    @inline(__always)
+    private func committedValue(from reference: PageReference, level: Int, key: UnsafeRawBufferPointer)
+        throws -> UnsafeRawBufferPointer?
+    {
+        var reference = reference, level = level
+        let depth = tree.depth, order = tree.order
+        while true {
+            let view = try snapshot.treePage(reference, level: level, depth: depth)
+            let (index, found) = try view.lowerBound(key, order: order)
+            if level == depth {
+                guard found else { return nil }
+                switch try view.leafEntry(at: index).value {
+                case .inline(let bytes): return bytes
+                case .overflow(let run, let length): return try snapshot.overflowValue(run, length: length)
+                }
+            }
+            reference = try view.child(at: found ? index : index &- 1)
+            level &+= 1
+        }
     }
 }

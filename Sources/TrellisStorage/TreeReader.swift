@@ -58,11 +58,7 @@ struct TreeReader {
         case .dirty(let node):
             return .node(node)
         case .clean(let reference):
-            let view = try snapshot.treePage(reference)
-            guard view.isLeaf == (level == depth) else {
-                throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(level) of a tree of depth \(depth)")
-            }
-            return .page(view)
+            return .page(try snapshot.treePage(reference, level: level, depth: depth))
         }
     }
 
@@ -89,12 +85,9 @@ struct TreeReader {
     func locate(from reference: PageReference, level: Int, key: UnsafeRawBufferPointer) throws -> (level: TreeLevel, index: Int)? {
         var reference = reference, levelNumber = level
         while true {
-            let view = try snapshot.treePage(reference)
-            guard view.isLeaf == (levelNumber == depth) else {
-                throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(levelNumber) of a tree of depth \(depth)")
-            }
+            let view = try snapshot.treePage(reference, level: levelNumber, depth: depth)
             let (index, found) = try view.lowerBound(key, order: order)
-            if view.isLeaf { return found ? (.page(view), index) : nil }
+            if levelNumber == depth { return found ? (.page(view), index) : nil }
             reference = try view.child(at: found ? index : index - 1)
             levelNumber += 1
         }

@@ -17,6 +17,11 @@ public final class TreeAccess {
     var isEnded = false
     /// Write transactions' cursors follow later changes to the tree.
     let tracksChanges: Bool
+    /// `searchedValue(forKey:indexing:)`'s searches of the tree, and its root read into memory
+    /// once searched often (RootIndex.swift). Changed only by the one thread using the read
+    /// transaction (`indexing`): not checked for exclusive access at run time.
+    @exclusivity(unchecked) var searches = 0
+    @exclusivity(unchecked) var rootIndex: RootIndex?
 
     init(tree: TreeState, snapshot: Snapshot, liveness: Liveness?, tracksChanges: Bool) {
         self.tree = tree
@@ -24,6 +29,8 @@ public final class TreeAccess {
         self.liveness = liveness
         self.tracksChanges = tracksChanges
     }
+
+    deinit { rootIndex?.deallocate() }
 
     /// Whether the transaction that made the access is still open.
     @inline(__always)

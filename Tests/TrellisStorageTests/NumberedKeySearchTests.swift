@@ -75,17 +75,15 @@ import Testing
             for (name, sorted) in trees {
                 let values = Dictionary(uniqueKeysWithValues: sorted.map { ($0.key, $0.value) })
                 let access = try read.access(name)
-                let index = try access.makeRootIndex()
-                #expect(index != nil || name == "mixed", "no root index for \(name)")
+                let indexed = try access.indexRoot()
+                #expect(indexed || name == "mixed", "no root index for \(name)")
                 let cursor = try read.cursor(name)
                 for _ in 0..<5_000 {
                     let key = Self.probe(name, random: &random, sorted: sorted)
                     let expected = values[key]
                     #expect(try read.get(name, key: key) == expected, "\(name) key \(key)")
-                    if let index {
-                        let found = try key.withUnsafeBytes { try access.value(forKey: $0, rootIndex: index).map { Array($0) } }
-                        #expect(found == expected, "\(name) key \(key) through the root index")
-                    }
+                    let found = try key.withUnsafeBytes { try access.searchedValue(forKey: $0, indexing: true).map { Array($0) } }
+                    #expect(found == expected, "\(name) key \(key) through the root index")
                     // The cursor's seek is the lower bound: the first key not before this one.
                     let order = Self.order(of: name)
                     var low = 0, high = sorted.count
@@ -114,15 +112,43 @@ import Testing
             for number in UInt64(0)..<3_000 { try write.put("rows", key: Self.integerKey(number), value: [3]) }
         }
         try environment.read { read in
-            let small = try read.access("small").makeRootIndex(), names = try read.access("names").makeRootIndex()
-            let rows = try read.access("rows").makeRootIndex()
-            #expect(small == nil)  // its root is a leaf
-            #expect(names == nil)  // its keys are not numbers
-            #expect(rows != nil)
+            let small = try read.access("small").indexRoot(), names = try read.access("names").indexRoot()
+            let rows = try read.access("rows").indexRoot()
+            #expect(!small)  // its root is a leaf
+            #expect(!names)  // its keys are not numbers
+            #expect(rows)
         }
         try environment.write { write in
-            let rows = try write.access("rows").makeRootIndex()
-            #expect(rows == nil)  // a write transaction's trees change
+            let rows = try write.access("rows").indexRoot()
+            #expect(!rows)  // a write transaction's trees change
+        }
+    }
+
+    /// `searchedValue(forKey:indexing:)` indexes the root on a tree's eighth search by one
+    /// access, and never when the transaction may be shared between threads (`indexing` false).
+    @Test func aReadTransactionIndexesTheRootOfATreeItSearchedEightTimes() throws {
+        let environment = try StorageEnvironment(file: MemoryFile())
+        try environment.write { write in
+            try write.createTree("rows", order: .integer)
+            for number in UInt64(0)..<3_000 { try write.put("rows", key: Self.integerKey(number), value: Array("v\(number)".utf8)) }
+        }
+        try environment.read { read in
+            let access = try read.access("rows")
+            for search in 1...20 {
+                let number = UInt64(search * 97)
+                let found = try Self.integerKey(number).withUnsafeBytes { try access.searchedValue(forKey: $0, indexing: true) }
+                #expect(found.map { Array($0) } == Array("v\(number)".utf8))
+                #expect((access.rootIndex != nil) == (search >= TreeAccess.searchesBeforeIndexing), "after search \(search)")
+            }
+        }
+        try environment.read { read in
+            let access = try read.access("rows")
+            for search in 1...20 {
+                let number = UInt64(search * 89)
+                let found = try Self.integerKey(number).withUnsafeBytes { try access.searchedValue(forKey: $0, indexing: false) }
+                #expect(found.map { Array($0) } == Array("v\(number)".utf8))
+            }
+            #expect(access.rootIndex == nil)
         }
     }
 
@@ -139,7 +165,7 @@ import Testing
         let old = try environment.beginRead()
         defer { old.end() }
         let oldAccess = try old.access("rows")
-        guard let oldIndex = try oldAccess.makeRootIndex() else {
+        guard try oldAccess.indexRoot() else {
             Issue.record("no root index for a two-level tree of integer keys")
             return
         }
@@ -160,28 +186,23 @@ import Testing
         other.close()
         // The old snapshot still reads its own commit through its index.
         for number in stride(from: UInt64(0), to: 65_000, by: 7) {
-            let found = try Self.integerKey(number).withUnsafeBytes { try oldAccess.value(forKey: $0, rootIndex: oldIndex).map { Array($0) } }
+            let found = try Self.integerKey(number).withUnsafeBytes { try oldAccess.searchedValue(forKey: $0, indexing: true).map { Array($0) } }
             #expect(found == (number < 5_000 ? Array("old \(number)".utf8) : nil), "old snapshot, key \(number)")
         }
-        // A new snapshot makes its own index; given the old one it does not use it.
+        // A new snapshot has its own access, which makes its own index.
         try environment.read { read in
             let access = try read.access("rows")
-            let index = try access.makeRootIndex()
-            #expect(index != nil)
+            #expect(access.rootIndex == nil)
+            #expect(try access.indexRoot())
             for number in stride(from: UInt64(0), to: 65_000, by: 7) {
                 let expected = number < 5_000 && number % 2 == 0 ? nil : Array("new \(number)".utf8)
-                let bytes = Self.integerKey(number)
-                if let index {
-                    let found = try bytes.withUnsafeBytes { try access.value(forKey: $0, rootIndex: index).map { Array($0) } }
-                    #expect(found == expected, "new snapshot, key \(number)")
-                }
-                let throughOld = try bytes.withUnsafeBytes { try access.value(forKey: $0, rootIndex: oldIndex).map { Array($0) } }
-                #expect(throughOld == expected, "new snapshot given the old index, key \(number)")
+                let found = try Self.integerKey(number).withUnsafeBytes { try access.searchedValue(forKey: $0, indexing: true).map { Array($0) } }
+                #expect(found == expected, "new snapshot, key \(number)")
             }
         }
         old.end()
         #expect(throws: StorageError.self) {
-            try Self.integerKey(1).withUnsafeBytes { _ = try oldAccess.value(forKey: $0, rootIndex: oldIndex) }
+            try Self.integerKey(1).withUnsafeBytes { _ = try oldAccess.searchedValue(forKey: $0, indexing: true) }
         }
     }
 }

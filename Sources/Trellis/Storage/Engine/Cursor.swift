@@ -149,19 +149,8 @@ final class Cursor {
             let access = access
             let walked = try access.forEachLeaf { leaf in
                 pages += 1
-                keys.reserveCapacity(keys.count + leaf.count)
-                values.reserveCapacity(values.count + leaf.count)
-                for index in 0..<leaf.count {
-                    let (key, inlineValue) = try leaf.entry(at: index)
-                    if let value = inlineValue {
-                        values.append(value)
-                    } else {
-                        // A value in an overflow run: the tree lends it in place too.
-                        guard let value = try access.value(forKey: key) else { continue }
-                        values.append(value)
-                    }
-                    keys.append(Cursor.integerKey(key))
-                }
+                // A value in an overflow run: the tree lends it in place too.
+                try leaf.appendIntegerKeyedEntries(keys: &keys, values: &values) { try access.value(forKey: $0) }
             }
             if walked { return pages }
         } catch {

@@ -5,7 +5,7 @@ import TrellisStorage
 /// A leaf page a read snapshot kept for the database it belongs to (``Transaction/get(_:nearIntegerKey:)``).
 struct KeptLeaf<Leaf> {
     let database: DatabaseHandle
-    let leaf: Leaf
+    var leaf: Leaf
 }
 
 extension LeafLookup {

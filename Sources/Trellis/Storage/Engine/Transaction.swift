@@ -41,10 +41,6 @@ final class Transaction {
     /// snapshot's pages never change, so they stay valid until it ends.
     @exclusivity(unchecked) private var keptLeaves: (KeptLeaf<KeptIntegerLeaf>?, KeptLeaf<KeptIntegerLeaf>?) = (nil, nil)
     @exclusivity(unchecked) private var keptBytesLeaf: KeptLeaf<KeptBytesLeaf>?
-    /// The trees ``get(_:searchingKey:)`` searched in this read snapshot, by handle, with their
-    /// root indexes (``SearchedRoot``): a snapshot's roots never change, so an index stays valid
-    /// until it ends; forgotten with the trees (end, suspend, renew, drop).
-    @exclusivity(unchecked) private var searchedRoots: [SearchedRoot] = []
 
     /// Begins a read snapshot, or the write transaction (waiting for any other writer).
     /// `holdingGate`: the caller already took the write gate for this write transaction, which
@@ -123,7 +119,6 @@ final class Transaction {
     private func forgetTrees() {
         keptLeaves = (nil, nil)
         keptBytesLeaf = nil
-        searchedRoots.removeAll(keepingCapacity: true)
         accesses.removeAll(keepingCapacity: true)
         absent.removeAll(keepingCapacity: true)
     }
@@ -358,7 +353,7 @@ final class Transaction {
     @inline(__always)
     func get(_ dbi: DatabaseHandle, nearKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         if isShared || !isReadOnly { return get(dbi, key: key) }
-        if let kept = keptBytesLeaf, kept.database == dbi, let answer = kept.leaf.lookup(key).answer { return answer }
+        if keptBytesLeaf?.database == dbi, let answer = keptBytesLeaf?.leaf.lookup(key).answer { return answer }
         guard let access = access(dbi), access.keyOrder == .bytes else { return get(dbi, key: key) }
         let page: LeafPage?
         do {
@@ -367,31 +362,26 @@ final class Transaction {
             noteReadFailure(error, "reading a value")
             return nil
         }
-        guard let page, let leaf = KeptBytesLeaf(page) else { return get(dbi, key: key) }
+        guard let page, var leaf = KeptBytesLeaf(page) else { return get(dbi, key: key) }
+        let answer = leaf.lookup(key).answer
         keptBytesLeaf = KeptLeaf(database: dbi, leaf: leaf)
-        return leaf.lookup(key).answer ?? get(dbi, key: key)
+        return answer ?? get(dbi, key: key)
     }
 
     /// The value under `key`, for lookups with no order to them (primary keys). A read snapshot
-    /// not shared between threads reads the root of a tree it searches often into a
-    /// ``RootIndex`` (``SearchedRoot``) and starts later searches below it.
+    /// not shared between threads has the engine read the root of a tree it searches often into
+    /// memory and start later searches below it (`TreeAccess.searchedValue(forKey:indexing:)`,
+    /// the index kept with the snapshot's access to the tree: forgotten with it at end, suspend,
+    /// renew and drop).
     @inline(__always)
     func get(_ dbi: DatabaseHandle, searchingKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard isReadOnly, !isShared, let access = access(dbi) else { return get(dbi, key: key) }
-        let index = Int(dbi)
-        if index < searchedRoots.count, let rootIndex = searchedRoots[index].index {
-            do {
-                return try access.value(forKey: key, rootIndex: rootIndex)
-            } catch {
-                noteReadFailure(error, "reading a value")
-                return nil
-            }
+        guard let access = access(dbi) else { return nil }
+        do {
+            return try access.searchedValue(forKey: key, indexing: isReadOnly && !isShared)
+        } catch {
+            noteReadFailure(error, "reading a value")
+            return nil
         }
-        if index >= searchedRoots.count {
-            searchedRoots.append(contentsOf: repeatElement(SearchedRoot(), count: index + 1 - searchedRoots.count))
-        }
-        searchedRoots[index].count(access)
-        return get(dbi, key: key)
     }
 
     @inline(__always)

@@ -111,10 +111,13 @@ let package = Package(
         ),
         // malloc's size checked against a limit, for the damaged-file test's child processes.
         .target(name: "TrellisAllocationLimit"),
+        // What the test targets and the process helpers share: the seeded generator SplitMix64.
+        // No dependency, and in no product.
+        .target(name: "TrellisTestSupport", swiftSettings: [.swiftLanguageMode(.v6)]),
         // A second process for the persistence and isolation tests.
         .executableTarget(
             name: "TrellisProcessHelper",
-            dependencies: ["Trellis"],
+            dependencies: ["Trellis", "TrellisTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Sync (issue 21): wire messages shared by client and server (Codable, no networking).
@@ -178,6 +181,7 @@ let package = Package(
             name: "TrellisSyncTests",
             dependencies: [
                 "Trellis", "TrellisSync", "TrellisSyncProtocol", "TrellisSyncServer", "TrellisSyncClientHelper",
+                "TrellisTestSupport",
                 // Raw protocol frames and test JWTs.
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -191,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "TrellisTests",
             // CLMDB: the tests of the LMDB build's in-place page reads (TRELLIS_LMDB only).
-            dependencies: ["Trellis", "TrellisProcessHelper", "TrellisLMDBFormat", "TrellisStorage"]
+            dependencies: ["Trellis", "TrellisProcessHelper", "TrellisLMDBFormat", "TrellisStorage", "TrellisTestSupport"]
                 + (onLMDB ? ["CLMDB"] : []),
             // Read from the source tree by path (inputs found by the fuzzers).
             exclude: ["Resources"],
@@ -207,7 +211,8 @@ let package = Package(
         // TrellisStorage against LMDB (CLMDB is test-only here), simulated power loss, I/O errors.
         .testTarget(
             name: "TrellisStorageTests",
-            dependencies: ["TrellisStorage", "TrellisStorageProcessHelper", "CLMDB", "TrellisLMDBFormat"],
+            dependencies: ["TrellisStorage", "TrellisStorageProcessHelper", "CLMDB", "TrellisLMDBFormat",
+                           "TrellisTestSupport"],
             // Read from the source tree by path (inputs found by the storage fuzzer).
             exclude: ["Resources"],
             swiftSettings: [.swiftLanguageMode(.v6)]

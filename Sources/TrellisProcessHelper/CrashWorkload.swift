@@ -1,5 +1,6 @@
 import Foundation
 import Trellis
+import TrellisTestSupport
 
 /// The writer and the checker of the crash test (Tests/TrellisTests/CrashTests.swift).
 ///
@@ -150,21 +151,4 @@ enum CrashWorkload {
         let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
-}
-
-/// A small seeded generator, so a failing run can be replayed from its seed.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `0..<bound` (bound > 0).
-    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Trellis
+import TrellisTestSupport
 
 /// One thread of the soak test (see ``SoakWorkload``): a random mix of operations on its own
 /// pool of objects, checking what it reads against what it knows it committed.

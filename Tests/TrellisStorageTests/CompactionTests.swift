@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// `compact()` (docs/STORAGE.md, section 7): the file shrinks in place after most of its data is
 /// deleted, its contents stay exactly as they were, `check()` passes, and it refuses (typed
@@ -27,7 +28,7 @@ import Testing
 
     /// Fills trees (small values, overflow values, integer keys), then deletes most entries.
     static func fillThenDeleteMost(_ environment: StorageEnvironment, seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         try environment.write { write in
             try write.createTree("small")
             try write.createTree("large")

@@ -1,5 +1,6 @@
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// The decrypted-page cache's eviction (CLOCK, docs/STORAGE.md section 12): a full cache keeps
 /// what was inserted last for at least a turn of the hand, so a working set smaller than the
@@ -51,7 +52,7 @@ import Testing
 
     @Test func aWorkingSetLargerThanTheBoundStaysWithinIt() {
         let cache = DecryptedPageCache(capacity: 32)
-        var random = SeededRandom(seed: 3_837)
+        var random = SplitMix64(seed: 3_837)
         for _ in 0..<5_000 {
             let page = UInt64(3 + random.below(200)) * 4
             // Every third page number starts a run of three pages.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// TrellisStorage against LMDB on deep trees. `DifferentialTests` keeps its trees around 1,000
 /// entries, where an append split of a branch at its last child went unnoticed; these seeded
@@ -49,7 +50,7 @@ struct DeepRun {
 
     let seed: UInt64
     let shape: KeyShape
-    var random: SeededRandom
+    var random: SplitMix64
     let directory: String
     let engine: StorageEnvironment
     let lmdb = LMDBReference()
@@ -62,7 +63,7 @@ struct DeepRun {
     init(seed: UInt64, shape: KeyShape) throws {
         self.seed = seed
         self.shape = shape
-        random = SeededRandom(seed: seed)
+        random = SplitMix64(seed: seed)
         directory = temporaryDirectory("deep-differential")
         var options = StorageEnvironment.Options()
         options.syncOnCommit = false

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// TrellisStorage against LMDB: seeded random operations on many named trees, applied to both,
 /// every read compared. `TRELLIS_STORAGE_OPS` sets the number of operations per seed (the
@@ -33,7 +34,7 @@ import Testing
 /// One seeded run. Stops at the first difference, which `mismatch` describes.
 struct DifferentialRun {
     let seed: UInt64
-    var random: SeededRandom
+    var random: SplitMix64
     let directory: String
     let engine: StorageEnvironment
     let lmdb = LMDBReference()
@@ -46,7 +47,7 @@ struct DifferentialRun {
 
     init(seed: UInt64, key: [UInt8]? = nil, cachePages: Int = 2048) throws {
         self.seed = seed
-        random = SeededRandom(seed: seed)
+        random = SplitMix64(seed: seed)
         directory = temporaryDirectory("differential")
         var options = StorageEnvironment.Options()
         options.syncOnCommit = false

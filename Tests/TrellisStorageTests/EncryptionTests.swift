@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Encrypted files (docs/STORAGE.md, section 12): the round trip, the three key mistakes as
 /// typed errors, tampering as `corruptFile`, no plaintext in the file, the decrypted-page cache's
@@ -18,7 +19,7 @@ import Testing
 
     /// A data set with distinctive strings in tree names, keys and values, inline and overflow.
     static func dataSet() -> [String: [(key: String, value: String)]] {
-        var random = SeededRandom(seed: 38)
+        var random = SplitMix64(seed: 38)
         var trees: [String: [(key: String, value: String)]] = [:]
         for tree in 0..<3 {
             trees["SecretTree\(tree)Name"] = (0..<300).map { index in
@@ -154,7 +155,7 @@ import Testing
         environment.close()
         let original = file.contents
         let stride = PageCipher.physicalPageSize
-        var random = SeededRandom(seed: 3838)
+        var random = SplitMix64(seed: 3838)
         var detected = 0
         var harmless = 0
         let flips = environmentInteger("TRELLIS_STORAGE_ENCRYPTED_FLIPS", default: 300)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// I/O errors injected at every call of a commit, and single-byte flips of a sealed file.
 @Suite(.serialized) struct FaultTests {
@@ -25,7 +26,7 @@ import Testing
     /// when reopened), and the next transaction works.
     @Test(arguments: [MemoryFile.Call.write, .truncate, .sync, .map, .size])
     func aFailedCallLeavesTheLastCommitAndTheNextTransactionWorks(call: MemoryFile.Call) throws {
-        var random = SeededRandom(seed: 77)
+        var random = SplitMix64(seed: 77)
         var failures = 0
         for position in 0..<40 {
             let file = MemoryFile()
@@ -76,7 +77,7 @@ import Testing
     /// the number (default 1,000).
     @Test func everyFlipIsDetectedOrHarmless() throws {
         let flips = environmentInteger("TRELLIS_STORAGE_FLIPS", default: 1000)
-        var random = SeededRandom(seed: 4242)
+        var random = SplitMix64(seed: 4242)
         let file = MemoryFile()
         var expected: [String: Model] = [:]
         var usedBytes = 0

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Real processes killed with SIGKILL: two writers (`TrellisStorageProcessHelper writer`) commit
 /// to one file while a reader process checks every snapshot; a random one is killed and
@@ -33,7 +34,7 @@ import Testing
         let helpers = HelperProcesses(directory: directory)
         if let key { helpers.environment["TRELLIS_STORAGE_TEST_KEY"] = key.map { String(format: "%02x", $0) }.joined() }
         defer { helpers.stopAll() }
-        var random = SeededRandom(seed: UInt64(seed))
+        var random = SplitMix64(seed: UInt64(seed))
         let roles = ["writer", "writer", "reader"]
         func arguments(_ role: String, seed: Int) -> [String] { role == "writer" ? [role, path, "\(seed)"] : [role, path] }
         var processes = try roles.enumerated().map { try helpers.start(arguments($1, seed: $0 + 1)) }

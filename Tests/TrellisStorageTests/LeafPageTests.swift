@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// The in-place leaf reads an embedder's hot paths use (LeafPage.swift), checked against the
 /// tree's own answers, and `.append` checked on the way down the rightmost path.
@@ -21,7 +22,7 @@ import Testing
     @Test func keptIntegerLeavesAnswerEveryKeyAsTheTreeDoes() throws {
         let environment = try StorageEnvironment(file: MemoryFile())
         try makeIntegerTree(environment, count: 5000)
-        var random = SeededRandom(seed: 37)
+        var random = SplitMix64(seed: 37)
         try environment.read { read in
             let access = try read.access("rows")
             var kept: KeptIntegerLeaf?
@@ -59,7 +60,7 @@ import Testing
                 try write.put("chunks", key: Array("object \(number / 10) chunk \(number % 10)".utf8), value: Array("v\(number)".utf8))
             }
         }
-        var random = SeededRandom(seed: 38)
+        var random = SplitMix64(seed: 38)
         try environment.read { read in
             let access = try read.access("chunks")
             var kept: KeptBytesLeaf?

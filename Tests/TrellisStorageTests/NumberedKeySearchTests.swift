@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Searches of numbered keys (object keys, integer primary keys): the guessed start of a page's
 /// search (`PageView.lowerBound`) and the root index (RootIndex.swift), checked against a sorted
@@ -17,7 +18,7 @@ import Testing
     private static func lessInByteOrder(_ a: [UInt8], _ b: [UInt8]) -> Bool { a.lexicographicallyPrecedes(b) }
 
     /// Trees of every kind of numbered key, each with the sorted keys and values it holds.
-    private static func makeTrees(_ environment: StorageEnvironment, random: inout SeededRandom)
+    private static func makeTrees(_ environment: StorageEnvironment, random: inout SplitMix64)
         throws -> [String: [(key: [UInt8], value: [UInt8])]]
     {
         var trees: [String: [[UInt8]: [UInt8]]] = ["dense": [:], "sparse": [:], "tagged": [:], "mixed": [:]]
@@ -55,7 +56,7 @@ import Testing
     private static func order(of name: String) -> KeyOrder { name == "dense" || name == "sparse" ? .integer : .bytes }
 
     /// A key to look for in `name`: present, absent between keys, or outside every key.
-    private static func probe(_ name: String, random: inout SeededRandom, sorted: [(key: [UInt8], value: [UInt8])]) -> [UInt8] {
+    private static func probe(_ name: String, random: inout SplitMix64, sorted: [(key: [UInt8], value: [UInt8])]) -> [UInt8] {
         if random.chance(50), let entry = sorted.randomElement(using: &random) { return entry.key }
         switch name {
         case "dense": return integerKey(UInt64(random.below(21_000)))
@@ -69,7 +70,7 @@ import Testing
 
     @Test func pointReadsAndCursorSeeksAgreeWithASortedArray() throws {
         let environment = try StorageEnvironment(file: MemoryFile())
-        var random = SeededRandom(seed: 3_701)
+        var random = SplitMix64(seed: 3_701)
         let trees = try Self.makeTrees(environment, random: &random)
         try environment.read { read in
             for (name, sorted) in trees {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Simulated power loss during `compact()`: the same crash images as `PowerLossTests` (every
 /// event boundary, unsynced writes dropped, torn or reordered, and the file's cut kept or not)
@@ -22,7 +23,7 @@ import Testing
     }
 
     static func workload(seed: UInt64, durable: Bool) throws -> (MemoryFile, [UInt64: Model], [UInt8]) {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let workload = try RecordedWorkload(durable: durable)
         for round in 0..<2 {
             for _ in 0..<3 {

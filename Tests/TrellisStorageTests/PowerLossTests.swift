@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Simulated power loss. A workload runs on a `MemoryFile` that records every write and sync;
 /// then, at every event boundary (and several times at each, with different choices), the test
@@ -34,7 +35,7 @@ import Testing
     /// verifies each (see the type's comment); records the first problem as an issue.
     static func crashEverywhere(file: MemoryFile, models: [UInt64: Model], base: [UInt8], seed: UInt64, variants: Int,
                                 label: String, key: [UInt8]? = nil) throws {
-        var random = SeededRandom(seed: seed &* 7919)
+        var random = SplitMix64(seed: seed &* 7919)
         var crashPoints = 0
         var durableImage = base
         var pending: [(offset: Int, bytes: [UInt8])] = []
@@ -77,7 +78,7 @@ import Testing
     /// the file as it was when recording started (synced).
     static func workload(seed: UInt64, durable: Bool, commits: Int,
                          key: [UInt8]? = nil) throws -> (MemoryFile, [UInt64: Model], [UInt8]) {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let workload = try RecordedWorkload(durable: durable, key: key)
         var held: ReadTransaction?
         for _ in 0..<commits {
@@ -125,7 +126,7 @@ import Testing
 
     /// A file a power cut could leave: each 512-byte sector written since the last sync ends as
     /// its durable content or as one of the versions written to it.
-    static func crashImage(durable: [UInt8], pending: [(offset: Int, bytes: [UInt8])], random: inout SeededRandom,
+    static func crashImage(durable: [UInt8], pending: [(offset: Int, bytes: [UInt8])], random: inout SplitMix64,
                            keepAll: Bool) -> [UInt8] {
         if keepAll { return apply(pending, to: durable) }
         let sector = 512

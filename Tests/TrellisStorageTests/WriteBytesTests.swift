@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Where a write transaction keeps the bytes it puts (ByteArena.swift): changed nodes point into
 /// committed pages or into their tree's arena, which is compacted when replaced values pile up,
@@ -42,7 +43,7 @@ import Testing
         // compact several times; every value is checked against a dictionary before and after
         // the commit.
         let environment = try StorageEnvironment(file: MemoryFile())
-        var random = SeededRandom(seed: 371)
+        var random = SplitMix64(seed: 371)
         var expected: [UInt64: [UInt8]] = [:]
         try environment.write { write in
             try write.createTree("rows", order: .integer)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Write transactions find their trees through the environment's descriptor cache, and a commit
 /// moves the cache to the catalog it published (the trees it created, changed or dropped, every
@@ -41,7 +42,7 @@ import Testing
         defer { first.close() }
         let second = try StorageEnvironment(path: path, options: options)
         defer { second.close() }
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var model: Model = [:]
         for round in 0..<400 {
             // Mostly the same environment for a while (its cache then serves its lookups), at
@@ -102,7 +103,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let environment = try StorageEnvironment(path: directory + "/many.db")
         defer { environment.close() }
-        var random = SeededRandom(seed: 3703)
+        var random = SplitMix64(seed: 3703)
         var model: [String: Set<UInt8>] = [:]
         let names = (0..<40).map { "many\($0)" }
         try environment.write { write in

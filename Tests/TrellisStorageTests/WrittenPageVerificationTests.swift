@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrellisStorage
+import TrellisTestSupport
 
 /// Pages a process wrote count as verified in it (they are not hashed again when read), until a
 /// sync fails: the OS may then have dropped them from its cache, so every mark is forgotten and
@@ -61,7 +62,7 @@ import Testing
         options.syncOnCommit = false
         let environment = try StorageEnvironment(file: file, options: options)
         try environment.write { try $0.createTree("t", order: .integer) }
-        var random = SeededRandom(seed: 2_437)
+        var random = SplitMix64(seed: 2_437)
         var model: [UInt64: [UInt8]] = [:]
         for _ in 0..<400 {
             try environment.write { write in

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrellisSyncProtocol
+import TrellisTestSupport
 
 /// Two clients with clocks skewed up to ±1 h edit the same objects offline, round after round,
 /// and come back in a random order: the server's merge (``DocumentMerge``) must reach the

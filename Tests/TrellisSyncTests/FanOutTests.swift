@@ -4,6 +4,7 @@ import Testing
 import Trellis
 import TrellisSync
 import TrellisSyncProtocol
+import TrellisTestSupport
 
 /// The server fans each history entry out only to the sessions that can want it (issue 39,
 /// docs/SYNC.md "Change notification"): sessions with mixed subscriptions (prefiltered

@@ -4,6 +4,7 @@ import PostgresNIO
 import Testing
 import Trellis
 import TrellisSync
+import TrellisTestSupport
 
 /// History order (docs/SYNC.md, "History order"): a client resumes after the newest version it
 /// applied, so no entry may become visible below a version a reader has already seen. Entries

@@ -3,6 +3,7 @@ import Testing
 import Trellis
 import TrellisSyncProtocol
 @testable import TrellisSyncServer
+import TrellisTestSupport
 
 /// The fan-out's permission prefilter (``PermissionPrefilter``, issue 39): a session is filed
 /// under what its role may read (an owner-only role: the user's id), and is still given every

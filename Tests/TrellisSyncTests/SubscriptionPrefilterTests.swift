@@ -3,6 +3,7 @@ import Testing
 import Trellis
 import TrellisSyncProtocol
 @testable import TrellisSyncServer
+import TrellisTestSupport
 
 /// The fan-out's prefilters (``SubscriptionPrefilter``, ``SessionRoute``) against the Swift
 /// evaluator: random predicates and documents (fixed seed). A document a query selects is

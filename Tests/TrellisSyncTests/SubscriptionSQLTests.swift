@@ -5,6 +5,7 @@ import Testing
 import Trellis
 import TrellisSyncProtocol
 @testable import TrellisSyncServer
+import TrellisTestSupport
 
 /// The SQL translation of subscription queries (docs/SYNC.md, "Subscriptions") against the
 /// Swift evaluator, on a real PostgreSQL: random documents and random predicates (fixed seed).

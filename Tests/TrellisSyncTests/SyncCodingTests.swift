@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrellisSyncProtocol
+import TrellisTestSupport
 
 /// The hand-written JSON of uploads, downloads and documents (issue 39, throughput) against
 /// Foundation's `Codable` coders, on random values with a fixed seed: the same JSON either

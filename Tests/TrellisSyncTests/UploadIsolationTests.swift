@@ -6,6 +6,7 @@ import Testing
 import Trellis
 import TrellisSync
 import TrellisSyncProtocol
+import TrellisTestSupport
 
 /// One user's worst uploads do not hold up another user's (issue 36 item 4): the costly parts
 /// of an upload (its merge, its row writes, the documents' copies into the history) run

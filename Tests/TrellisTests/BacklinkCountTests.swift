@@ -4,6 +4,7 @@ import CLMDB
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 final class BCDog: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -49,7 +50,7 @@ final class BCPerson: Object {
     }
 
     /// One random link change (or a delete) among `dogs` and `people`.
-    func randomChange(_ realm: Realm, _ random: inout SeededGenerator, nextId: inout Int) {
+    func randomChange(_ realm: Realm, _ random: inout SplitMix64, nextId: inout Int) {
         let dogs = Array(realm.objects(BCDog.self))
         let people = Array(realm.objects(BCPerson.self))
         guard let dog = dogs.randomElement(using: &random), let person = people.randomElement(using: &random) else {
@@ -80,7 +81,7 @@ final class BCPerson: Object {
     @Test(arguments: [1, 2, 3] as [UInt64])
     func storedCountsAlwaysEqualTheLinks(seed: UInt64) throws {
         let realm = try open()
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         var nextId = 0
         try realm.write {
             for _ in 0..<300 {

@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 /// The column copy stays equal to the rows through random inserts, updates and deletes that
 /// cross chunk boundaries (4 objects per chunk), checked after every commit by the consistency
 /// checker; aggregates and sorts read from it give the rows' answers.
 @Suite struct ColumnStoreTests {
     let folder = TemporaryFolder()
-    typealias Generator = SeededGenerator
+    typealias Generator = SplitMix64
 
     func open(_ name: String, chunkShift: Int = 2) throws -> Realm {
         var configuration = ColumnQueryDifferentialTests.configuration(folder, name)
@@ -19,7 +20,7 @@ import Testing
     /// transaction that changes a few objects of a chunk patches it in place.
     @Test(arguments: [(21, 2), (22, 2), (23, 5), (24, 5)] as [(UInt64, Int)])
     func randomWritesKeepTheColumnCopyEqualToTheRows(seed: UInt64, chunkShift: Int) throws {
-        var g = Generator(state: seed)
+        var g = Generator(seed: seed)
         let realm = try open("writes\(seed).realm", chunkShift: chunkShift)
         var serial = 0
         for round in 0..<60 {
@@ -169,7 +170,7 @@ import Testing
 
     @Test(arguments: [31, 32, 33] as [UInt64])
     func aggregatesFromTheColumnsEqualTheRowsAnswers(seed: UInt64) throws {
-        var g = Generator(state: seed)
+        var g = Generator(seed: seed)
         let realm = try open("aggregates\(seed).realm")
         try ColumnQueryDifferentialTests.populate(realm, &g)
         let all = realm.objects(ColumnSample.self)
@@ -230,7 +231,7 @@ import Testing
 
     @Test(arguments: [41, 42] as [UInt64])
     func sortsFromTheColumnsEqualTheRowsOrder(seed: UInt64) throws {
-        var g = Generator(state: seed)
+        var g = Generator(seed: seed)
         let realm = try open("sorts\(seed).realm")
         try ColumnQueryDifferentialTests.populate(realm, &g)
         let all = realm.objects(ColumnSample.self)

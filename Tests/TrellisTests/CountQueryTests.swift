@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 // `@count` in queries reads stored counts (a list's header, a set's or map's stored count, the
 // backlink counts) instead of visiting the elements (issue 18). Checked against counts taken in
@@ -29,7 +30,7 @@ final class CountItem: Object {
 
     @Test func countsInQueriesAgreeWithCountsTakenInSwift() throws {
         let realm = try Realm(configuration: folder.configuration([CountTag.self, CountItem.self]))
-        var random = SeededGenerator(state: 0x5EED_C0DE)
+        var random = SplitMix64(seed: 0x5EED_C0DE)
         try realm.write {
             let tags = (0..<30).map { realm.create(CountTag.self, value: ["id": $0]) }
             for id in 0..<120 {
@@ -84,6 +85,6 @@ final class CountItem: Object {
     }
 }
 
-private extension SeededGenerator {
+private extension SplitMix64 {
     mutating func next(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &self) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 /// Issue 34, defect 3: a damaged file gives a typed error or a read, never a crash, a hang or a
 /// huge allocation.
@@ -104,7 +105,7 @@ import Testing
         let clean = try run(["flip-read", source.path], limit: limit, seconds: 60, tag: "clean")
         try #require(clean.status == 0 && clean.stdout.hasPrefix("read 120 objects"), "\(clean.stdout) \(clean.stderr)")
 
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let plan = (0..<flips).map { _ in
             (offset: Int.random(in: 0..<original.count, using: &generator), mask: UInt8.random(in: 1...255, using: &generator))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 // Realm's duck-typed GeoJSON point: an embedded object with `type` "Point" and `coordinates`
 // longitude, latitude (Realm's GeospatialTests models, learned from, written here).
@@ -247,7 +248,7 @@ final class GeoWrongShapes: Object {
     }
 
     @Test func randomShapesAgreeWithAnIndependentComputation() throws {
-        var random = SeededGenerator(state: 40)
+        var random = SplitMix64(seed: 40)
         let realm = try openRealm()
         var points = [(lat: Double, lng: Double)]()
         try realm.write {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 final class DiffItem: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -34,7 +35,7 @@ final class DiffItem: Object {
     typealias Field = (json: String, valid: Bool)
 
     struct Generator {
-        var random: SeededGenerator
+        var random: SplitMix64
 
         mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &random) < percent }
         mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &random)] }
@@ -141,7 +142,7 @@ final class DiffItem: Object {
         let environment = ProcessInfo.processInfo.environment
         let count = environment["TRELLIS_IMPORT_DOCUMENTS"].flatMap(Int.init) ?? 300
         let seed = environment["TRELLIS_IMPORT_SEED"].flatMap(UInt64.init) ?? 34
-        var generator = Generator(random: SeededGenerator(state: seed))
+        var generator = Generator(random: SplitMix64(seed: seed))
         let stored = try emptyFile("stored.realm"), typed = try emptyFile("typed.realm")
         let realm = try Realm(configuration: .init(fileURL: typed, objectTypes: [DiffItem.self]))
         var ids = [Int](), accepted = 0, refused = 0

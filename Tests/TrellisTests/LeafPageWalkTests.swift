@@ -4,6 +4,7 @@ import CLMDB
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 /// `Cursor.appendAllIntegerKeyed` reads a class's rows a leaf page at a time, in place. It must
 /// give exactly what stepping the cursor entry by entry gives: the same keys, in order, each
@@ -52,7 +53,7 @@ import Testing
     func readingLeafPagesInPlaceGivesWhatSteppingTheCursorGives(seed: UInt64) throws {
         let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
                                           mapSizeLimit: 1 << 30)
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         var stored = [UInt64: [UInt8]]()
         var nextKey: UInt64 = 1
         for round in 0..<6 {
@@ -107,7 +108,7 @@ import Testing
     func nearbyLookupsFromTheKeptLeafPageGiveWhatLMDBGives(seed: UInt64) throws {
         let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
                                           mapSizeLimit: 1 << 30)
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let txn = try environment.beginWrite()
         let rows = try #require(try txn.database(named: "rows", create: true, integerKeys: true))
         // A second database (an owner's class beside its links' class): the transaction keeps a
@@ -157,7 +158,7 @@ import Testing
     func nearbyByteKeyLookupsFromTheKeptLeafPageGiveWhatLMDBGives(seed: UInt64) throws {
         let environment = try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24,
                                           mapSizeLimit: 1 << 30)
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         func key(_ owner: UInt64, _ tail: [UInt8]) -> [UInt8] {
             withUnsafeBytes(of: owner.bigEndian) { Array($0) } + tail
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 // A new owner's list of objects is stored straight from its elements' keys
 // (`RealmCore.storeNewLinkList`), not through `listSplice`. Both must leave the same bytes:
@@ -42,7 +43,7 @@ final class NewListOwner: Object {
     }
 
     @Test func aChunkOfLinksHasTheBytesOfItsElementsEncodedOneByOne() {
-        var random = SeededGenerator(state: 18)
+        var random = SplitMix64(seed: 18)
         for count in [0, 1, 2, 17, 256] {
             let keys = (0..<count).map { _ in random.next() >> UInt64.random(in: 0...63, using: &random) }
             let general = ListChunk.encode(keys.map(CollectionElement.link))
@@ -57,7 +58,7 @@ final class NewListOwner: Object {
     @Test(arguments: [1, 2, 3, 4])
     func anAddedOwnersListIsStoredAsAppendingWouldStoreIt(seed: UInt64) throws {
         let realm = try realm()
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         var nextDog = 0
         func newDog() -> NewListDog {
             nextDog += 1

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 class GraphNode: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -29,18 +30,6 @@ struct ExpectedNode: Equatable {
     var boxes: [Int] = []
 }
 
-/// A small deterministic generator (SplitMix64), so every failure is reproducible by seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Thousands of random relationship operations, each commit checked against the expected graph
 /// and by the consistency checker.
 @Suite struct RandomizedRelationshipTests {
@@ -48,7 +37,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
     @Test(arguments: [UInt64(1), 2, 3])
     func randomOperationsKeepLinksListsAndBacklinksConsistent(seed: UInt64) throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let realm = try Realm(configuration: folder.configuration([GraphNode.self, GraphBox.self], name: "\(seed).realm"))
         var model = [Int: ExpectedNode]()
         var nextId = 0

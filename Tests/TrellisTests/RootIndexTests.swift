@@ -4,6 +4,7 @@ import CLMDB
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 /// A snapshot that searches one tree many times (primary-key lookups) reads the tree's root
 /// branch into a `RootIndex` and finds the child covering a key there. The answers must be
@@ -33,7 +34,7 @@ import Testing
     @Test(arguments: [21, 22] as [UInt64])
     func searchingThroughAnIndexedRootGivesWhatLMDBGivesForIntegerKeys(seed: UInt64) throws {
         let environment = try makeEnvironment()
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let (rows, stored, key) = try TreeSearchTests.storeIntegerKeys(in: environment, count: 30_000, jumpOneIn: 40,
                                                                        deleteOneIn: 4, using: &random)
 
@@ -58,7 +59,7 @@ import Testing
     @Test(arguments: [23, 24] as [UInt64])
     func searchingThroughAnIndexedRootGivesWhatLMDBGivesForTaggedKeys(seed: UInt64) throws {
         let environment = try makeEnvironment()
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         var stored = [[UInt8]: [UInt8]]()
         let txn = try environment.beginWrite()
         let index = try #require(try txn.database(named: "index", create: true))

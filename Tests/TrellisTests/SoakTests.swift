@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrellisTestSupport
 
 /// Load and soak: 16 threads in one process and 4 process slots open, read, write, delete,
 /// observe, freeze and `asyncWrite` one file for a fixed time. The slots' processes live
@@ -74,7 +75,7 @@ import Testing
     @Test func sixteenThreadsAndFourProcessesKeepEveryAcknowledgedWriteAndAConsistentFile() throws {
         let seconds = Double(ProcessInfo.processInfo.environment["TRELLIS_SOAK_SECONDS"] ?? "") ?? 4
         let seed = UInt64(ProcessInfo.processInfo.environment["TRELLIS_SOAK_SEED"] ?? "") ?? 20
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let began = Date()
         let deadline = began.addingTimeInterval(seconds)
         var report = Report()

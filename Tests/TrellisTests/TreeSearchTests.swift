@@ -4,6 +4,7 @@ import CLMDB
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 /// `TreeSearch` finds a key by reading a read snapshot's B-tree pages in place (primary-key
 /// lookups). It must answer exactly what `mdb_get` answers for every key, present or absent, in
@@ -17,7 +18,7 @@ import Testing
     }
 
     /// Deterministic value bytes for a key; now and then larger than a page (overflow pages).
-    static func value(for key: [UInt8], using random: inout SeededGenerator) -> [UInt8] {
+    static func value(for key: [UInt8], using random: inout SplitMix64) -> [UInt8] {
         let length = Int.random(in: 0..<40, using: &random) == 0 ? Int.random(in: 2_000...9_000, using: &random)
             : Int.random(in: 0...48, using: &random)
         return (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ key.count &* 13 &+ Int(key.first ?? 0)) }
@@ -25,7 +26,7 @@ import Testing
 
     /// A random number (in `lengths`) of random bytes (in `values`).
     static func randomBytes(_ lengths: ClosedRange<Int>, of values: ClosedRange<UInt8>,
-                            using random: inout SeededGenerator) -> [UInt8] {
+                            using random: inout SplitMix64) -> [UInt8] {
         (0..<Int.random(in: lengths, using: &random)).map { _ in UInt8.random(in: values, using: &random) }
     }
 
@@ -41,7 +42,7 @@ import Testing
     /// in `jumpOneIn` a far jump (keys above 2^32 too), then about one in `deleteOneIn` deleted.
     /// Returns the database, what it holds, and the largest key made.
     static func storeIntegerKeys(in environment: Environment, count: Int, jumpOneIn: Int, deleteOneIn: Int,
-                                 using random: inout SeededGenerator)
+                                 using random: inout SplitMix64)
         throws -> (rows: DatabaseHandle, stored: [UInt64: [UInt8]], last: UInt64)
     {
         var stored = [UInt64: [UInt8]]()
@@ -70,7 +71,7 @@ import Testing
     @Test(arguments: [11, 12, 13] as [UInt64])
     func searchingByteKeysInPlaceGivesWhatLMDBGives(seed: UInt64) throws {
         let environment = try makeEnvironment()
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         // Keys of 0 to 40 bytes sharing prefixes (as primary keys do: a tag, then the value),
         // some the beginning of others.
         var keys = Set<[UInt8]>()
@@ -122,7 +123,7 @@ import Testing
     @Test(arguments: [14, 15] as [UInt64])
     func searchingIntegerKeysInPlaceGivesWhatLMDBGives(seed: UInt64) throws {
         let environment = try makeEnvironment()
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let (rows, stored, key) = try Self.storeIntegerKeys(in: environment, count: 40_000, jumpOneIn: 50,
                                                             deleteOneIn: 5, using: &random)
 

@@ -4,6 +4,7 @@ import CLMDB
 import Foundation
 import Testing
 @testable import Trellis
+import TrellisTestSupport
 
 /// A write transaction writes through one kept cursor per database (`WriteCursors`), which
 /// LMDB lets append without a search. Every mix of appends, inserts past the cursor, overwrites,
@@ -50,7 +51,7 @@ import Testing
     @Test(arguments: [1, 2, 3])
     func randomWritesInOneTransactionLeaveWhatTheySay(seed: UInt64) throws {
         let environment = try makeEnvironment()
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         var model: [[UInt8]: [UInt8]] = [:]
         var next: UInt64 = 1_000
         let txn = try environment.beginWrite()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrellisLMDBFormat
 import TrellisStorage
+import TrellisTestSupport
 
 /// A damaged LMDB-format file is a typed error, never a trap or a read outside the file, and the
 /// file is left as it was. LMDB pages carry no checksums, so a flipped byte inside a value (or in
@@ -100,7 +101,7 @@ import TrellisStorage
         let directory = temporaryDirectory("lmdb-random-flip")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (_, bytes, expected) = try Self.makeFile(directory)
-        var random = SeededRandom(seed: 71)
+        var random = SplitMix64(seed: 71)
         let flips = environmentInteger("TRELLIS_LMDB_FLIPS", default: 120)
         var typed = 0, same = 0, changed = 0
         for round in 0..<flips {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrellisLMDBFormat
 import TrellisStorage
+import TrellisTestSupport
 
 /// A real process converting a file is killed (SIGKILL, sent to itself at a seeded progress
 /// step: while copying, after the new file is written, verified, after the backup is made, after
@@ -27,7 +28,7 @@ import TrellisStorage
         var total = 0
         try LMDBUpgrade.upgrade(path: probe) { _ in total += 1 }
 
-        var random = SeededRandom(seed: 51)
+        var random = SplitMix64(seed: 51)
         let kills = environmentInteger("TRELLIS_LMDB_UPGRADE_KILLS", default: 12)
         // The last five steps (written, verified, backup made, replaced, finished), then seeded
         // points anywhere.

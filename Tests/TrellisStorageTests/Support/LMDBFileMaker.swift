@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import TrellisTestSupport
 
 /// Writes LMDB files the way Trellis's LMDB storage did (one file, `MDB_NOSUBDIR`, a `-lock`
 /// file beside it), and reads them back through liblmdb: the reference the reader of
@@ -132,7 +133,7 @@ final class LMDBFileMaker {
     func fillRandomly(seed: UInt64, databases count: Int, entriesPerDatabase: Int, mainEntries: Bool = false)
         -> [DatabaseSpec]
     {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var specs = (0..<count).map { index -> DatabaseSpec in
             let kind = KeyKind.allCases[random.below(KeyKind.allCases.count)]
             return DatabaseSpec(name: "db\(index).\(kind)", kind: kind)

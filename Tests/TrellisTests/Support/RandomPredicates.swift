@@ -1,10 +1,11 @@
+import TrellisTestSupport
 /// Random predicates for the differential tests: a query text and the same test in Swift.
 enum RandomPredicates {
     typealias Case<Facts> = (text: String, test: (Facts) -> Bool)
 
     /// A leaf, or up to `depth` levels of `AND`, `OR` and `NOT` over leaves.
-    static func combination<Facts>(_ g: inout SeededGenerator, depth: Int,
-                                   leaf: (inout SeededGenerator) -> Case<Facts>) -> Case<Facts>
+    static func combination<Facts>(_ g: inout SplitMix64, depth: Int,
+                                   leaf: (inout SplitMix64) -> Case<Facts>) -> Case<Facts>
     {
         if depth == 0 || Int.random(in: 0..<3, using: &g) == 0 { return leaf(&g) }
         let a = combination(&g, depth: depth - 1, leaf: leaf)

@@ -220,17 +220,28 @@ enum RealmOpener {
         try FilePreparation.copySeedIfNeeded(configuration, path: path)
         try checkPath(configuration, path: path)
         try FilePreparation.compactIfAsked(configuration, path: path)
+        #if TRELLIS_LMDB
         let existed = FileManager.default.fileExists(atPath: path)
         let core: RealmCore
         do {
             core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded,
                                 confinement: confinement)
         } catch let error as Realm.Error where error.code == .diskFull && !existed && !FileState.isOpen(path: path) {
-            // A new file the full disk cut short holds nothing committed: leave nothing half-made.
+            // LMDB makes a new file in place: one the full disk cut short is removed.
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + "-lock")
             throw error
         }
+        #else
+        // A failed open removes no file (issue 37): neither the data file nor the lock file may be
+        // this open's own by the time it fails. Another process may have made or opened them in
+        // the meantime (a removed lock file splits the reader table; a removed data file loses
+        // that process's commits). A new file appears whole or not at all (FileCreation.swift), so
+        // what a full disk leaves is an empty database or an empty lock file, both reused by the
+        // next open.
+        let core = try openCore(configuration, path: path, allowDelete: configuration.deleteRealmIfMigrationNeeded,
+                                confinement: confinement)
+        #endif
         core.instanceKey = key
         instances.withLock { $0[key] = OpenCore(core: Unmanaged.passUnretained(core)) }
         core.registerForAutorefresh()

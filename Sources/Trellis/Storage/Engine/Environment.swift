@@ -41,11 +41,12 @@ final class Environment: Sendable {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw StorageError(code: ENOENT, operation: "opening '\(path)'")
         }
-        // A lock file this open makes is removed again if the open fails (a full disk) and made no
-        // database file. The engine never leaves a half-made database file (it appears whole or not
-        // at all, FileCreation.swift), and one that exists may be another process's new file:
-        // it is never removed here.
-        let lockExisted = FileManager.default.fileExists(atPath: path + "-lock")
+        // A failed open removes nothing, not even a lock file it made itself: another process may
+        // have opened that lock file in the meantime (a creator that has not linked its data file
+        // yet), and removing it would give later processes a second reader table (issue 37).
+        // The engine never leaves a half-made database file (it appears whole or not at all,
+        // FileCreation.swift); a lock file left behind is an empty file or a valid table, reused
+        // by the next open, as Realm's `.lock` and LMDB's `-lock` are.
         let marker = try Self.openMarker(path + "-lock", readOnly: readOnly)
         if marker >= 0 {
             var lock = flock()
@@ -66,7 +67,6 @@ final class Environment: Sendable {
             store = try StorageEnvironment(path: path, options: options)
         } catch {
             if marker >= 0 { close(marker) }
-            if !lockExisted, !FileManager.default.fileExists(atPath: path) { unlink(path + "-lock") }
             throw StorageError.wrapping(error, operation: "opening '\(path)'")
         }
         openMarker = marker

@@ -2,6 +2,8 @@
 //   TrellisProcessHelper write PATH N          adds N ProcessDog objects in one transaction
 //   TrellisProcessHelper write-many PATH N     adds N ProcessDog objects, one per transaction
 //   TrellisProcessHelper count PATH            prints the number of ProcessDog objects
+//   TrellisProcessHelper count-read-only PATH  the same, opened with readOnly: true
+//   TrellisProcessHelper as-user NAME COMMAND PATH …  runs COMMAND as the user NAME (needs root; UnprivilegedUser)
 //   TrellisProcessHelper crash-write PATH SEED writes random transactions until killed
 //   TrellisProcessHelper crash-check PATH [SINCE]  checks a crash-test file, prints JSON: all of it, or
 //                                              (SINCE) what transactions after SINCE wrote, changed or deleted
@@ -44,7 +46,7 @@ class ProcessDog: Object {
     @Persisted var age = 0
 }
 
-let arguments = CommandLine.arguments
+let arguments = UnprivilegedUser.dropIfAsked(CommandLine.arguments)
 guard arguments.count >= 3 else {
     FileHandle.standardError.write(Data("usage: TrellisProcessHelper write|count|crash-write|crash-check PATH [N]\n".utf8))
     exit(2)
@@ -69,6 +71,10 @@ do {
     case "count":
         let realm = try Realm(configuration: TestEncryptionKey.applied(to: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self])))
         print(realm.objects(ProcessDog.self).count)
+    case "count-read-only":
+        var configuration = TestEncryptionKey.applied(to: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcessDog.self]))
+        configuration.readOnly = true
+        print(try Realm(configuration: configuration).objects(ProcessDog.self).count)
     case "crash-write":
         try CrashWorkload.write(path: path, seed: UInt64(arguments.count > 3 ? arguments[3] : "1") ?? 1)
     case "crash-check":

@@ -510,6 +510,9 @@ enum RealmErrors {
         #if !TRELLIS_LMDB
         case .decryptionFailed:
             return EncryptionKey.decryptionFailed(path, detail: storage.reason)
+        case .lockFileNotWritable:
+            return Realm.Error(.filePermissionDenied, "Failed to open Realm file at path '\(path)' read-only: "
+                + "Permission denied: \(storage.reason)", fileURL: path)
         #endif
         case .invalidFile, .versionMismatch:
             return notTrellis(path)

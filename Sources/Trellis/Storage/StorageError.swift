@@ -25,6 +25,9 @@ struct StorageError: Error, CustomStringConvertible {
         /// or differs from the key of this process's open environment of the file (TrellisStorage
         /// build only: LMDB does not encrypt).
         case decryptionFailed
+        /// A read-only open whose lock file exists but this process cannot write (another user's
+        /// database): it cannot record the version it reads (TrellisStorage build only).
+        case lockFileNotWritable
         case other
     }
 

@@ -67,6 +67,7 @@ final class Environment: Sendable {
             store = try StorageEnvironment(path: path, options: options)
         } catch {
             if marker >= 0 { close(marker) }
+            if readOnly, let refusal = Self.unwritableLockFile(path) { throw refusal }
             throw StorageError.wrapping(error, operation: "opening '\(path)'")
         }
         openMarker = marker
@@ -87,6 +88,24 @@ final class Environment: Sendable {
             if reading >= 0 || errno == ENOENT { return reading }
         }
         throw StorageError(code: failure, operation: "opening '\(lockPath)'")
+    }
+
+    /// The error of a read-only open whose lock file exists but cannot be written by this process
+    /// (another user's database), nil otherwise. Such an open is refused, as LMDB refuses it: a
+    /// reader records the commit it reads in the lock file so that a writer of any process never
+    /// reuses its pages; a reader that cannot could see a page change under it. Only where no
+    /// lock file can exist (a read-only file system, or a folder it is missing from and cannot
+    /// be made in: no process writes the file then) does a reader use a table of its own
+    /// (docs/STORAGE.md, section 6).
+    private static func unwritableLockFile(_ path: String) -> StorageError? {
+        let lockPath = path + "-lock"
+        guard FileManager.default.fileExists(atPath: lockPath), access(lockPath, W_OK) != 0,
+              errno == EACCES || errno == EPERM else { return nil }
+        return StorageError(kind: .lockFileNotWritable, code: EACCES, operation: "opening '\(path)'",
+                            detail: "its lock file '\(lockPath)' cannot be written by this user, and a reader records "
+                                + "there the version it reads, so that no writer reuses its pages. Make the lock file "
+                                + "writable for this user (chmod a+rw '\(lockPath)'), or copy the database into a "
+                                + "folder of your own.")
     }
 
     deinit {

@@ -120,6 +120,19 @@ extension Bench {
 struct JSONReport: Codable {
     var sizes: Sizes
     var rows: [Row]
+    /// Issue 37's file-size target, from W8's "file size after W1" row (nil without W8): the
+    /// Trellis file in bytes, and GRDB's database with its WAL and shared memory.
+    var W1FileBytes: Int?
+    var W1GRDBFileBytes: Int?
+
+    init(sizes: Sizes, rows: [Row]) {
+        self.sizes = sizes
+        self.rows = rows
+        if let size = rows.first(where: { $0.workload == "W8" && $0.measure.hasPrefix("file size after W1") }) {
+            W1FileBytes = Int((size.trellis * 1_048_576).rounded())
+            W1GRDBFileBytes = size.peers.first.map { Int(($0.seconds * 1_048_576).rounded()) }
+        }
+    }
 }
 
 /// Runs the selected workloads in order, each engine on its own fresh files.

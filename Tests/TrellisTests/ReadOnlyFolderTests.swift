@@ -1,3 +1,6 @@
+// TrellisStorage build only: the refusal of an unwritable lock file and the reader table of its
+// own are this build's (docs/STORAGE.md section 6); the LMDB build keeps LMDB's own handling.
+#if !TRELLIS_LMDB
 import Foundation
 import Testing
 @testable import Trellis
@@ -106,3 +109,4 @@ enum UnprivilegedOpener {
         ? "running as root and there is no user 'nobody' to drop to (root writes any folder)"
         : "a folder of mode 555 is still writable here (the file system ignores modes)"
 }
+#endif

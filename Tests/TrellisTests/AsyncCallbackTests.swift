@@ -143,6 +143,45 @@ import Testing
         #expect(!realm.isPerformingAsynchronousWriteOperations)
     }
 
+    /// Realm's beginAsyncWrite: "Returning without one of these calls [commitAsyncWrite,
+    /// commitWrite] is equivalent to calling cancelAsyncWrite" (Realm's testAsyncTransactionCommit,
+    /// testAsyncTransactionShouldCancelWithoutCommit, testAsyncTransactionSyncAfterAsyncWithoutCommit).
+    @Test func anAsyncWriteBlockReturningWithoutCommittingIsRolledBack() throws {
+        let configuration = folder.configuration([Dog.self])
+        let queue = DispatchQueue(label: "uncommitted")
+        let log = LockedBox<[String]>([])
+        try queue.sync {
+            let realm = try Realm(configuration: configuration, queue: queue)
+            realm.beginAsyncWrite {
+                realm.add(Dog(value: ["name": "committed"]))
+                realm.commitAsyncWrite()
+            }
+            realm.beginAsyncWrite {
+                realm.add(Dog(value: ["name": "not committed"]))
+                log.mutate { $0.append("second ran, in write \(realm.isInWriteTransaction)") }
+            }
+            let cancelled = realm.beginAsyncWrite {
+                realm.add(Dog(value: ["name": "cancelled"]))
+                realm.commitAsyncWrite()
+            }
+            try realm.cancelAsyncWrite(cancelled)
+            // A synchronous write while the block waits: its own, committed.
+            try realm.write { realm.add(Dog(value: ["name": "synchronous"])) }
+        }
+        let after = try queue.sync {
+            let realm = try Realm(configuration: configuration, queue: queue)
+            return (realm.objects(Dog.self).map(\.name).sorted(), realm.isInWriteTransaction)
+        }
+        #expect(log.get() == ["second ran, in write true"])
+        #expect(after.0 == ["committed", "synchronous"])
+        #expect(after.1 == false)
+        // On a plain thread the block runs before beginAsyncWrite returns: rolled back as well.
+        let realm = try Realm(configuration: configuration)
+        realm.beginAsyncWrite { realm.add(Dog(value: ["name": "thread, not committed"])) }
+        #expect(!realm.isInWriteTransaction)
+        #expect(realm.objects(Dog.self).count == 2)
+    }
+
     @Test func asyncOpenCallsBackOnItsQueueWithAQueueConfinedRealm() throws {
         let configuration = folder.configuration([Dog.self])
         let queue = DispatchQueue(label: "opener")

@@ -22,7 +22,10 @@ import Testing
         let url = URL(fileURLWithPath: "/dev/null/foo")
         let error = openError(url)
         #expect(error?.code == .fileOperationFailed)
-        #expect(error?.localizedDescription == "Failed to open file at path '/dev/null/foo': parent path is not a directory")
+        // Realm opens `<path>.lock` first: the message and the error's fileURL name it.
+        #expect(error?.localizedDescription
+            == "Failed to open file at path '/dev/null/foo.lock': parent path is not a directory")
+        #expect(error?.fileURL == url.appendingPathExtension("lock"))
         do {
             _ = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self]))
             Issue.record("opened a path under /dev/null")

@@ -104,14 +104,15 @@ enum MigrationConversion {
         case .decimal(let value): value
         case .uuid(let value): value
         case .link(let key): key
-        // A link inside an AnyRealmValue reads as `.none`: its class may be gone.
+        // A link inside an AnyRealmValue is read by the migrator (``Migrator/read(_:of:)``);
+        // here it reads as `.none`.
         case .mixed(let value): AnyRealmValue(stored: value, core: nil, nested: nil)
         }
     }
 
     /// The stored form of `value` for `property`, or nil when it has the wrong type. `link`
-    /// gives the key of a `MigrationObject`'s entry a link may point at.
-    static func value(_ value: Any?, for property: Property, link: (MigrationEntry) -> ObjectKey?) -> MigrationValue? {
+    /// gives where a link to a `MigrationObject`'s entry points (nil: it cannot be linked to).
+    static func value(_ value: Any?, for property: Property, link: (MigrationEntry) -> MigrationLink?) -> MigrationValue? {
         guard let value = ValueConversion.unwrapped(value) else {
             return property.collection == .none ? .null : emptyCollection(property.collection)
         }
@@ -128,7 +129,9 @@ enum MigrationConversion {
             }
             return property.collection == .list ? .list(elements) : .set(elements)
         case .map:
-            guard let dictionary = value as? [String: Any] else { return nil }
+            guard let dictionary = value as? [String: Any] ?? (value as? MigrationMapEntries)?.migrationEntries else {
+                return nil
+            }
             var entries = [(key: String, value: MigrationValue)]()
             for (key, item) in dictionary.sorted(by: { $0.key < $1.key }) {
                 guard let element = scalar(ValueConversion.unwrapped(item), property, link) else { return nil }
@@ -136,6 +139,13 @@ enum MigrationConversion {
             }
             return .map(entries)
         }
+    }
+
+    /// The migration's object `value` is, as itself or as an `AnyRealmValue.object`.
+    private static func migrationObject(in value: Any) -> MigrationEntry? {
+        if let object = value as? DynamicObject { return object.migrationEntry }
+        if case .object(let object)? = value as? AnyRealmValue { return (object as? DynamicObject)?.migrationEntry }
+        return nil
     }
 
     private static func anyArray<S: Sequence>(_ sequence: S) -> [Any] { sequence.map { $0 as Any } }
@@ -148,7 +158,7 @@ enum MigrationConversion {
         }
     }
 
-    static func scalar(_ value: Any?, _ property: Property, _ link: (MigrationEntry) -> ObjectKey?)
+    static func scalar(_ value: Any?, _ property: Property, _ link: (MigrationEntry) -> MigrationLink?)
         -> MigrationValue?
     {
         guard var value else { return .null }
@@ -169,8 +179,15 @@ enum MigrationConversion {
         case .UUID: payload = (value as? UUID).map { .uuid($0) }
         case .decimal128: payload = (value as? Decimal128).map { .decimal($0) }
             ?? (value as? Decimal).map { .decimal(Decimal128($0)) } ?? (value as? Int).map { .decimal(Decimal128(Decimal($0))) }
-        case .object: payload = (value as? DynamicObject)?.migrationEntry.flatMap(link).map { .link($0) }
+        case .object:
+            payload = (value as? DynamicObject)?.migrationEntry.flatMap(link)
+                .flatMap { $0.className == property.objectClassName ? .link($0.key) : nil }
         case .any:
+            if let linked = migrationObject(in: value) {
+                // A migration's object (`.object(newObject)` too) is held as a link, as in Realm.
+                payload = link(linked).map { .mixed(.link(tableId: $0.tableId, key: $0.key)) }
+                break
+            }
             // A plain value too (`migrationObject["any"] = "hello"`), as outside migrations.
             let any = AnyRealmValue.converting(value)
             payload = any == AnyRealmValue.none ? .null : any?.storedTree(nil).map { .mixed($0) }
@@ -178,4 +195,11 @@ enum MigrationConversion {
         }
         return payload.map { .scalar($0) }
     }
+}
+
+/// Where a link to a migration's object points: its class, table and key.
+struct MigrationLink {
+    let className: String
+    let tableId: UInt32
+    let key: ObjectKey
 }

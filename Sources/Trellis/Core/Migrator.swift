@@ -17,6 +17,10 @@ final class MigrationRecord {
     let old: [String: MigrationValue]
     var new: [String: MigrationValue]
     var isDeleted = false
+    /// The objects the block holds for the record, so that every read of it while one is held
+    /// hands out the same object (`==`, `isSameObject(as:)` and sets treat it as one).
+    weak var oldObject: DynamicObject?
+    weak var newObject: DynamicObject?
 
     init(className: String, key: ObjectKey, old: [String: MigrationValue], new: [String: MigrationValue]) {
         self.className = className
@@ -44,6 +48,8 @@ final class Migrator {
     let models: [String: ClassInfo]
     /// The new tables (created in this transaction), by class name.
     private var tables: [String: Table] = [:]
+    /// The list, set and map collections the new objects handed out (live, as in Realm).
+    private let collections = MigrationCollections()
     /// The classes read so far, in the order read.
     private var loadedOrder: [String] = []
     private var records: [String: [MigrationRecord]] = [:]
@@ -192,8 +198,10 @@ final class Migrator {
 
     /// The ``MigrationObject`` (a ``DynamicObject``) a migration block sees for `record`.
     private func object(_ record: MigrationRecord, isOld: Bool) -> MigrationObject {
+        if let held = isOld ? record.oldObject : record.newObject { return held }
         let object = DynamicObject()
         object.migrationEntry = MigrationEntry(record: record, isOld: isOld, migrator: self)
+        if isOld { record.oldObject = object } else { record.newObject = object }
         return object
     }
 
@@ -282,6 +290,14 @@ final class Migrator {
         let property = object.isOld
             ? oldCatalog.storedClass(named: record.className)?.properties.first { $0.name == name }?.property
             : models[record.className]?.field(named: name)?.property
+        if let property, property.collection != .none {
+            // Realm's List<DynamicObject>, List<Int>, MutableSet<…>, Map<String, …>.
+            if !object.isOld, let handedOut = collections.handedOut(record, name) { return handedOut }
+            if let made = MigrationCollections.make(property, collectionElements(value, property, isOld: object.isOld)) {
+                if !object.isOld { collections.keep(made, record, name, property) }
+                return made
+            }
+        }
         return swiftValue(value, target: property?.objectClassName, isOld: object.isOld)
     }
 
@@ -290,6 +306,12 @@ final class Migrator {
         case .null: return nil
         case .scalar(.link(let key)):
             guard let target else { return nil }
+            load(target)
+            return recordsByKey[target]?[key].map { object($0, isOld: isOld) }
+        case .scalar(.mixed(.link(let tableId, let key))):
+            // An AnyRealmValue holding a link reads as the migration's object, as in Realm.
+            let catalog = isOld ? oldCatalog : newCatalog
+            guard let target = catalog.classes.first(where: { $0.tableId == tableId })?.name else { return nil }
             load(target)
             return recordsByKey[target]?[key].map { object($0, isOld: isOld) }
         case .scalar(let payload): return MigrationConversion.swiftValue(payload)
@@ -312,20 +334,59 @@ final class Migrator {
             throwRealmException("Invalid property name '\(name)' for class '\(record.className)'.")
         }
         let property = field.property
+        record.new[field.name] = converted(value, for: property, of: record, name)
+        if let handedOut = collections.handedOut(record, field.name), handedOut !== value as AnyObject {
+            // The collection read before shows the new elements, as a live one does.
+            MigrationCollections.refill(handedOut, property, with: collectionElements(record.new[field.name], property,
+                                                                                     isOld: false))
+        }
+    }
+
+    /// The stored form of `value` for a property of a new object; traps when it has the wrong type.
+    private func converted(_ value: Any?, for property: Property, of record: MigrationRecord, _ name: String)
+        -> MigrationValue
+    {
         let converted = MigrationConversion.value(value, for: property) { linked in
-            guard linked.record.className == property.objectClassName, !linked.isOld else { return nil }
-            return linked.record.key
+            // Only the migration's new objects (given or created) can be linked to.
+            guard !linked.isOld, let tableId = newCatalog.storedClass(named: linked.record.className)?.tableId else {
+                return nil
+            }
+            return MigrationLink(className: linked.record.className, tableId: tableId, key: linked.record.key)
         }
         guard let converted else {
             throwRealmException("Invalid value '\(value.map { "\($0)" } ?? "nil")' for property "
                 + "'\(record.className).\(name)' of type '\(property.typeDescription)'.")
         }
-        record.new[field.name] = converted
+        return converted
+    }
+
+    /// The elements of a list, set or map value as Swift values (links as migration objects),
+    /// with a map's keys.
+    private func collectionElements(_ value: MigrationValue?, _ property: Property, isOld: Bool)
+        -> [(key: String, value: Any?)]
+    {
+        let target = property.objectClassName
+        switch value {
+        case .list(let elements)?, .set(let elements)?:
+            return elements.map { (key: "", value: swiftValue($0, target: target, isOld: isOld)) }
+        case .map(let entries)?:
+            return entries.map { (key: $0.key, value: swiftValue($0.value, target: target, isOld: isOld)) }
+        default:
+            return []
+        }
+    }
+
+    /// Stores the elements of every collection the new objects handed out in their records.
+    private func storeHandedOutCollections() {
+        collections.forEachKept { record, name, property, collection in
+            record.new[name] = converted(collection, for: property, of: record, name)
+        }
     }
 
     // MARK: - Writing the new objects
 
     func write() throws {
+        storeHandedOutCollections()
         try prepareStorage()
         core.adoptMigratedTables(Array(tables.values), catalog: newCatalog)
         if let error = writeObjects() { throw error }

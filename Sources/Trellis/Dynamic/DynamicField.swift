@@ -111,6 +111,9 @@ enum DynamicFieldWitness<Value: RealmCollectionValue>: PersistedFieldWitness {
         if field.isLink {
             guard !row.isNull(field.rowColumn), let target = field.typeInfo.objectClassName else { return nil }
             let key = row.slot(field.rowColumn)
+            if let model = core.linkTargetModel(named: target), let object = core.linkedAccessor(model, key: key) {
+                return object
+            }
             // A link to a missing row (only a damaged file has one) reads as nil, as a typed
             // to-one link does.
             guard let table = core.dynamicTable(named: target, create: false), core.rowView(table, key) != nil else {

@@ -8,14 +8,16 @@ import Foundation
 /// let realm = try Realm(configuration: Realm.Configuration(fileURL: url))  // no objectTypes
 /// for dog in realm.dynamicObjects("Dog").filter("age > 2") {
 ///     print(dog.name as? String ?? "", dog["age"] as? Int ?? 0)
-///     let owner = dog.owner as? DynamicObject        // a link is another DynamicObject
+///     let owner = dog.owner as? DynamicObject        // no Owner class here: a DynamicObject
 /// }
 /// try realm.write { realm.dynamicCreate("Dog", value: ["name": "Rex", "age": 3]) }
 /// ```
 ///
-/// Reading a property gives its value (`Int`, `String`, `Date`, … or nil), a `DynamicObject`
-/// for a link, `List<DynamicObject>`/`MutableSet<DynamicObject>`/`Map<String, DynamicObject?>`
-/// for collections of objects, `List<Int>`, `MutableSet<String>`, … for collections of values,
+/// Reading a property gives its value (`Int`, `String`, `Date`, … or nil); for a to-one link,
+/// the target as an object of the Realm's model class for it when the Realm has one that
+/// matches the file (as in Realm: `dog["owner"] as? Person`), else a `DynamicObject`;
+/// `List<DynamicObject>`/`MutableSet<DynamicObject>`/`Map<String, DynamicObject?>` for
+/// collections of objects, `List<Int>`, `MutableSet<String>`, … for collections of values,
 /// and `LinkingObjects<DynamicObject>` for backlinks. Setting one (inside a write transaction)
 /// checks the value against the property's type. An unknown name traps with Realm's message.
 ///

@@ -20,6 +20,9 @@ final class DynamicSchema {
         if openedByWrite { writeTables[name] = table } else { tables[name] = table }
     }
 
+    /// The model class a link to each class reads as (nil: a `DynamicObject`), found once.
+    var linkTargetModels: [String: ObjectBase.Type?] = [:]
+
     func info(named name: String) -> ClassInfo? { infos[name] }
     func keep(_ info: ClassInfo) { infos[info.className] = info }
 
@@ -152,12 +155,15 @@ extension RealmCore {
     /// The class `name` for dynamic access; traps with Realm's message when the Realm does not
     /// have it.
     func requireDynamicClassInfo(named name: String) -> ClassInfo {
-        guard let info = dynamicClassInfo(named: name) else {
-            throwRealmException("Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` "
-                + "/ `objectTypes` array in your configuration, add `\(name)` to the list of `objectClasses` / "
-                + "`objectTypes`.")
-        }
+        guard let info = dynamicClassInfo(named: name) else { notManagedByTheRealm(name) }
         return info
+    }
+
+    /// Traps with Realm's message for a class the Realm does not have.
+    func notManagedByTheRealm(_ name: String) -> Never {
+        throwRealmException("Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` "
+            + "/ `objectTypes` array in your configuration, add `\(name)` to the list of `objectClasses` / "
+            + "`objectTypes`.")
     }
 
     /// The table of class `name` with `DynamicObject` accessors: nil when no object of it was
@@ -183,6 +189,17 @@ extension RealmCore {
         } catch {
             throwRealmException("Could not open the table of '\(name)' in '\(environmentPath)': \(error)")
         }
+    }
+
+    /// The model class a to-one link to class `name` reads as through a ``DynamicObject``: as
+    /// in Realm, a link target is an object of the Realm's own class for it (a `Dog`, not a
+    /// `DynamicObject`) when the Realm has that model class and it stores what the file holds;
+    /// nil otherwise (a file read without its classes, a migration's old schema).
+    func linkTargetModel(named name: String) -> ObjectBase.Type? {
+        if let known = dynamicSchema.linkTargetModels[name] { return known }
+        let model = storedClass(named: name).flatMap { matchingModel(of: $0.0)?.objectType }
+        dynamicSchema.linkTargetModels[name] = .some(model)
+        return model
     }
 
     /// A `DynamicObject` accessor for an existing row of class `name`.

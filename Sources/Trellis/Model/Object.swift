@@ -47,17 +47,20 @@ open class Object: ObjectBase, _PersistableInsideOptional {
     }
 }
 
+/// As in Realm, two accessors are equal when they are the same accessor, or read the same row:
+/// of a class with a primary key, or of one frozen version (a frozen object's row never
+/// changes, and freezing one version twice gives one frozen Realm).
 extension Object: Hashable {
     public static func == (lhs: Object, rhs: Object) -> Bool {
         if lhs === rhs { return true }
-        guard let a = lhs._managed, let b = rhs._managed,
-              a.info.primaryKeyField != nil, a.info === b.info, a.key == b.key
-        else { return false }
+        guard let a = lhs._managed, let b = rhs._managed, a.key == b.key else { return false }
+        if a.core.isFrozen, a.core === b.core, a.table.tableId == b.table.tableId { return true }
+        guard a.info.primaryKeyField != nil, a.info === b.info else { return false }
         return a.core.environmentPath == b.core.environmentPath
     }
 
     public func hash(into hasher: inout Hasher) {
-        if let managed = _managed, managed.info.primaryKeyField != nil {
+        if let managed = _managed, managed.info.primaryKeyField != nil || managed.core.isFrozen {
             hasher.combine(managed.info.className)
             hasher.combine(managed.key)
         } else {

@@ -28,8 +28,10 @@ extension Realm {
     }
 
     /// Begins a write transaction asynchronously and calls `block` inside it; `block` ends it
-    /// with ``commitAsyncWrite(allowGrouping:_:)`` or ``cancelWrite()``. Returns an identifier
-    /// for ``cancelAsyncWrite(_:)`` (before `block` ran).
+    /// with ``commitAsyncWrite(allowGrouping:_:)``, ``commitWrite(withoutNotifying:)`` or
+    /// ``cancelWrite()``. As in Realm, returning without one of these cancels the write (its
+    /// changes are rolled back). Returns an identifier for ``cancelAsyncWrite(_:)`` (before
+    /// `block` ran).
     @discardableResult
     public func beginAsyncWrite(_ block: @escaping () -> Void) -> AsyncTransactionId {
         // An actor's Realm runs the write on its actor whoever asks (the documentation's
@@ -42,7 +44,10 @@ extension Realm {
             guard queue.start(id) else { return }  // cancelled meanwhile
             defer { queue.finish(id) }
             Realm(core: core).beginWrite()
+            let transaction = core.writeTransaction
             block()
+            // Still the transaction begun above: the block neither committed nor cancelled it.
+            if let transaction, core.writeTransaction === transaction { core.cancelWrite() }
         }
         if !runOnALaterTurn(id, ConfinedWork(run: run)) {
             queue.schedule(id)

@@ -144,9 +144,11 @@ extension Realm {
 
     // MARK: - Reading
 
-    /// All objects of a class, lazily evaluated and live.
+    /// All objects of a class, lazily evaluated and live. `Object` itself is no model class:
+    /// asking for it traps with Realm's message.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
         core.verifyThread()
+        if type == Object.self { core.notManagedByTheRealm(type.className()) }
         return Results(core: core, source: .table(type))
     }
 

@@ -366,9 +366,10 @@ enum RealmOpener {
         if !exists, FileManager.default.fileExists(atPath: folder, isDirectory: &folderIsDirectory),
            !folderIsDirectory.boolValue
         {
-            // Realm's code and words (it names its lock file, which it opens first).
-            throw Realm.Error(.fileOperationFailed, "Failed to open file at path '\(path)': parent path is not a "
-                + "directory", fileURL: path)
+            // Realm's code and words: Realm opens its lock file, `<path>.lock`, first, and names it.
+            let lockPath = path + ".lock"
+            throw Realm.Error(.fileOperationFailed, "Failed to open file at path '\(lockPath)': parent path is not a "
+                + "directory", fileURL: lockPath)
         }
         if exists, let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
            type != .typeRegular, type != .typeSymbolicLink

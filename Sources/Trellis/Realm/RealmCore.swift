@@ -548,10 +548,7 @@ final class RealmCore {
                 + "DynamicObjects with dynamicObjects(_:) and dynamicCreate(_:value:update:).")
         }
         if let types = configuration.objectTypes, !types.contains(where: { $0 == type }), storedSchema == nil {
-            let name = type.className()
-            throwRealmException("Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` "
-                + "/ `objectTypes` array in your configuration, add `\(name)` to the list of `objectClasses` / "
-                + "`objectTypes`.")
+            notManagedByTheRealm(type.className())
         }
         let info = ClassInfo.unbound(for: type)
         var catalog = pendingCatalog ?? file.catalog

@@ -380,20 +380,25 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// The meta slot holding commit `txnID`, if one does and passes its checksum.
     private func decodedSlot(holding txnID: UInt64) throws -> (slot: Int, meta: MetaSlot, fingerprint: [UInt64])? {
         let base = try pager.map(covering: Layout.firstDataPage)
+        var chosen: (slot: Int, meta: MetaSlot, fingerprint: [UInt64])?
         for (slot, page) in Layout.metaPages.enumerated() {
+            var found: (slot: Int, meta: MetaSlot, fingerprint: [UInt64])?
             if pager.cipher != nil {
                 guard let decrypted = pager.metaPage(page, base: base), let meta = Self.decodeMeta(decrypted),
                       meta.txnID == txnID
                 else { continue }
-                return (slot, meta, decrypted.fingerprint)
+                found = (slot, meta, decrypted.fingerprint)
+            } else {
+                let start = base + Int(page) * Layout.pageSize
+                guard start.loadLE(UInt64.self, at: 8) == txnID, let decoded = MetaSlot.decodeWithCheckedWords(start),
+                      decoded.meta.txnID == txnID
+                else { continue }
+                found = (slot, decoded.meta, decoded.checkedWords)
             }
-            let start = base + Int(page) * Layout.pageSize
-            guard start.loadLE(UInt64.self, at: 8) == txnID, let found = MetaSlot.decodeWithCheckedWords(start),
-                  found.meta.txnID == txnID
-            else { continue }
-            return (slot, found.meta, found.checkedWords)
+            // Of two copies of one commit, the sealed one, as `slots()` and so the writer choose.
+            if let found, chosen.map({ found.meta.durableTxnID > $0.meta.durableTxnID }) ?? true { chosen = found }
         }
-        return nil
+        return chosen
     }
 
     /// The slot in a decrypted meta page.

@@ -83,16 +83,9 @@ extension Results {
 
 /// Evaluates a predicate over one value, the `self` of a collection of values.
 enum ValuePredicate {
-    /// Whether `value` satisfies `predicate` (`AND`/`OR` chains are flat, so this recurses
-    /// only as deep as the text nests, which the parser bounds).
+    /// Whether `value` satisfies `predicate`.
     static func matches(_ predicate: QueryPredicate, _ value: QueryValue) -> Bool {
-        switch predicate {
-        case .constant(let result): result
-        case .comparison(let comparison): compare(comparison, value)
-        case .not(let inner): !matches(inner, value)
-        case .and(let operands): operands.allSatisfy { matches($0, value) }
-        case .or(let operands): operands.contains { matches($0, value) }
-        }
+        predicate.holds { compare($0, value) }
     }
 
     private static func compare(_ comparison: QueryComparison, _ value: QueryValue) -> Bool {

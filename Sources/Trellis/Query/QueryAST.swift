@@ -30,6 +30,20 @@ extension QueryPredicate {
         if case .or(let more) = rhs { operands += more } else { operands.append(rhs) }
         return .or(operands)
     }
+
+    /// Whether the predicate holds, given whether each of its comparisons holds: the one walk of
+    /// `TRUEPREDICATE`, `NOT`, `AND` and `OR` that every in-memory evaluator shares (unmanaged
+    /// collections, collections of values, sync subscriptions' documents). It recurses only as
+    /// deep as the text nests (chains are flat), which the parser bounds.
+    package func holds(where comparisonHolds: (QueryComparison) -> Bool) -> Bool {
+        switch self {
+        case .constant(let result): result
+        case .comparison(let comparison): comparisonHolds(comparison)
+        case .not(let inner): !inner.holds(where: comparisonHolds)
+        case .and(let operands): operands.allSatisfy { $0.holds(where: comparisonHolds) }
+        case .or(let operands): operands.contains { $0.holds(where: comparisonHolds) }
+        }
+    }
 }
 
 package struct QueryComparison {

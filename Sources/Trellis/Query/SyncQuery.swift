@@ -81,12 +81,7 @@ package struct SyncQuery: @unchecked Sendable {
     }
 
     private static func evaluate(_ predicate: QueryPredicate, _ document: [String: Any]) -> Bool {
-        switch predicate {
-        case .constant(let value): return value
-        case .and(let operands): return operands.allSatisfy { evaluate($0, document) }
-        case .or(let operands): return operands.contains { evaluate($0, document) }
-        case .not(let inner): return !evaluate(inner, document)
-        case .comparison(let comparison):
+        predicate.holds { comparison in
             let lhs = values(comparison.lhs, document)
             let rhs = values(comparison.rhs, document)
             guard let right = rhs.first else { return false }

@@ -25,13 +25,7 @@ enum UnmanagedPredicate {
     }
 
     static func matches(_ predicate: QueryPredicate, _ element: Any) -> Bool {
-        switch predicate {
-        case .constant(let result): result
-        case .comparison(let comparison): compare(comparison, element)
-        case .not(let inner): !matches(inner, element)
-        case .and(let operands): operands.allSatisfy { matches($0, element) }
-        case .or(let operands): operands.contains { matches($0, element) }
-        }
+        predicate.holds { compare($0, element) }
     }
 
     private static func compare(_ comparison: QueryComparison, _ element: Any) -> Bool {

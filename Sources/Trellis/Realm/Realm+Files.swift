@@ -113,29 +113,53 @@ extension Realm {
         FileManager.default.fileExists(atPath: configuration.path)
     }
 
-    /// Deletes the file of `configuration` and its lock file. Returns whether a file existed.
-    /// Another thread of the process opening the file meanwhile waits, then opens a new file.
+    /// Deletes the file of `configuration`. Returns whether a file existed. As in Realm, the
+    /// lock file (`<path>-lock`) stays: a process about to open the file may already be waiting
+    /// on it, and a second lock file made after a deletion would split the processes that share
+    /// the file. Another thread or process opening the file meanwhile waits, then opens a new
+    /// file.
     ///
-    /// - Throws: ``Realm/Error`` `.alreadyOpen` while a Realm of this process has it open (as Realm), or
-    ///   the file error of deleting it.
+    /// - Throws: ``Realm/Error`` `.alreadyOpen` while a Realm of this process or of another
+    ///   process has it open (Realm's "Cannot delete files of an open Realm"), or the file error
+    ///   of deleting it.
     @discardableResult
     public static func deleteFiles(for configuration: Realm.Configuration) throws -> Bool {
         let path = configuration.path
         guard let reservation = FileState.reserve(path: path, for: .deletion) else {
-            throw Realm.Error(.alreadyOpen, "Cannot delete '\(path)': a Realm of this process still has it open. Release "
-                + "every Realm, object and collection of it first.", fileURL: path)
+            throw deletingOpenFile(path, by: "a Realm of this process")
         }
         defer { reservation.end() }
         FileState.didReserveHook.withLock { $0 }?(path, .deletion)
+        // Every process with the file open holds a shared lock on its lock file; holding the
+        // exclusive one until the file is gone also makes other processes' opens wait.
+        let exclusive: ExclusiveFileUse
+        do {
+            exclusive = try ExclusiveFileUse(taking: path)
+        } catch .inUse {
+            throw deletingOpenFile(path, by: "another process")
+        } catch .lockFileUnavailable(let code) {
+            // No folder: there is nothing to delete (as Realm answers).
+            if code == ENOENT { return false }
+            throw Realm.Error(.fileAccess, "Could not delete '\(path)': its lock file '\(path)-lock' cannot be opened "
+                + "to check that no process has the file open (\(String(cString: strerror(code)))). Check the folder's "
+                + "permissions.", fileURL: path)
+        }
+        defer { withExtendedLifetime(exclusive) {} }
         let existed = FileManager.default.fileExists(atPath: path)
-        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
+        if existed {
             do {
-                try FileManager.default.removeItem(atPath: file)
+                try FileManager.default.removeItem(atPath: path)
             } catch {
-                throw Realm.Error(.fileAccess, "Could not delete '\(file)': \(error.localizedDescription)", fileURL: file)
+                throw Realm.Error(.fileAccess, "Could not delete '\(path)': \(error.localizedDescription)", fileURL: path)
             }
         }
         return existed
+    }
+
+    /// Realm's error for deleting a file that is open.
+    private static func deletingOpenFile(_ path: String, by holder: String) -> Realm.Error {
+        Realm.Error(.alreadyOpen, "Cannot delete files of an open Realm: '\(path)' is still in use by \(holder). "
+            + "Release every Realm, object and collection of it first.", fileURL: path)
     }
 }
 

@@ -60,23 +60,21 @@ extension Realm {
     /// actor, registered under `id` so that ``cancelAsyncWrite(_:)`` can drop it; false, doing
     /// nothing, when the Realm belongs to a plain thread, which has no later turn.
     private func runOnALaterTurn(_ id: AsyncTransactionId, _ work: ConfinedWork) -> Bool {
-        let dispatchQueue: DispatchQueue
         if case .queue(let confining) = core.confinement {
-            dispatchQueue = confining
+            core.asyncWrites.schedule(id)
+            confining.async { work.run() }
         } else if core.confinementIsMainThread {
-            dispatchQueue = .main
+            core.asyncWrites.schedule(id, inOrder: work.run)
+            MainThreadTurn.request(for: core)
         } else if case .actor(let actor) = core.confinement {
             // Tasks may start in any order: each runs the oldest work waiting, so the writes and
             // their completions run in the order they were asked for.
             let queue = core.asyncWrites
-            queue.schedule(id, onActor: work.run)
-            Task { await ActorTurn.run(on: actor) { queue.runOldestOnActor() } }
-            return true
+            queue.schedule(id, inOrder: work.run)
+            Task { await ActorTurn.run(on: actor) { queue.runOldestInOrder() } }
         } else {
             return false
         }
-        core.asyncWrites.schedule(id)
-        dispatchQueue.async { work.run() }
         return true
     }
 
@@ -225,6 +223,40 @@ enum ActorTurn {
     static func run(on actor: isolated any Actor, _ body: () -> Void) { body() }
 }
 
+/// A later turn of the main thread for a main-thread Realm's asynchronous writes and their
+/// completions, which run oldest first (``AsyncWriteQueue/runOldestInOrder()``).
+///
+/// As in Realm, which runs them from a run-loop source: when the main run loop is running, its
+/// next turn runs the oldest, so a nested run of it reaches them (an XCTest wait inside a block
+/// of the main queue: the main queue runs none of its blocks while one of them waits; Realm's
+/// testAsyncTransactionCancel). The main queue's next turn is asked for too, for a main thread
+/// that drains the main queue without a run loop (`dispatchMain()`, the main actor), and
+/// whichever turn comes first runs the oldest work. A turn that comes while a write of the Realm
+/// is open (a nested run inside it) runs nothing and leaves the work to the main queue's turn,
+/// asked for again until the write ended, as Realm waits for the transaction to end.
+private final class MainThreadTurn: Sendable {
+    // @unchecked: the core is only used on the main thread, its thread.
+    private struct WeakCore: @unchecked Sendable { weak var core: RealmCore? }
+    private let weakCore: WeakCore
+
+    private init(_ core: RealmCore) { weakCore = WeakCore(core: core) }
+
+    static func request(for core: RealmCore) {
+        let turn = MainThreadTurn(core)
+        DispatchQueue.main.async { turn.run(onTheMainQueue: true) }
+        if RunLoop.main.currentMode != nil { RunLoop.main.perform { turn.run(onTheMainQueue: false) } }
+    }
+
+    private func run(onTheMainQueue: Bool) {
+        guard let core = weakCore.core else { return }
+        if core.writeTransaction != nil {
+            if onTheMainQueue { DispatchQueue.main.async { self.run(onTheMainQueue: true) } }
+            return
+        }
+        core.asyncWrites.runOldestInOrder()
+    }
+}
+
 /// The asynchronous writes of one Realm: waiting, running, cancelled. Locked: an actor's Realm
 /// may be asked for a write from outside its actor.
 final class AsyncWriteQueue: Sendable {
@@ -232,8 +264,8 @@ final class AsyncWriteQueue: Sendable {
         var next: AsyncTransactionId = 0
         var waiting: Set<AsyncTransactionId> = []
         var running: Set<AsyncTransactionId> = []
-        /// The work an actor's Realm runs on its actor, oldest first.
-        var onActor: [ConfinedWork] = []
+        /// The work an actor's or the main thread's Realm runs on its later turns, oldest first.
+        var inOrder: [ConfinedWork] = []
     }
     private let state = Mutex(State())
 
@@ -244,16 +276,18 @@ final class AsyncWriteQueue: Sendable {
         }
     }
     func schedule(_ id: AsyncTransactionId) { _ = state.withLock { $0.waiting.insert(id) } }
-    /// Schedules `work` to run on the Realm's actor, after the work scheduled before it.
-    fileprivate func schedule(_ id: AsyncTransactionId, onActor work: @escaping () -> Void) {
+    /// Schedules `work` to run on a later turn of the Realm's actor or thread, after the work
+    /// scheduled before it.
+    fileprivate func schedule(_ id: AsyncTransactionId, inOrder work: @escaping () -> Void) {
         state.withLock { state in
             state.waiting.insert(id)
-            state.onActor.append(ConfinedWork(run: work))
+            state.inOrder.append(ConfinedWork(run: work))
         }
     }
-    /// Runs the oldest work waiting for the actor (called on the actor, once per work).
-    func runOldestOnActor() {
-        let work = state.withLock { $0.onActor.isEmpty ? nil : $0.onActor.removeFirst() }
+    /// Runs the oldest work scheduled in order (called on the Realm's actor or thread, at least
+    /// once per work).
+    func runOldestInOrder() {
+        let work = state.withLock { $0.inOrder.isEmpty ? nil : $0.inOrder.removeFirst() }
         work?.run()
     }
     /// Whether the write may start (it was not cancelled).

@@ -101,7 +101,8 @@ final class RealmCore {
     /// Whether the core was opened on the main thread.
     private let openedOnMainThread = Thread.isMainThread
 
-    /// Whether the core belongs to the main thread (asynchronous writes then run on the main queue).
+    /// Whether the core belongs to the main thread (asynchronous writes then run on its later
+    /// turns: see `MainThreadTurn`).
     var confinementIsMainThread: Bool {
         if case .thread = confinement { return openedOnMainThread }
         return false

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrellisTestSupport
 @testable import Trellis
 
 /// `asyncWrite` and task cancellation, as in Realm: a task cancelled before its write begins,
@@ -56,31 +57,6 @@ import Testing
                 // Bounded, so that a failing test cannot leave this actor blocked.
                 _ = release.wait(timeout: .now() + AsyncWriteCancellationTests.holderWallClockBound)
             }
-        }
-    }
-
-    /// Time a wait has had to run, not time on the wall clock: each poll counts at most
-    /// `longestStep`. A wall-clock deadline charged a wait for the time the whole test process
-    /// stood still: in a full parallel run at load ~25 (flip37's and freelist37's logs) the
-    /// long synchronous tests held both threads of the cooperative pool and 897 of 927 tests
-    /// reported "passed after 903 s" at the same instant; these waits then woke past their
-    /// 300 s deadline before the tasks they waited for had had a turn, and failed ("kept
-    /// waiting for the write lock", `signalled(holding)`). A wait that really hangs still uses
-    /// its patience up, one poll at a time, and fails.
-    struct RunningTime {
-        static let longestStep: Duration = .milliseconds(100)
-        let limit: Duration
-        private var spent: Duration = .zero
-        private var last = ContinuousClock.now
-
-        init(seconds: Double) { limit = .milliseconds(Int64(seconds * 1000)) }
-
-        /// Counts the time since the last poll (at most `longestStep`); true once over `limit`.
-        mutating func isUsedUp() -> Bool {
-            let now = ContinuousClock.now
-            spent += min(now - last, Self.longestStep)
-            last = now
-            return spent >= limit
         }
     }
 

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import Trellis
 import TrellisSync
+import TrellisTestSupport
 
 /// The PostgreSQL of the test run: `TRELLIS_SYNC_POSTGRES_URL` if set (Scripts/test.sh starts
 /// one), else one started here with Scripts/postgres.sh and stopped when the process exits.
@@ -316,9 +317,15 @@ func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () 
                 pending = nil
             }
         }
+        let isPending: @Sendable () -> Bool = { outcome.withLock { $0 != nil } }
         let work = Task { finish(await Result(catching: body)) }
         Task {
-            try? await Task.sleep(for: limit)
+            // Running time (TrellisTestSupport): a whole-process stall under load is not charged.
+            // Ends with the work, so no timer outlives its call.
+            var patience = RunningTime(limit)
+            while isPending(), !patience.isUsedUp() {
+                try? await Task.sleep(for: RunningTime.longestStep)
+            }
             work.cancel()
             finish(.failure(ToolError(description: "timed out after \(limit)")))
         }
@@ -331,11 +338,11 @@ extension Result where Failure == Error {
     }
 }
 
-/// Polls `condition` until it holds or `limit` passes.
+/// Polls `condition` until it holds or `limit` of running time (``RunningTime``) passes.
 func eventually(_ limit: Duration = .seconds(20), interval: Duration = .milliseconds(25),
                 _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
+    var patience = RunningTime(limit)
+    while !patience.isUsedUp() {
         if try condition() { return true }
         try await Task.sleep(for: interval)
     }

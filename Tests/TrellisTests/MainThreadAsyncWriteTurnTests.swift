@@ -12,13 +12,12 @@ final class MainThreadAsyncWriteTurnTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: url) }
         let configuration = Realm.Configuration(fileURL: url, objectTypes: [Dog.self])
         let blockDone = expectation(description: "the main-queue block ended")
-        nonisolated(unsafe) let ran = XCTestExpectation(description: "three writes ran")
+        let ran = XCTestExpectation(description: "three writes ran")
         ran.expectedFulfillmentCount = 3
-        nonisolated(unsafe) let cancelled = XCTestExpectation(description: "the cancelled write did not run")
+        let cancelled = XCTestExpectation(description: "the cancelled write did not run")
         cancelled.isInverted = true
         nonisolated(unsafe) let test = self
-        nonisolated(unsafe) let done = blockDone
-        DispatchQueue.main.async {
+                DispatchQueue.main.async {
             guard let realm = try? Realm(configuration: configuration) else { return XCTFail("could not open") }
             realm.beginAsyncWrite {
                 realm.add(Dog(value: ["name": "not committed"]))
@@ -38,7 +37,7 @@ final class MainThreadAsyncWriteTurnTests: XCTestCase {
             do { try realm.cancelAsyncWrite(cancelledId) } catch { XCTFail("\(error)") }
             test.wait(for: [ran, cancelled], timeout: 3)
             XCTAssertFalse(realm.isInWriteTransaction)
-            done.fulfill()
+            blockDone.fulfill()
         }
         wait(for: [blockDone], timeout: 60)
         let realm = try Realm(configuration: configuration)

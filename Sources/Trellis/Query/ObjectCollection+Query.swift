@@ -100,8 +100,9 @@ extension _ObjectCollectionQueries {
     }
 }
 
-/// Realm's message for a query on an unmanaged collection (`kind`: Realm's class name for it).
-private func unmanagedQueryTrap(_ kind: String) -> Never {
+/// Realm's message for a query, a freeze or another managed-only call on an unmanaged collection
+/// (`kind`: Realm's class name for it: RLMArray, RLMSet, RLMDictionary).
+func unmanagedCollectionTrap(_ kind: String) -> Never {
     throwRealmException("This method may only be called on \(kind) instances retrieved from an RLMRealm")
 }
 
@@ -122,7 +123,7 @@ extension List: _ObjectCollectionQueries {
     /// Not API.
     public var _scopedResults: Results<Element> {
         if case .nested(let nested) = storage { return nestedResults(nested) }
-        guard let binding else { unmanagedQueryTrap("RLMArray") }
+        guard let binding else { unmanagedCollectionTrap("RLMArray") }
         return scopedResults(binding)
     }
 }
@@ -142,7 +143,7 @@ extension MutableSet: _ObjectCollectionQueries {
 
     /// Not API.
     public var _scopedResults: Results<Element> {
-        guard let binding else { unmanagedQueryTrap("RLMSet") }
+        guard let binding else { unmanagedCollectionTrap("RLMSet") }
         return scopedResults(binding)
     }
 }
@@ -153,7 +154,7 @@ extension LinkingObjects: _ObjectCollectionQueries {
 
     /// Not API.
     public var _scopedResults: Results<Element> {
-        guard let results else { unmanagedQueryTrap("RLMLinkingObjects") }
+        guard let results else { unmanagedCollectionTrap("RLMLinkingObjects") }
         return results
     }
 }
@@ -168,7 +169,7 @@ extension Map {
     /// The map's values as live Results (in key order).
     var valueResults: Results<Value> {
         if case .nested(let nested) = storage { return nestedResults(nested) }
-        guard let binding else { unmanagedQueryTrap("RLMDictionary") }
+        guard let binding else { unmanagedCollectionTrap("RLMDictionary") }
         binding.verifyReadable()
         // A map of objects filters and sorts on the objects' properties, as Realm's does.
         if binding.location.field.isLink { return Results(core: binding.core, source: .collection(binding.location)) }

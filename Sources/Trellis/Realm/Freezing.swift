@@ -133,10 +133,10 @@ extension _CollectionProperty {
         return moved.isValid ? Self(binding: moved) : nil
     }
 
-    func frozenCollection() -> Self {
-        guard let binding else {
-            throwRealmException("This method may only be called on RLMArray instances retrieved from an RLMRealm")
-        }
+    /// `kind`: Realm's class name for the collection, which its message for an unmanaged one
+    /// names (RLMArray, RLMSet, RLMDictionary).
+    func frozenCollection(_ kind: String) -> Self {
+        guard let binding else { unmanagedCollectionTrap(kind) }
         if binding.core.isFrozen { return self }
         guard let frozen = rebound(to: binding.core.frozenCore()) else {
             throwRealmException("Object has been deleted or invalidated.")
@@ -154,7 +154,7 @@ extension List {
     /// Whether the list belongs to a frozen Realm.
     public var isFrozen: Bool { binding?.core.isFrozen ?? false }
     /// The list frozen at its Realm's current version. Unmanaged lists cannot be frozen.
-    public func freeze() -> List { frozenCollection() }
+    public func freeze() -> List { frozenCollection("RLMArray") }
     /// The live list in a Realm on the calling thread; nil if its object was deleted.
     public func thaw() -> List? { thawedCollection() }
 }
@@ -163,7 +163,7 @@ extension MutableSet {
     /// Whether the set belongs to a frozen Realm.
     public var isFrozen: Bool { binding?.core.isFrozen ?? false }
     /// The set frozen at its Realm's current version. Unmanaged sets cannot be frozen.
-    public func freeze() -> MutableSet { frozenCollection() }
+    public func freeze() -> MutableSet { frozenCollection("RLMSet") }
     /// The live set in a Realm on the calling thread; nil if its object was deleted.
     public func thaw() -> MutableSet? { thawedCollection() }
 }
@@ -172,7 +172,7 @@ extension Map {
     /// Whether the map belongs to a frozen Realm.
     public var isFrozen: Bool { binding?.core.isFrozen ?? false }
     /// The map frozen at its Realm's current version. Unmanaged maps cannot be frozen.
-    public func freeze() -> Map { frozenCollection() }
+    public func freeze() -> Map { frozenCollection("RLMDictionary") }
     /// The live map in a Realm on the calling thread; nil if its object was deleted.
     public func thaw() -> Map? { thawedCollection() }
 }

@@ -16,33 +16,43 @@ extension SyncEngine {
         defer { realm.isApplyingSyncDownload = false }
         do {
             try observeTimestamps(of: download, in: realm)
+            // Looked up once per download, not per object or per link.
+            let decoder = ExtendedJSONBatchDecoder(realm: realm, skipsMissingLinks: true)
+            var classes = [String: (type: Object.Type, schema: ObjectSchema)?]()
             var second = [(Object.Type, ObjectSchema, [String: Any])]()
             var skipped = [SyncError]()
             for change in download.changes {
                 if pending.contains(change.className + "\u{0}" + change.primaryKey.jsonText) { continue }
-                guard let type = objectType(change.className), let schema = realm.schema[change.className] else { continue }
-                if let document = change.document?.foundationObject as? [String: Any] {
+                if classes[change.className] == nil {
+                    classes[change.className] = objectType(change.className).flatMap { type in
+                        decoder.objectSchema(change.className).map { (type, $0) }
+                    }
+                }
+                guard let (type, schema) = classes[change.className] ?? nil else { continue }
+                if case .object(let fields)? = change.document {
+                    let document = fields.mapValues(\.decodableObject)
                     // A document the model cannot hold is skipped and reported; the rest applies.
                     let values: [String: Any]
                     do {
-                        values = try ExtendedJSON.syncValues(document, schema: schema, realm: realm)
+                        values = try decoder.values(document, schema: schema)
                     } catch {
                         skipped.append(Self.unusableDocument(change, error))
                         continue
                     }
+                    // A link to an object later in the frame: set again once everything is in.
+                    if decoder.leftOutLink { second.append((type, schema, document)) }
                     let object = Self.upsert(realm, type, values)
-                    if let key = realm.syncObjectKey(object), let documentValue = change.document?.objectValue {
+                    if let key = realm.syncObjectKey(object) {
                         try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(change.className, key),
-                                                    MirrorEntry(primaryKey: change.primaryKey, document: documentValue))
+                                                    MirrorEntry(primaryKey: change.primaryKey, document: fields))
                     }
-                    if schema.properties.contains(where: { $0.type == .object }) { second.append((type, schema, document)) }
-                } else if let object = find(realm, type, schema, change.primaryKey) {
+                } else if let object = find(realm, type, schema, change.primaryKey, decoder: decoder) {
                     try remove(realm, object)
                 }
             }
             // Links to objects created later in the same frame.
             for (type, schema, document) in second {
-                if let values = try? ExtendedJSON.syncValues(document, schema: schema, realm: realm) {
+                if let values = try? decoder.values(document, schema: schema) {
                     _ = Self.upsert(realm, type, values)
                 }
             }
@@ -91,10 +101,11 @@ extension SyncEngine {
         configuration.objectTypes?.first { $0.className() == className } as? Object.Type
     }
 
-    func find(_ realm: Realm, _ type: Object.Type, _ schema: ObjectSchema, _ key: JSONValue) -> Object? {
+    func find(_ realm: Realm, _ type: Object.Type, _ schema: ObjectSchema, _ key: JSONValue,
+              decoder: ExtendedJSONBatchDecoder? = nil) -> Object? {
         guard let property = schema.primaryKeyProperty,
-              let document = JSONValue.object([property.name: key]).foundationObject as? [String: Any],
-              let value = try? ExtendedJSON.syncValues(document, schema: schema, realm: realm)[property.name]
+              let value = try? (decoder ?? ExtendedJSONBatchDecoder(realm: realm, skipsMissingLinks: true))
+                .values([property.name: key.decodableObject], schema: schema)[property.name]
         else { return nil }
         return Self.lookUp(realm, type, value)
     }

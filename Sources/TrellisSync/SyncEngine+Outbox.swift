@@ -12,6 +12,9 @@ extension SyncEngine {
                                        last: SyncStoreLayout.text(realm, SyncStoreLayout.clock).flatMap(HybridTimestamp.init))
         let stamp = clock.tick(now: user.app.wallClock()).description
         var sequence = SyncStoreLayout.text(realm, SyncStoreLayout.nextSequence).flatMap(UInt64.init) ?? 1
+        // Per class, once per commit: a new object's defaults and the embedded properties.
+        var defaults = [String: [String: JSONValue]]()
+        var embedded = [String: Set<String>]()
         for change in changes {
             let mirrorKey = SyncStoreLayout.mirror(change.className, change.objectKey)
             let mirror = SyncStoreLayout.mirrorEntry(realm, mirrorKey)
@@ -31,17 +34,21 @@ extension SyncEngine {
                 }
                 let primaryKey = document[keyProperty.columnName] ?? .null
                 if let mirror {
+                    if embedded[change.className] == nil {
+                        embedded[change.className] = Self.embeddedProperties(of: object.objectSchema, in: realm)
+                    }
                     let fields = Self.differences(from: mirror.document, to: document, schema: object.objectSchema,
-                                                  embedded: Self.embeddedProperties(of: object.objectSchema, in: realm))
+                                                  embedded: embedded[change.className] ?? [])
                     if fields.isEmpty { continue }
                     outgoing = SyncObjectChange(className: change.className, primaryKey: primaryKey, kind: .update,
                                             timestamp: stamp, fields: fields)
                 } else {
                     let fields = document.sorted { $0.key < $1.key }.map { FieldChange.set(name: $0.key, value: $0.value) }
-                    let defaults = Self.defaultValues(of: object).filter { document[$0.key] == $0.value }.map(\.key)
+                    if defaults[change.className] == nil { defaults[change.className] = Self.defaultValues(of: object) }
+                    let unset = (defaults[change.className] ?? [:]).filter { document[$0.key] == $0.value }.map(\.key)
                     outgoing = SyncObjectChange(className: change.className, primaryKey: primaryKey, kind: .insert,
                                             timestamp: stamp, fields: fields,
-                                            defaultFields: defaults.isEmpty ? nil : defaults.sorted())
+                                            defaultFields: unset.isEmpty ? nil : unset.sorted())
                 }
                 try SyncStoreLayout.putMirror(realm, mirrorKey, MirrorEntry(primaryKey: primaryKey, document: document))
             }
@@ -60,15 +67,24 @@ extension SyncEngine {
         return id
     }
 
-    /// An object's canonical Extended JSON document.
+    /// An object's canonical Extended JSON document (the values of its JSON text, made
+    /// without the text).
     static func document(of object: ObjectBase) throws -> [String: JSONValue] {
+        try ExtendedJSON.documentValue(for: object).mapValues(JSONValue.init(extendedJSON:))
+    }
+
+    /// ``document(of:)`` through JSON text, as it was made before session 26 (what the
+    /// direct conversion is checked against).
+    static func documentThroughText(of object: ObjectBase) throws -> [String: JSONValue] {
         let data = try ExtendedJSON.document(for: object)
         return try JSONValue(jsonText: String(decoding: data, as: UTF8.self)).objectValue ?? [:]
     }
 
     /// The document of a new object of the same class as `object`, before the app sets
     /// anything: the model's defaults (an insert marks the values equal to them as defaults,
-    /// which lose to values set explicitly elsewhere).
+    /// which lose to values set explicitly elsewhere). Made once per class per commit (not per
+    /// object): a default that differs per object (a generated id, the time) matches an object's
+    /// value only by chance either way.
     static func defaultValues(of object: ObjectBase) -> [String: JSONValue] {
         (try? document(of: type(of: object).init())) ?? [:]
     }
@@ -121,9 +137,10 @@ extension SyncEngine {
         return fields
     }
 
-    /// The next upload: the oldest outbox entries, at most `limit` of them and about
-    /// `maxBytes` (servers read messages of 16 MiB by default) (nil when the outbox is empty).
-    func nextUpload(limit: Int = 500, maxBytes: Int = 4 << 20) throws -> SyncMessage.Upload? {
+    /// The next upload: the oldest outbox entries after `sent` (the last entry already sent in
+    /// this session), at most `limit` of them and about `maxBytes` (servers read messages of
+    /// 16 MiB by default) (nil when there are none).
+    func nextUpload(after sent: Int64 = 0, limit: Int = 500, maxBytes: Int = 4 << 20) throws -> SyncMessage.Upload? {
         // During a client reset nothing is uploaded: the outbox is recovered or discarded first.
         if state.withLock({ $0.resetMode != nil }) { return nil }
         let realm = try engineRealm()
@@ -132,7 +149,8 @@ extension SyncEngine {
         var last: UInt64 = 0
         var bytes = 0
         // Only the entries sent are read: the outbox may hold many more.
-        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { key, value in
+        let start = sent > 0 ? SyncStoreLayout.outbox(UInt64(sent) + 1) : nil
+        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix, from: start) { key, value in
             guard let change = SyncStoreLayout.outboxChange(value) else { return true }
             if !changes.isEmpty, bytes + value.count > maxBytes { return false }
             bytes += value.count

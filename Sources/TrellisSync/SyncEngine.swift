@@ -77,6 +77,9 @@ final class SyncEngine: @unchecked Sendable {
         var subscriptionWaiters: [(version: Int64, continuation: CheckedContinuation<Void, Error>)] = []
         var nextMark: Int64 = 1
         var acknowledged: Int64 = 0
+        /// The most uploads a session of this engine had sent and not yet seen acknowledged
+        /// at once (see ``SyncEngine/maxUploadsInFlight``; read by tests).
+        var mostUploadsInFlight = 0
         var fatalError: SyncError?
         var progress: [UUID: (SyncSession.ProgressDirection, @Sendable (SyncSession.Progress) -> Void)] = [:]
         var task: Task<Void, Never>?
@@ -244,17 +247,22 @@ final class SyncEngine: @unchecked Sendable {
                         if case .text(let text) = message { continuation.yield(.frame(text)) }
                     }
                 }
-                var inFlight: Int64?
+                // The uploads sent and not acknowledged yet, oldest first (see `maxUploadsInFlight`).
+                var inFlight = [Int64]()
                 loop: for await event in events {
                     switch event {
                     case .disconnect:
                         break loop
                     case .uploadNeeded:
-                        guard inFlight == nil, let upload = try await self.onQueue({ [self] in try nextUpload() }) else {
-                            continue
+                        while inFlight.count < Self.maxUploadsInFlight {
+                            let sent = inFlight.last ?? 0
+                            guard let upload = try await self.onQueue({ [self] in try nextUpload(after: sent) }) else {
+                                break
+                            }
+                            inFlight.append(upload.uploadId)
+                            self.state.withLock { $0.mostUploadsInFlight = max($0.mostUploadsInFlight, inFlight.count) }
+                            try await outbound.write(.text(SyncCoding.encode(.upload(upload))))
                         }
-                        inFlight = upload.uploadId
-                        try await outbound.write(.text(SyncCoding.encode(.upload(upload))))
                     case .subscriptionsChanged:
                         let set = try await self.onQueue { [self] in subscriptionsForServer(try engineRealm()) }
                         try await outbound.write(.text(SyncCoding.encode(.subscribe(.init(subscriptions: set)))))
@@ -271,8 +279,16 @@ final class SyncEngine: @unchecked Sendable {
         }
     }
 
+    /// How many uploads a session sends before the first is acknowledged. The server handles a
+    /// connection's messages one at a time, in order, and ends the session at the first it
+    /// cannot apply (nothing after it is applied), so the acknowledgements come in order and an
+    /// upload is never applied before an earlier one; whatever was not acknowledged when a
+    /// session ends is sent again by the next, from the oldest (the server skips uploads it
+    /// already applied: it keeps each client's last upload id).
+    static let maxUploadsInFlight = 4
+
     /// Handles a server frame; false when the session must end.
-    private func receive(_ message: SyncMessage, inFlight: inout Int64?,
+    private func receive(_ message: SyncMessage, inFlight: inout [Int64],
                          continuation: AsyncStream<EngineEvent>.Continuation) async throws -> Bool {
         switch message {
         case .download(let download):
@@ -289,7 +305,7 @@ final class SyncEngine: @unchecked Sendable {
             if let version = download.completesSubscriptionVersion { completeSubscriptions(version) }
         case .ack(let ack):
             let remaining = try await onQueue { [self] in try dropAcknowledged(upTo: ack.uploadId) }
-            inFlight = nil
+            inFlight.removeAll { $0 <= ack.uploadId }
             state.withLock { $0.acknowledged = max($0.acknowledged, ack.uploadId) }
             completeUploads(upTo: ack.uploadId)
             report(.upload, transferred: ack.uploadId, pending: Int64(remaining))

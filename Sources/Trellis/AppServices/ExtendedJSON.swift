@@ -33,6 +33,7 @@ public enum ExtendedJSON {
     /// - Throws: ``Realm/Error`` (`.invalidValue`) for a document that does not fit the class.
     public static func importDocuments<T: Object>(_ documents: [Data], as type: T.Type, into realm: Realm) throws {
         let schema = ClassInfo.unbound(for: type).objectSchema
+        let decoder = ExtendedJSONBatchDecoder(realm: realm, skipsMissingLinks: false)
         var values = [[String: Any]]()
         for (index, data) in documents.enumerated() {
             try DocumentPosition(className: schema.className, number: index + 1).reporting {
@@ -46,7 +47,7 @@ public enum ExtendedJSON {
                     throw Realm.Error(.invalidValue, "the document has no primary key '\(key.columnName)'. Give every "
                         + "'\(schema.className)' document its '\(key.columnName)'.")
                 }
-                values.append(try swiftValues(document, schema: schema, realm: realm))
+                values.append(try decoder.values(document, schema: schema))
             }
         }
         try realm.write {
@@ -58,7 +59,10 @@ public enum ExtendedJSON {
 
     // MARK: - Export
 
-    static func documentValue(for object: ObjectBase) throws -> [String: Any] {
+    /// The document as Foundation JSON objects: `String`, `Bool`, `NSNull`, `[Any]` and
+    /// `[String: Any]` only (every number is a wrapped string), so TrellisSync reads it into
+    /// its own JSON values without a trip through JSON text.
+    package static func documentValue(for object: ObjectBase) throws -> [String: Any] {
         var document = [String: Any]()
         for property in object.objectSchema.properties where property.type != .linkingObjects {
             // Keyed by the persisted name, as the App Services schema and Atlas name it.
@@ -136,14 +140,16 @@ public enum ExtendedJSON {
     /// The values of `realm.create(_:value:update:)` for a document (TrellisSync's downloads):
     /// a link to an object not in the Realm (outside the subscriptions, or not downloaded
     /// yet) is left out instead of failing.
+    /// (One document; a batch uses one ``ExtendedJSONBatchDecoder``, which looks each class
+    /// up once.)
     package static func syncValues(_ document: [String: Any], schema: ObjectSchema, realm: Realm) throws
         -> [String: Any]
     {
-        try swiftValues(document, schema: schema, realm: realm, skipMissingLinks: true)
+        try ExtendedJSONBatchDecoder(realm: realm, skipsMissingLinks: true).values(document, schema: schema)
     }
 
-    private static func swiftValues(_ document: [String: Any], schema: ObjectSchema, realm: Realm,
-                                    skipMissingLinks: Bool = false) throws -> [String: Any]
+    static func swiftValues(_ document: [String: Any], schema: ObjectSchema, decoder: ExtendedJSONBatchDecoder) throws
+        -> [String: Any]
     {
         var values = [String: Any]()
         for property in schema.properties where property.type != .linkingObjects {
@@ -155,24 +161,19 @@ public enum ExtendedJSON {
                 values[property.name] = NSNull()
             } else if property.isArray || property.isSet {
                 guard let items = raw as? [Any] else { throw mismatch(property, schema, raw) }
-                values[property.name] = try items.compactMap {
-                    try decodeElement($0, property, schema, realm, skipMissingLinks: skipMissingLinks)
-                }
+                values[property.name] = try items.compactMap { try decodeElement($0, property, schema, decoder) }
             } else if property.isMap {
                 guard let entries = raw as? [String: Any] else { throw mismatch(property, schema, raw) }
-                values[property.name] = try entries.compactMapValues {
-                    try decodeElement($0, property, schema, realm, skipMissingLinks: skipMissingLinks)
-                }
+                values[property.name] = try entries.compactMapValues { try decodeElement($0, property, schema, decoder) }
             } else {
-                values[property.name] = try decodeElement(raw, property, schema, realm,
-                                                          skipMissingLinks: skipMissingLinks) ?? NSNull()
+                values[property.name] = try decodeElement(raw, property, schema, decoder) ?? NSNull()
             }
         }
         return values
     }
 
-    private static func decodeElement(_ raw: Any, _ property: Property, _ owner: ObjectSchema, _ realm: Realm,
-                                      skipMissingLinks: Bool = false) throws -> Any?
+    private static func decodeElement(_ raw: Any, _ property: Property, _ owner: ObjectSchema,
+                                      _ decoder: ExtendedJSONBatchDecoder) throws -> Any?
     {
         if property.type == .any { return try mixedValue(raw, property, owner) }
         if raw is NSNull {
@@ -184,19 +185,22 @@ public enum ExtendedJSON {
             return NSNull()
         }
         if property.type == .object {
-            guard let targetName = property.objectClassName, let target = realm.schema[targetName] else {
+            guard let targetName = property.objectClassName, let target = decoder.objectSchema(targetName) else {
                 throw mismatch(property, owner, raw)
             }
             if target.isEmbedded {
                 guard let document = raw as? [String: Any] else { throw mismatch(property, owner, raw) }
-                return try swiftValues(document, schema: target, realm: realm, skipMissingLinks: skipMissingLinks)
+                return try swiftValues(document, schema: target, decoder: decoder)
             }
-            guard let key = target.primaryKeyProperty, let type = realm.core.configuration.objectTypes?
-                .first(where: { $0.className() == targetName }) as? Object.Type
-            else { throw mismatch(property, owner, raw) }
+            guard let key = target.primaryKeyProperty, let type = decoder.objectType(targetName) else {
+                throw mismatch(property, owner, raw)
+            }
             let keyValue = try scalarValue(raw, key, target)
-            guard let linked = realm.object(ofType: type, forPrimaryKeyValue: keyValue) else {
-                if skipMissingLinks { return nil }
+            guard let linked = decoder.realm.object(ofType: type, forPrimaryKeyValue: keyValue) else {
+                if decoder.skipsMissingLinks {
+                    decoder.leftOutLink = true
+                    return nil
+                }
                 throw Realm.Error(.invalidValue, "'\(owner.className).\(property.name)' links to the '\(targetName)' with "
                     + "primary key \(keyValue), which is not in the Realm. Import '\(targetName)' documents first.")
             }

@@ -130,14 +130,16 @@ extension Realm {
 
     /// Calls `body` with each entry whose key starts with `prefix`, in key order, until it
     /// returns false; nothing is copied (the bytes are valid during the call only), so a walk
-    /// that stops early costs only what it read.
-    package func syncStoreForEach(prefix: [UInt8],
+    /// that stops early costs only what it read. With `start`, the walk begins at the first
+    /// key at or after it (give a key that starts with `prefix`).
+    package func syncStoreForEach(prefix: [UInt8], from start: [UInt8]? = nil,
                                   _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool)
         rethrows
     {
         core.verifyThread()
         guard let store = syncStore(create: false), let cursor = try? core.transaction.cursor(store) else { return }
-        var entry = prefix.isEmpty ? cursor.first() : prefix.withUnsafeBytes { cursor.seek(atLeast: $0) }
+        let first = start.map { $0.lexicographicallyPrecedes(prefix) ? prefix : $0 } ?? prefix
+        var entry = first.isEmpty ? cursor.first() : first.withUnsafeBytes { cursor.seek(atLeast: $0) }
         while let current = entry, current.key.starts(with: prefix) {
             if try !body(current.key, current.value) { return }
             entry = cursor.next()

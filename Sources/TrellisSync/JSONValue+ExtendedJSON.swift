@@ -1,0 +1,38 @@
+import Foundation
+import TrellisSyncProtocol
+
+/// The conversions between the frames' ``JSONValue`` and the Foundation objects of Trellis's
+/// `ExtendedJSON`, done directly: a local change is recorded without writing its document as
+/// JSON text and parsing it back, and a download is decoded without Foundation's bridging.
+extension JSONValue {
+    /// A document of `ExtendedJSON.documentValue(for:)`, which holds strings, booleans,
+    /// `NSNull`, arrays and documents only (every number is a wrapped string, such as
+    /// `{"$numberLong": "5"}`): the same value as its JSON text parsed, without the text.
+    init(extendedJSON value: Any) {
+        if let string = value as? String {
+            self = .string(string)
+        } else if type(of: value) == Bool.self, let bool = value as? Bool {
+            // A Swift `Bool` only: an `NSNumber` 1 would cast to `true` too.
+            self = .bool(bool)
+        } else if let document = value as? [String: Any] {
+            self = .object(document.mapValues(JSONValue.init(extendedJSON:)))
+        } else if let array = value as? [Any] {
+            self = .array(array.map(JSONValue.init(extendedJSON:)))
+        } else {
+            // NSNull, or what `documentValue` does not make: as its JSON text would read.
+            self = JSONValue(foundationObject: value)
+        }
+    }
+
+    /// The value as `ExtendedJSON`'s decoder reads it: as ``foundationObject``, but a boolean
+    /// is a Swift `Bool` (no `NSNumber` to bridge back).
+    var decodableObject: Any {
+        switch self {
+        case .bool(let value): value
+        case .string(let value): value
+        case .object(let value): value.mapValues(\.decodableObject)
+        case .array(let value): value.map(\.decodableObject)
+        case .null, .int, .double: foundationObject
+        }
+    }
+}

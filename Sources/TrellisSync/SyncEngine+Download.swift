@@ -30,6 +30,15 @@ extension SyncEngine {
                 }
                 guard let (type, schema) = classes[change.className] ?? nil else { continue }
                 if case .object(let fields)? = change.document {
+                    // An object that already reads as the document (this device's own upload
+                    // coming back merged and unchanged) is not written again: an upsert would set
+                    // nothing (`.modified`) but costs a conversion and a comparison per property.
+                    if let existing = find(realm, type, schema, change.primaryKey, decoder: decoder),
+                       let key = realm.syncObjectKey(existing), (try? Self.document(of: existing)) == fields {
+                        try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(change.className, key),
+                                                    MirrorEntry(primaryKey: change.primaryKey, document: fields))
+                        continue
+                    }
                     let document = fields.mapValues(\.decodableObject)
                     // A document the model cannot hold is skipped and reported; the rest applies.
                     let values: [String: Any]

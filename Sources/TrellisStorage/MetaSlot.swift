@@ -1,15 +1,20 @@
 /// The file header (page 0) and the two meta slots (pages 1 and 2): docs/STORAGE.md, 2.1-2.2.
 enum FileHeader {
     static let magic: UInt64 = 0x4552_4F54_534C_5254 // "TRLSTORE" read little-endian
-    /// The plain format (version 3: the free list is a tree, docs/STORAGE.md 2.9).
-    static let version: UInt32 = 3
-    /// The encrypted format (section 12): version 3's structures in encrypted pages.
-    static let encryptedVersion: UInt32 = 4
+    /// The plain format written (version 5: leaves of 4-byte cell headers, docs/STORAGE.md 2.5).
+    static let version: UInt32 = 5
+    /// The encrypted format written (section 12): version 5's structures in encrypted pages.
+    static let encryptedVersion: UInt32 = 6
+    /// Versions read besides those written: 3 (plain) and 4 (encrypted), whose leaves have 8-byte
+    /// cell headers (kind 2). Such a file opens, is read and takes commits; the pages a commit
+    /// writes are of this build's layout, and its header keeps the version it was made with
+    /// (docs/STORAGE.md 2.1).
+    static let wideCellVersions: [UInt32] = [3, 4]
     /// Versions 1 (plain) and 2 (encrypted) of development builds kept the free list as a chain
     /// of pages rewritten at every commit; they are refused (docs/STORAGE.md, 2.1).
     static let chainFreeListVersions: ClosedRange<UInt32> = 1...2
 
-    /// The header page of a new file (version 2 with the cipher's fields when encrypted).
+    /// The header page of a new file (version 6 with the cipher's fields when encrypted).
     static func encode(into page: UnsafeMutableRawPointer, cipher: PageCipher? = nil) {
         page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
         page.storeLE(magic, at: 0)
@@ -19,7 +24,7 @@ enum FileHeader {
         cipher?.encodeHeaderFields(into: page)
     }
 
-    /// Checks a header page; returns whether the file is encrypted (version 2).
+    /// Checks a header page; returns whether the file is encrypted (version 4 or 6).
     @discardableResult
     static func validate(_ page: UnsafeRawPointer) throws -> Bool {
         guard page.loadLE(UInt64.self, at: 0) == magic else {
@@ -33,15 +38,18 @@ enum FileHeader {
         let pageSize = page.loadLE(UInt32.self, at: 12)
         if chainFreeListVersions.contains(version) {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version), written by a "
-                + "development build before the free list became a tree (format \(Self.version)); this build does not read "
+                + "development build before the free list became a tree (format 3); this build does not read "
                 + "it. Open it with the build that wrote it and copy its trees into a new file (for a Realm: writeCopy(toFile:)).")
         }
-        guard version == Self.version || version == encryptedVersion, pageSize == UInt32(Layout.pageSize) else {
+        guard version == Self.version || version == encryptedVersion || wideCellVersions.contains(version),
+              pageSize == UInt32(Layout.pageSize)
+        else {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version) and page size "
-                + "\(pageSize); this build reads versions \(Self.version) and \(encryptedVersion) (encrypted) with "
-                + "\(Layout.pageSize)-byte pages.")
+                + "\(pageSize); this build reads versions 3 and \(Self.version) (plain), 4 and \(encryptedVersion) "
+                + "(encrypted) with \(Layout.pageSize)-byte pages. A newer version was written by a newer build: open it "
+                + "with that build.")
         }
-        return version == encryptedVersion
+        return version == encryptedVersion || version == 4
     }
 }
 

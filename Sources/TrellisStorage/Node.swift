@@ -61,39 +61,51 @@ final class Node {
         if view.isLeaf {
             var values: [NodeValue] = []
             values.reserveCapacity(count + 2)
+            let compact = view.kind == PageKind.compactLeaf.rawValue
+            let header = compact ? Layout.leafCellHeader : Layout.wideLeafCellHeader
             for index in 0..<count {
                 let offset = Int(base.loadLE(UInt16.self, at: Layout.headerSize &+ index &* Layout.slotSize))
-                guard offset >= firstCell, offset &+ Layout.leafCellHeader <= Layout.pageSize else {
+                guard offset >= firstCell, offset &+ header <= Layout.pageSize else {
                     throw view.corrupt("entry \(index) points outside the page")
                 }
                 let keyLength = Int(base.loadLE(UInt16.self, at: offset))
-                let kind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)
-                let length = Int(base.loadLE(UInt32.self, at: offset &+ 4))
-                let keyStart = offset &+ Layout.leafCellHeader
+                let keyStart = offset &+ header
                 let valueStart = keyStart &+ keyLength
                 guard valueStart <= Layout.pageSize, keyLength <= StorageLimits.maximumKeyLength else {
                     throw view.corrupt("the key of entry \(index) runs past the page")
                 }
                 keys.append(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength))
-                switch kind {
-                case 0:
-                    guard valueStart &+ length <= Layout.pageSize else {
+                // Inline (length) or overflow (reference size, length) in this page's layout.
+                let inlineLength: Int?, referenceSize: Int, length: Int
+                if compact {
+                    let stored = base.loadLE(UInt16.self, at: offset &+ 2)
+                    let isInline = stored != Layout.overflowMarker
+                    inlineLength = isInline ? Int(stored) : nil
+                    referenceSize = Layout.overflowReferenceSize
+                    length = isInline || valueStart &+ referenceSize > Layout.pageSize
+                        ? Int(stored) : Int(base.loadLE(UInt32.self, at: valueStart &+ 16))
+                } else {
+                    let kind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)
+                    guard kind <= 1 else { throw view.corrupt("entry \(index) has value kind \(kind)") }
+                    length = Int(base.loadLE(UInt32.self, at: offset &+ 4))
+                    inlineLength = kind == 0 ? length : nil
+                    referenceSize = Layout.wideOverflowReferenceSize
+                }
+                if let inlineLength {
+                    guard valueStart &+ inlineLength <= Layout.pageSize else {
                         throw view.corrupt("the value of entry \(index) runs past the page")
                     }
-                    values.append(.bytes(UnsafeRawBufferPointer(start: base + valueStart, count: length)))
-                    size &+= Layout.slotSize &+ Layout.leafCellSize(keyLength: keyLength, valueLength: length)
-                case 1:
-                    guard valueStart &+ Layout.overflowReferenceSize <= Layout.pageSize,
+                    values.append(.bytes(UnsafeRawBufferPointer(start: base + valueStart, count: inlineLength)))
+                } else {
+                    guard valueStart &+ referenceSize <= Layout.pageSize,
                           length <= StorageLimits.maximumValueLength,
                           Layout.isOverflow(keyLength: keyLength, valueLength: length)
                     else { throw view.corrupt("the overflow reference of entry \(index) is malformed") }
                     let reference = PageReference(page: base.loadLE(UInt64.self, at: valueStart),
                                                   checksum: base.loadLE(UInt64.self, at: valueStart &+ 8))
                     values.append(.overflow(reference, length: length))
-                    size &+= Layout.slotSize &+ Layout.leafCellSize(keyLength: keyLength, valueLength: length)
-                default:
-                    throw view.corrupt("entry \(index) has value kind \(kind)")
                 }
+                size &+= Layout.slotSize &+ Layout.leafCellSize(keyLength: keyLength, valueLength: length)
             }
             self.init(isLeaf: true, keys: keys, values: values, children: [], size: size)
         } else {

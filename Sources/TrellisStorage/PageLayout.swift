@@ -15,21 +15,37 @@ public enum StorageLimits {
 
 enum PageKind: UInt8 {
     case branch = 1
+    /// A leaf of 8-byte cell headers (format versions 3 and 4; read, no longer written).
     case leaf = 2
     case overflow = 3
     /// Free-list chain pages of format versions 1 and 2 (no longer written or read).
     case freeList = 4
+    /// A leaf of 4-byte cell headers (docs/STORAGE.md 2.5): what this build writes. Its kind
+    /// differs from the 8-byte leaf's only in bit 2, so `kind | 4 == 6` is "a leaf".
+    case compactLeaf = 6
 }
 
 enum Layout {
     static let pageSize = StorageLimits.pageSize
     static let headerSize = 32
     static let slotSize = 2
-    /// A leaf cell larger than this keeps its value in an overflow run.
-    static let maximumInlineCell = 2000
-    static let leafCellHeader = 8
+    /// A leaf entry whose key and value together exceed this keeps its value in an overflow
+    /// run (the same entries in both leaf layouts: an 8-byte-cell leaf's cell of at most 2,000
+    /// bytes), so that at least two cells always fit a leaf.
+    static let maximumInlinePayload = 1992
+    /// The header of a leaf cell as this build writes it (kind 6): key length (2), value length
+    /// (2; `overflowMarker` when an overflow run holds the value).
+    static let leafCellHeader = 4
+    /// The header of a leaf cell of kind 2 (format versions 3 and 4): key length (2), value kind
+    /// (1), reserved (1), value length (4).
+    static let wideLeafCellHeader = 8
     static let branchCellHeader = 24
-    static let overflowReferenceSize = 16
+    /// A kind-6 cell's overflow reference: first page (8), checksum of the run (8), value length (4).
+    static let overflowReferenceSize = 20
+    /// A kind-2 cell's overflow reference: first page (8), checksum of the run (8).
+    static let wideOverflowReferenceSize = 16
+    /// The value length of a kind-6 cell whose value is in an overflow run.
+    static let overflowMarker: UInt16 = 0xFFFF
     /// The bytes a node may use after its header.
     static let usable = pageSize - headerSize
     /// The most entries a page's slots can name.
@@ -41,17 +57,18 @@ enum Layout {
     static let metaPages: [UInt64] = [1, 2]
     static let firstDataPage: UInt64 = 3
 
-    /// Bytes of a leaf cell (without its slot) holding a key and a value of these lengths.
+    /// Bytes of a leaf cell as this build writes it (without its slot) holding a key and a value
+    /// of these lengths.
     @inline(__always)
     static func leafCellSize(keyLength: Int, valueLength: Int) -> Int {
-        let inline = leafCellHeader + keyLength + valueLength
-        return inline > maximumInlineCell ? leafCellHeader + keyLength + overflowReferenceSize : inline
+        isOverflow(keyLength: keyLength, valueLength: valueLength)
+            ? leafCellHeader + keyLength + overflowReferenceSize : leafCellHeader + keyLength + valueLength
     }
 
     /// Whether a value of this length is stored in an overflow run.
     @inline(__always)
     static func isOverflow(keyLength: Int, valueLength: Int) -> Bool {
-        leafCellHeader + keyLength + valueLength > maximumInlineCell
+        keyLength + valueLength > maximumInlinePayload
     }
 
     /// Pages of an overflow run holding a value of this length.
@@ -109,7 +126,14 @@ struct PageView {
     var kind: UInt8 { base.load(fromByteOffset: 0, as: UInt8.self) }
     var count: Int { Int(base.loadLE(UInt16.self, at: 2)) }
     var txnID: UInt64 { base.loadLE(UInt64.self, at: 16) }
-    var isLeaf: Bool { kind == PageKind.leaf.rawValue }
+    /// A leaf of either layout (kind 2 or 6).
+    var isLeaf: Bool { kind | 4 == PageKind.compactLeaf.rawValue }
+    /// The bytes before the key in a cell of this page: 24 in a branch, 4 or 8 in a leaf.
+    @inline(__always)
+    var cellHeaderSize: Int {
+        let kind = kind
+        return kind | 4 == PageKind.compactLeaf.rawValue ? Layout.wideLeafCellHeader &- Int(kind & 4) : Layout.branchCellHeader
+    }
 
     func corrupt(_ detail: String) -> StorageError { StorageError.corrupt(page: number, detail) }
 
@@ -121,14 +145,14 @@ struct PageView {
     /// What is wrong with the header of this tree page, or nil: its kind, its own number, and
     /// that its slots fit (a branch has at least two entries, a leaf one).
     private func headerDamage() -> String? {
-        guard kind == PageKind.branch.rawValue || kind == PageKind.leaf.rawValue else {
+        guard kind == PageKind.branch.rawValue || isLeaf else {
             return "kind \(kind) where a tree page was expected"
         }
         guard base.loadLE(UInt64.self, at: 8) == number else { return "the page names another page number" }
         let count = count
         guard count <= Layout.maximumEntries else { return "\(count) entries cannot fit a page" }
         if kind == PageKind.branch.rawValue && count < 2 { return "a branch with \(count) children" }
-        if kind == PageKind.leaf.rawValue && count < 1 { return "an empty leaf" }
+        if isLeaf && count < 1 { return "an empty leaf" }
         return nil
     }
 
@@ -139,7 +163,8 @@ struct PageView {
     func validateTreePage(level: Int, depth: Int) throws {
         let leaf = level == depth
         let minimum = leaf ? 1 : 2
-        guard kind == (leaf ? PageKind.leaf.rawValue : PageKind.branch.rawValue),
+        // A leaf of either layout (2 or 6; `| 4` leaves a branch's 1 a 5, never 6), or a branch.
+        guard kind | (leaf ? 4 : 0) == (leaf ? PageKind.compactLeaf.rawValue : PageKind.branch.rawValue),
               base.loadLE(UInt64.self, at: 8) == number,
               UInt(bitPattern: count &- minimum) <= UInt(bitPattern: Layout.maximumEntries &- minimum)
         else { throw treePageDamage(level: level, depth: depth) }
@@ -164,8 +189,7 @@ struct PageView {
     /// The key of entry `index` (of a leaf or a branch), in place.
     @inline(__always)
     func key(at index: Int) throws -> UnsafeRawBufferPointer {
-        let leaf = isLeaf
-        let header = leaf ? Layout.leafCellHeader : Layout.branchCellHeader
+        let header = cellHeaderSize
         let offset = try cellOffset(index, header: header)
         let length = Int(base.loadLE(UInt16.self, at: offset))
         guard offset + header + length <= Layout.pageSize, length <= StorageLimits.maximumKeyLength else {
@@ -185,8 +209,8 @@ struct PageView {
     /// the answer is always checked by comparing keys, as in a plain binary search.
     @inline(__always)
     func lowerBound(_ key: UnsafeRawBufferPointer, order: KeyOrder) throws -> (index: Int, found: Bool) {
-        let leaf = isLeaf
-        let header = leaf ? Layout.leafCellHeader : Layout.branchCellHeader
+        let header = cellHeaderSize
+        let leaf = header != Layout.branchCellHeader
         let count = self.count
         let firstCell = Layout.headerSize &+ count &* Layout.slotSize
         let numbered = NumberedKey(key, order: order)
@@ -296,21 +320,51 @@ struct PageView {
     /// does not fit the page, or a malformed overflow reference.
     @inline(__always)
     func leafEntry(at index: Int) throws -> (key: UnsafeRawBufferPointer, value: LeafValueLocation) {
-        let offset = try cellOffset(index, header: Layout.leafCellHeader)
+        if kind == PageKind.compactLeaf.rawValue {
+            let offset = try cellOffset(index, header: Layout.leafCellHeader)
+            let keyLength = Int(base.loadLE(UInt16.self, at: offset))
+            let length = base.loadLE(UInt16.self, at: offset &+ 2)
+            let start = offset &+ Layout.leafCellHeader &+ keyLength
+            guard start <= Layout.pageSize, keyLength <= StorageLimits.maximumKeyLength else {
+                throw corrupt("the key of entry \(index) runs past the page")
+            }
+            let key = UnsafeRawBufferPointer(start: base + (offset &+ Layout.leafCellHeader), count: keyLength)
+            if length != Layout.overflowMarker {
+                guard start &+ Int(length) <= Layout.pageSize else { throw corrupt("the value of entry \(index) runs past the page") }
+                return (key, .inline(UnsafeRawBufferPointer(start: base + start, count: Int(length))))
+            }
+            guard start &+ Layout.overflowReferenceSize <= Layout.pageSize else {
+                throw corrupt("the overflow reference of entry \(index) is malformed")
+            }
+            let overflowLength = Int(base.loadLE(UInt32.self, at: start &+ 16))
+            guard overflowLength <= StorageLimits.maximumValueLength,
+                  Layout.isOverflow(keyLength: keyLength, valueLength: overflowLength)
+            else { throw corrupt("the overflow reference of entry \(index) is malformed") }
+            let reference = PageReference(page: base.loadLE(UInt64.self, at: start),
+                                          checksum: base.loadLE(UInt64.self, at: start &+ 8))
+            return (key, .overflow(reference, length: overflowLength))
+        }
+        return try wideLeafEntry(at: index)
+    }
+
+    /// `leafEntry(at:)` in a leaf of 8-byte cell headers (kind 2, format versions 3 and 4).
+    private func wideLeafEntry(at index: Int) throws -> (key: UnsafeRawBufferPointer, value: LeafValueLocation) {
+        guard kind == PageKind.leaf.rawValue else { throw corrupt("kind \(kind) where a leaf was expected") }
+        let offset = try cellOffset(index, header: Layout.wideLeafCellHeader)
         let keyLength = Int(base.loadLE(UInt16.self, at: offset))
         let kind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)
         let length = Int(base.loadLE(UInt32.self, at: offset &+ 4))
-        let start = offset &+ Layout.leafCellHeader &+ keyLength
+        let start = offset &+ Layout.wideLeafCellHeader &+ keyLength
         guard start <= Layout.pageSize, keyLength <= StorageLimits.maximumKeyLength else {
             throw corrupt("the key of entry \(index) runs past the page")
         }
-        let key = UnsafeRawBufferPointer(start: base + (offset &+ Layout.leafCellHeader), count: keyLength)
+        let key = UnsafeRawBufferPointer(start: base + (offset &+ Layout.wideLeafCellHeader), count: keyLength)
         switch kind {
         case 0:
             guard start &+ length <= Layout.pageSize else { throw corrupt("the value of entry \(index) runs past the page") }
             return (key, .inline(UnsafeRawBufferPointer(start: base + start, count: length)))
         case 1:
-            guard start &+ Layout.overflowReferenceSize <= Layout.pageSize, length <= StorageLimits.maximumValueLength,
+            guard start &+ Layout.wideOverflowReferenceSize <= Layout.pageSize, length <= StorageLimits.maximumValueLength,
                   Layout.isOverflow(keyLength: keyLength, valueLength: length)
             else { throw corrupt("the overflow reference of entry \(index) is malformed") }
             let reference = PageReference(page: base.loadLE(UInt64.self, at: start),

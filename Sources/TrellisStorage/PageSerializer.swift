@@ -95,7 +95,7 @@ struct PageSerializer {
             guard let start = buffer.baseAddress else { return }
             let base = UnsafeMutableRawPointer(start)
             base.zeroBytes(count: Layout.headerSize)
-            Self.header(base, kind: node.isLeaf ? .leaf : .branch, count: node.count, page: page, txnID: txnID)
+            Self.header(base, kind: node.isLeaf ? .compactLeaf : .branch, count: node.count, page: page, txnID: txnID)
             var end = Layout.pageSize
             let keys = node.keys
             if node.isLeaf {
@@ -107,16 +107,15 @@ struct PageSerializer {
                     case .bytes(let value):
                         end -= Layout.leafCellHeader + key.count + value.count
                         keyOffset = end + Layout.leafCellHeader
-                        base.storeBytes(of: 0, toByteOffset: end + 2, as: UInt16.self)
-                        base.storeLE(UInt32(value.count), at: end + 4)
+                        base.storeLE(UInt16(value.count), at: end + 2)
                         Self.copy(value, to: base + keyOffset + key.count)
                     case .overflow(let reference, let length):
                         end -= Layout.leafCellHeader + key.count + Layout.overflowReferenceSize
                         keyOffset = end + Layout.leafCellHeader
-                        base.storeLE(UInt16(1), at: end + 2)
-                        base.storeLE(UInt32(length), at: end + 4)
+                        base.storeLE(Layout.overflowMarker, at: end + 2)
                         base.storeLE(reference.page, at: keyOffset + key.count)
                         base.storeLE(reference.checksum, at: keyOffset + key.count + 8)
+                        base.storeLE(UInt32(length), at: keyOffset + key.count + 16)
                     }
                     base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
                     base.storeLE(UInt16(key.count), at: end)

@@ -83,9 +83,9 @@ import TrellisTestSupport
         defer { reopened.close() }
         _ = try reopened.check()
         try Self.expectContents(data, in: reopened)
-        // Version 4 on disk (the encrypted format), with 4,128-byte pages.
+        // Version 6 on disk (the encrypted format of 4-byte leaf cells), with 4,128-byte pages.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(UInt32(bytes[8]) == FileHeader.encryptedVersion && FileHeader.encryptedVersion == 4)
+        #expect(UInt32(bytes[8]) == FileHeader.encryptedVersion && FileHeader.encryptedVersion == 6)
         #expect(bytes.count % PageCipher.physicalPageSize == 0)
     }
 

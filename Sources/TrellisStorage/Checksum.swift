@@ -96,3 +96,22 @@ enum Checksum {
         return hash
     }
 }
+
+extension Checksum {
+    /// The checksum a parent records for `count` pages from `start` (docs/STORAGE.md, 2.4): a
+    /// single page flagged `Layout.usedBytesFlag` (a tree page of format 7 or 8) is hashed over
+    /// its first `used` bytes, any other page or run over all its bytes. A flag whose length is
+    /// impossible is damage (`corruptFile` naming `page`). The flag and the length are hashed
+    /// with the page, so a changed flag or length is a mismatch like any changed byte.
+    @inline(__always)
+    static func ofPages(_ start: UnsafeRawPointer, count: Int, page: UInt64) throws -> UInt64 {
+        guard count == 1, start.load(fromByteOffset: Layout.flagsOffset, as: UInt8.self) & Layout.usedBytesFlag != 0 else {
+            return xxh64(UnsafeRawBufferPointer(start: start, count: count &* Layout.pageSize))
+        }
+        let used = Int(start.loadLE(UInt32.self, at: Layout.usedLengthOffset))
+        guard used >= Layout.headerSize && used <= Layout.pageSize else {
+            throw StorageError.corrupt(page: page, "the page says it uses \(used) bytes")
+        }
+        return xxh64(UnsafeRawBufferPointer(start: start, count: used))
+    }
+}

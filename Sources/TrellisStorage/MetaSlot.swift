@@ -1,20 +1,22 @@
 /// The file header (page 0) and the two meta slots (pages 1 and 2): docs/STORAGE.md, 2.1-2.2.
 enum FileHeader {
     static let magic: UInt64 = 0x4552_4F54_534C_5254 // "TRLSTORE" read little-endian
-    /// The plain format written (version 5: leaves of 4-byte cell headers, docs/STORAGE.md 2.5).
-    static let version: UInt32 = 5
-    /// The encrypted format written (section 12): version 5's structures in encrypted pages.
-    static let encryptedVersion: UInt32 = 6
-    /// Versions read besides those written: 3 (plain) and 4 (encrypted), whose leaves have 8-byte
-    /// cell headers (kind 2). Such a file opens, is read and takes commits; the pages a commit
-    /// writes are of this build's layout, and its header keeps the version it was made with
-    /// (docs/STORAGE.md 2.1).
-    static let wideCellVersions: [UInt32] = [3, 4]
+    /// The plain format written (version 7: leaves of 4-byte cell headers, docs/STORAGE.md 2.5;
+    /// tree pages checksummed over their used bytes, 2.4).
+    static let version: UInt32 = 7
+    /// The encrypted format written (section 12): version 7's structures in encrypted pages.
+    static let encryptedVersion: UInt32 = 8
+    /// Versions read besides those written, plain and encrypted: 3 and 4 (leaves of 8-byte cell
+    /// headers, kind 2) and 5 and 6 (4-byte cell headers, kind 6), both with every page
+    /// checksummed over all its bytes. Such a file opens, is read (each page by its own kind and
+    /// flag) and takes commits; the pages a commit writes are of this build's layout, and its
+    /// header keeps the version it was made with (docs/STORAGE.md 2.1).
+    static let olderVersions: [(plain: UInt32, encrypted: UInt32)] = [(3, 4), (5, 6)]
     /// Versions 1 (plain) and 2 (encrypted) of development builds kept the free list as a chain
     /// of pages rewritten at every commit; they are refused (docs/STORAGE.md, 2.1).
     static let chainFreeListVersions: ClosedRange<UInt32> = 1...2
 
-    /// The header page of a new file (version 6 with the cipher's fields when encrypted).
+    /// The header page of a new file (version 8 with the cipher's fields when encrypted).
     static func encode(into page: UnsafeMutableRawPointer, cipher: PageCipher? = nil) {
         page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
         page.storeLE(magic, at: 0)
@@ -24,7 +26,7 @@ enum FileHeader {
         cipher?.encodeHeaderFields(into: page)
     }
 
-    /// Checks a header page; returns whether the file is encrypted (version 4 or 6).
+    /// Checks a header page; returns whether the file is encrypted (version 4, 6 or 8).
     @discardableResult
     static func validate(_ page: UnsafeRawPointer) throws -> Bool {
         guard page.loadLE(UInt64.self, at: 0) == magic else {
@@ -41,15 +43,15 @@ enum FileHeader {
                 + "development build before the free list became a tree (format 3); this build does not read "
                 + "it. Open it with the build that wrote it and copy its trees into a new file (for a Realm: writeCopy(toFile:)).")
         }
-        guard version == Self.version || version == encryptedVersion || wideCellVersions.contains(version),
-              pageSize == UInt32(Layout.pageSize)
-        else {
+        let plain = olderVersions.map(\.plain) + [Self.version]
+        let encrypted = olderVersions.map(\.encrypted) + [encryptedVersion]
+        guard plain.contains(version) || encrypted.contains(version), pageSize == UInt32(Layout.pageSize) else {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version) and page size "
-                + "\(pageSize); this build reads versions 3 and \(Self.version) (plain), 4 and \(encryptedVersion) "
+                + "\(pageSize); this build reads versions 3, 5 and \(Self.version) (plain), 4, 6 and \(encryptedVersion) "
                 + "(encrypted) with \(Layout.pageSize)-byte pages. A newer version was written by a newer build: open it "
                 + "with that build.")
         }
-        return version == encryptedVersion || version == 4
+        return encrypted.contains(version)
     }
 }
 

@@ -28,6 +28,12 @@ enum PageKind: UInt8 {
 enum Layout {
     static let pageSize = StorageLimits.pageSize
     static let headerSize = 32
+    /// The page header's flags byte, and its one flag: the page's checksum covers its first
+    /// `used` bytes (the UInt32 at `usedLengthOffset`), not all 4,096 (tree pages written by
+    /// format versions 7 and 8; docs/STORAGE.md 2.3-2.4).
+    static let flagsOffset = 1
+    static let usedBytesFlag: UInt8 = 1
+    static let usedLengthOffset = 4
     static let slotSize = 2
     /// A leaf entry whose key and value together exceed this keeps its value in an overflow
     /// run (the same entries in both leaf layouts: an 8-byte-cell leaf's cell of at most 2,000

@@ -29,8 +29,9 @@ struct PageSerializer {
         base.storeLE(txnID, at: 16)
     }
 
-    private mutating func emit(_ page: UInt64, _ bytes: [UInt8]) -> PageReference {
-        let checksum = bytes.withUnsafeBytes { Checksum.xxh64($0) }
+    /// Records a page (or run) to write; its checksum covers its first `checked` bytes.
+    private mutating func emit(_ page: UInt64, _ bytes: [UInt8], checked: Int) -> PageReference {
+        let checksum = bytes.withUnsafeBytes { Checksum.xxh64(UnsafeRawBufferPointer(rebasing: $0[0..<checked])) }
         pages.append(WrittenPage(page: page, bytes: bytes, checksum: checksum))
         return PageReference(page: page, checksum: checksum)
     }
@@ -59,7 +60,7 @@ struct PageSerializer {
             base.storeLE(UInt64(value.count), at: 24)
             if let from = value.baseAddress { (base + Layout.headerSize).copyMemory(from: from, byteCount: value.count) }
         }
-        return emit(first, bytes)
+        return emit(first, bytes, checked: bytes.count)
     }
 
     /// Writes a child and everything changed below it; a committed page is returned as it is.
@@ -87,56 +88,58 @@ struct PageSerializer {
             for child in node.children { childReferences.append(flush(child)) }
         }
         let page = allocator.allocate()
+        var used = Layout.pageSize
         // Not zeroed first (that cost as much as the checksum): every byte is written below, the
-        // header (zeroed, then its fields), the slots, the free gap (zeroed) and the cells packed
-        // at the end of the page with their reserved bytes.
+        // header (zeroed, then its fields), the slots, the cells packed right after the slots and
+        // the free space after them (zeroed). The used bytes are thus one prefix of the page,
+        // which is what format 7 checksums (docs/STORAGE.md 2.4).
         let bytes = [UInt8](unsafeUninitializedCapacity: Layout.pageSize) { buffer, initialized in
             initialized = Layout.pageSize
             guard let start = buffer.baseAddress else { return }
             let base = UnsafeMutableRawPointer(start)
             base.zeroBytes(count: Layout.headerSize)
             Self.header(base, kind: node.isLeaf ? .compactLeaf : .branch, count: node.count, page: page, txnID: txnID)
-            var end = Layout.pageSize
+            var cell = Layout.headerSize + node.count * Layout.slotSize
             let keys = node.keys
             if node.isLeaf {
                 let values = node.values
                 for index in 0..<keys.count {
                     let key = keys[index]
-                    let keyOffset: Int
+                    let keyOffset = cell + Layout.leafCellHeader
+                    base.storeLE(UInt16(cell), at: Layout.headerSize + index * Layout.slotSize)
+                    base.storeLE(UInt16(key.count), at: cell)
+                    Self.copy(key, to: base + keyOffset)
                     switch values[index] {
                     case .bytes(let value):
-                        end -= Layout.leafCellHeader + key.count + value.count
-                        keyOffset = end + Layout.leafCellHeader
-                        base.storeLE(UInt16(value.count), at: end + 2)
+                        base.storeLE(UInt16(value.count), at: cell + 2)
                         Self.copy(value, to: base + keyOffset + key.count)
+                        cell = keyOffset + key.count + value.count
                     case .overflow(let reference, let length):
-                        end -= Layout.leafCellHeader + key.count + Layout.overflowReferenceSize
-                        keyOffset = end + Layout.leafCellHeader
-                        base.storeLE(Layout.overflowMarker, at: end + 2)
+                        base.storeLE(Layout.overflowMarker, at: cell + 2)
                         base.storeLE(reference.page, at: keyOffset + key.count)
                         base.storeLE(reference.checksum, at: keyOffset + key.count + 8)
                         base.storeLE(UInt32(length), at: keyOffset + key.count + 16)
+                        cell = keyOffset + key.count + Layout.overflowReferenceSize
                     }
-                    base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
-                    base.storeLE(UInt16(key.count), at: end)
-                    Self.copy(key, to: base + keyOffset)
                 }
             } else {
                 for index in 0..<keys.count {
                     let key = keys[index]
-                    end -= Layout.branchCellHeader + key.count
-                    base.storeLE(UInt16(end), at: Layout.headerSize + index * Layout.slotSize)
-                    base.storeLE(UInt16(key.count), at: end)
-                    base.storeLE(UInt16(0), at: end + 2)
-                    base.storeLE(UInt32(0), at: end + 4)
-                    base.storeLE(childReferences[index].page, at: end + 8)
-                    base.storeLE(childReferences[index].checksum, at: end + 16)
-                    Self.copy(key, to: base + end + Layout.branchCellHeader)
+                    base.storeLE(UInt16(cell), at: Layout.headerSize + index * Layout.slotSize)
+                    base.storeLE(UInt16(key.count), at: cell)
+                    base.storeLE(UInt16(0), at: cell + 2)
+                    base.storeLE(UInt32(0), at: cell + 4)
+                    base.storeLE(childReferences[index].page, at: cell + 8)
+                    base.storeLE(childReferences[index].checksum, at: cell + 16)
+                    Self.copy(key, to: base + cell + Layout.branchCellHeader)
+                    cell += Layout.branchCellHeader + key.count
                 }
             }
-            let slotsEnd = Layout.headerSize + node.count * Layout.slotSize
-            (base + slotsEnd).zeroBytes(count: max(0, end - slotsEnd))
+            (base + cell).zeroBytes(count: max(0, Layout.pageSize - cell))
+            used = cell
+            base.storeBytes(of: Layout.usedBytesFlag, toByteOffset: Layout.flagsOffset, as: UInt8.self)
+            base.storeLE(UInt32(cell), at: Layout.usedLengthOffset)
         }
-        return emit(page, bytes)
+        return emit(page, bytes, checked: used)
     }
 }

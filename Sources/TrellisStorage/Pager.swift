@@ -146,7 +146,7 @@ final class Pager: @unchecked Sendable {
                     + "this file's page \(number)")
             }
         }
-        let actual = Checksum.xxh64(UnsafeRawBufferPointer(start: plaintext, count: count * Layout.pageSize))
+        let actual = try Checksum.ofPages(plaintext, count: count, page: reference.page)
         guard actual == reference.checksum else { throw StorageError.corrupt(page: reference.page, "checksum mismatch") }
         owned = false
         return decrypted.insert(page: reference.page, checksum: reference.checksum, pages: count, bytes: plaintext)
@@ -305,7 +305,7 @@ final class Snapshot {
     private func checkedBytes(_ reference: PageReference, pages: UInt64) throws -> UnsafeRawPointer {
         if pager.cipher != nil { return try pager.decryptedBytes(reference, pages: pages, base: base) }
         let start = base + Int(reference.page) * Layout.pageSize
-        let actual = Checksum.xxh64(UnsafeRawBufferPointer(start: start, count: Int(pages) * Layout.pageSize))
+        let actual = try Checksum.ofPages(start, count: Int(pages), page: reference.page)
         guard actual == reference.checksum else {
             throw StorageError.corrupt(page: reference.page, "checksum mismatch")
         }

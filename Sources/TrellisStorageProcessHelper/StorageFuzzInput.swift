@@ -253,7 +253,11 @@ struct ChecksumFixer {
                 }
             }
         }
-        let checksum = hash(base, pageSize)
+        // Format 7: a page flagged in byte 1 is checksummed over its first `used` bytes (offset 4);
+        // an impossible length is left to the engine to report.
+        let used = Int(load(UInt32.self, base + 4))
+        let flagged = image[base + 1] & 1 != 0 && used >= 32 && used <= pageSize
+        let checksum = hash(base, flagged ? used : pageSize)
         pageChecksums[page] = checksum
         return checksum
     }

@@ -83,9 +83,10 @@ import TrellisTestSupport
         defer { reopened.close() }
         _ = try reopened.check()
         try Self.expectContents(data, in: reopened)
-        // Version 6 on disk (the encrypted format of 4-byte leaf cells), with 4,128-byte pages.
+        // Version 8 on disk (the encrypted format of 4-byte leaf cells and used-bytes checksums),
+        // with 4,128-byte pages.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(UInt32(bytes[8]) == FileHeader.encryptedVersion && FileHeader.encryptedVersion == 6)
+        #expect(UInt32(bytes[8]) == FileHeader.encryptedVersion && FileHeader.encryptedVersion == 8)
         #expect(bytes.count % PageCipher.physicalPageSize == 0)
     }
 

@@ -114,9 +114,11 @@ import Testing
         try environment.write { try $0.createTree("a"); try $0.put("a", key: bytes("key"), value: bytes("value")) }
         let root = try environment.read { read in try read.snapshot.meta.catalog }
         environment.close()
-        // The catalog root is the page the first lookup reads; damage a byte of its key area.
+        // The catalog root is the page the first lookup reads; damage a byte of its only cell
+        // (the last of the bytes the page uses: its value, the tree's descriptor).
         let page = try #require(root).page
-        file.flip(at: Int(page) * 4096 + 4090, with: 0x40)
+        let used = Int(file.contents[Int(page) * 4096 + 4]) | Int(file.contents[Int(page) * 4096 + 5]) << 8
+        file.flip(at: Int(page) * 4096 + used - 10, with: 0x40)
         // Detected when opening (recovery reads the catalog root) or at the first read.
         let error = #expect(throws: StorageError.self) {
             let reopened = try StorageEnvironment(file: file)

@@ -99,7 +99,7 @@ import TrellisTestSupport
 /// The leaf layout this build writes (format version 5, docs/STORAGE.md 2.5): a 4-byte cell
 /// header (key length, value length or the overflow marker) where versions 3 and 4 spent 8.
 @Suite struct CompactLeafCellTests {
-    @Test func aNewFileIsVersionFiveAndItsLeafCellsHaveFourByteHeaders() throws {
+    @Test func aNewFileIsOfTheCurrentVersionAndItsLeafCellsHaveFourByteHeaders() throws {
         let directory = temporaryDirectory("compact-cells")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/data"
@@ -114,7 +114,7 @@ import TrellisTestSupport
             environment.close()
         }
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(bytes[8] == 5 && FileHeader.version == 5)
+        #expect(bytes[8] == 7 && FileHeader.version == 7)
         // The tree's one leaf: the page of kind 6 holding 2 entries.
         let leaves = stride(from: 3 * 4096, to: bytes.count, by: 4096).filter { bytes[$0] == 6 && bytes[$0 + 2] == 2 }
         #expect(leaves.count == 1)

@@ -1,26 +1,66 @@
+import Dispatch
+
 /// `observe(on: actor)`: notifications delivered inside an actor, with values from a Realm
-/// confined to that actor.
-extension Results {
-    /// Like ``observe(keyPaths:on:_:)``, but `block` runs isolated to `actor`, with results of
-    /// the actor's Realm (the one `Realm(configuration:actor:)` opens for it).
+/// confined to that actor. Every form hands the observed value to the actor through one
+/// ``ActorObservation`` and observes it there as on the actor's own thread.
+
+// MARK: - Collections
+
+extension RealmCollection {
+    /// Like ``observe(keyPaths:on:_:)``, but `block` runs isolated to `actor`, with the
+    /// collection read from the actor's Realm (the one `Realm(configuration:actor:)` opens for
+    /// it): first `.initial`, then an `.update` after every commit that changed the collection.
+    ///
+    /// If the calling task is cancelled before the observation is registered, nothing is
+    /// observed and the returned token's `invalidate()` returns false, as in Realm.
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _isolation: isolated (any Actor)? = #isolation,
-                                  _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Results>) -> Void)
+                                  _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void)
         async -> NotificationToken
     {
-        core.verifyCanObserve()
-        let description = ObservedDescription(resolver: _trellisResolver(), configuration: core.configuration,
-                                              keyPaths: keyPaths)
-        return await description.register(on: actor) { target, resolved in
-            guard let results = resolved as? Results else { return nil }
-            return CollectionObserver(core: target, collection: results, source: results.observationSource(keyPaths)) {
-                change in
-                let handed = HandedToActor(value: change)
-                actor.assumeIsolated { block($0, handed.value) }
-            }
+        let observation = ActorObservation(of: self)
+        return await observation.register(on: actor, block) { (collection: Self, deliver) in
+            collection.observe(keyPaths: keyPaths, on: nil as DispatchQueue?, deliver)
         }
     }
 }
+
+extension RealmCollection where Element: ObjectBase {
+    /// The actor form with typed key paths: `observe(keyPaths: [\Dog.name], on: actor)`.
+    public func observe<A: Actor>(keyPaths: [PartialKeyPath<Element>], on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void)
+        async -> NotificationToken
+    {
+        await observe(keyPaths: keyPaths.map(QueryKeyPathNames.name), on: actor, block)
+    }
+}
+
+extension Map where Key == String {
+    /// Like ``observe(keyPaths:on:_:)``, but `block` runs isolated to `actor`, with the map
+    /// read from the actor's Realm. `keyPaths` name properties of the map's objects, not keys.
+    public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, RealmMapChange<Map>) -> Void)
+        async -> NotificationToken
+    {
+        let observation = ActorObservation(of: self)
+        return await observation.register(on: actor, block) { (map: Map, deliver) in
+            map.observe(keyPaths: keyPaths, on: nil as DispatchQueue?, deliver)
+        }
+    }
+
+    /// The actor form with typed key paths of the map's objects.
+    public func observe<A: Actor>(keyPaths: [PartialKeyPath<Value.Wrapped>], on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, RealmMapChange<Map>) -> Void)
+        async -> NotificationToken where Value: OptionalProtocol, Value.Wrapped: ObjectBase
+    {
+        await observe(keyPaths: keyPaths.map(QueryKeyPathNames.name), on: actor, block)
+    }
+}
+
+// MARK: - Objects
 
 extension _ObjectObservable {
     /// Like ``observe(keyPaths:on:_:)``, but `block` runs isolated to `actor`, with the object
@@ -30,44 +70,62 @@ extension _ObjectObservable {
                                   _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void)
         async -> NotificationToken
     {
-        guard let managed = _managed else {
-            throwRealmException("Only objects which are managed by a Realm support change notifications")
+        let observation = ActorObservation(
+            of: self, unmanaged: "Only objects which are managed by a Realm support change notifications")
+        return await observation.register(on: actor, block) { (object: Self, deliver) in
+            object.observe(keyPaths: keyPaths, on: nil as DispatchQueue?, deliver)
         }
-        managed.core.verifyCanObserve()
-        let description = ObservedDescription(resolver: _trellisResolver(), configuration: managed.core.configuration,
-                                              keyPaths: keyPaths)
-        return await description.register(on: actor) { target, resolved in
-            guard let object = resolved as? Self, let objectManaged = object._managed else { return nil }
-            let paths = keyPaths.map { $0.map { ObservedKeyPath.resolve($0, from: objectManaged.info, core: target) } }
-            return ObjectObserver(object: object, managed: objectManaged, paths: paths) { change in
-                let handed = HandedToActor(value: change)
-                actor.assumeIsolated { block($0, handed.value) }
-            }
-        }
+    }
+
+    /// The actor form with typed key paths: `dog.observe(keyPaths: [\Dog.name], on: actor)`.
+    public func observe<A: Actor>(keyPaths: [PartialKeyPath<Self>], on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void)
+        async -> NotificationToken
+    {
+        await observe(keyPaths: keyPaths.map(QueryKeyPathNames.name), on: actor, block)
     }
 }
 
-/// What an observation needs to be set up in another isolation: how to find the observed
-/// value again, and the file.
+// MARK: - Handing the value to the actor
+
+/// What an observation needs to be set up in an actor: how to find the observed value again,
+/// and the file. Made (and checked) in the caller's isolation, used in the actor's.
 // @unchecked Sendable: the resolver captures only immutable descriptions (table, key, query
 // steps), never a Realm or an accessor (see ThreadSafeReference).
-private struct ObservedDescription: @unchecked Sendable {
-    let resolver: _ThreadSafeResolver
-    let configuration: Realm.Configuration
-    let keyPaths: [String]?
+struct ActorObservation<Value: ThreadConfined>: @unchecked Sendable {
+    private let resolver: _ThreadSafeResolver
+    private let configuration: Realm.Configuration
 
-    /// Opens the actor's Realm, finds the value there and registers the observer `make` builds.
-    func register<A: Actor>(on actor: isolated A, _ make: (RealmCore, Any?) -> ChangeObserver?) -> NotificationToken {
+    /// Checks that `value` can be observed (managed, not frozen, not in a write transaction,
+    /// not deleted) and remembers how to find it again; traps with `unmanaged` for an unmanaged one.
+    init(of value: Value, unmanaged: String = "Change notifications are only supported on managed collections.") {
+        guard let realm = value.realm else { throwRealmException(unmanaged) }
+        realm.core.verifyCanObserve()
+        if value.isInvalidated { throwRealmException("Object has been deleted or invalidated.") }
+        resolver = value._trellisResolver()
+        configuration = realm.core.configuration
+    }
+
+    /// Opens the actor's Realm, finds the value there and observes it with `observe`, whose
+    /// changes reach `block` isolated to the actor. Nothing is observed (and an inert token
+    /// returned) when the task was cancelled or the value is gone by then, as in Realm.
+    func register<A: Actor, Change>(on actor: isolated A, _ block: @Sendable @escaping (isolated A, Change) -> Void,
+                                    _ observe: (Value, @escaping (Change) -> Void) -> NotificationToken)
+        -> NotificationToken
+    {
+        if Task.isCancelled { return NotificationToken() }
         let target: RealmCore
         do {
             target = try RealmOpener.open(configuration, confinement: .actor(actor))
         } catch {
             throwRealmException("Could not open '\(configuration.path)' for the actor: \(error)")
         }
-        guard let observer = make(target, resolver.resolve(target)) else {
-            throwRealmException("Object has been deleted or invalidated.")
+        guard let value = resolver.resolve(target) as? Value else { return NotificationToken() }
+        return observe(value) { change in
+            let handed = HandedToActor(value: change)
+            actor.assumeIsolated { block($0, handed.value) }
         }
-        return target.addObserver(observer)
     }
 }
 

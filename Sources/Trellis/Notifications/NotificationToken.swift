@@ -14,10 +14,21 @@ public final class NotificationToken: Sendable {
         self.list = list
     }
 
-    /// Stops the notifications. Calling it again does nothing.
-    public func invalidate() {
-        observer.invalidate()
+    /// A token that observes nothing (what an observation that never started returns):
+    /// ``invalidate()`` returns false.
+    public convenience init() {
+        let inert = ObserverHandle(ChangeObserver(version: 0))
+        inert.invalidate()
+        self.init(observer: inert, list: ObserverList())
+    }
+
+    /// Stops the notifications. Returns true if the token was observing until now, false if it
+    /// was already invalidated (or never observed anything); calling it again does nothing.
+    @discardableResult
+    public func invalidate() -> Bool {
+        let wasObserving = observer.invalidate()
         list.remove(observer)
+        return wasObserving
     }
 
     deinit { invalidate() }
@@ -35,7 +46,9 @@ final class ObserverHandle: Sendable {
     init(_ observer: ChangeObserver) { confined = Confined(observer: observer) }
 
     var isInvalidated: Bool { invalidated.load(ordering: .acquiring) }
-    func invalidate() { invalidated.store(true, ordering: .releasing) }
+    /// Marks the observer invalidated; returns whether it was not already.
+    @discardableResult
+    func invalidate() -> Bool { !invalidated.exchange(true, ordering: .acquiringAndReleasing) }
     /// The observer: to be used only on its Realm's thread.
     var observer: ChangeObserver { confined.observer }
 }

@@ -104,26 +104,70 @@ import Testing
         token.invalidate()
     }
 
+    /// Realm hands the observed `Results` themselves to a block on their own thread
+    /// (ResultsTests.testNotificationBlockUpdating expects `results == collection`).
+    @Test func resultsObservedOnTheirOwnThreadAreHandedToTheBlockAsThemselves() throws {
+        let realm = try openRealm()
+        let pets = realm.objects(Pet.self)
+        var handed: [Bool] = []
+        let token = pets.observe { change in
+            switch change {
+            case .initial(let results), .update(let results, _, _, _): handed.append(results == pets)
+            case .error: break
+            }
+        }
+        _ = try addPets(realm, ["rex"])
+        #expect(handed == [true, true])
+        token.invalidate()
+    }
+
     // MARK: - Objects
 
-    @Test func objectObservationReportsOldAndNewValuesThenDeletion() throws {
-        let realm = try openRealm()
-        let pet = try addPets(realm, ["rex"])[0]
-        var changes: [String] = []
-        let token = pet.observe { change in
+    /// Records an object's changes as "name: property old -> new" and "deleted".
+    func observeChanges(of pet: Pet, into changes: LockedBox<[String]>) -> NotificationToken {
+        pet.observe { change in
             switch change {
             case .change(let object, let properties):
                 for property in properties {
-                    changes.append("\(object.name): \(property.name) \(property.oldValue ?? "nil") -> \(property.newValue ?? "nil")")
+                    changes.mutate {
+                        $0.append("\(object.name): \(property.name) \(property.oldValue ?? "nil") -> \(property.newValue ?? "nil")")
+                    }
                 }
-            case .deleted: changes.append("deleted")
-            case .error: changes.append("error")
+            case .deleted: changes.mutate { $0.append("deleted") }
+            case .error: changes.mutate { $0.append("error") }
             }
         }
+    }
+
+    /// Realm: the old value "is not supplied if the change happened on the same thread as the
+    /// notification" (ObjectTests.testModifyObservedObjectLocally expects nil).
+    @Test func objectObservationOfItsRealmsOwnWritesReportsNewValuesWithoutOldOnesThenDeletion() throws {
+        let realm = try openRealm()
+        let pet = try addPets(realm, ["rex"])[0]
+        let changes = LockedBox<[String]>([])
+        let token = observeChanges(of: pet, into: changes)
         try realm.write { pet.age = 5 }
         try realm.write { pet.name = "max" }
         try realm.write { realm.delete(pet) }
-        #expect(changes == ["rex: age 0 -> 5", "max: name rex -> max", "deleted"])
+        #expect(changes.get() == ["rex: age nil -> 5", "max: name nil -> max", "deleted"])
+        token.invalidate()
+    }
+
+    @Test func objectObservationOfAnotherThreadsWritesReportsOldAndNewValuesThenDeletion() throws {
+        let realm = try openRealm()
+        _ = try addPets(realm, ["rex"])
+        let pet = try #require(realm.objects(Pet.self).first)
+        let changes = LockedBox<[String]>([])
+        let token = observeChanges(of: pet, into: changes)
+        let configuration = realm.configuration
+        for write in [{ (pet: Pet) in pet.age = 5 }, { $0.name = "max" }, { $0.realm?.delete($0) }] as [@Sendable (Pet) -> Void] {
+            try onOtherThread {
+                let other = try Realm(configuration: configuration)
+                try other.write { other.objects(Pet.self).first.map(write) }
+            }
+            realm.refresh()
+        }
+        #expect(changes.get() == ["rex: age 0 -> 5", "max: name rex -> max", "deleted"])
         token.invalidate()
     }
 

@@ -18,6 +18,10 @@ struct ChangeSet: Equatable {
     /// True when some commit's record was missing (written before change records existed, or
     /// trimmed): every object may have changed.
     var isComplete = true
+    /// True when the changes are the observing Realm's own commit, delivered right after it.
+    /// Realm then supplies no old property values ("not supplied if the change happened on the
+    /// same thread as the notification"): see ``PropertyChange/oldValue``.
+    var isOwnCommit = false
 
     var isEmpty: Bool { isComplete && tables.values.allSatisfy(\.isEmpty) }
 

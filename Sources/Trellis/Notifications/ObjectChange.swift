@@ -14,7 +14,9 @@ public enum ObjectChange<T> {
 public struct PropertyChange {
     /// The property's name.
     public let name: String
-    /// The value before the change; nil for collections and LinkingObjects.
+    /// The value before the change; nil for collections and LinkingObjects, and (as in Realm)
+    /// when the change is a commit of the observing Realm itself (a write on the same thread,
+    /// queue or actor): only changes that arrive from elsewhere carry their old value.
     public let oldValue: Any?
     /// The value after the change; nil for collections and LinkingObjects.
     public let newValue: Any?

@@ -1,5 +1,6 @@
 /// Observes one object: reports the properties that changed, with their old values (read
-/// from a copy of the row as it was last reported), or its deletion.
+/// from a copy of the row as it was last reported) unless the change is the observing Realm's
+/// own commit (Realm supplies none then), or its deletion.
 final class ObjectObserver<T: ObjectBase>: ChangeObserver {
     private unowned let core: RealmCore
     private let table: Table
@@ -42,7 +43,8 @@ final class ObjectObserver<T: ObjectBase>: ChangeObserver {
             }
         }
         guard notify, !changed.isEmpty else { return }
-        block(.change(object, changed.map { propertyChange($0, newRow) }))
+        let withOldValues = !changes.isOwnCommit
+        block(.change(object, changed.map { propertyChange($0, newRow, withOldValue: withOldValues) }))
     }
 
     private func isChanged(_ field: FieldInfo, _ checker: ChangeChecker, _ newRow: [UInt8]) -> Bool {
@@ -56,11 +58,13 @@ final class ObjectObserver<T: ObjectBase>: ChangeObserver {
         }
     }
 
-    private func propertyChange(_ field: FieldInfo, _ newRow: [UInt8]) -> PropertyChange {
+    private func propertyChange(_ field: FieldInfo, _ newRow: [UInt8], withOldValue: Bool) -> PropertyChange {
         guard field.typeInfo.collection == .none, !field.isLinkingObjects else {
             return PropertyChange(name: field.name, oldValue: nil, newValue: nil)
         }
-        let old = row.withUnsafeBytes { field.witness.storedValue(RowView(bytes: $0), core: core, column: field.rowColumn) }
+        let old = withOldValue
+            ? row.withUnsafeBytes { field.witness.storedValue(RowView(bytes: $0), core: core, column: field.rowColumn) }
+            : nil
         let new = newRow.withUnsafeBytes {
             field.witness.storedValue(RowView(bytes: $0), core: core, column: field.rowColumn)
         }

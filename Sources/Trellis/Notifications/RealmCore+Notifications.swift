@@ -113,7 +113,9 @@ extension RealmCore {
 
     /// Tells every observer what changed between the version it last reported and the
     /// current snapshot (and delivers pending `.initial` notifications first).
-    func deliverNotifications(skipping skipped: [ObserverHandle] = []) {
+    /// `afterOwnCommit`: the delivery that follows this Realm's own commit (see
+    /// ``ChangeSet/isOwnCommit``).
+    func deliverNotifications(skipping skipped: [ObserverHandle] = [], afterOwnCommit: Bool = false) {
         if isDeliveringNotifications {
             needsAnotherDelivery = true
             return
@@ -138,8 +140,9 @@ extension RealmCore {
                     continue
                 }
                 guard observer.version < version, !handle.isInvalidated else { continue }
-                let changes = changeSets[observer.version] ?? changes(since: observer.version, in: txn)
+                var changes = changeSets[observer.version] ?? changes(since: observer.version, in: txn)
                 changeSets[observer.version] = changes
+                changes.isOwnCommit = afterOwnCommit
                 observer.version = version
                 if changes.isEmpty { continue }
                 observer.advance(changes, notify: !skipped.contains { $0 === handle })

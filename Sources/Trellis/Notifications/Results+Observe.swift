@@ -14,7 +14,9 @@ extension Results {
     {
         core.verifyCanObserve()
         return core.observing(on: queue) { target in
-            let results = Results(core: target, source: self.source, steps: self.steps)
+            // On its own Realm the block gets these results themselves (`==` to them), as in
+            // Realm; elsewhere, results of the delivering Realm.
+            let results = target === core ? self : Results(core: target, source: self.source, steps: self.steps)
             return CollectionObserver(core: target, collection: results,
                                       source: results.observationSource(keyPaths), block: block)
         }

@@ -358,7 +358,7 @@ final class RealmCore {
         }
         discardPending()
         let advanced = advanceSnapshot()
-        deliverNotifications(skipping: skipped.map(\.observer))
+        deliverNotifications(skipping: skipped.map(\.observer), afterOwnCommit: true)
         if !advanced {
             // A write that changed nothing makes no new version, but Realm still tells the
             // Realm's own observers that a write transaction ended.

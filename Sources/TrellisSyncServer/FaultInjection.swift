@@ -20,6 +20,22 @@ struct FaultInjection: Sendable {
     /// Before committing each upload (written, its history entries pending), wait until this
     /// file exists (tests of an upload that wrote first and commits last).
     var holdUploadCommitUntil: String?
+    /// Before decoding each message of at least ``largeMessageBytes``, keep the session's thread
+    /// busy on the CPU this long (tests: a stand-in for the seconds a debug build spends
+    /// unmasking and decoding a 16 MB message, without its size).
+    var busyPerLargeMessageMilliseconds: Int?
+    static let largeMessageBytes = 64 << 10
+
+    /// A session about to decode a message of `bytes` bytes.
+    func decoding(bytes: Int, logger: Logging.Logger) {
+        guard let busy = busyPerLargeMessageMilliseconds, bytes >= Self.largeMessageBytes else { return }
+        logger.notice("fault injection: busy for \(busy) ms before decoding a message of \(bytes) bytes")
+        // Not a sleep: the thread runs and cannot take other jobs, as in a long decode.
+        let end = ContinuousClock.now + .milliseconds(busy)
+        var spins = 0
+        while ContinuousClock.now < end { spins &+= 1 }
+        logger.notice("fault injection: done being busy (\(spins) checks of the clock)")
+    }
 
     func merged(_ uploadId: Int64, logger: Logging.Logger) async throws {
         guard let pause = pauseAfterMergeMilliseconds else { return }

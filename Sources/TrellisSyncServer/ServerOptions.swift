@@ -66,6 +66,7 @@ struct ServerOptions: Sendable {
                             [--history-poll-interval MILLISECONDS] [--shutdown-timeout SECONDS]
                             [--tls-cert PEM --tls-key PEM] [--history-retention SECONDS] [--parent-pid PID] [--kill-before-upload-commit N] [--kill-after-upload-commit N]
                             [--pause-after-merge MILLISECONDS] [--hold-upload-commit-until PATH]
+                            [--busy-per-large-message MILLISECONDS]
         Serves Trellis Sync (see docs/SYNC.md): one table per collection of SCHEMA in the PostgreSQL database,
         created if missing. Prints 'trellis-sync listening on HOST:PORT' once it accepts connections.
         GET /health and GET /metrics (Prometheus text) on the same port: docs/SYNC.md, "Operations".
@@ -113,6 +114,8 @@ struct ServerOptions: Sendable {
         with SIGKILL when its N-th upload is written but not committed / committed but not acknowledged.
         --pause-after-merge MILLISECONDS (tests): wait that long between an upload's merge and its writes.
         --hold-upload-commit-until PATH (tests): before committing each upload, wait until the file PATH exists.
+        --busy-per-large-message MILLISECONDS (tests): a session spends that long on the CPU (a busy loop holding its
+                          thread) before decoding each message of 64 KiB or more, as decoding a huge message does.
         """
 
     static func parse(_ arguments: [String]) throws -> ServerOptions {
@@ -194,6 +197,7 @@ struct ServerOptions: Sendable {
             case "--kill-after-upload-commit": options.faults.killAfterCommitOfUpload = Int(try value(argument))
             case "--pause-after-merge": options.faults.pauseAfterMergeMilliseconds = Int(try value(argument))
             case "--hold-upload-commit-until": options.faults.holdUploadCommitUntil = try value(argument)
+            case "--busy-per-large-message": options.faults.busyPerLargeMessageMilliseconds = Int(try value(argument))
             case "--help", "-h": throw OptionError(usage)
             default: throw OptionError("Unknown option '\(argument)'.\n\(usage)")
             }

@@ -6,7 +6,8 @@ import TrellisSyncProtocol
 
 /// What a session reacts to, in order.
 enum SessionEvent: Sendable {
-    case frame(String)
+    /// A message of the client, and when its reading task had it whole (unmasked).
+    case frame(String, received: ContinuousClock.Instant)
     /// The server's watch read history entries `(from, through]`; some may be for this session.
     case historyGrew(from: Int64, through: Int64)
     case closed
@@ -88,18 +89,21 @@ final class SyncSessionHandler {
         case .historyGrew(let from, let through):
             if isOpen { try await sendRouted(from: from, through: through) }
             return true
-        case .frame(let text):
+        case .frame(let text, let received):
+            let started = ContinuousClock.now
+            options.faults.decoding(bytes: text.utf8.count, logger: logger)
             let message: SyncMessage
             do {
                 message = try SyncCoding.decode(text)
             } catch {
                 return try await fail(.badSyntax, "The frame is not a sync message: \(error)", fatal: true)
             }
+            let decoded = ContinuousClock.now
             switch message {
             case .hello(let hello): return try await open(hello)
             case .upload(let upload):
                 guard isOpen else { return try await fail(.badSyntax, "An upload came before hello.", fatal: true) }
-                try await receive(upload)
+                try await receive(upload, bytes: text.utf8.count, timing: (received, started, decoded))
                 return true
             case .subscribe(let subscribe):
                 guard isOpen else { return try await fail(.badSyntax, "A subscription came before hello.", fatal: true) }
@@ -114,6 +118,11 @@ final class SyncSessionHandler {
                 return try await fail(.badSyntax, "A client may not send \(message).", fatal: true)
             }
         }
+    }
+
+    /// `duration` in milliseconds, for the log.
+    static func ms(_ duration: Duration) -> String {
+        String(format: "%.1f ms", Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
     }
 
     private func fail(_ code: SyncErrorCode, _ message: String, fatal: Bool, subscriptionVersion: Int64? = nil)
@@ -478,7 +487,11 @@ final class SyncSessionHandler {
         return changes
     }
 
-    private func receive(_ upload: SyncMessage.Upload) async throws {
+    /// Applies and acknowledges an upload of `bytes` bytes; `timing`: when its frame was read,
+    /// when this session started on it and when it was decoded (for the debug log).
+    private func receive(_ upload: SyncMessage.Upload, bytes: Int,
+                         timing: (received: ContinuousClock.Instant, started: ContinuousClock.Instant,
+                                  decoded: ContinuousClock.Instant)) async throws {
         if upload.changes.count > options.maxChangesPerUpload {
             // Its history entries would hold the history lock too long (docs/SYNC.md, "Limits").
             _ = try await fail(.writeNotAllowed, "The upload \(upload.uploadId) was refused, nothing of it applied: it "
@@ -542,8 +555,28 @@ final class SyncSessionHandler {
         }
         let (version, refused) = try await store.apply(upload, clientId: clientId, permissions: permissions)
         try await send(.ack(.init(uploadId: upload.uploadId, serverVersion: version)))
+        if logger.logLevel <= .debug {
+            // Where an upload's time went (TRELLIS_SYNC_LOG=debug): waiting behind this session's
+            // earlier events, decoding, and checking + applying + acknowledging.
+            let message = "session \(clientId): upload \(upload.uploadId) (\(bytes) bytes, \(upload.changes.count) "
+                + "changes): waited \(Self.ms(timing.started - timing.received)), decoded in "
+                + "\(Self.ms(timing.decoded - timing.started)), applied and acknowledged in "
+                + "\(Self.ms(ContinuousClock.now - timing.decoded))"
+            logger.debug("\(message)")
+        }
         if !refused.isEmpty { try await compensate(refused) }
-        try await sendHistory()
+        // A session the watch routes to is woken for what the upload added (its own changes
+        // come back that way): it does not read the history itself. Otherwise it could read,
+        // after each of its own small uploads, what another user's large upload added and the
+        // watch has not read yet, and its next upload would wait for that.
+        if !isRouted { try await sendHistory() }
+    }
+
+    /// Whether the watch wakes this session for every later history entry it may want, so it
+    /// need not read the history itself.
+    private var isRouted: Bool {
+        guard watch != nil, let routedFrom else { return false }
+        return sentVersion >= routedFrom
     }
 
     /// Tells the client which of its writes the rules refused (Device Sync's compensating

@@ -97,7 +97,8 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
                                                 refreshLifetime: options.refreshTokenLifetime)
         let app = try makeApplication(options, tls: tls, logger: logger, store: store, rules: rules, tokens: tokens,
                                   authenticator: authenticator, watch: watch, metrics: metrics, shutdown: shutdown)
-        group.addTask { await watch.run(store: store) }
+        // Reading what a large upload added is as heavy as the upload: off the cooperative pool too.
+        group.addTask(executorPreference: SessionThreads.executor) { await watch.run(store: store) }
         if let retention = options.historyRetentionSeconds {
             group.addTask { await HistoryPruning(retention: .milliseconds(Int64(retention * 1000))).run(store: store) }
         }
@@ -153,15 +154,12 @@ func makeApplication(_ options: ServerOptions, tls: TLSConfiguration?, logger: L
             context.logger.notice("a sync session ended: \(reason)")
         }
         let pathAppId = context.requestContext.parameters.get("appId") ?? ""
-        let handler = SyncSessionHandler(store: store, authenticator: authenticator, rules: rules, options: options,
-                                         pathAppId: pathAppId, watch: watch, sessionId: id,
-                                         logger: context.logger) { message in
-            let text = SyncCoding.encode(message)
-            metrics.sent(message, bytes: text.utf8.count, session: id)
-            try await outbound.write(.text(text))
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
+        let logger = context.logger
+        // The reading task and the session run on kernel threads of their own, off the
+        // cooperative pool (``SessionThreads``): a session busy with a large message (unmasking
+        // it, decoding it, merging it) holds one of those threads, not every session's.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask(executorPreference: SessionThreads.executor) {
                 // However the connection ends (a close frame, or an error such as a reset), the
                 // session loop below is told: it would otherwise wait for events forever, and
                 // the server could not shut down.
@@ -174,12 +172,13 @@ func makeApplication(_ options: ServerOptions, tls: TLSConfiguration?, logger: L
                     var slowed = false
                     for try await message in inbound.messages(maxSize: options.maxMessageBytes) {
                         guard case .text(let text) = message else { continue }
+                        let received = ContinuousClock.now
                         metrics.received(bytes: text.utf8.count)
                         // Before the hello's token is checked, nothing large is read or decoded.
                         if isFirst, text.utf8.count > SyncSessionHandler.maxHelloBytes {
                             let message = "closing a sync connection whose first message has \(text.utf8.count) "
                                 + "bytes (a hello has at most \(SyncSessionHandler.maxHelloBytes))"
-                            context.logger.notice("\(message)")
+                            logger.notice("\(message)")
                             break
                         }
                         isFirst = false
@@ -190,42 +189,56 @@ func makeApplication(_ options: ServerOptions, tls: TLSConfiguration?, logger: L
                                 let message = "slowing a sync connection that sends more than "
                                     + "\(options.maxMessagesPerSecond) messages or \(options.maxBytesPerSecond) bytes "
                                     + "a second (--max-messages-per-second, --max-bytes-per-second)"
-                                context.logger.notice("\(message)")
+                                logger.notice("\(message)")
                                 slowed = true
                             }
                             try await Task.sleep(for: wait)
                         }
-                        continuation.yield(.frame(text))
+                        continuation.yield(.frame(text, received: received))
                     }
                     ending.reason.withLock { $0 = "the connection was closed" }
                 } catch is CancellationError {
                 } catch {
                     ending.reason.withLock { $0 = "the connection failed: \(error)" }
                     metrics.connectionFailed()
-                    context.logger.notice("a sync connection failed: \(error)")
+                    logger.notice("a sync connection failed: \(error)")
                 }
+                return false
             }
-            // SIGTERM or SIGINT (``GracefulShutdown``): the session handles what it received
-            // before the `.drain` event (uploads are committed and acknowledged), then closes
-            // with 1001 (going away); the client reconnects, to another server if there is one,
-            // and sends again what was not acknowledged. The HTTP server's own shutdown, after
-            // --shutdown-timeout, ends a session still busy after the event in hand.
-            var drained = false
-            try await withGracefulShutdownHandler {
-                for await event in events {
-                    if case .drain = event {
-                        drained = true
-                        break
+            group.addTask(executorPreference: SessionThreads.executor) {
+                let handler = SyncSessionHandler(store: store, authenticator: authenticator, rules: rules, options: options,
+                                                 pathAppId: pathAppId, watch: watch, sessionId: id,
+                                                 logger: logger) { message in
+                    let text = SyncCoding.encode(message)
+                    metrics.sent(message, bytes: text.utf8.count, session: id)
+                    try await outbound.write(.text(text))
+                }
+                // SIGTERM or SIGINT (``GracefulShutdown``): the session handles what it received
+                // before the `.drain` event (uploads are committed and acknowledged), then closes
+                // with 1001 (going away); the client reconnects, to another server if there is one,
+                // and sends again what was not acknowledged. The HTTP server's own shutdown, after
+                // --shutdown-timeout, ends a session still busy after the event in hand.
+                var drained = false
+                try await withGracefulShutdownHandler {
+                    for await event in events {
+                        if case .drain = event {
+                            drained = true
+                            break
+                        }
+                        if try await !handler.handle(event) { break }
                     }
-                    if try await !handler.handle(event) { break }
+                } onGracefulShutdown: {
+                    continuation.yield(.closed)
                 }
-            } onGracefulShutdown: {
-                continuation.yield(.closed)
+                if drained {
+                    ending.reason.withLock { $0 = "the server is shutting down" }
+                    try? await outbound.close(.goingAway, reason: "the server is shutting down")
+                }
+                return true
             }
-            group.cancelAll()
-            if drained {
-                ending.reason.withLock { $0 = "the server is shutting down" }
-                try? await outbound.close(.goingAway, reason: "the server is shutting down")
+            // The session ended: stop reading the connection.
+            while let sessionEnded = try await group.next() {
+                if sessionEnded { group.cancelAll() }
             }
         }
     }

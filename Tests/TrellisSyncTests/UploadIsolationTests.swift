@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import PostgresNIO
 import Synchronization
 import Testing
@@ -7,6 +8,7 @@ import Trellis
 import TrellisSync
 import TrellisSyncProtocol
 import TrellisTestSupport
+@testable import TrellisSyncServer
 
 /// One user's worst uploads do not hold up another user's (issue 36 item 4): the costly parts
 /// of an upload (its merge, its row writes, the documents' copies into the history) run
@@ -147,6 +149,15 @@ struct UploadIsolationTests {
     /// A measurement: it runs alone (`TRELLIS_ISOLATION_TEST=1`, as Scripts/test.sh runs it after
     /// the other sync tests), since tests running beside it would be in the figures, and its
     /// attacker would slow them.
+    ///
+    /// What is asserted is what the design guarantees on a loaded machine, not a wall-clock
+    /// figure (which a build beside it can multiply): no upload of the victim waits for an
+    /// attacker's upload to be handled. The victim's slowest upload during each kind of attack
+    /// is compared with how long the attacker's uploads of that kind take (both measured at the
+    /// same moments, so under the same load): a victim upload queued behind the attacker's
+    /// work (the cooperative pool held by its unmasking and decoding, or the victim's session
+    /// reading what the attacker added) waits a large part of it. The figures in docs/SYNC.md,
+    /// "Fairness between users", come from this test's report.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["TRELLIS_ISOLATION_TEST"] == "1"))
     func anotherUsersWorstUploadsDelayAOneChangeUploadByLessThanAHundredMilliseconds() async throws {
         let fixture = try SyncFixture()
@@ -164,6 +175,11 @@ struct UploadIsolationTests {
         let victimToken = try await testApp(server.baseURL).login(credentials: .anonymous).accessToken ?? ""
         let attackerToken = try await testApp(server.baseURL).login(credentials: .anonymous).accessToken ?? ""
         let progress = AttackProgress()
+        // The attacker is another device: in this process, its work (encoding 16 MB messages,
+        // masking them as a WebSocket client must) runs on a thread and an event loop of its own,
+        // so what is measured is the server, not the victim's client waiting for the attacker's.
+        let attackerLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { attackerLoop.shutdownGracefully { _ in } }
         // The longest wait for a lock in this database during the attack (PostgreSQL's
         // `pg_locks.waitstart`), sampled every 10 ms: what one upload can make another wait for
         // inside the database (history lock, object locks, rows). A sample taken late sees the
@@ -194,8 +210,9 @@ struct UploadIsolationTests {
             let baseline = try await Self.latencies(&victim, clientId: victimId, from: 6, count: 20)
             // The attacker sends its worst uploads one after another, a list-merge upload then a
             // largest message, again and again, while the victim measures.
-            let attack = Task {
-                try await RawSyncClient.connect(port: server.port, maxFrameSize: maxMessage, timeout: .seconds(600)) { attacker in
+            let attack = Task(executorPreference: Self.attackerThread) {
+                try await RawSyncClient.connect(port: server.port, maxFrameSize: maxMessage, timeout: .seconds(600),
+                                                eventLoopGroup: attackerLoop) { attacker in
                     let attackerId = try await Self.open(&attacker, attackerToken)
                     var uploadId: Int64 = 1
                     while !Task.isCancelled {
@@ -207,15 +224,17 @@ struct UploadIsolationTests {
                         }
                         let text = SyncCoding.encode(message)
                         let start = ContinuousClock.now
-                        try await attacker.send(text: text)
                         progress.inFlight.store(kind, ordering: .sequentiallyConsistent)
+                        try await attacker.send(text: text)
                         progress.sent.add(1, ordering: .sequentiallyConsistent)
                         let frames = try await attacker.collect {
                             if case .ack(let ack) = $0 { ack.uploadId == uploadId } else { false }
                         }
                         progress.inFlight.store(0, ordering: .sequentiallyConsistent)
+                        let took = ContinuousClock.now - start
+                        progress.durations.withLock { $0[kind, default: []].append(took) }
                         progress.report.withLock { $0.append("attacker upload \(uploadId) (\(Self.kinds[kind] ?? ""), "
-                            + "\(text.utf8.count) bytes): \(Self.ms(ContinuousClock.now - start)) to its ack, errors "
+                            + "\(text.utf8.count) bytes): \(Self.ms(took)) to its ack, errors "
                             + "\(RawSyncClient.errors(frames).map(\.code))") }
                         uploadId += 1
                     }
@@ -238,20 +257,26 @@ struct UploadIsolationTests {
             return (baseline, underAttack)
         }
         let (baseMedian, baseP90) = Self.summary(baseline)
+        let baseMax = baseline.max() ?? .zero
         _ = try? await probe.value
         let (longestWait, waitedLock) = progress.longestLockWait.withLock { $0 }
+        let durations = progress.durations.withLock { $0 }
         var lines = progress.report.withLock { $0 } + [
             String(format: "longest lock wait in PostgreSQL: %.1f ms (%@)", longestWait, waitedLock),
-            "victim baseline: median \(Self.ms(baseMedian)), p90 \(Self.ms(baseP90)), max \(Self.ms(baseline.max() ?? .zero)) "
+            "victim baseline: median \(Self.ms(baseMedian)), p90 \(Self.ms(baseP90)), max \(Self.ms(baseMax)) "
                 + "(\(baseline.count) uploads)",
         ]
         for (kind, samples) in underAttack.sorted(by: { $0.key < $1.key }) {
             let (median, p90) = Self.summary(samples)
+            let attackMedian = Self.summary(durations[kind] ?? []).median
             lines.append("victim during \(Self.kinds[kind] ?? ""): median \(Self.ms(median)), p90 \(Self.ms(p90)), max "
-                + "\(Self.ms(samples.max() ?? .zero)) (\(samples.count) uploads)")
+                + "\(Self.ms(samples.max() ?? .zero)) (\(samples.count) uploads); the attacker's uploads of this kind: "
+                + "median \(Self.ms(attackMedian)) to their ack (\(durations[kind]?.count ?? 0))")
         }
         if ProcessInfo.processInfo.environment["TRELLIS_ISOLATION_REPORT"] == "1" {
             print(lines.joined(separator: "\n"))
+            // With TRELLIS_SYNC_LOG=debug the server logs where each upload's time went.
+            print(server.log.split(separator: "\n").filter { $0.contains("applied and acknowledged") }.joined(separator: "\n"))
         }
         // Inside the database no upload waits 100 ms for the attacker: the history lock covers
         // only the numbering of its entries (at most --max-changes-per-upload), the rest runs
@@ -261,14 +286,72 @@ struct UploadIsolationTests {
         for kind in Self.kinds.keys.sorted() {
             let samples = underAttack[kind] ?? []
             #expect(samples.count >= 15, "\(lines)")
-            // End to end, the typical upload of the other user is delayed by less than 100 ms
-            // (median), and none waits for the attacker's merge (before issue 36: 84 s). The
-            // slowest is bounded loosely: what is left of the tail is CPU, not locks (the
-            // attacker's 16 MB decoded by a debug build on two cores shared with PostgreSQL and,
-            // on the test machine, other builds; see docs/SYNC.md, "Limits").
+            // The typical upload of the other user is delayed by less than 100 ms (median).
             #expect(Self.summary(samples).median < baseMedian + Self.allowedDelay, "\(lines)")
-            #expect((samples.max() ?? .zero) < (baseline.max() ?? .zero) + .seconds(2), "\(lines)")
+            // None waits for the attacker's upload to be handled: the slowest takes less than half
+            // the time the attacker's uploads of that kind take (their median), beyond the slowest
+            // without the attack, and at least 100 ms more. Both are measured at the same moments:
+            // a loaded machine slows both. (Measured: see docs/SYNC.md, "Fairness between users";
+            // the deterministic form of this is sessionsBusyOnTheCPUWithLargeMessages…, below.)
+            let attackMedian = Self.summary(durations[kind] ?? []).median
+            let bound = baseMax + max(Self.allowedDelay, attackMedian / 2)
+            #expect((samples.max() ?? .zero) < bound, "slowest above \(Self.ms(bound)): \(lines)")
         }
+    }
+
+    /// Where the attacker's work runs in this process (not on the cooperative pool the victim's
+    /// client uses).
+    static let attackerThread = ThreadPoolExecutor(name: "attacker", threads: 1)
+
+    /// A session busy on the CPU for seconds with a large message (unmasking, checking and
+    /// decoding 16 MB took a debug build 5.4 s) holds one thread of the server, not the other
+    /// sessions': with as many such sessions as the machine has cores (on Swift's cooperative
+    /// pool, a thread per core, they held every thread and the other user's upload waited for
+    /// them), the other user's one-change upload is acknowledged while they are still busy.
+    /// The CPU work is `--busy-per-large-message` (a busy loop before decoding each message of
+    /// 64 KiB or more), so the test needs no 16 MB messages and its bound is the design's: the
+    /// victim's uploads end before the busy sessions' work does, however loaded the machine.
+    @Test func sessionsBusyOnTheCPUWithLargeMessagesDoNotHoldUpAnotherUsersUpload() async throws {
+        let busyMilliseconds = 10_000
+        let fixture = try SyncFixture(serverArguments: ["--busy-per-large-message", String(busyMilliseconds)])
+        let server = fixture.server
+        let busyCount = min(8, max(2, ProcessInfo.processInfo.activeProcessorCount))
+        let victimToken = try await testApp(server.baseURL).login(credentials: .anonymous).accessToken ?? ""
+        var tokens = [String]()
+        for _ in 0..<busyCount {
+            tokens.append(try await testApp(server.baseURL).login(credentials: .anonymous).accessToken ?? "")
+        }
+        let attackerTokens = tokens
+        @Sendable func busyLines() -> Int { server.log.components(separatedBy: "fault injection: busy for").count - 1 }
+        @Sendable func doneLines() -> Int { server.log.components(separatedBy: "fault injection: done being busy").count - 1 }
+        let outcome = try await RawSyncClient.connect(port: server.port, timeout: .seconds(120)) {
+            victim -> (latencies: [Duration], busyAtTheEnd: Int, doneAtTheEnd: Int) in
+            let victimId = try await Self.open(&victim, victimToken)
+            _ = try await Self.latencies(&victim, clientId: victimId, from: 1, count: 2)
+            // Each attacker sends one upload of ~100 KB: its session is then busy for seconds.
+            let attackers = attackerTokens.map { token in
+                Task {
+                    try await RawSyncClient.connect(port: server.port, timeout: .seconds(120)) { attacker in
+                        let attackerId = try await Self.open(&attacker, token)
+                        try await attacker.send(Self.largestMessage(1, bytes: 2 * 60_400, clientId: attackerId))
+                        _ = try await attacker.collect { if case .ack = $0 { true } else { false } }
+                    }
+                }
+            }
+            defer { for attacker in attackers { attacker.cancel() } }
+            #expect(try await eventually(.seconds(60), interval: .milliseconds(5)) { busyLines() >= busyCount },
+                    "the attackers' sessions did not start being busy: \(server.log)")
+            let measured = try await Self.latencies(&victim, clientId: victimId, from: 3, count: 1)
+            let outcome = (measured, busyLines(), doneLines())
+            for attacker in attackers { try await attacker.value }
+            return outcome
+        }
+        let report = "victim's upload: \(outcome.latencies.map(Self.ms)); busy sessions when it was acknowledged: "
+            + "\(outcome.busyAtTheEnd - outcome.doneAtTheEnd) of \(busyCount)"
+        if ProcessInfo.processInfo.environment["TRELLIS_ISOLATION_REPORT"] == "1" { print(report) }
+        #expect(outcome.latencies.count == 1, "\(report)")
+        // Every busy session was still busy when the victim's upload was acknowledged.
+        #expect(outcome.busyAtTheEnd >= busyCount && outcome.doneAtTheEnd == 0, "\(report)\n\(server.log)")
     }
 
     /// The merge runs without locks, so the server checks under the history lock that the
@@ -304,6 +387,8 @@ final class AttackProgress: Sendable {
     let sent = Atomic<Int>(0)
     /// A line per attack upload: its kind, size, and time to its acknowledgement.
     let report = Mutex<[String]>([])
+    /// How long the attacker's uploads took, sent to acknowledged, by kind.
+    let durations = Mutex<[Int: [Duration]]>([:])
     /// The longest lock wait seen in PostgreSQL, and the lock (type and object).
     let longestLockWait = Mutex<(milliseconds: Double, lock: String)>((0, "none"))
 }

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import Synchronization
 import TrellisSync
 import TrellisSyncProtocol
@@ -53,14 +55,17 @@ enum RawSyncClient {
     }
 
     /// Opens a sync WebSocket to a server on `port` (app `pathAppId` in its path) and runs `body`
-    /// with it, bounded by `timeout`.
+    /// with it, bounded by `timeout`. `eventLoopGroup`: where the connection's I/O (and the
+    /// masking of what it sends) runs; NIO's shared group unless given.
     static func connect<T: Sendable>(port: Int, pathAppId: String = "trellis", maxFrameSize: Int = 1 << 24,
                                      timeout: Duration = .seconds(20),
+                                     eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                                      _ body: @escaping @Sendable (inout RawSyncChannel) async throws -> T) async throws -> T {
         let result = Mutex<T?>(nil)
         try await withTimeout(timeout) {
             try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/api/client/v2.0/app/\(pathAppId)/realm-sync",
                                               configuration: .init(maxFrameSize: maxFrameSize),
+                                              eventLoopGroup: eventLoopGroup,
                                               logger: Logger(label: "raw")) { inbound, outbound, _ in
                 var channel = RawSyncChannel(outbound: outbound, frames: inbound.messages(maxSize: maxFrameSize).makeAsyncIterator())
                 let value = try await body(&channel)

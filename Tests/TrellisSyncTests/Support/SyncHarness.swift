@@ -113,8 +113,13 @@ final class ServerProcess: @unchecked Sendable {
     private var exited = false
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// The server built beside the tests, or `TRELLIS_SYNC_SERVER_BINARY` (a measurement of
+    /// another build, such as a release build or an older version, with the same tests).
     static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("trellis-sync")
+        if let path = ProcessInfo.processInfo.environment["TRELLIS_SYNC_SERVER_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("trellis-sync")
     }
 
     init(database: String, schema: URL, arguments: [String] = [], port: Int = 0) throws {

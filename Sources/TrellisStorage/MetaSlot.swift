@@ -151,8 +151,9 @@ struct MetaSlot: Equatable {
         let freeTreeDepth = page.loadLE(UInt64.self, at: 80)
         let spareCount = page.loadLE(UInt64.self, at: 88)
         // Counts that no file can have make the slot unusable (a depth past Int.max trapped on
-        // conversion: a fuzzer finding), like a failed checksum.
-        guard txnID > 0, pageCount >= Layout.firstDataPage, pageCount < maximumPageCount, catalogDepth <= 32,
+        // conversion, and a commit number of UInt64.max left no number for the next commit:
+        // fuzzer findings), like a failed checksum.
+        guard txnID > 0, txnID < UInt64.max, pageCount >= Layout.firstDataPage, pageCount < maximumPageCount, catalogDepth <= 32,
               freeTreeDepth <= 32, spareCount <= UInt64(spareCapacity),
               page.loadLE(UInt64.self, at: 64) < maximumPageCount,
               page.loadLE(UInt64.self, at: 96)

@@ -4,7 +4,11 @@
 /// enum Size: String, PersistableEnum { case small, large }
 /// class Dog: Object { @Persisted var size: Size }   // defaults to the first case
 /// ```
-public protocol PersistableEnum: _PersistableInsideOptional, RawRepresentable, CaseIterable, _PrimaryKey, _Indexable
+///
+/// As in Realm (where it refines `RealmEnum`, a `RealmOptionalType`), it also parameterizes the
+/// legacy declarations: `let size = RealmProperty<Size?>()`, `let size = RealmOptional<Size>()`.
+public protocol PersistableEnum: _PersistableInsideOptional, RawRepresentable, CaseIterable, _PrimaryKey, _Indexable,
+    RealmOptionalType, _OptionalRealmPropertyType
 where RawValue: _PersistableInsideOptional {}
 
 extension PersistableEnum {

@@ -267,8 +267,10 @@ public struct Persisted<Value: _Persistable> {
     }
 }
 
-extension Persisted where Value: _Indexable {
-    /// A property with an index, which makes equality and range queries on it fast.
+extension Persisted where Value.PersistedType: _Indexable {
+    /// A property with an index, which makes equality and range queries on it fast. As in
+    /// Realm, what counts is the stored type: a ``CustomPersistable`` stored as an indexable
+    /// type (`Int`, `String`, `Date`…) can be indexed too.
     @inlinable
     public init(indexed: Bool) {
         _storage = .unmanagedNoDefault

@@ -49,8 +49,12 @@ public enum RealmMapChange<Collection: RealmKeyedCollection> {
     case error(any Error)
 }
 
-/// A collection keyed by strings (`Map`), for ``RealmMapChange``.
+/// A collection keyed by strings (`Map`), for ``RealmMapChange``. As in Realm, its keys are
+/// map keys and its values collection values, so generic code can reach `Value.PersistedType`
+/// (`where T: RealmKeyedCollection, T.Value.PersistedType: _QueryNumeric`).
 public protocol RealmKeyedCollection {
-    associatedtype Key
-    associatedtype Value
+    /// The type of the keys.
+    associatedtype Key: _MapKey
+    /// The type of the values.
+    associatedtype Value: RealmCollectionValue
 }

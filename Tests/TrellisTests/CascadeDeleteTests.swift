@@ -293,7 +293,7 @@ enum NullifyModels {
         do {
             let realm = try Realm(configuration: .init(fileURL: url, objectTypes: M.types))
             try addOrder(realm)
-            #expect(realm.core.file.catalog.format == 5)
+            #expect(realm.core.file.catalog.format >= 5)
             let properties = try #require(realm.schema["COrder"]).properties
             #expect(properties.first { $0.name == "lines" }?.deleteRule == .cascade)
             #expect(properties.first { $0.name == "customer" }?.deleteRule == .nullify)
@@ -342,7 +342,7 @@ enum NullifyModels {
         #expect(realm.objects(M.Line.self).count == 1)
     }
 
-    @Test func aFormatFourFileOpensAndRecordsFormatFiveWhenARuleIsAdded() throws {
+    @Test func aFormatFourFileOpensReadOnlyAsItIsAndWritableAtTheCurrentFormatWithItsRules() throws {
         let name = "four.realm"
         let url = folder.file(name)
         do {
@@ -360,14 +360,25 @@ enum NullifyModels {
             try txn.commit()
         }
         do {
-            let realm = try Realm(configuration: folder.configuration(NullifyModels.types, name: name))
+            var readOnly = folder.configuration(NullifyModels.types, name: name)
+            readOnly.readOnly = true
+            let realm = try Realm(configuration: readOnly)
             #expect(realm.core.file.catalog.format == 4)
+            #expect(realm.objects(M.Line.self).count == 1)
+        }
+        do {
+            // A writable open upgrades the file (format 6: compact rows and primary-key entries, CompactUpgrade).
+            let realm = try Realm(configuration: folder.configuration(NullifyModels.types, name: name))
+            #expect(realm.core.file.catalog.format == SchemaCatalog.formatVersion)
             #expect(realm.objects(M.Line.self).count == 1)
         }
         var cascading = folder.configuration(M.types, name: name)
         cascading.schemaVersion = 1
         let realm = try Realm(configuration: cascading)
-        #expect(realm.core.file.catalog.format == 5)
+        #expect(realm.core.file.catalog.format == SchemaCatalog.formatVersion)
+        #expect(realm.schema["COrder"]?.properties.first { $0.name == "lines" }?.deleteRule == .cascade)
+        try realm.write { realm.delete(realm.objects(M.Order.self)) }
+        #expect(realm.objects(M.Line.self).isEmpty)
     }
 
     @Test func appServicesSchemasExportNothingForTheRule() throws {

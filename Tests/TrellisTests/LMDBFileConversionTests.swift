@@ -214,7 +214,7 @@ final class LCPart: Object {
 
     /// The checked-in files are what their names say and convert tree for tree.
     @Test func theCheckedInFixturesConvertTreeForTree() throws {
-        for (name, format) in [("format3", 3), ("format4", 4), ("every-kind", SchemaCatalog.formatVersion)] {
+        for (name, format) in [("format3", 3), ("format4", 4), ("every-kind", 5)] {
             // A copy: liblmdb makes a lock file beside what it opens.
             let url = folder.file("\(name)-checked-in.realm")
             try FileManager.default.copyItem(at: Self.checkedInFixtures.appendingPathComponent("\(name).realm"), to: url)

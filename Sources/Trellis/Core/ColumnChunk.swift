@@ -33,8 +33,9 @@ enum ColumnKind: UInt8 {
 /// tail: the bytes of variable-width values (a slot holds offset | length << 32, or
 ///       `inRow` for a value longer than `inlineLimit`, read from the row)
 /// ```
-/// A slot holds exactly what the row's slot holds (see ``RowFormat``), so a column scan reads
-/// the same bits an object read does. Absent keys read as null with a zero slot.
+/// A fixed-width slot holds what the row's slot holds, zero-extended to 8 bytes (see
+/// ``RowFormat``), so a column scan reads the same bits an object read does. Absent keys read as
+/// null with a zero slot.
 enum ChunkFormat {
     static let headerBytes = 8
     /// Variable-width values longer than this stay in their row only: the slot holds
@@ -220,7 +221,8 @@ final class ChunkBuilder {
         }
         let word = index >> 6, bit: UInt64 = 1 << UInt64(index & 63)
         presence[word] |= bit
-        let columnCount = row.columnCount, slotsStart = RowFormat.slotsStart(columnCount)
+        let (columnCount, width) = row.layout
+        let slotsStart = RowFormat.slotsStart(columnCount)
         let bytes = row.bytes
         for column in 0..<kinds.count {
             let start = starts[column]
@@ -232,13 +234,13 @@ final class ChunkBuilder {
                 continue
             }
             blocks[start &+ word] &= ~bit
-            let slot = bytes.loadUnaligned(fromByteOffset: slotsStart &+ 8 &* column, as: UInt64.self)
+            let slot = RowFormat.loadSlot(bytes, at: slotsStart &+ width &* column, width: width)
             guard kinds[column] == .variable else {
                 blocks[start &+ words &+ index] = slot
                 continue
             }
             // The row's slot gives its tail's offset and length, as ``RowView/tail(_:)`` reads them.
-            let offset = Int(slot & 0xFFFF_FFFF), length = Int(slot &>> 32)
+            let (offset, length) = RowFormat.tailSpan(slot, width: width)
             let inBounds = length > 0 && offset &+ length <= bytes.count
             if !inBounds {
                 blocks[start &+ words &+ index] = 0

@@ -303,7 +303,7 @@ extension RealmCore {
     func lookUpPrimaryKey(_ table: Table, _ value: _StoredValue.Payload) -> ObjectKey? {
         guard let index = table.primaryKeys else { return nil }
         return PrimaryKeyEncoding.withEncoded(value) { k in
-            transaction.get(index, searchingKey: k).map { $0.load(orZeroAt: 0, as: UInt64.self) }
+            transaction.get(index, searchingKey: k).map(PrimaryKeyEncoding.objectKey)
         }
     }
 
@@ -311,10 +311,13 @@ extension RealmCore {
     @discardableResult
     func insertPrimaryKey(_ table: Table, _ value: _StoredValue.Payload, key: ObjectKey) -> Bool {
         guard let index = table.primaryKeys, let txn = writeTransaction else { return true }
-        var objectKey = key
+        var objectKey = key.littleEndian
+        let length = PrimaryKeyEncoding.valueByteCount(key)
         do {
             return try PrimaryKeyEncoding.withEncoded(value) { (k) in
-                try withUnsafeBytes(of: &objectKey) { (v) in try txn.put(index, key: k, value: v, noOverwrite: true) }
+                try withUnsafeBytes(of: &objectKey) { (v) in
+                    try txn.put(index, key: k, value: UnsafeRawBufferPointer(rebasing: v.prefix(length)), noOverwrite: true)
+                }
             }
         } catch {
             storageFailure(error)

@@ -3,21 +3,63 @@ import Foundation
 /// The byte layout of one object row, giving O(1) access to any column.
 ///
 /// ```
-/// u16 columnCount | null bitmap (ceil(count/8) bytes) | count x 8-byte slots | tail
+/// u16 header | null bitmap (ceil(count/8) bytes) | count x w-byte slots | tail
 /// ```
+/// The header's low 13 bits are the column count, its top 3 bits the slot width `w`: 1-7 bytes,
+/// or 0 for 8 (rows written before file format 6 all have 8-byte slots and a header that is just
+/// the count, so they read unchanged). A writer picks the smallest width that holds every slot of
+/// the row (``RowWriter``): a row of small integers, links and short texts takes 3 bytes a slot
+/// instead of 8; one wide value (a Double, a negative integer) makes the whole row's slots 8.
+///
 /// A slot holds a fixed-width value (integers, Bool, Float, Double, Date as seconds since
-/// 2001, a link's object key) or, for variable-width values (String, Data, ObjectId,
-/// Decimal128, UUID, AnyRealmValue), the tail offset (low 32 bits) and length (high 32 bits).
-/// Collections keep nothing in the row. A row written with fewer columns than the schema
+/// 2001, a link's object key) truncated to `w` bytes (little-endian; the bytes left out are
+/// zero) or, for variable-width values (String, Data, ObjectId, Decimal128, UUID,
+/// AnyRealmValue), the tail offset from the row's start (low `4w` bits) and length (high `4w`
+/// bits). Collections keep nothing in the row. A row written with fewer columns than the schema
 /// (an older schema) reads as null for the missing ones.
+///
+/// Collection elements are one-column rows too (``RowWriter/encode(single:)``), but always with
+/// 8-byte slots: a set element's bytes are its key, so its encoding must not change.
 @usableFromInline
 enum RowFormat {
+    /// The most columns a row can have: the header's 13 bits of count.
+    static let maxColumns = 0x1FFF
+
     @inlinable @inline(__always)
     static func bitmapBytes(_ columns: Int) -> Int { (columns &+ 7) >> 3 }
     @inlinable @inline(__always)
     static func slotsStart(_ columns: Int) -> Int { 2 &+ bitmapBytes(columns) }
     @inlinable @inline(__always)
-    static func tailStart(_ columns: Int) -> Int { slotsStart(columns) &+ 8 &* columns }
+    static func tailStart(_ columns: Int, width: Int = 8) -> Int { slotsStart(columns) &+ width &* columns }
+
+    /// The column count a header gives.
+    @inlinable @inline(__always)
+    static func columnCount(header: UInt16) -> Int { Int(header & 0x1FFF) }
+
+    /// The slot width a header gives: its top 3 bits, 0 standing for 8.
+    @inlinable @inline(__always)
+    static func slotWidth(header: UInt16) -> Int { Int(((header &>> 13) &- 1) & 7) &+ 1 }
+
+    /// The header of a row of `columns` columns with slots of `width` bytes.
+    static func header(columns: Int, width: Int) -> UInt16 { UInt16(columns) | UInt16(width & 7) << 13 }
+
+    /// The `width`-byte slot at `offset` of `bytes` (which must hold it), zero-extended.
+    @inlinable @inline(__always)
+    static func loadSlot(_ bytes: UnsafeRawBufferPointer, at offset: Int, width: Int) -> UInt64 {
+        if offset &+ 8 <= bytes.count {
+            return bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & (UInt64.max &>> UInt64(64 &- 8 &* width))
+        }
+        var value: UInt64 = 0
+        for index in 0..<width { value |= UInt64(bytes[offset &+ index]) &<< UInt64(8 &* index) }
+        return value
+    }
+
+    /// The tail offset and length a variable-width slot of `width` bytes holds.
+    @inlinable @inline(__always)
+    static func tailSpan(_ slot: UInt64, width: Int) -> (offset: Int, length: Int) {
+        let half = UInt64(4 &* width)
+        return (Int(slot & ((1 &<< half) &- 1)), Int(slot &>> half))
+    }
 }
 
 /// A read-only view of a row inside the memory map. Never kept past the current read.
@@ -31,14 +73,19 @@ struct RowView {
     @inlinable
     init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    /// The number of columns the row holds; 0 for bytes too short for the count they claim
-    /// (a damaged file), so every column then reads as null.
+    /// The number of columns the row holds and its slot width; 0 columns for bytes too short
+    /// for the count they claim (a damaged file), so every column then reads as null.
     @inlinable @inline(__always)
-    var columnCount: Int {
-        guard bytes.count >= 2 else { return 0 }
-        let count = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self))
-        return RowFormat.tailStart(count) <= bytes.count ? count : 0
+    var layout: (count: Int, width: Int) {
+        guard bytes.count >= 2 else { return (0, 8) }
+        let header = bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self)
+        let count = RowFormat.columnCount(header: header), width = RowFormat.slotWidth(header: header)
+        return RowFormat.tailStart(count, width: width) <= bytes.count ? (count, width) : (0, 8)
     }
+
+    /// The number of columns the row holds (see ``layout``).
+    @inlinable @inline(__always)
+    var columnCount: Int { layout.count }
 
     /// Whether `column` holds the same value in both rows.
     func hasSameColumn(_ other: RowView, _ column: Int, variableWidth: Bool) -> Bool {
@@ -56,10 +103,12 @@ struct RowView {
         return byte & (1 << UInt8(column & 7)) != 0
     }
 
+    /// The slot of `column`, zero-extended to 8 bytes (0 for a column the row lacks).
     @inlinable @inline(__always)
     func slot(_ column: Int) -> UInt64 {
-        guard column < columnCount else { return 0 }
-        return bytes.loadUnaligned(fromByteOffset: RowFormat.slotsStart(columnCount) &+ 8 &* column, as: UInt64.self)
+        let (count, width) = layout
+        guard column < count else { return 0 }
+        return RowFormat.loadSlot(bytes, at: RowFormat.slotsStart(count) &+ width &* column, width: width)
     }
 
     @inlinable @inline(__always)
@@ -74,8 +123,10 @@ struct RowView {
     /// The tail bytes of a variable-width column (empty when null or absent).
     @inlinable @inline(__always)
     func tail(_ column: Int) -> UnsafeRawBufferPointer {
-        let s = slot(column)
-        let offset = Int(s & 0xFFFF_FFFF), length = Int(s >> 32)
+        let (count, width) = layout
+        let s = column < count
+            ? RowFormat.loadSlot(bytes, at: RowFormat.slotsStart(count) &+ width &* column, width: width) : 0
+        let (offset, length) = RowFormat.tailSpan(s, width: width)
         guard length > 0, offset &+ length <= bytes.count, let base = bytes.baseAddress else {
             return UnsafeRawBufferPointer(start: bytes.baseAddress, count: 0)
         }
@@ -168,21 +219,55 @@ enum RowWriter {
         }
     }
 
-    /// The size of the row of `values`: header, slots and tail.
-    private static func byteCount(of values: some Collection<_StoredValue.Payload>) -> Int {
-        var tailSize = 0
-        for value in values { tailSize += tailByteCount(of: value) }
-        return RowFormat.tailStart(values.count) + tailSize
+    /// The layout of the row of `values`: its slot width and size (header, slots and tail).
+    /// With `compact` false, 8-byte slots (collection elements, whose bytes may be keys).
+    private static func layout(of values: some Collection<_StoredValue.Payload>, compact: Bool)
+        -> (width: Int, byteCount: Int)
+    {
+        let count = values.count
+        var tailSize = 0, longest = 0, fixedBits: UInt64 = 0, variable = false
+        for value in values {
+            if hasTail(value) {
+                let length = tailByteCount(of: value)
+                tailSize += length
+                longest = max(longest, length)
+                variable = true
+            } else {
+                fixedBits |= slotBits(of: value)
+            }
+        }
+        guard compact else { return (8, RowFormat.tailStart(count) + tailSize) }
+        precondition(count <= RowFormat.maxColumns,
+                     "A class can have at most \(RowFormat.maxColumns) persisted properties")
+        var width = max(1, (64 - fixedBits.leadingZeroBitCount + 7) / 8)
+        if variable {
+            // Every offset and length must fit in half a slot: the offsets end at the row's end.
+            while width < 8 {
+                let limit = 1 << (4 * width), end = RowFormat.tailStart(count, width: width) + tailSize
+                if end < limit && longest < limit { break }
+                width += 1
+            }
+        }
+        return (width, RowFormat.tailStart(count, width: width) + tailSize)
     }
 
-    /// Encodes a full row from one value per column, in one allocation.
+    /// Encodes a full row from one value per column, in one allocation, with the smallest slot
+    /// width that holds every value (``RowFormat``).
     static func encode(_ values: some Collection<_StoredValue.Payload>) -> [UInt8] {
-        [UInt8].zeroed(count: byteCount(of: values)) { write(values, into: $0) }
+        encode(values, compact: true)
     }
 
-    /// Encodes a row of one column (a collection element): one allocation, the row's.
+    /// Encodes a full row, with 8-byte slots unless `compact` (the rows of files before format 6
+    /// had them; a collection element has them in every format).
+    static func encode(_ values: some Collection<_StoredValue.Payload>, compact: Bool) -> [UInt8] {
+        let (width, byteCount) = layout(of: values, compact: compact)
+        return [UInt8].zeroed(count: byteCount) { write(values, width: width, into: $0) }
+    }
+
+    /// Encodes a row of one column (a collection element) with an 8-byte slot, as every
+    /// version of the format has (a set element's bytes are its key): one allocation.
     static func encode(single value: _StoredValue.Payload) -> [UInt8] {
-        encode(CollectionOfOne(value))
+        encode(CollectionOfOne(value), compact: false)
     }
 
     /// The row of `values`, encoded into `scratch` (valid until `scratch` next changes): a row
@@ -190,17 +275,20 @@ enum RowWriter {
     static func encode(_ values: UnsafeBufferPointer<_StoredValue.Payload>, into scratch: ByteBuffer)
         -> UnsafeRawBufferPointer
     {
-        let raw = scratch.resetZeroed(count: byteCount(of: values))
-        write(values, into: raw)
+        let (width, byteCount) = layout(of: values, compact: true)
+        let raw = scratch.resetZeroed(count: byteCount)
+        write(values, width: width, into: raw)
         return UnsafeRawBufferPointer(raw)
     }
 
-    private static func write(_ values: some Collection<_StoredValue.Payload>, into buffer: UnsafeMutableRawBufferPointer) {
+    private static func write(_ values: some Collection<_StoredValue.Payload>, width: Int,
+                              into buffer: UnsafeMutableRawBufferPointer)
+    {
         guard let base = buffer.baseAddress else { return }
         let count = values.count
-        buffer.storeBytes(of: UInt16(count), toByteOffset: 0, as: UInt16.self)
-        var tailOffset = RowFormat.tailStart(count)
-        let slots = RowFormat.slotsStart(count)
+        buffer.storeBytes(of: RowFormat.header(columns: count, width: width), toByteOffset: 0, as: UInt16.self)
+        var tailOffset = RowFormat.tailStart(count, width: width)
+        let slots = RowFormat.slotsStart(count), half = 4 * width
         for (column, value) in values.enumerated() {
             if case .null = value {
                 buffer[2 + column >> 3] |= 1 << UInt8(column & 7)
@@ -209,11 +297,12 @@ enum RowWriter {
             var bits = slotBits(of: value)
             if hasTail(value) {
                 let length = tailByteCount(of: value)
-                bits = UInt64(tailOffset) | UInt64(length) << 32
+                bits = UInt64(tailOffset) | UInt64(length) << UInt64(half)
                 if length > 0 { writeTail(of: value, to: base + tailOffset) }
                 tailOffset += length
             }
-            buffer.storeBytes(of: bits, toByteOffset: slots + 8 * column, as: UInt64.self)
+            let start = slots + width * column
+            for index in 0..<width { buffer[start + index] = UInt8(truncatingIfNeeded: bits >> UInt64(8 * index)) }
         }
     }
 
@@ -228,14 +317,25 @@ enum RowWriter {
         for c in 0..<columnCount {
             if c == column {
                 values.append(value)
-            } else if row.isNull(c) {
-                values.append(.null)
-            } else if isVariableWidth(c) {
-                values.append(.data(Data(row.tail(c))))
             } else {
-                values.append(.int(Int64(bitPattern: row.slot(c))))
+                values.append(rawPayload(row, c, variableWidth: isVariableWidth(c)))
             }
         }
         return encode(values)
+    }
+
+    /// `row` with the slot width of its values (``RowFormat``): the same columns, null bits,
+    /// slots and tail bytes; nil when it has that width already (the file-format-6 upgrade).
+    static func compacted(_ row: RowView, isVariableWidth: (Int) -> Bool) -> [UInt8]? {
+        let (count, width) = row.layout
+        let values = (0..<count).map { rawPayload(row, $0, variableWidth: isVariableWidth($0)) }
+        return layout(of: values, compact: true).width == width ? nil : encode(values)
+    }
+
+    /// Column `c` of `row` as raw bits or raw tail bytes.
+    static func rawPayload(_ row: RowView, _ c: Int, variableWidth: Bool) -> _StoredValue.Payload {
+        if row.isNull(c) { return .null }
+        if variableWidth { return .data(Data(row.tail(c))) }
+        return .int(Int64(bitPattern: row.slot(c)))
     }
 }

@@ -112,7 +112,7 @@ extension RealmCore {
     /// The keys of a primary-key range (integer primary keys sort numerically).
     func primaryKeyRange(_ table: Table, lower: _StoredValue.Payload?, upper: _StoredValue.Payload?) -> [ObjectKey] {
         guard let database = table.primaryKeys else { return [] }
-        return orderedRange(database, lower, upper) { raw, value in (raw, value.load(orZeroAt: 0, as: UInt64.self)) }
+        return orderedRange(database, lower, upper) { raw, value in (raw, PrimaryKeyEncoding.objectKey(value)) }
     }
 
     /// Walks an index whose keys sort by encoded value from `lower` to `upper` (inclusive);

@@ -99,7 +99,8 @@ final class Table: @unchecked Sendable {
 }
 
 /// Encodes primary-key values as index keys: a tag byte (0 = nil, 1 = value), then the value's
-/// bytes (integers big-endian with the sign flipped, so the index sorts numerically).
+/// bytes (integers big-endian with the sign flipped, so the index sorts numerically). An entry's
+/// value is the object key, in its significant bytes (``valueByteCount(_:)``).
 enum PrimaryKeyEncoding {
     static func encode(_ value: _StoredValue.Payload) -> [UInt8] {
         switch value {
@@ -143,6 +144,21 @@ enum PrimaryKeyEncoding {
             }
         }
         return nil
+    }
+
+    /// How many bytes an entry's value, the object key, takes: its significant bytes,
+    /// little-endian, at least one (file format 6; earlier files hold all 8, read the same way).
+    static func valueByteCount(_ key: ObjectKey) -> Int { max(1, (64 &- key.leadingZeroBitCount &+ 7) &>> 3) }
+
+    /// The object key an entry's value holds (1-8 little-endian bytes; 0 for a value of another
+    /// length, which only a damaged file holds and the consistency check reports).
+    @inline(__always)
+    static func objectKey(_ value: UnsafeRawBufferPointer) -> ObjectKey {
+        if value.count == 8 { return value.loadUnaligned(as: UInt64.self) }
+        guard value.count > 0, value.count < 8 else { return 0 }
+        var key: ObjectKey = 0
+        for index in 0..<value.count { key |= UInt64(value[index]) &<< UInt64(8 &* index) }
+        return key
     }
 
     /// A readable form of a key value for error messages.

@@ -409,7 +409,8 @@ final class FileState: Sendable {
                 backlinkCounts = created
                 try BacklinkCountBuilder.rebuild(created, fromBacklinks: backlinks, txn)
                 if catalog.format == 3 {
-                    catalog.format = SchemaCatalog.formatVersion
+                    // Format 4 (stored backlink counts); ``CompactUpgrade`` takes it on to the current format.
+                    catalog.format = 4
                     try writeCatalog(catalog, txn: txn, meta: meta)
                     Logger.log(.info, Category.Storage.all, "Upgraded '\(path)' to file format \(catalog.format) "
                         + "(stored backlink counts)")

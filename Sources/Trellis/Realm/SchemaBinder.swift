@@ -30,6 +30,7 @@ enum SchemaBinder {
     static func bind(_ configuration: Realm.Configuration, file: FileState) throws {
         let path = file.environment.path
         try ColumnUpgrade.upgradeIfNeeded(configuration, file: file)
+        try CompactUpgrade.upgradeIfNeeded(configuration, file: file)
         if configuration.opensAnySchemaVersion { return }
         let classes: [ClassInfo]
         if let types = configuration.objectTypes {

@@ -16,7 +16,14 @@ struct SchemaCatalog: Codable, Equatable {
     /// file of format 4 opens as before (it has no rules) and records 5 once one of its
     /// properties cascades (``noteDeleteRules()``), so versions that read format 4 refuse a file
     /// whose deletes they would not cascade.
-    static let formatVersion = 5
+    /// 6: rows may have slots narrower than 8 bytes (``RowFormat``), and a primary-key entry's
+    /// value (the object key) has only its significant bytes. New files are 6; a writable open
+    /// writes every row and primary-key entry of a file of format 3-5 again that way
+    /// (``CompactUpgrade``; format 2 in ``ColumnUpgrade``), and versions that read format 5 refuse
+    /// format 6, so none reads a compact row as 8-byte slots. This version reads both layouts.
+    static let formatVersion = 6
+    /// The first format with compact rows and primary-key entries.
+    static let compactLayoutFormat = 6
     /// log2 of the objects per chunk of the column copies, unless the configuration says
     /// otherwise (tests make chunks small, so that they fill and empty across many keys).
     static let defaultColumnShift = 8
@@ -98,10 +105,11 @@ struct SchemaCatalog: Codable, Equatable {
         return id
     }
 
-    /// Records format 5 once a property carries a delete rule (see ``formatVersion``).
+    /// Records format 5 once a property carries a delete rule (see ``formatVersion``), in a
+    /// file of an older format (files of format 6 and later have it already).
     mutating func noteDeleteRules() {
         let hasRules = classes.contains { $0.properties.contains { $0.onDelete != nil } }
-        if hasRules, format < Self.formatVersion { format = Self.formatVersion }
+        if hasRules, format < 5 { format = 5 }
     }
 
     /// The stored properties of `info` as the file records them: by column name.

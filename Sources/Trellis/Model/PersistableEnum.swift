@@ -7,11 +7,18 @@
 ///
 /// As in Realm (where it refines `RealmEnum`, a `RealmOptionalType`), it also parameterizes the
 /// legacy declarations: `let size = RealmProperty<Size?>()`, `let size = RealmOptional<Size>()`.
+///
+/// Enums are collection values too (`List<Size>`, `MutableSet<Size?>`, `Map<String, Size>`),
+/// ordered by their raw values: `min()`, `max()` and `sorted(ascending:)` of a collection of
+/// them compare raw values, as in Realm.
 public protocol PersistableEnum: _PersistableInsideOptional, RawRepresentable, CaseIterable, _PrimaryKey, _Indexable,
-    RealmOptionalType, _OptionalRealmPropertyType
-where RawValue: _PersistableInsideOptional {}
+    RealmOptionalType, _OptionalRealmPropertyType, RealmCollectionValue, MinMaxType, SortableType, Comparable
+where RawValue: _PersistableInsideOptional & Comparable {}
 
 extension PersistableEnum {
+    /// Orders cases by their raw values, as the database does.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
     public static var _trellisTypeInfo: _PropertyTypeInfo {
         var info = RawValue._trellisTypeInfo
         info.swiftName = "\(Self.self)"

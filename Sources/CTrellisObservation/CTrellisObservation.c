@@ -12,9 +12,10 @@
 
 __thread void *const *trellis_observation_slot __attribute__((tls_model("initial-exec"))) = NULL;
 
-/// A word that is always null: the slot of a thread whose real pointer could not be found
-/// (then nothing of Trellis takes part in tracking; see the header).
-static void *const never = NULL;
+/// A word that is always null, one per thread: the slot of a thread whose real pointer could not
+/// be found (then nothing of Trellis takes part in tracking; see the header). Per thread so that
+/// slots tell threads apart.
+static __thread void *never __attribute__((tls_model("initial-exec"))) = NULL;
 
 /// Set once the layout was checked (by the Swift side, with a real tracking closure).
 static bool layout_is_exact = false;

@@ -51,6 +51,58 @@ import Testing
         #expect(realm.core.trackedObservations?.registrationCount == 0)
     }
 
+    /// The row reader's fast path (a row read before, on the Realm's own thread) registers too:
+    /// it shares its thread test with the Observation test (one thread-local load).
+    @Test func aReadOfARowReadBeforeRegistersInsideTracking() throws {
+        let realm = try openRealm()
+        let pet = try realm.write { realm.create(Pet.self, value: ["name": "Rex", "age": 3]) }
+        _ = pet.name  // the row is cached: the next read takes the fast path
+        let fired = track { _ = pet.name }
+        // Objects taken out of results beforehand (iterating the results inside the closure would
+        // register the results too, which report any change of their objects).
+        let pets = Array(realm.objects(Pet.self))
+        pets.forEach { _ = $0.age }
+        let iterated = track { for each in pets { _ = each.age } }
+        #expect([fired.value, iterated.value] == [0, 0] as [Int])
+        try realm.write { pet.name = "Max" }
+        #expect([fired.value, iterated.value] == [1, 0] as [Int])
+        try realm.write { pet.age = 4 }
+        #expect([fired.value, iterated.value] == [1, 1] as [Int])
+    }
+
+    /// Two tracking closures that read different properties of one object: a change of one
+    /// property tells only the closure that read it; the other stays registered for its own.
+    /// (Before, the first change dropped the object's registration, and the second closure was
+    /// never told.)
+    @Test func closuresReadingDifferentPropertiesOfOneObjectAreEachToldOfTheirOwn() throws {
+        let realm = try openRealm()
+        let pet = try realm.write { realm.create(Pet.self, value: ["name": "Rex", "age": 3]) }
+        let name = track { _ = pet.name }
+        let age = track { _ = pet.age }
+        try realm.write { pet.name = "Max" }
+        #expect([name.value, age.value] == [1, 0] as [Int])
+        try realm.write { pet.age = 4 }
+        #expect([name.value, age.value] == [1, 1] as [Int])
+        #expect(realm.core.trackedObservations?.registrationCount == 0)
+    }
+
+    /// The same fast path still refuses another thread: a live object whose row is cached traps
+    /// there ("Realm accessed from incorrect thread.").
+    @Test func aLiveObjectWhoseRowIsCachedTrapsOnAnotherThread() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TemporaryFolder()
+            let realm = try? Realm(configuration: folder.configuration([Pet.self, Owner.self]))
+            let pet = try? realm?.write { realm?.create(Pet.self, value: ["name": "Rex"]) }
+            _ = pet?.name  // cached: only the thread test stands between another thread and the row
+            let box = LockedBox<Pet?>(pet)
+            let thread = Thread { _ = box.get()?.name }
+            thread.start()
+            sleep(5)
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Realm accessed from incorrect thread."))
+    }
+
     @Test func anotherThreadsCommitCallsOnChangeWhenARefreshSeesIt() throws {
         let realm = try openRealm()
         let pet = try realm.write { realm.create(Pet.self, value: ["name": "Rex"]) }

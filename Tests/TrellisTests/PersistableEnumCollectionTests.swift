@@ -46,6 +46,8 @@ final class EnumCollectionHolder: Object {
         #expect(read.shades.first == .mid)
     }
 
+    /// `min()`/`max()` of an `Int`-backed enum compare raw values; strings sort but do not
+    /// aggregate (as in Realm, whose core refuses `min` of strings).
     @Test func minMaxAndSortingCompareRawValues() throws {
         let realm = try realm()
         let holder = EnumCollectionHolder()
@@ -59,7 +61,6 @@ final class EnumCollectionHolder: Object {
         #expect(Array(holder.shades.sorted()) == [.light, .dark, .mid])
         #expect(Array(holder.shades.sorted(ascending: false)) == [.mid, .dark, .light])
         #expect(Array(holder.tastes.sorted()) == [.sour, .sweet, .bitter])
-        #expect(holder.tastes.min() == .sour && holder.tastes.max() == .bitter)
         #expect(CollectedShade.dark < CollectedShade.mid && CollectedTaste.sour < .sweet)
     }
 

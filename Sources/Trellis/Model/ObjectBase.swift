@@ -196,12 +196,15 @@ extension ObjectBase {
     final func _managedRowReader(_ column: Int) -> _RowReader? {
         // `managed.core` is read through its unowned(unsafe) reference each time: binding it to
         // a local would retain and release it.
+        // The thread test and Swift Observation's share one load: this thread's Observation
+        // slot is the core's only on the thread that opened it (see ``ObservationGate``), and
+        // its word is non-null only inside a `withObservationTracking` closure, where the read
+        // registers.
         if column >= 0, let managed = _managed, _rowCache.stamp == managed.core.changeStamp,
-           let bytes = _rowCache.bytes, managed.core.isOwnerThread
+           let bytes = _rowCache.bytes, let slot = ObservationGate.resolvedSlot,
+           slot == managed.core.ownerObservationSlot
         {
-            // Inside a `withObservationTracking` closure the read registers (two loads and a
-            // test otherwise: this is the owner thread, whose slot the core keeps).
-            if managed.core.ownerObservationSlot.pointee != nil { _observeManagedRead(column) }
+            if _slowPath(slot.pointee != nil) { _observeManagedRead(column) }
             return _RowReader(row: RowView(bytes: bytes), core: managed.core, owner: self)
         }
         return _managedRowReaderLookingUp(column)

@@ -22,6 +22,12 @@ enum ObservationGate {
     /// objects take no part in tracking on this platform).
     static var isExact: Bool { trellis_observation_fast_check_is_exact() }
 
+    /// This thread's slot if it was resolved on this thread, else nil: one thread-local load.
+    /// A resolved slot is no other living thread's, so it equals a core's
+    /// ``RealmCore/ownerObservationSlot`` only on the thread that opened the core.
+    @inlinable @inline(__always)
+    static var resolvedSlot: UnsafePointer<UnsafeMutableRawPointer?>? { trellis_observation_resolved_slot() }
+
     /// This thread's slot: non-null inside a tracking closure on this thread (a `RealmCore`
     /// keeps its owner thread's, see ``RealmCore/ownerObservationSlot``).
     static var currentThreadSlot: UnsafePointer<UnsafeMutableRawPointer?> { trellis_observation_current_slot() }
@@ -198,7 +204,14 @@ final class ObservationTracker: ChangeObserver {
             let columns = changedFields(target, registration, changes)
             if !columns.isEmpty {
                 fired.append((registration.subject, columns))
-                registrations[target] = nil
+                // Only the closures that read a changed field are told (and end); another
+                // closure that read another field of the same row stays registered.
+                let remaining = registration.columns.subtracting(columns)
+                if remaining.isEmpty {
+                    registrations[target] = nil
+                } else {
+                    registrations[target]?.columns = remaining
+                }
             }
         }
         if registrations.isEmpty {

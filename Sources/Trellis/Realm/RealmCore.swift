@@ -16,9 +16,9 @@ final class RealmCore {
     let file: FileState
     let environmentPath: String
     @usableFromInline let ownerThread: pthread_t
-    /// The owner thread's Swift Observation pointer (see ``ObservationGate``): a read on the
-    /// owner thread, which the row reader's fast path has checked already, tests it with two
-    /// loads instead of a call into C.
+    /// The owner thread's Swift Observation slot (see ``ObservationGate``): the row reader's fast
+    /// path compares this thread's slot with it (the thread test) and then tests the word it
+    /// points at (whether a tracking closure runs), one thread-local load for both.
     @usableFromInline let ownerObservationSlot: UnsafePointer<UnsafeMutableRawPointer?>
     /// What the core is confined to; the thread that opened it unless said otherwise.
     let confinement: Confinement

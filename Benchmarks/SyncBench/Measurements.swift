@@ -76,7 +76,7 @@ func measureDownload(_ client: BenchClient, expected: Int) async throws -> Doubl
 /// are not counted. Milliseconds per round.
 ///
 /// Rounds start at least `interval` apart: the server slows a connection that sends more than
-/// `--max-messages-per-second` (20) messages a second by holding its next message back, and a
+/// `--max-messages-per-second` (100; 20 before session 27) messages a second by holding its next message back, and a
 /// writer committing again as soon as the last commit arrived sends one upload each ~5 ms, so
 /// without a pace the figure would be that hold (~45 ms a round), not the latency.
 func measureLatency(writer: BenchClient, reader: BenchClient, rounds: Int, warmUp: Int,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Trellis
 import TrellisSync
 
@@ -42,8 +43,9 @@ struct Options {
           --repetitions K    upload/download repetitions, each on a new database and server (default 1)
           --batch B          objects per local write transaction (default 1000)
           --round-interval MS  round trips start at least MS apart (default 100: 10 commits a second, under the
-                             server's 20 messages a second per connection, which it enforces by waiting)
+                             server's 100 messages a second per connection, which it enforces by waiting)
           --json             one JSON object instead of the table
+          --downloads-through-create  the clients apply downloads through Realm.create (before session 27)
           --smoke            tiny sizes (200 objects, 20 rounds, 1 repetition): checks it runs
         SyncBench --load --postgres URL [--clients N] [--writers W] [--rate R] [--seconds S] [--owner-only] [--json]
           N sessions (default 1000, at most 5000), each its own anonymous user subscribed to one of 20
@@ -77,6 +79,9 @@ struct Options {
             case "--batch": options.batch = try number(argument)
             case "--round-interval": options.roundInterval = try number(argument)
             case "--json": options.json = true
+            case "--downloads-through-create":
+                // The client's apply path before session 27, to measure against (docs/BENCHMARKS.md).
+                DocumentRowWriter.measuresCreateInstead.store(true, ordering: .relaxed)
             case "--load": options.load = options.load ?? LoadOptions()
             case "--clients":
                 options.load = options.load ?? LoadOptions()

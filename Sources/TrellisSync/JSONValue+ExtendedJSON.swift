@@ -1,4 +1,5 @@
 import Foundation
+import Trellis
 import TrellisSyncProtocol
 
 /// The conversions between the frames' ``JSONValue`` and the Foundation objects of Trellis's
@@ -35,4 +36,20 @@ extension JSONValue {
         case .null, .int, .double: foundationObject
         }
     }
+}
+
+/// Downloaded documents are written into their objects' rows from these values directly
+/// (`DocumentRowWriter`).
+extension JSONValue: DocumentNode {
+    package var isNull: Bool { if case .null = self { true } else { false } }
+    package var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
+    package var int64Value: Int64? { if case .int(let value) = self { value } else { nil } }
+    package var doubleValue: Double? {
+        switch self {
+        case .double(let value): value
+        case .int(let value): Double(value)
+        default: nil
+        }
+    }
+    package var foundationValue: Any { decodableObject }
 }

@@ -17,10 +17,12 @@ extension SyncEngine {
         do {
             try observeTimestamps(of: download, in: realm)
             // Looked up once per download, not per object or per link.
-            let decoder = ExtendedJSONBatchDecoder(realm: realm, skipsMissingLinks: true)
+            let writer = DocumentRowWriter(realm: realm)
+            let decoder = writer.decoder
             var classes = [String: (type: Object.Type, schema: ObjectSchema)?]()
-            var second = [(Object.Type, ObjectSchema, [String: Any])]()
             var skipped = [SyncError]()
+            // The objects this frame created, which links downloaded before may be waiting for.
+            var arrived = [String]()
             for change in download.changes {
                 if pending.contains(change.className + "\u{0}" + change.primaryKey.jsonText) { continue }
                 if classes[change.className] == nil {
@@ -30,41 +32,23 @@ extension SyncEngine {
                 }
                 guard let (type, schema) = classes[change.className] ?? nil else { continue }
                 if case .object(let fields)? = change.document {
-                    // An object that already reads as the document (this device's own upload
-                    // coming back merged and unchanged) is not written again: an upsert would set
-                    // nothing (`.modified`) but costs a conversion and a comparison per property.
-                    if let existing = find(realm, type, schema, change.primaryKey, decoder: decoder),
-                       let key = realm.syncObjectKey(existing), (try? Self.document(of: existing)) == fields {
-                        try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(change.className, key),
-                                                    MirrorEntry(primaryKey: change.primaryKey, document: fields))
-                        continue
-                    }
-                    let document = fields.mapValues(\.decodableObject)
-                    // A document the model cannot hold is skipped and reported; the rest applies.
-                    let values: [String: Any]
                     do {
-                        values = try decoder.values(document, schema: schema)
-                    } catch {
-                        skipped.append(Self.unusableDocument(change, error))
-                        continue
-                    }
-                    // A link to an object later in the frame: set again once everything is in.
-                    if decoder.leftOutLink { second.append((type, schema, document)) }
-                    let object = Self.upsert(realm, type, values)
-                    if let key = realm.syncObjectKey(object) {
-                        try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(change.className, key),
-                                                    MirrorEntry(primaryKey: change.primaryKey, document: fields))
+                        if let created = try write(fields, of: change.className, primaryKey: change.primaryKey, type, schema,
+                                                   writer: writer, in: realm)
+                        {
+                            arrived.append(created)
+                        }
+                    } catch let unusable as UnusableDocument {
+                        // A document the model cannot hold is skipped and reported; the rest applies.
+                        skipped.append(Self.unusableDocument(change, unusable.error))
                     }
                 } else if let object = find(realm, type, schema, change.primaryKey, decoder: decoder) {
                     try remove(realm, object)
                 }
             }
-            // Links to objects created later in the same frame.
-            for (type, schema, document) in second {
-                if let values = try? decoder.values(document, schema: schema) {
-                    _ = Self.upsert(realm, type, values)
-                }
-            }
+            // Links to objects that were not in the file when their owner came: in this frame, an
+            // earlier one or another session's download.
+            try resolveLinks(to: arrived, pending: pending, writer: writer, in: realm)
             if download.serverVersion > 0 {
                 try SyncStoreLayout.putText(realm, SyncStoreLayout.lastServerVersion, String(download.serverVersion))
             }
@@ -80,6 +64,59 @@ extension SyncEngine {
             if realm.isInWriteTransaction { realm.cancelWrite() }
             throw error
         }
+    }
+
+    /// Writes one downloaded document (creating or updating its object) and its mirror, and
+    /// records the links it has to objects the file does not have. Returns the object's
+    /// ``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)`` when it was created.
+    ///
+    /// - Throws: ``UnusableDocument`` for a document the model cannot hold (nothing is written).
+    func write(_ fields: [String: JSONValue], of className: String, primaryKey: JSONValue, _ type: Object.Type,
+               _ schema: ObjectSchema, writer: DocumentRowWriter, in realm: Realm) throws -> String?
+    {
+        // Straight into the rows; an object that holds the document already is not written.
+        if !writer.leavesPropertiesToWrappers(className), !DocumentRowWriter.measuresCreateInstead.load(ordering: .relaxed) {
+            let outcome: DocumentRowWriter.Outcome?
+            do {
+                outcome = try writer.write(fields, className: className)
+            } catch {
+                throw UnusableDocument(error: error)
+            }
+            if let outcome {
+                try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, outcome.objectKey),
+                                              MirrorEntry(primaryKey: primaryKey, document: fields))
+                try recordUnresolvedLinks(writer.missingTargets, from: className, outcome.objectKey, in: realm)
+                return outcome.created ? outcome.identity : nil
+            }
+        }
+        // Classes with properties of other kinds, and documents without every property: through
+        // `create(_:value:update:)`.
+        let decoder = writer.decoder
+        let existing = find(realm, type, schema, primaryKey, decoder: decoder)
+        // An object that already reads as the document (this device's own upload coming back
+        // merged and unchanged) is not written again: an upsert would set nothing (`.modified`)
+        // but costs a conversion and a comparison per property.
+        if let existing, let key = realm.syncObjectKey(existing), (try? Self.document(of: existing)) == fields {
+            try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key),
+                                          MirrorEntry(primaryKey: primaryKey, document: fields))
+            return nil
+        }
+        let values: [String: Any]
+        do {
+            values = try decoder.values(fields.mapValues(\.decodableObject), schema: schema)
+        } catch {
+            throw UnusableDocument(error: error)
+        }
+        let missing = decoder.missingTargets
+        let object = Self.upsert(realm, type, values)
+        guard let key = realm.syncObjectKey(object) else { return nil }
+        try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key),
+                                      MirrorEntry(primaryKey: primaryKey, document: fields))
+        try recordUnresolvedLinks(missing, from: className, key, in: realm)
+        guard existing == nil, let keyName = schema.primaryKeyProperty?.name, let keyValue = values[keyName] else {
+            return nil
+        }
+        return ExtendedJSONBatchDecoder.linkTargetIdentity(className: className, primaryKey: keyValue)
     }
 
     /// The error reported for a downloaded document that does not fit the model.
@@ -223,4 +260,9 @@ extension SyncEngine {
     private static func validate<T: Object>(_ realm: Realm, _ type: T.Type, _ query: String) throws {
         _ = try realm.objects(type).filter(validating: query)
     }
+}
+
+/// A downloaded document the model cannot hold (``SyncEngine/write(_:of:primaryKey:_:_:writer:in:)``).
+struct UnusableDocument: Error {
+    let error: any Error
 }

@@ -146,19 +146,24 @@ extension SyncEngine {
         let realm = try engineRealm()
         realm.refresh()
         var changes = [SyncObjectChange]()
+        var first: UInt64 = 0
         var last: UInt64 = 0
         var bytes = 0
         // Only the entries sent are read: the outbox may hold many more.
         let start = sent > 0 ? SyncStoreLayout.outbox(UInt64(sent) + 1) : nil
         realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix, from: start) { key, value in
+            let sequence = SyncStoreLayout.sequence(ofOutbox: Array(key))
+            // An upload is a run of consecutive entries (`firstChangeId…uploadId`): a gap ends it.
+            if !changes.isEmpty, sequence != last + 1 { return false }
             guard let change = SyncStoreLayout.outboxChange(value) else { return true }
             if !changes.isEmpty, bytes + value.count > maxBytes { return false }
             bytes += value.count
             changes.append(change)
-            last = SyncStoreLayout.sequence(ofOutbox: Array(key))
+            if first == 0 { first = sequence }
+            last = sequence
             return changes.count < limit
         }
-        return changes.isEmpty ? nil : SyncMessage.Upload(uploadId: Int64(last), changes: changes)
+        return changes.isEmpty ? nil : SyncMessage.Upload(uploadId: Int64(last), firstChangeId: Int64(first), changes: changes)
     }
 
     /// The newest outbox entry's number (0 when empty).

@@ -12,6 +12,10 @@ import TrellisSyncProtocol
 /// - `m/<class>\0<object key u64 BE>`: the mirror, each synced object's document as of the
 ///   last commit (local or downloaded): local changes are diffs against it, and it maps a
 ///   deleted object's key to its primary key.
+/// - `u/<target length u32 BE><target><class>\0<object key u64 BE>` (empty value): the object
+///   `<class>`/`<object key>` has a link to `<target>` (``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)``),
+///   which the file did not have when the object was downloaded; when it arrives the link is set
+///   from the object's mirror.
 enum SyncStoreLayout {
     static let clientId = key("meta/clientId")
     static let lastServerVersion = key("meta/lastServerVersion")
@@ -27,6 +31,7 @@ enum SyncStoreLayout {
     static let serverEpoch = key("meta/serverEpoch")
     static let outboxPrefix = key("o/")
     static let mirrorPrefix = key("m/")
+    static let unresolvedPrefix = key("u/")
 
     static func key(_ text: String) -> [UInt8] { Array(text.utf8) }
 
@@ -62,6 +67,25 @@ enum SyncStoreLayout {
 
     static func mirror(_ className: String, _ objectKey: UInt64) -> [UInt8] {
         mirrorPrefix + Array(className.utf8) + [0] + bigEndian(objectKey)
+    }
+
+    /// The prefix of the unresolved links to `target`.
+    static func unresolved(to target: String) -> [UInt8] {
+        let bytes = Array(target.utf8)
+        return unresolvedPrefix + bigEndian(UInt64(bytes.count)).suffix(4) + bytes
+    }
+
+    /// The entry of `className`/`objectKey`'s unresolved link to `target`.
+    static func unresolved(to target: String, from className: String, _ objectKey: UInt64) -> [UInt8] {
+        unresolved(to: target) + Array(className.utf8) + [0] + bigEndian(objectKey)
+    }
+
+    /// The linking object of an unresolved-link entry of `target` (its key after the prefix).
+    static func unresolvedSource(_ key: some Collection<UInt8>, prefixLength: Int) -> (className: String, objectKey: UInt64)? {
+        let rest = Array(key.dropFirst(prefixLength))
+        // The object key's 8 bytes may hold zeros: the class ends 9 bytes before the end.
+        guard rest.count > 9, rest[rest.count - 9] == 0 else { return nil }
+        return (String(decoding: rest[..<(rest.count - 9)], as: UTF8.self), sequence(ofOutbox: rest))
     }
 
     static func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }

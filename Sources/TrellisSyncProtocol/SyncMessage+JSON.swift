@@ -24,10 +24,15 @@ extension SyncMessage {
 }
 
 extension SyncMessage.Upload {
-    var json: JSONValue { .object(["uploadId": .int(uploadId), "changes": .array(changes.map(\.json))]) }
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["uploadId": .int(uploadId), "changes": .array(changes.map(\.json))]
+        if let firstChangeId { object["firstChangeId"] = .int(firstChangeId) }
+        return .object(object)
+    }
 
     init(json: JSONValue) throws {
         self.init(uploadId: try JSONReading.int(json, "uploadId"),
+                  firstChangeId: try JSONReading.optionalInt(json, "firstChangeId"),
                   changes: try JSONReading.array(json, "changes").map(SyncObjectChange.init(json:)))
     }
 }

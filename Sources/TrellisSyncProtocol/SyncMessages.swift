@@ -65,10 +65,26 @@ public enum SyncMessage: Codable, Sendable, Equatable {
     public struct Upload: Codable, Sendable, Equatable {
         /// The client's number of the last outbox entry in this upload.
         public var uploadId: Int64
+        /// The number of the first: the changes are entries `firstChangeId…uploadId`, one number
+        /// each. An upload sent again after a lost acknowledgement may start at an entry the server
+        /// applied already, when the outbox grew in between (its boundaries changed): the server
+        /// applies only the entries after the last one it applied. Nil (older clients): the
+        /// upload is applied whole unless `uploadId` was applied.
+        public var firstChangeId: Int64?
         public var changes: [SyncObjectChange]
-        public init(uploadId: Int64, changes: [SyncObjectChange]) {
+        public init(uploadId: Int64, firstChangeId: Int64? = nil, changes: [SyncObjectChange]) {
             self.uploadId = uploadId
+            self.firstChangeId = firstChangeId
             self.changes = changes
+        }
+
+        /// The upload without its entries numbered `applied` or lower, when it starts at or
+        /// below `applied` and ends above it; nil otherwise (nothing to leave out, or no numbers).
+        public func unapplied(after applied: Int64) -> Upload? {
+            guard let first = firstChangeId, applied >= first, applied < uploadId,
+                  uploadId - first + 1 == Int64(changes.count) else { return nil }
+            return Upload(uploadId: uploadId, firstChangeId: applied + 1,
+                          changes: Array(changes.dropFirst(Int(applied - first + 1))))
         }
     }
 

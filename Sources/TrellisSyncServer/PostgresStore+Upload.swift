@@ -27,14 +27,26 @@ extension PostgresStore {
     /// applied before (a retry after a lost ack or a server restart). Each change the
     /// permissions refuse is left out (a compensating write). Returns the history version
     /// after it and the refused changes, with their objects as stored afterwards.
+    ///
+    /// An upload sent again whose first entries were applied before (its first sending had other
+    /// boundaries: the outbox grew before the lost acknowledgement) is applied without them:
+    /// applying a change twice would replay its list insertions on a list that has them already.
     func apply(_ upload: SyncMessage.Upload, clientId: String, permissions: SessionPermissions) async throws
         -> (version: Int64, refused: [RefusedChange])
     {
+        var upload = upload
         for attempt in 1...Self.maxMergeAttempts {
             let (plan, lastUploadId) = try await client.withConnection { connection in
                 try await merge(upload, clientId: clientId, permissions: permissions, on: connection)
             }
             if lastUploadId >= upload.uploadId { return (try await latestVersion(), []) }
+            if let unapplied = upload.unapplied(after: lastUploadId) {
+                let message = "upload \(upload.uploadId) of \(clientId): entries up to \(lastUploadId) were applied "
+                    + "before, applying the \(unapplied.changes.count) after them"
+                logger.info("\(message)")
+                upload = unapplied
+                continue
+            }
             try await faults.merged(upload.uploadId, logger: logger)
             let outcome: [RefusedChange]?
             do {
@@ -81,6 +93,9 @@ extension PostgresStore {
                     """, logger: logger).decode(Int64.self)
                 { applied = last }
                 if applied >= upload.uploadId { return [] }
+                // Another connection of the client applied some of these entries since the merge
+                // read its last upload: merge again without them.
+                if let first = upload.firstChangeId, applied >= first { throw ObjectsChanged() }
                 for collection in plan {
                     // Rolls back the transaction, with the client's last upload it moved.
                     guard try await collection.isCurrent(on: connection, logger: logger) else { throw ObjectsChanged() }

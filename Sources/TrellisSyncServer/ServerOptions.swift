@@ -32,10 +32,14 @@ struct ServerOptions: Sendable {
     /// takes time per entry, so this bounds how long one upload holds up the others.
     var maxChangesPerUpload = 1_000
     /// Per-connection rate limits (``ConnectionRateLimit``): messages and bytes a second a
-    /// client may send before the server slows its reading (`--max-messages-per-second`, 20;
-    /// `--max-bytes-per-second`, 4 MiB).
-    var maxMessagesPerSecond = 20
-    var maxBytesPerSecond = 4 << 20
+    /// client may send before the server slows its reading (`--max-messages-per-second`, 100;
+    /// `--max-bytes-per-second`, 16 MiB). At the client's 500 changes an upload that is up to
+    /// 50,000 changes a second per connection: a device's backlog of 100,000 objects uploads in
+    /// seconds, not at 10,000 a second as with the first defaults (20 messages, 4 MiB). What
+    /// one connection can do to others is bounded per upload in flight (a connection's messages
+    /// are handled one at a time; docs/SYNC.md, "Limits"), whatever these rates.
+    var maxMessagesPerSecond = 100
+    var maxBytesPerSecond = 16 << 20
     /// How often the history is polled besides `LISTEN` (`--history-poll-interval MILLISECONDS`,
     /// 1000): only a fallback for a notification lost with a broken connection.
     var historyPollMilliseconds = 1_000
@@ -92,9 +96,9 @@ struct ServerOptions: Sendable {
                           hello, read before its token is checked) may be 1 MiB at most.
         --max-changes-per-upload N  The most object changes one upload may hold (1000; the client sends at most
                           500): a larger upload is refused (error 230, nothing of it applied).
-        --max-messages-per-second N / --max-bytes-per-second BYTES  Each connection's rate (20 messages and
-                          4194304 bytes a second, a second's worth at once; one largest message is always let
-                          through). A client over it is slowed, not cut off: the server reads its next message
+        --max-messages-per-second N / --max-bytes-per-second BYTES  Each connection's rate (100 messages and
+                          16777216 bytes a second, a second's worth at once; one largest message is always let
+                          through; the client's uploads hold up to 500 changes, so 50,000 changes a second). A client over it is slowed, not cut off: the server reads its next message
                           only when its budget allows, so a burst after being offline just takes longer.
         --history-poll-interval  How often (milliseconds, 1000) the history is read besides PostgreSQL's
                           notifications (LISTEN trellis_history), in case one is lost with a broken connection.
@@ -165,13 +169,13 @@ struct ServerOptions: Sendable {
                 options.maxChangesPerUpload = count
             case "--max-messages-per-second":
                 guard let count = Int(try value(argument)), count >= 1, count <= 1_000_000 else {
-                    throw OptionError("--max-messages-per-second must be a number from 1 to 1000000 (default 20).")
+                    throw OptionError("--max-messages-per-second must be a number from 1 to 1000000 (default 100).")
                 }
                 options.maxMessagesPerSecond = count
             case "--max-bytes-per-second":
                 guard let bytes = Int(try value(argument)), bytes >= 1024, bytes <= 1 << 40 else {
                     throw OptionError("--max-bytes-per-second must be a number of bytes from 1024 to 1099511627776 "
-                        + "(default 4194304).")
+                        + "(default 16777216).")
                 }
                 options.maxBytesPerSecond = bytes
             case "--history-poll-interval":

@@ -94,6 +94,28 @@ struct MessageLimitTests {
         #expect(fixture.server.log.contains("slowing a sync connection"))
     }
 
+    /// The default rate lets a device send 100 messages at once (50,000 changes at the
+    /// client's 500 an upload): a backlog uploads at the server's pace, not at the 10,000
+    /// changes a second the first defaults (20 messages) allowed. Counted, not timed: 60
+    /// messages sent at once fit the default bucket whatever the machine's speed.
+    @Test func theDefaultRateDoesNotSlowSixtyMessagesAtOnce() async throws {
+        let fixture = try SyncFixture()
+        let token = try await testApp(fixture.server.baseURL).login(credentials: .anonymous).accessToken ?? ""
+        let marks = try await RawSyncClient.connect(port: fixture.server.port, timeout: .seconds(60)) { channel in
+            try await channel.send(RawSyncClient.hello(token: token))
+            _ = try await channel.collect { if case .welcome = $0 { true } else { false } }
+            for id in 1...60 { try await channel.send(.mark(.init(id: Int64(id)))) }
+            var marks = [Int64]()
+            while marks.count < 60, let frame = try await channel.next() {
+                if case .mark(let mark) = frame { marks.append(mark.id) }
+            }
+            try await channel.close()
+            return marks
+        }
+        #expect(marks == Array(1...60))
+        #expect(!fixture.server.log.contains("slowing a sync connection"))
+    }
+
     /// An upload's history entries are numbered under the history lock, one index update
     /// each, so the server bounds the changes of one upload (`--max-changes-per-upload`,
     /// 1,000; the client sends at most 500): a larger upload is refused whole with 230 naming

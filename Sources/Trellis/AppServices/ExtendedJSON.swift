@@ -198,7 +198,8 @@ public enum ExtendedJSON {
             let keyValue = try scalarValue(raw, key, target)
             guard let linked = decoder.realm.object(ofType: type, forPrimaryKeyValue: keyValue) else {
                 if decoder.skipsMissingLinks {
-                    decoder.leftOutLink = true
+                    decoder.missingTargets.append(
+                        ExtendedJSONBatchDecoder.linkTargetIdentity(className: targetName, primaryKey: keyValue))
                     return nil
                 }
                 throw Realm.Error(.invalidValue, "'\(owner.className).\(property.name)' links to the '\(targetName)' with "

@@ -15,8 +15,11 @@ package final class ExtendedJSONBatchDecoder {
         return schemas
     }()
     private var types = [String: Object.Type?]()
+    /// The targets of the links the last ``values(_:schema:)`` left out (not in the Realm), as
+    /// ``linkTargetIdentity(className:primaryKey:)`` names them, in document order.
+    package internal(set) var missingTargets: [String] = []
     /// Whether the last ``values(_:schema:)`` left a link out (its target was missing).
-    package internal(set) var leftOutLink = false
+    package var leftOutLink: Bool { !missingTargets.isEmpty }
 
     package init(realm: Realm, skipsMissingLinks: Bool) {
         self.realm = realm
@@ -38,7 +41,15 @@ package final class ExtendedJSONBatchDecoder {
     ///
     /// - Throws: ``Realm/Error`` (`.invalidValue`) for a document that does not fit the class.
     package func values(_ document: [String: Any], schema: ObjectSchema) throws -> [String: Any] {
-        leftOutLink = false
+        missingTargets.removeAll(keepingCapacity: true)
         return try ExtendedJSON.swiftValues(document, schema: schema, decoder: self)
+    }
+
+    /// A name for the object of class `className` with primary key `primaryKey` (its Swift
+    /// value: `Int`, `String`, `ObjectId`, `UUID`), the same whichever Extended JSON spelling
+    /// the key came in: what ``missingTargets`` lists, so a missing target can be told when it
+    /// arrives.
+    package static func linkTargetIdentity(className: String, primaryKey: Any) -> String {
+        className + "\u{0}" + String(describing: primaryKey)
     }
 }

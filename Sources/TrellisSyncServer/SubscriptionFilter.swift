@@ -18,7 +18,7 @@ struct SubscriptionFilter: Sendable {
     }
 
     /// One page of a bootstrap: `SELECT _id::text, doc::text, <newest timestamp> FROM table
-    /// WHERE condition AND _id > after ORDER BY _id LIMIT limit` (without `filter`: every
+    /// WHERE condition AND _id > after ORDER BY table._id LIMIT limit` (without `filter`: every
     /// row; without `after`: from the first).
     static func selectDocuments(from table: String, idType: String, filter: SubscriptionFilter?, after: String?,
                                 limit: Int) -> PostgresQuery
@@ -31,8 +31,11 @@ struct SubscriptionFilter: Sendable {
             conditions.append("_id > $\((filter?.parameters.count ?? 0) + 1)::\(idType)")
         }
         let condition = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        // `ORDER BY _id` alone would name the output column `_id::text` (PostgreSQL prefers an
+        // output column's name): a bigint or uuid key would be ordered as text and compared as
+        // its type, so a page would skip rows and send others twice.
         return PostgresQuery(unsafeSQL: "SELECT _id::text, doc::text, \(PostgresStore.newestStamp("_meta")) FROM \(table)"
-                                + condition + " ORDER BY _id LIMIT \(limit)",
+                                + condition + " ORDER BY \(table)._id LIMIT \(limit)",
                              binds: bindings)
     }
 }

@@ -169,7 +169,7 @@ extension SyncEngine {
     }
 
     /// After a subscription set is complete: objects no subscription selects are removed.
-    private func removeUnsubscribed(_ realm: Realm, pending: Set<String>) throws {
+    private func removeUnsubscribed(_ realm: Realm, pending: PendingObjects) throws {
         let subscriptions = storedSubscriptions(realm).subscriptions
         for type in configuration.objectTypes ?? [] {
             guard let type = type as? Object.Type, let schema = realm.schema[type.className()], !schema.isEmbedded,

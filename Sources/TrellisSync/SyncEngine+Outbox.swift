@@ -170,12 +170,7 @@ extension SyncEngine {
     func newestQueuedSequence() throws -> Int64 {
         let realm = try engineRealm()
         realm.refresh()
-        var newest: Int64 = 0
-        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { key, _ in
-            newest = Int64(SyncStoreLayout.sequence(ofOutbox: Array(key)))
-            return true
-        }
-        return newest
+        return Int64(pendingObjects(realm).newest)
     }
 
     /// Drops acknowledged entries. Returns how many remain.
@@ -185,13 +180,12 @@ extension SyncEngine {
         realm.beginWrite()
         realm.isApplyingSyncDownload = true
         defer { realm.isApplyingSyncDownload = false }
-        var remaining = 0
         do {
-            // Entries are in upload order: the acknowledged ones come first.
+            // Entries are in upload order: the acknowledged ones come first, and only they are read.
             var acknowledged = [[UInt8]]()
             realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { key, _ in
-                let sequence = SyncStoreLayout.sequence(ofOutbox: Array(key))
-                if Int64(sequence) <= uploadId { acknowledged.append(Array(key)) } else { remaining += 1 }
+                guard Int64(SyncStoreLayout.sequence(ofOutbox: Array(key))) <= uploadId else { return false }
+                acknowledged.append(Array(key))
                 return true
             }
             for key in acknowledged { try realm.syncStoreDelete(key) }
@@ -200,17 +194,23 @@ extension SyncEngine {
             realm.cancelWrite()
             throw error
         }
-        return remaining
+        return pendingObjects(realm).count
     }
 
     /// The objects with changes still in the outbox (`class\0primary key`): downloads leave
-    /// them alone until the server has merged those changes and sends the result back.
-    func pendingObjects(_ realm: Realm) -> Set<String> {
-        var pending = Set<String>()
-        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { _, value in
-            pending.insert(SyncStoreLayout.outboxObject(value))
-            return true
+    /// them alone until the server has merged those changes and sends the result back. Reads
+    /// only the entries queued since the last call (``PendingObjects``).
+    func pendingObjects(_ realm: Realm) -> PendingObjects {
+        var oldest: UInt64?
+        realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix) { key, _ in
+            oldest = SyncStoreLayout.sequence(ofOutbox: Array(key))
+            return false
         }
-        return pending
+        outboxObjects.update(oldest: oldest) { start, body in
+            realm.syncStoreForEach(prefix: SyncStoreLayout.outboxPrefix, from: SyncStoreLayout.outbox(start)) { key, value in
+                body(SyncStoreLayout.sequence(ofOutbox: Array(key)), SyncStoreLayout.outboxObject(value))
+            }
+        }
+        return outboxObjects
     }
 }

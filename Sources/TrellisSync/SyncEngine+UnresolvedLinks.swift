@@ -68,7 +68,7 @@ extension SyncEngine {
     /// created in this transaction): each object linking to one is written again from its
     /// mirror, unless it has local changes not yet acknowledged (the server sends it back, with
     /// the link, once it merged them). Links to objects still missing stay recorded.
-    func resolveLinks(to arrived: [String], pending: Set<String>, writer: DocumentRowWriter, in realm: Realm) throws {
+    func resolveLinks(to arrived: [String], pending: PendingObjects, writer: DocumentRowWriter, in realm: Realm) throws {
         guard !arrived.isEmpty, hasUnresolvedLinks(realm) else { return }
         var sources = [(className: String, objectKey: UInt64)]()
         var seen = Set<[UInt8]>()

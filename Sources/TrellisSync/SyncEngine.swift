@@ -58,12 +58,15 @@ enum EngineEvent: Sendable {
 /// The sync client of one file: its own Realm on a private queue for the outbox and the
 /// downloads, and one WebSocket session to the server, reopened after failures.
 final class SyncEngine: @unchecked Sendable {
-    // @unchecked Sendable: `realm` is touched only on `queue`; the rest is behind `state`.
+    // @unchecked Sendable: `realm` and `outboxObjects` are touched only on `queue`; the rest is behind `state`.
     let user: User
     let configuration: Realm.Configuration
     let handle: SyncEngineHandle
     let queue: DispatchQueue
     private var realm: Realm?
+    /// The objects with changes in the outbox, followed as entries are queued and dropped
+    /// (touched only on `queue`, like `realm`).
+    var outboxObjects = PendingObjects()
     let logger: Logging.Logger
 
     struct State {

@@ -43,14 +43,7 @@ struct BootstrapPagingTests {
         let numbers = (1...1_200).map { Int64($0) }.shuffled(using: &random)
         let uuids = (0..<450).map { _ in UUID(uuid: Self.bytes(&random)).uuidString.lowercased() }
         let strings = (0..<450).map { index in "k\(Int.random(in: 0...99_999, using: &random))-\(index)" }
-        let url = try PostgresFixture.makeDatabase()
-        guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
-            throw ToolError(description: "bad PostgreSQL URL \(url)")
-        }
-        let configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: components.user ?? "postgres", password: components.password,
-            database: String(components.path.dropFirst()), tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Self.logger)
+        let connection = try await PostgresFixture.connectToNewDatabase(logger: Self.logger)
         do {
             let tables: [(name: String, type: String, ids: [String], sorted: [String])] = [
                 ("\"Numbers\"", "bigint", numbers.map(String.init), numbers.sorted().map(String.init)),

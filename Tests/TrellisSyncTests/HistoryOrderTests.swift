@@ -16,13 +16,7 @@ import TrellisTestSupport
 
     /// A connection of its own to `database` (postgres://…).
     static func connect(_ database: String) async throws -> PostgresConnection {
-        guard let components = URLComponents(string: database), let host = components.host, let port = components.port else {
-            throw ToolError(description: "bad PostgreSQL URL \(database)")
-        }
-        let configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: components.user ?? "postgres", password: components.password,
-            database: String(components.path.dropFirst()), tls: .disable)
-        return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        try await PostgresFixture.connect(database, logger: logger)
     }
 
     static func names(_ device: Device) throws -> [String] {

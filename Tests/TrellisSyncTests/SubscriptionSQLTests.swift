@@ -105,14 +105,7 @@ struct SubscriptionSQLTests {
     /// PostgreSQL gives them back.
     private func withTable(_ documents: [(id: Int, text: String, usual: Bool)],
                            _ body: (PostgresConnection, [StoredDocument]) async throws -> Void) async throws {
-        let url = try PostgresFixture.makeDatabase()
-        guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
-            throw ToolError(description: "bad PostgreSQL URL \(url)")
-        }
-        let configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: components.user ?? "postgres", password: components.password,
-            database: String(components.path.dropFirst()), tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        let connection = try await PostgresFixture.connectToNewDatabase(logger: logger)
         do {
             try await connection.query("CREATE TABLE docs (id bigint PRIMARY KEY, doc jsonb NOT NULL)", logger: logger)
             for document in documents {

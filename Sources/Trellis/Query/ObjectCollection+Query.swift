@@ -237,3 +237,35 @@ extension Map where Value: AddableType, Value.PersistedType: AddableType {
         average(ofProperty: "self")
     }
 }
+
+/// Aggregates of a map of objects on a property its typed key path names, as Realm's
+/// `RealmKeyedCollection` extension offers (`map.sum(of: \.price)`); `nil` values are skipped.
+extension Map where Value: OptionalProtocol, Value.Wrapped: ObjectBase {
+    /// The smallest value of the property a key path names, or nil.
+    public func min<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T?
+        where T.PersistedType: MinMaxType
+    {
+        min(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    /// The largest value of the property a key path names, or nil.
+    public func max<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T?
+        where T.PersistedType: MinMaxType
+    {
+        max(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    /// The sum of the property a key path names.
+    public func sum<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T
+        where T.PersistedType: AddableType
+    {
+        sum(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+
+    /// The average of the property a key path names, or nil.
+    public func average<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T?
+        where T.PersistedType: AddableType
+    {
+        average(ofProperty: QueryKeyPathNames.name(of: keyPath))
+    }
+}

@@ -114,8 +114,11 @@ struct OperationsTests {
         let down = try await get("\(base)/health")
         #expect(down.status == 503, "\(down.body)")
         #expect(try JSONValue(jsonText: down.body)["status"] == .string("unavailable"), "\(down.body)")
-        // Answered in time (2 s for PostgreSQL), not when a connection attempt gives up.
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Answered in time (2 s for PostgreSQL), not when a connection attempt gives up (which
+        // may be never). The bound is loose: a debug server on a loaded 2-core machine took
+        // 12-17 s to answer within its 2 s budget (session 28), and a timed bound must not fail
+        // on load alone.
+        #expect(ContinuousClock.now - started < .seconds(30))
         try PostgresFixture.psql(PostgresFixture.url, "ALTER DATABASE \"\(name)\" ALLOW_CONNECTIONS true")
         var status = 0
         for _ in 0..<100 where status != 200 {

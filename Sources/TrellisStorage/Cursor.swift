@@ -15,9 +15,9 @@ public final class Cursor {
     /// The key the cursor stands on, kept in a write transaction to find its place again after a
     /// change: in place in a committed page (whose bytes stay as they are until the write
     /// transaction ends: pages are written only at commit), or copied into `savedKey` from a
-    /// changed node (whose bytes may move when the tree changes: `ByteArena` compaction).
+    /// dirty page (whose bytes move when the page changes).
     @exclusivity(unchecked) private var positionKey: SavedKey?
-    /// The cursor's copy of a changed node's key (allocated on first use, keys <= 511 bytes).
+    /// The cursor's copy of a dirty page's key (allocated on first use, keys <= 511 bytes).
     @exclusivity(unchecked) private var savedKey: UnsafeMutableRawPointer?
 
     private struct SavedKey {
@@ -87,7 +87,7 @@ public final class Cursor {
         if tracksChanges, let top = stack.last {
             switch top.level {
             case .page(let view): positionKey = SavedKey(bytes: try view.key(at: top.index))
-            case .node(let node): positionKey = SavedKey(bytes: copyKey(node.keys[top.index]))
+            case .buffer(let page): positionKey = SavedKey(bytes: copyKey(try page.view.key(at: top.index)))
             }
         }
         return true

@@ -99,10 +99,12 @@ struct FreeTreeUpdate {
         }
     }
 
-    /// The nodes of a tree that will be written (one page each: records are never overflow).
+    /// The dirty pages of a tree that will be written (one page each: records are never overflow).
     static func dirtyNodes(_ child: Child?) -> Int {
-        guard case .dirty(let node)? = child else { return 0 }
-        if node.isLeaf { return 1 }
-        return node.children.reduce(1) { $0 + dirtyNodes($1) }
+        guard case .dirty(let page)? = child else { return 0 }
+        if page.isLeaf { return 1 }
+        var total = 1
+        for index in 0..<page.count { total += dirtyNodes(page.child(at: index)) }
+        return total
     }
 }

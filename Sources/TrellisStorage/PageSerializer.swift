@@ -3,11 +3,37 @@
 /// through the runtime's generic tuple witnesses (~4,500 instructions per W6 commit).
 struct WrittenPage {
     let page: UInt64
-    let bytes: [UInt8]
+    /// An overflow run's bytes; nil for a tree page, written from `buffer`.
+    private let run: [UInt8]?
+    /// A tree page's dirty page (`DirtyPage`), alive until its transaction ends.
+    private let buffer: UnsafeRawPointer?
     let checksum: UInt64
+
+    init(page: UInt64, bytes: [UInt8], checksum: UInt64) {
+        self.page = page
+        run = bytes
+        buffer = nil
+        self.checksum = checksum
+    }
+
+    init(page: UInt64, buffer: UnsafeRawPointer, checksum: UInt64) {
+        self.page = page
+        run = nil
+        self.buffer = buffer
+        self.checksum = checksum
+    }
+
+    /// The pages written (1 for a tree page).
+    var pageCount: Int { (run?.count ?? Layout.pageSize) / Layout.pageSize }
+
+    /// The bytes to write, lent to `body`.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if let run { return try run.withUnsafeBytes(body) }
+        return try body(UnsafeRawBufferPointer(start: buffer, count: Layout.pageSize))
+    }
 }
 
-/// Turns a write transaction's changed nodes into pages at commit (docs/STORAGE.md, section 4,
+/// Turns a write transaction's dirty pages into written pages at commit (docs/STORAGE.md, section 4,
 /// step 1): numbers them, lays them out, and computes checksums bottom-up so that each branch
 /// carries its children's.
 struct PageSerializer {
@@ -36,18 +62,6 @@ struct PageSerializer {
         return PageReference(page: page, checksum: checksum)
     }
 
-    /// Copies a key or value into the page being laid out (an 8-byte one, the usual key, as one
-    /// word: a `memcpy` call costs more than the copy).
-    @inline(__always)
-    private static func copy(_ bytes: UnsafeRawBufferPointer, to target: UnsafeMutableRawPointer) {
-        guard let source = bytes.baseAddress else { return }
-        if bytes.count == 8 {
-            target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
-        } else {
-            target.copyMemory(from: source, byteCount: bytes.count)
-        }
-    }
-
     /// Writes a value into a new overflow run.
     mutating func overflow(_ value: UnsafeRawBufferPointer) -> PageReference {
         let count = Layout.overflowPages(valueLength: value.count)
@@ -68,78 +82,49 @@ struct PageSerializer {
         switch child {
         case .clean(let reference):
             return reference
-        case .dirty(let node):
-            return flush(node)
+        case .dirty(let page):
+            return flush(page)
         }
     }
 
-    private mutating func flush(_ node: Node) -> PageReference {
-        // Children and overflow runs first: their checksums go into this page.
-        var childReferences: [PageReference] = []
-        if node.isLeaf {
-            for index in 0..<node.count {
-                if case .bytes(let value) = node.values[index],
-                   Layout.isOverflow(keyLength: node.keys[index].count, valueLength: value.count) {
-                    node.values[index] = .overflow(overflow(value), length: value.count)
+    /// Writes a dirty page as it is: its pending references (children, values kept for commit)
+    /// are written first and filled in, then it gets its number, its header and its checksum.
+    private mutating func flush(_ page: DirtyPage) -> PageReference {
+        let base = page.base
+        let count = page.count
+        if page.isLeaf {
+            if base.load(fromByteOffset: DirtyPage.pendingFlagOffset, as: UInt8.self) != 0 {
+                for index in 0..<count {
+                    let start = page.offset(index)
+                    guard base.loadLE(UInt16.self, at: start &+ 2) == Layout.overflowMarker else { continue }
+                    let at = start &+ Layout.leafCellHeader &+ Int(base.loadLE(UInt16.self, at: start))
+                    let length = Int(base.loadLE(UInt32.self, at: at &+ 16))
+                    let kept = PageReference(page: base.loadLE(UInt64.self, at: at), checksum: 0)
+                    guard let value = TreePages.value(kept, length: length) else { continue }
+                    let run = overflow(value)
+                    base.storeLE(run.page, at: at)
+                    base.storeLE(run.checksum, at: at &+ 8)
                 }
             }
         } else {
-            childReferences.reserveCapacity(node.count)
-            for child in node.children { childReferences.append(flush(child)) }
-        }
-        let page = allocator.allocate()
-        var used = Layout.pageSize
-        // Not zeroed first (that cost as much as the checksum): every byte is written below, the
-        // header (zeroed, then its fields), the slots, the cells packed right after the slots and
-        // the free space after them (zeroed). The used bytes are thus one prefix of the page,
-        // which is what format 7 checksums (docs/STORAGE.md 2.4).
-        let bytes = [UInt8](unsafeUninitializedCapacity: Layout.pageSize) { buffer, initialized in
-            initialized = Layout.pageSize
-            guard let start = buffer.baseAddress else { return }
-            let base = UnsafeMutableRawPointer(start)
-            base.zeroBytes(count: Layout.headerSize)
-            Self.header(base, kind: node.isLeaf ? .compactLeaf : .branch, count: node.count, page: page, txnID: txnID)
-            var cell = Layout.headerSize + node.count * Layout.slotSize
-            let keys = node.keys
-            if node.isLeaf {
-                let values = node.values
-                for index in 0..<keys.count {
-                    let key = keys[index]
-                    let keyOffset = cell + Layout.leafCellHeader
-                    base.storeLE(UInt16(cell), at: Layout.headerSize + index * Layout.slotSize)
-                    base.storeLE(UInt16(key.count), at: cell)
-                    Self.copy(key, to: base + keyOffset)
-                    switch values[index] {
-                    case .bytes(let value):
-                        base.storeLE(UInt16(value.count), at: cell + 2)
-                        Self.copy(value, to: base + keyOffset + key.count)
-                        cell = keyOffset + key.count + value.count
-                    case .overflow(let reference, let length):
-                        base.storeLE(Layout.overflowMarker, at: cell + 2)
-                        base.storeLE(reference.page, at: keyOffset + key.count)
-                        base.storeLE(reference.checksum, at: keyOffset + key.count + 8)
-                        base.storeLE(UInt32(length), at: keyOffset + key.count + 16)
-                        cell = keyOffset + key.count + Layout.overflowReferenceSize
-                    }
-                }
-            } else {
-                for index in 0..<keys.count {
-                    let key = keys[index]
-                    base.storeLE(UInt16(cell), at: Layout.headerSize + index * Layout.slotSize)
-                    base.storeLE(UInt16(key.count), at: cell)
-                    base.storeLE(UInt16(0), at: cell + 2)
-                    base.storeLE(UInt32(0), at: cell + 4)
-                    base.storeLE(childReferences[index].page, at: cell + 8)
-                    base.storeLE(childReferences[index].checksum, at: cell + 16)
-                    Self.copy(key, to: base + cell + Layout.branchCellHeader)
-                    cell += Layout.branchCellHeader + key.count
-                }
+            // Children first: their checksums go into this page.
+            for index in 0..<count {
+                guard case .dirty(let child) = page.child(at: index) else { continue }
+                page.setChild(at: index, .clean(flush(child)))
             }
-            (base + cell).zeroBytes(count: max(0, Layout.pageSize - cell))
-            used = cell
-            base.storeBytes(of: Layout.usedBytesFlag, toByteOffset: Layout.flagsOffset, as: UInt8.self)
-            base.storeLE(UInt32(cell), at: Layout.usedLengthOffset)
         }
-        return emit(page, bytes, checked: used)
+        let number = allocator.allocate()
+        page.compact()
+        let used = page.used
+        base.storeBytes(of: Layout.usedBytesFlag, toByteOffset: Layout.flagsOffset, as: UInt8.self)
+        base.storeLE(number, at: 8)
+        base.storeLE(txnID, at: 16)
+        base.storeLE(UInt64(0), at: 24)
+        // The bytes after the cells are zero (docs/STORAGE.md 2.4): the used bytes are the page's
+        // one prefix that format 7 checksums.
+        (base + used).zeroBytes(count: Layout.pageSize &- used)
+        let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: base, count: used))
+        pages.append(WrittenPage(page: number, buffer: UnsafeRawPointer(base), checksum: checksum))
+        return PageReference(page: number, checksum: checksum)
     }
 }

@@ -1,19 +1,19 @@
-/// One level of a walk down a tree: a committed page read in place, or a node being changed.
+/// One level of a walk down a tree: a committed page read in place, or a dirty page.
 enum TreeLevel {
     case page(PageView)
-    case node(Node)
+    case buffer(DirtyPage)
 
     var count: Int {
         switch self {
         case .page(let view): return view.count
-        case .node(let node): return node.count
+        case .buffer(let page): return page.count
         }
     }
 
     var isLeaf: Bool {
         switch self {
         case .page(let view): return view.isLeaf
-        case .node(let node): return node.isLeaf
+        case .buffer(let page): return page.isLeaf
         }
     }
 
@@ -22,15 +22,15 @@ enum TreeLevel {
     func withKey<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         switch self {
         case .page(let view): return try body(try view.key(at: index))
-        case .node(let node): return try body(node.keys[index])
+        case .buffer(let page): return try body(try page.view.key(at: index))
         }
     }
 
     /// The index of the first key >= `key` (from 1 in a branch) and whether it is equal.
     func lowerBound(_ key: UnsafeRawBufferPointer, order: KeyOrder) throws -> (index: Int, found: Bool) {
         switch self {
-        case .node(let node):
-            return node.lowerBound(key, order: order)
+        case .buffer(let page):
+            return try page.view.lowerBound(key, order: order)
         case .page(let view):
             return try view.lowerBound(key, order: order)
         }
@@ -40,7 +40,9 @@ enum TreeLevel {
     func child(at index: Int) throws -> Child {
         switch self {
         case .page(let view): return .clean(try view.child(at: index))
-        case .node(let node): return node.children[index]
+        case .buffer(let page):
+            guard index >= 0, index < page.count else { throw StorageError.misuse("no entry \(index) in a branch") }
+            return page.child(at: index)
         }
     }
 }
@@ -55,8 +57,8 @@ struct TreeReader {
     /// The level for a child, checking that a committed page is of the kind its depth requires.
     func level(_ child: Child, atDepth level: Int) throws -> TreeLevel {
         switch child {
-        case .dirty(let node):
-            return .node(node)
+        case .dirty(let page):
+            return .buffer(page)
         case .clean(let reference):
             return .page(try snapshot.treePage(reference, level: level, depth: depth))
         }
@@ -69,10 +71,10 @@ struct TreeReader {
     func locate(root: Child?, key: UnsafeRawBufferPointer) throws -> (level: TreeLevel, index: Int)? {
         guard var current = root else { return nil }
         var levelNumber = 1
-        while case .dirty(let node) = current {
-            let (index, found) = node.lowerBound(key, order: order)
-            if node.isLeaf { return found ? (.node(node), index) : nil }
-            current = node.children[found ? index : index - 1]
+        while case .dirty(let page) = current {
+            let (index, found) = try page.view.lowerBound(key, order: order)
+            if page.isLeaf { return found ? (.buffer(page), index) : nil }
+            current = page.child(at: found ? index : index - 1)
             levelNumber += 1
         }
         guard case .clean(let reference) = current else { return nil }
@@ -101,8 +103,8 @@ struct TreeReader {
     }
 
     /// The value stored under `key` in place, or nil. In a read transaction the bytes are the
-    /// file's; in a write transaction a changed node's value is in a committed page or in the
-    /// transaction's `ByteArena`, valid until the tree next changes.
+    /// file's; in a write transaction a changed page's value is in its buffer (`DirtyPage`) or
+    /// kept by its tree (`TreePages`), valid until the tree next changes.
     func value(root: Child?, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         guard let entry = try locate(root: root, key: key) else { return nil }
         return try value(of: entry.level, at: entry.index)
@@ -117,10 +119,13 @@ struct TreeReader {
             case .inline(let bytes): return bytes
             case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
             }
-        case .node(let node):
-            switch node.values[index] {
-            case .bytes(let bytes): return bytes
-            case .overflow(let reference, let length): return try snapshot.overflowValue(reference, length: length)
+        case .buffer(let page):
+            switch try page.view.value(at: index) {
+            case .inline(let bytes): return bytes
+            case .overflow(let reference, let length):
+                // A value put by this transaction is kept by its tree until commit.
+                if let kept = TreePages.value(reference, length: length) { return kept }
+                return try snapshot.overflowValue(reference, length: length)
             }
         }
     }

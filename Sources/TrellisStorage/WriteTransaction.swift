@@ -125,7 +125,7 @@ public final class WriteTransaction: TreeReading {
     @discardableResult
     public func dropTree(_ name: String) throws -> Bool {
         guard let state = try tree(name) else { return false }
-        if let root = state.root { try editor.freeAll(root, depth: 1) }
+        if let root = state.root { try editor.freeAll(root, depth: 1, in: state) }
         trees[name] = nil
         lastTree = nil
         lastAccess = nil
@@ -136,7 +136,7 @@ public final class WriteTransaction: TreeReading {
     /// Removes every entry of the tree `name`, keeping the tree.
     public func clearTree(_ name: String) throws {
         let state = try existingTree(name)
-        if let root = state.root { try editor.freeAll(root, depth: 1) }
+        if let root = state.root { try editor.freeAll(root, depth: 1, in: state) }
         state.root = nil
         state.count = 0
         state.depth = 0
@@ -266,6 +266,8 @@ public final class WriteTransaction: TreeReading {
         }
         let catalogRoot = catalog.root.map { serializer.flush($0) }
         let freeTree = FreeList.tree(snapshot.meta)
+        // Its dirty pages are written from its buffers (writePages below).
+        defer { withExtendedLifetime(freeTree) {} }
         var update = FreeTreeUpdate(txnID: txnID, editor: editor, tree: freeTree, freed: freed, ownWrites: ownWrites,
                                     durable: reuseBound.durable)
         if let newPageCount { update.limit = newPageCount }
@@ -289,7 +291,7 @@ public final class WriteTransaction: TreeReading {
         // This process hashed the bytes it wrote; the next transactions read them unhashed.
         environment.pager.markWritten(serializer.pages)
         environment.notePagesAwaitingSync(syncs ? nil : (durable, reserved))
-        environment.noteWritten(serializer.pages.lazy.map { (first: $0.page, count: $0.bytes.count / Layout.pageSize) },
+        environment.noteWritten(serializer.pages.lazy.map { (first: $0.page, count: $0.pageCount) },
                                 by: syncs ? nil : durable)
         let end = environment.pager.offset(ofPage: meta.pageCount)
         if newPageCount != nil, try environment.file.size() > end {
@@ -347,7 +349,7 @@ public final class WriteTransaction: TreeReading {
             try file.truncate(to: min(Self.grownSize(from: size, toHold: needed, pageBytes: pager.stride), max(needed, limit)))
         }
         for written in pages.sorted(by: { $0.page < $1.page }) {
-            try written.bytes.withUnsafeBytes { try pager.writePages($0, at: written.page) }
+            try written.withBytes { try pager.writePages($0, at: written.page) }
         }
     }
 }

@@ -3,13 +3,13 @@ import Testing
 @testable import TrellisStorage
 import TrellisTestSupport
 
-/// Where a write transaction keeps the bytes it puts (ByteArena.swift): changed nodes point into
-/// committed pages or into their tree's arena, which is compacted when replaced values pile up,
-/// and a cursor standing on a changed node keeps its own copy of its key.
+/// Where a write transaction keeps the bytes it puts: in its dirty pages' buffers, edited in place
+/// (DirtyPage.swift), and values too large for a leaf kept by their tree until commit
+/// (TreePages.swift); a cursor standing on a dirty page keeps its own copy of its key.
 @Suite struct WriteBytesTests {
     private func key(_ number: UInt64) -> [UInt8] { withUnsafeBytes(of: number) { Array($0) } }
 
-    @Test func aTransactionReplacingOneValueAgainAndAgainKeepsItsBytesBounded() throws {
+    @Test func aTransactionReplacingOneValueAgainAndAgainEditsItsPagesInPlace() throws {
         let environment = try StorageEnvironment(file: MemoryFile())
         let rounds = 80_000
         let length = 1_000
@@ -21,9 +21,9 @@ import TrellisTestSupport
                 let value = [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: length)
                 try write.put("rows", key: key(UInt64(round % 10)), value: value)
             }
-            // 80 MB were put; without compaction the arena would hold all of them.
-            let arena = try #require(try write.tree("rows")).arena
-            #expect(arena.usedBytes <= ByteArena.compactionFloor + ByteArena.chunkSize)
+            // 80 MB were put into 10 entries: a few pages' buffers, edited again and again.
+            let pages = try #require(try write.tree("rows")).pages
+            #expect(pages.bufferCount <= 8)
             for number in 0..<10 {
                 let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
                 #expect(try write.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
@@ -38,7 +38,65 @@ import TrellisTestSupport
         }
     }
 
-    @Test func bytesPutStayCorrectAcrossCompactionsSplitsAndCommits() throws {
+    @Test func aTransactionReplacingLargeValuesAgainAndAgainKeepsItsMemoryBounded() throws {
+        // Values too large for a leaf are kept until commit; replaced ones are freed in batches.
+        let environment = try StorageEnvironment(file: MemoryFile())
+        let rounds = 20_000
+        let length = 3_000
+        try environment.write { write in
+            try write.createTree("rows", order: .integer)
+            for round in 0..<rounds {
+                let value = [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: length)
+                try write.put("rows", key: key(UInt64(round % 10)), value: value)
+            }
+            // 60 MB were put; without freeing the replaced values they would all be kept.
+            let pages = try #require(try write.tree("rows")).pages
+            #expect(pages.retainedBytes <= TreePages.retainedLimit)
+            for number in 0..<10 {
+                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
+                #expect(try write.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
+            }
+        }
+        try environment.read { read throws in
+            for number in 0..<10 {
+                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
+                #expect(try read.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
+            }
+        }
+    }
+
+    @Test func aValueReadFromTheTransactionIsPutBackIntoTheSameTreeIntact() throws {
+        // The value's bytes are in the very page the put edits (and splits): the put copies them
+        // before moving anything.
+        let environment = try StorageEnvironment(file: MemoryFile())
+        try environment.write { write in
+            try write.createTree("rows", order: .integer)
+            for number in UInt64(0)..<40 {
+                try write.put("rows", key: key(number), value: [UInt8](repeating: UInt8(number), count: 90))
+            }
+            let access = try write.access("rows")
+            for number in UInt64(0)..<40 {
+                let source = try #require(try key(number).withUnsafeBytes { try access.value(forKey: $0) })
+                try key(1_000 + number).withUnsafeBytes { target in
+                    _ = try write.put("rows", key: target, value: source)
+                }
+            }
+            // Again from the values just put, in the rightmost pages that these puts edit.
+            for number in UInt64(0)..<40 {
+                let source = try #require(try key(1_000 + number).withUnsafeBytes { try access.value(forKey: $0) })
+                try key(2_000 + number).withUnsafeBytes { target in
+                    _ = try write.put("rows", key: target, value: source)
+                }
+            }
+            for number in UInt64(0)..<40 {
+                #expect(try write.get("rows", key: key(2_000 + number)) == [UInt8](repeating: UInt8(number), count: 90))
+                #expect(try write.get("rows", key: key(1_000 + number)) == [UInt8](repeating: UInt8(number), count: 90))
+                #expect(try write.get("rows", key: key(number)) == [UInt8](repeating: UInt8(number), count: 90))
+            }
+        }
+    }
+
+    @Test func bytesPutStayCorrectAcrossSplitsMergesAndCommits() throws {
         // Seeded: keys inserted, replaced and deleted in one transaction, with enough bytes to
         // compact several times; every value is checked against a dictionary before and after
         // the commit.

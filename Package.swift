@@ -157,11 +157,18 @@ let package = Package(
             dependencies: ["Trellis", "TrellisSync"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The sync tests' model that the client helper also opens (SyncTask): declared once here,
+        // where both see it. No product.
+        .target(
+            name: "TrellisSyncTestModels",
+            dependencies: ["Trellis"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // A sync client in a process of its own, for tests that run it under another clock
         // (`faketime`: ClockSkewProcessTests).
         .executableTarget(
             name: "TrellisSyncClientHelper",
-            dependencies: ["Trellis", "TrellisSync"],
+            dependencies: ["Trellis", "TrellisSync", "TrellisSyncTestModels"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Benchmarks/SyncBench (Scripts/bench-sync.sh, docs/BENCHMARKS.md "Sync"): upload and
@@ -181,7 +188,7 @@ let package = Package(
             name: "TrellisSyncTests",
             dependencies: [
                 "Trellis", "TrellisSync", "TrellisSyncProtocol", "TrellisSyncServer", "TrellisSyncClientHelper",
-                "TrellisTestSupport",
+                "TrellisSyncTestModels", "TrellisTestSupport",
                 // Raw protocol frames and test JWTs.
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -1,6 +1,7 @@
 import Foundation
 import Trellis
 import TrellisSync
+import TrellisSyncTestModels
 
 // A sync client in a process of its own, so a test can run it under another clock (`faketime`,
 // Tests/TrellisSyncTests/ClockSkewProcessTests.swift):
@@ -14,17 +15,6 @@ import TrellisSync
 //    EXPECTED_TITLE (`-`: the task need not exist);
 // 3. sets (or inserts) its title to NEW_TITLE, uploads, and prints `title: …` as it then stands.
 // Exit status 0 when all of it worked, 1 with a message on standard output otherwise.
-
-/// Same class and properties as the tests' SyncTask (Tests/TrellisSyncTests/Support/SyncModels.swift).
-final class SyncTask: Object {
-    @Persisted(primaryKey: true) var _id = ObjectId.generate()
-    @Persisted var owner = ""
-    @Persisted var title = ""
-    @Persisted var priority = 0
-    @Persisted var steps: List<String>
-    @Persisted var tags: MutableSet<String>
-    @Persisted var scores: Map<String, Int>
-}
 
 func fail(_ message: String) -> Never {
     print("client-helper: \(message)")

@@ -7,24 +7,7 @@ import TrellisTestSupport
 /// deleted, its contents stay exactly as they were, `check()` passes, and it refuses (typed
 /// error, file unchanged) while read transactions of this or another process are live.
 @Suite struct CompactionTests {
-    typealias Contents = [String: [[UInt8]: [UInt8]]]
-
-    static func contents(_ environment: StorageEnvironment) throws -> Contents {
-        try environment.read { read in
-            var all: Contents = [:]
-            for name in try read.treeNames() {
-                var entries: [[UInt8]: [UInt8]] = [:]
-                let cursor = try read.cursor(name)
-                var more = try cursor.first()
-                while more {
-                    entries[try cursor.key()] = try cursor.value()
-                    more = try cursor.next()
-                }
-                all[name] = entries
-            }
-            return all
-        }
-    }
+    typealias Contents = [String: SeededTrees.Model]
 
     /// Fills trees (small values, overflow values, integer keys), then deletes most entries.
     static func fillThenDeleteMost(_ environment: StorageEnvironment, seed: UInt64) throws {
@@ -71,7 +54,7 @@ import TrellisTestSupport
             let environment = try StorageEnvironment(path: path, options: options)
             defer { environment.close() }
             try Self.fillThenDeleteMost(environment, seed: durable ? 1 : 2)
-            expected = try Self.contents(environment)
+            expected = try SeededTrees.contents(environment)
             let before = try environment.check()
             report = try environment.compact()
             let after = try environment.check()
@@ -80,7 +63,7 @@ import TrellisTestSupport
             #expect(after.freePages <= 64, "\(after)")
             #expect(report.bytesAfter == after.pageCount * UInt64(StorageLimits.pageSize))
             #expect(report.bytesAfter < report.bytesBefore / 2, "\(report)")
-            #expect(try Self.contents(environment) == expected)
+            #expect(try SeededTrees.contents(environment) == expected)
             // The file keeps working: more writes, and a second compaction changes nothing much.
             try environment.write { try $0.put("kept", key: Array("after".utf8), value: [1, 2, 3]) }
             _ = try environment.check()
@@ -92,7 +75,7 @@ import TrellisTestSupport
         _ = try reopened.check()
         var withAfter = expected
         withAfter["kept"]?[Array("after".utf8)] = [1, 2, 3]
-        #expect(try Self.contents(reopened) == withAfter)
+        #expect(try SeededTrees.contents(reopened) == withAfter)
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64 ?? 0 < report.bytesBefore / 2)
     }
 
@@ -122,7 +105,7 @@ import TrellisTestSupport
         let environment = try StorageEnvironment(path: path)
         defer { environment.close() }
         try Self.fillThenDeleteMost(environment, seed: 4)
-        let expected = try Self.contents(environment)
+        let expected = try SeededTrees.contents(environment)
         let helpers = HelperProcesses(directory: directory)
         defer { helpers.stopAll() }
         let output = Pipe()
@@ -137,7 +120,7 @@ import TrellisTestSupport
         let report = try environment.compact()
         #expect(report.bytesAfter < size / 2)
         _ = try environment.check()
-        #expect(try Self.contents(environment) == expected)
+        #expect(try SeededTrees.contents(environment) == expected)
     }
 
     @Test func aFileWithNothingToMoveOnlyLosesItsGrowthSlack() throws {

@@ -5,21 +5,7 @@ import TrellisTestSupport
 
 /// I/O errors injected at every call of a commit, and single-byte flips of a sealed file.
 @Suite(.serialized) struct FaultTests {
-    typealias Model = [[UInt8]: [UInt8]]
-
-    private static func contents(_ environment: StorageEnvironment, tree: String) throws -> Model {
-        try environment.read { read in
-            guard try read.info(tree) != nil else { return [:] }
-            var model: Model = [:]
-            let cursor = try read.cursor(tree)
-            var more = try cursor.first()
-            while more {
-                model[try cursor.key()] = try cursor.value()
-                more = try cursor.next()
-            }
-            return model
-        }
-    }
+    typealias Model = SeededTrees.Model
 
     /// Every write, truncate, sync, map and size call of a commit made to fail once (EIO, then
     /// ENOSPC): the commit throws a typed `.io` error, the file stays at its last commit (also
@@ -60,13 +46,13 @@ import TrellisTestSupport
                 failures += 1
             }
             file.failure = nil
-            #expect(try Self.contents(environment, tree: "t") == model, "position \(position)")
+            #expect(try SeededTrees.contents(environment, tree: "t") == model, "position \(position)")
             try environment.write { try $0.put("t", key: [9], value: [9]) }
             model[[9]] = [9]
-            #expect(try Self.contents(environment, tree: "t") == model)
+            #expect(try SeededTrees.contents(environment, tree: "t") == model)
             _ = try environment.check()
             let reopened = try StorageEnvironment(file: MemoryFile(contents: file.contents))
-            #expect(try Self.contents(reopened, tree: "t") == model)
+            #expect(try SeededTrees.contents(reopened, tree: "t") == model)
             _ = try reopened.check()
         }
         #expect(failures > 0, "no \(call) call failed")
@@ -83,23 +69,10 @@ import TrellisTestSupport
         var usedBytes = 0
         do {
             let environment = try StorageEnvironment(file: file)
-            for round in 0..<6 {
-                try environment.write { write in
-                    for tree in ["a", "b", "c"] {
-                        try write.createTree(tree, order: tree == "c" ? .integer : .bytes)
-                        for _ in 0..<80 {
-                            let number = UInt64(random.below(400))
-                            let key = tree == "c" ? withUnsafeBytes(of: number) { Array($0) } : Array("key\(number)".utf8)
-                            if round > 2 && random.chance(30) {
-                                try write.delete(tree, key: key)
-                            } else {
-                                try write.put(tree, key: key, value: random.bytes(random.chance(5) ? 6000 : random.below(200)))
-                            }
-                        }
-                    }
-                }
-            }
-            for tree in ["a", "b", "c"] { expected[tree] = try Self.contents(environment, tree: tree) }
+            let shape = SeededTrees.Shape(rounds: 6, operations: 80, keys: 400, deletesFrom: 3, deletePercent: 30,
+                                          overflowPercent: 5, overflowLength: 6000, smallLength: 200)
+            try SeededTrees.fill(environment, shape: shape, random: &random)
+            for tree in SeededTrees.names { expected[tree] = try SeededTrees.contents(environment, tree: tree) }
             usedBytes = Int(try environment.read { $0.snapshot.meta.pageCount }) * StorageLimits.pageSize
             environment.close()
         }
@@ -114,7 +87,7 @@ import TrellisTestSupport
                 let environment = try StorageEnvironment(file: damaged)
                 _ = try environment.check()
                 for (tree, model) in expected {
-                    guard try Self.contents(environment, tree: tree) == model else {
+                    guard try SeededTrees.contents(environment, tree: tree) == model else {
                         Issue.record("flip \(flip) at byte \(offset) (page \(offset / 4096)) changed tree \(tree) silently")
                         return
                     }

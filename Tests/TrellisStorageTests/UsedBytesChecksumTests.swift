@@ -7,45 +7,14 @@ import TrellisTestSupport
 /// (header, slots and the cells packed after them), flagged in its header with the length; pages
 /// of older versions (whole-page checksums, no flag) are read as they are (docs/STORAGE.md 2.3-2.4).
 @Suite struct UsedBytesChecksumTests {
-    typealias Model = [[UInt8]: [UInt8]]
-
-    private static func contents(_ environment: StorageEnvironment, trees: [String]) throws -> [String: Model] {
-        try environment.read { read in
-            var result: [String: Model] = [:]
-            for tree in trees {
-                guard try read.info(tree) != nil else { continue }
-                var model: Model = [:]
-                let cursor = try read.cursor(tree)
-                var more = try cursor.first()
-                while more {
-                    model[try cursor.key()] = try cursor.value()
-                    more = try cursor.next()
-                }
-                result[tree] = model
-            }
-            return result
-        }
-    }
+    typealias Model = SeededTrees.Model
 
     /// Several commits into three trees (one integer-keyed, a few overflow values, deletes).
     private static func fill(_ environment: StorageEnvironment, seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
-        for round in 0..<5 {
-            try environment.write { write in
-                for tree in ["a", "b", "c"] {
-                    try write.createTree(tree, order: tree == "c" ? .integer : .bytes)
-                    for _ in 0..<120 {
-                        let number = UInt64(random.below(500))
-                        let key = tree == "c" ? withUnsafeBytes(of: number) { Array($0) } : Array("key\(number)".utf8)
-                        if round > 1 && random.chance(25) {
-                            try write.delete(tree, key: key)
-                        } else {
-                            try write.put(tree, key: key, value: random.bytes(random.chance(4) ? 5000 : random.below(120)))
-                        }
-                    }
-                }
-            }
-        }
+        let shape = SeededTrees.Shape(rounds: 5, operations: 120, keys: 500, deletesFrom: 2, deletePercent: 25,
+                                      overflowPercent: 4, overflowLength: 5000, smallLength: 120)
+        try SeededTrees.fill(environment, shape: shape, random: &random)
     }
 
     private static func page(_ image: [UInt8], _ number: UInt64) -> ArraySlice<UInt8> {
@@ -103,7 +72,7 @@ import TrellisTestSupport
         do {
             let environment = try StorageEnvironment(file: file)
             try Self.fill(environment, seed: 38)
-            expected = try Self.contents(environment, trees: ["a", "b", "c"])
+            expected = try SeededTrees.contents(environment, trees: ["a", "b", "c"])
             meta = try environment.read { $0.snapshot.meta }
             environment.close()
         }
@@ -118,7 +87,7 @@ import TrellisTestSupport
             #expect(throws: StorageError.self, "a change at byte \(offset) of the catalog root went unseen") {
                 let environment = try StorageEnvironment(file: damaged)
                 defer { environment.close() }
-                _ = try Self.contents(environment, trees: ["a", "b", "c"])
+                _ = try SeededTrees.contents(environment, trees: ["a", "b", "c"])
                 _ = try environment.check()
             }
         }
@@ -128,7 +97,7 @@ import TrellisTestSupport
             damaged.flip(at: start + offset, with: 0x5A)
             let environment = try StorageEnvironment(file: damaged)
             defer { environment.close() }
-            #expect(try Self.contents(environment, trees: ["a", "b", "c"]) == expected)
+            #expect(try SeededTrees.contents(environment, trees: ["a", "b", "c"]) == expected)
             _ = try environment.check()
         }
     }
@@ -145,7 +114,7 @@ import TrellisTestSupport
         let catalogBefore = try #require(try environment.read { $0.snapshot.meta.catalog })
         let trees = ["a", "b", "c", "bytes", "numbers"]
         try Self.fill(environment, seed: 39)
-        let expected = try Self.contents(environment, trees: trees)
+        let expected = try SeededTrees.contents(environment, trees: trees)
         #expect(expected["numbers"]?.count == 2_000, "the fixture's trees are read")
         let meta = try environment.read { $0.snapshot.meta }
         environment.close()
@@ -160,7 +129,7 @@ import TrellisTestSupport
         }
         #expect(flagged > 10 && whole > 10, "\(flagged) flagged and \(whole) whole-page tree pages")
         let reopened = try StorageEnvironment(file: MemoryFile(contents: image))
-        #expect(try Self.contents(reopened, trees: trees) == expected)
+        #expect(try SeededTrees.contents(reopened, trees: trees) == expected)
         _ = try reopened.check()
         reopened.close()
 
@@ -169,7 +138,7 @@ import TrellisTestSupport
         #expect(throws: StorageError.self) {
             let environment = try StorageEnvironment(file: damaged)
             defer { environment.close() }
-            _ = try Self.contents(environment, trees: trees)
+            _ = try SeededTrees.contents(environment, trees: trees)
         }
     }
 

@@ -98,21 +98,13 @@ import Testing
             asked.mutate { $0 += 1 }
             return true
         }, objectTypes: [ProcessDog.self])
-        let holder = Process()
-        holder.executableURL = processHelperURL()
-        holder.arguments = ["hold-readers", path, "1"]
-        let output = Pipe()
-        holder.standardOutput = output
-        try holder.run()
-        let line = String(decoding: output.fileHandleForReading.availableDataUntilNewline(), as: UTF8.self)
-        #expect(line == "holding 1")
+        let holder = try startHoldingReaders(path)
         let before = size(path)
         let count = try onOtherThread { try Realm(configuration: compacting).objects(ProcessDog.self).count }
         #expect(count == 51)
         #expect(asked.get() == 0)
         #expect(size(path) == before)
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        holder.killAndWait()
         let after = try onOtherThread { try Realm(configuration: compacting).objects(ProcessDog.self).count }
         #expect(after == 51)
         #expect(asked.get() == 1)

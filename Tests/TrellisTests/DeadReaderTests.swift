@@ -9,18 +9,10 @@ import Testing
 
     /// Starts `TrellisProcessHelper hold-readers PATH count`, waits until it holds its slots,
     /// and kills it with SIGKILL.
-    func killReaderHolding(_ count: Int) throws {
-        let process = Process()
-        process.executableURL = processHelperURL()
-        process.arguments = ["hold-readers", folder.file().path, "\(count)"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableDataUntilNewline(), as: UTF8.self)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(line == "holding \(count)")
-        #expect(process.terminationReason == .uncaughtSignal)
+    func killReaderHolding(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let process = try startHoldingReaders(folder.file().path, count: count, sourceLocation: sourceLocation)
+        process.killAndWait()
+        #expect(process.terminationReason == .uncaughtSignal, sourceLocation: sourceLocation)
     }
 
     func fileSize() throws -> Int {

@@ -8,26 +8,10 @@ import Testing
 @Suite struct DeleteFilesProcessTests {
     let folder = TemporaryFolder()
 
-    /// Starts `TrellisProcessHelper hold-readers PATH 1` and waits until it has the file open.
-    func holdOpenInAnotherProcess(_ path: String) throws -> Process {
-        let process = Process()
-        process.executableURL = processHelperURL()
-        process.arguments = ["hold-readers", path, "1"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableDataUntilNewline(), as: UTF8.self)
-        #expect(line == "holding 1")
-        return process
-    }
-
     @Test func deleteFilesRefusesAFileAnotherProcessHasOpen() throws {
         let configuration = Realm.Configuration(fileURL: folder.file(), objectTypes: [ProcessDog.self])
-        let holder = try holdOpenInAnotherProcess(folder.file().path)
-        defer {
-            if holder.isRunning { kill(holder.processIdentifier, SIGKILL) }
-            holder.waitUntilExit()
-        }
+        let holder = try startHoldingReaders(folder.file().path)
+        defer { holder.killAndWait() }
         let error = #expect(throws: Realm.Error.self) { try Realm.deleteFiles(for: configuration) }
         #expect(error?.code == .alreadyOpen)
         #expect(error?.localizedDescription.contains("Cannot delete files of an open Realm") == true)
@@ -38,9 +22,8 @@ import Testing
 
     @Test func deleteFilesDeletesTheFileOnceTheOtherProcessHasExited() throws {
         let configuration = Realm.Configuration(fileURL: folder.file(), objectTypes: [ProcessDog.self])
-        let holder = try holdOpenInAnotherProcess(folder.file().path)
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        let holder = try startHoldingReaders(folder.file().path)
+        holder.killAndWait()
         #expect(try Realm.deleteFiles(for: configuration) == true)
         #expect(!Realm.fileExists(for: configuration))
         // A new, empty file opens in its place.

@@ -1,8 +1,10 @@
 import Foundation
 import Trellis
+// SyncTask, shared with TrellisSyncClientHelper; re-exported so that every file of the tests sees it.
+@_exported import TrellisSyncTestModels
 
-// The seeds' Device Sync models (Person/Dog, an embedded Address), and a Task with every
-// collection kind for the conflict rules.
+// The seeds' Device Sync models (Person/Dog, an embedded Address); the Task with every
+// collection kind for the conflict rules is SyncTask (TrellisSyncTestModels).
 
 final class SyncDog: Object {
     @Persisted(primaryKey: true) var _id = ObjectId.generate()
@@ -23,16 +25,6 @@ final class SyncPerson: Object {
     @Persisted var dogs: List<SyncDog>
     @Persisted var address: SyncAddress?
     @Persisted var previousAddresses: List<SyncAddress>
-}
-
-final class SyncTask: Object {
-    @Persisted(primaryKey: true) var _id = ObjectId.generate()
-    @Persisted var owner = ""
-    @Persisted var title = ""
-    @Persisted var priority = 0
-    @Persisted var steps: List<String>
-    @Persisted var tags: MutableSet<String>
-    @Persisted var scores: Map<String, Int>
 }
 
 let syncModelTypes: [ObjectBase.Type] = [SyncDog.self, SyncPerson.self, SyncAddress.self, SyncTask.self]

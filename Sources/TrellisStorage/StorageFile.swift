@@ -36,6 +36,11 @@ public final class PosixFile: StorageFile {
     private var isClosed = false
     /// The `fdatasync` / `F_FULLFSYNC` calls made so far (benchmarks report syncs per commit).
     public private(set) var syncCount = 0
+    /// The `pwrite` calls made so far and the bytes they wrote (benchmarks report them per commit).
+    public private(set) var writeCount = 0
+    public private(set) var bytesWritten = 0
+    /// The times the file's size was set (`ftruncate`: growth in steps, compaction's cut).
+    public private(set) var truncateCount = 0
 
     /// Opens (or creates, when `create` is true) the file at `path`; with `readOnly`, with
     /// `O_RDONLY` (writes then fail with `EBADF`).
@@ -53,10 +58,15 @@ public final class PosixFile: StorageFile {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        writeCount += 1
+        bytesWritten += bytes.count
         try Platform.write(descriptor, bytes, at: offset, path: name)
     }
 
-    public func truncate(to size: UInt64) throws { try Platform.truncate(descriptor, to: size, path: name) }
+    public func truncate(to size: UInt64) throws {
+        truncateCount += 1
+        try Platform.truncate(descriptor, to: size, path: name)
+    }
 
     public func sync() throws {
         syncCount += 1

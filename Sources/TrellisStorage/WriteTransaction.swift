@@ -348,9 +348,7 @@ public final class WriteTransaction: TreeReading {
             }
             try file.truncate(to: min(Self.grownSize(from: size, toHold: needed, pageBytes: pager.stride), max(needed, limit)))
         }
-        for written in pages.sorted(by: { $0.page < $1.page }) {
-            try written.withBytes { try pager.writePages($0, at: written.page) }
-        }
+        try pager.writeCoalesced(pages)
     }
 }
 

@@ -1,11 +1,15 @@
 import BenchSupport
 import Foundation
 
-/// Instructions per random point get and per read transaction, under callgrind: each count runs
-/// in its own child process (`--measure-instructions`), the way TrellisBench's `--instructions`
-/// does (BenchSupport's `Callgrind`); only ``trellisMeasuredRegion()`` is collected.
+/// Instructions per random point get, per read transaction and per durable commit (user space: a
+/// sync's wait is not an instruction), under callgrind: each count runs in its own child process
+/// (`--measure-instructions`), the way TrellisBench's `--instructions` does (BenchSupport's
+/// `Callgrind`); only ``trellisMeasuredRegion()`` is collected.
 enum InstructionChild {
-    static let kinds = ["storage-get", "lmdb-get", "storage-transaction", "lmdb-transaction"]
+    static let kinds = ["storage-get", "lmdb-get", "storage-transaction", "lmdb-transaction", "storage-commit",
+                        "lmdb-commit"]
+    /// Durable commits measured per commit count (their syncs make them slow under callgrind).
+    static let measuredCommits = 200
 
     static func measureAll(entries: Int, profiles: URL?, log: (String) -> Void) throws -> StorageReport.Instructions {
         let folder = try Callgrind.folder(kept: profiles)
@@ -21,6 +25,8 @@ enum InstructionChild {
                                           lmdbGet: perOperation["lmdb-get"] ?? 0,
                                           storageReadTransaction: perOperation["storage-transaction"] ?? 0,
                                           lmdbReadTransaction: perOperation["lmdb-transaction"] ?? 0,
+                                          storageCommit: perOperation["storage-commit"] ?? 0,
+                                          lmdbCommit: perOperation["lmdb-commit"] ?? 0,
                                           entries: entries)
     }
 
@@ -42,6 +48,13 @@ enum InstructionChild {
             sum &+= try peer.getAll(reads)
             try measured { sum &+= try peer.getAll(reads) }
             operations = reads.count
+        } else if kind.hasSuffix("commit") {
+            // New keys among the tree's, one durable commit each (as the timed durable commits).
+            let keys = shuffledIndices(Self.measuredCommits + 10, seed: 38).map { benchKey(entries + $0) }
+            try peer.commitEach(Array(keys.prefix(10)), value: benchValue(7))
+            try measured { try peer.commitEach(Array(keys.dropFirst(10)), value: benchValue(7)) }
+            sum &+= try peer.getAll(keys)
+            operations = Self.measuredCommits
         } else {
             let count = max(entries / 10, 1)
             sum &+= try peer.readTransactions(count, key: reads[0])

@@ -29,8 +29,12 @@ final class StoragePeer: KeyValuePeer {
         try environment.write { try $0.createTree(benchTree) }
     }
 
-    /// The `fdatasync` calls the engine's I/O layer made so far.
-    var syncs: Int { (environment.file as? PosixFile)?.syncCount ?? -1 }
+    /// The engine's I/O so far, counted by its I/O layer: `fdatasync` calls, `pwrite` calls and
+    /// their bytes, `ftruncate` calls (growth).
+    var io: StorageIO {
+        guard let file = environment.file as? PosixFile else { return StorageIO(syncs: -1, writes: -1, bytes: -1, truncates: -1) }
+        return StorageIO(syncs: file.syncCount, writes: file.writeCount, bytes: file.bytesWritten, truncates: file.truncateCount)
+    }
 
     func putAll(_ keys: [[UInt8]], value: [UInt8], append: Bool) throws {
         try environment.write { transaction in
@@ -81,6 +85,24 @@ final class StoragePeer: KeyValuePeer {
     }
 
     func close() { environment.close() }
+}
+
+/// Counts of TrellisStorage's I/O calls (`StoragePeer.io`); differences of two are per stretch.
+struct StorageIO: Codable {
+    var syncs: Int
+    var writes: Int
+    var bytes: Int
+    var truncates: Int
+
+    static func - (after: StorageIO, before: StorageIO) -> StorageIO {
+        StorageIO(syncs: after.syncs - before.syncs, writes: after.writes - before.writes,
+                  bytes: after.bytes - before.bytes, truncates: after.truncates - before.truncates)
+    }
+
+    static func + (left: StorageIO, right: StorageIO) -> StorageIO {
+        StorageIO(syncs: left.syncs + right.syncs, writes: left.writes + right.writes,
+                  bytes: left.bytes + right.bytes, truncates: left.truncates + right.truncates)
+    }
 }
 
 struct LMDBFailure: Error, CustomStringConvertible {

@@ -21,14 +21,23 @@ struct StorageReport {
         var lmdbGet: Double
         var storageReadTransaction: Double
         var lmdbReadTransaction: Double
+        /// User-space instructions per durable commit of one put (the sync's time is not counted).
+        var storageCommit: Double
+        var lmdbCommit: Double
         var entries: Int
     }
 
     var sizes: StorageSizes
     var machine: String
     var rows: [Row]
-    var storageSyncsPerCommit: Double
+    /// TrellisStorage's I/O calls during its durable commits, and how many commits that was.
+    var storageIO: StorageIO
+    var storageCommits: Int
     var instructions: Instructions?
+
+    /// `count` per durable commit of TrellisStorage.
+    func perCommit(_ count: Int) -> Double { Double(count) / Double(max(storageCommits, 1)) }
+    var storageSyncsPerCommit: Double { perCommit(storageIO.syncs) }
 
     func row(_ operation: Operation) -> Row? { rows.first { $0.operation == operation } }
 
@@ -65,7 +74,10 @@ struct StorageReport {
                 + "GRDB \(Int(grdb.rounded())): " + String(format: "%.2fx", versusLMDB)
                 + " LMDB (target >= 2x: \(versusLMDB >= 2 ? "met" : "not met")), " + String(format: "%.2fx", versusGRDB)
                 + " GRDB (target >= 1x: \(versusGRDB >= 1 ? "met" : "not met")). TrellisStorage syncs per commit: "
-                + String(format: "%.2f", storageSyncsPerCommit) + " (counted by its I/O layer).")
+                + String(format: "%.2f", storageSyncsPerCommit) + " (counted by its I/O layer), with "
+                + String(format: "%.2f", perCommit(storageIO.writes)) + " pwrite calls of "
+                + String(format: "%.2f", perCommit(storageIO.bytes) / 4096) + " pages and "
+                + String(format: "%.3f", perCommit(storageIO.truncates)) + " ftruncate calls.")
         }
         if let instructions {
             let ratio = instructions.storageGet / max(instructions.lmdbGet, 1)
@@ -74,7 +86,9 @@ struct StorageReport {
                 + "\(Int(instructions.lmdbGet.rounded())): " + String(format: "%.2fx", ratio)
                 + " (target <= 1.1x: \(ratio <= 1.1 ? "met" : "not met")). Per read transaction (begin + one get + "
                 + "end): TrellisStorage \(Int(instructions.storageReadTransaction.rounded())), LMDB "
-                + "\(Int(instructions.lmdbReadTransaction.rounded())).")
+                + "\(Int(instructions.lmdbReadTransaction.rounded())). Per durable commit of one put (user space, "
+                + "the sync not counted): TrellisStorage \(Int(instructions.storageCommit.rounded())), LMDB "
+                + "\(Int(instructions.lmdbCommit.rounded())).")
         }
         return lines.joined(separator: "\n")
     }
@@ -84,6 +98,9 @@ struct StorageReport {
             "machine": machine,
             "entries": sizes.entries, "reads": sizes.reads, "commits": sizes.commits, "rounds": sizes.rounds,
             "storageSyncsPerCommit": storageSyncsPerCommit,
+            "storageWritesPerCommit": perCommit(storageIO.writes),
+            "storagePagesWrittenPerCommit": perCommit(storageIO.bytes) / 4096,
+            "storageTruncatesPerCommit": perCommit(storageIO.truncates),
         ]
         if let commits = row(.durableCommit) {
             object["storageDurableCommitsPerSecond"] = commits.perSecond(.storage)
@@ -105,6 +122,8 @@ struct StorageReport {
             object["lmdbGetInstructions"] = Int(instructions.lmdbGet.rounded())
             object["storageReadTransactionInstructions"] = Int(instructions.storageReadTransaction.rounded())
             object["lmdbReadTransactionInstructions"] = Int(instructions.lmdbReadTransaction.rounded())
+            object["storageCommitInstructions"] = Int(instructions.storageCommit.rounded())
+            object["lmdbCommitInstructions"] = Int(instructions.lmdbCommit.rounded())
             object["instructionEntries"] = instructions.entries
         }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])

@@ -37,7 +37,7 @@ struct StorageRunner {
         let commitKeys = shuffledIndices(sizes.commits, seed: 36).map(benchKey)
         let value = benchValue(7)
         var samples: [Operation: [Engine: [Double]]] = [:]
-        var syncs = (count: 0, commits: 0)
+        var io = (counts: StorageIO(syncs: 0, writes: 0, bytes: 0, truncates: 0), commits: 0)
         var checksums: [Operation: Int] = [:]
         func record(_ operation: Operation, _ engine: Engine, _ seconds: Double, operations: Int) {
             samples[operation, default: [:]][engine, default: []].append(seconds / Double(max(operations, 1)))
@@ -86,7 +86,7 @@ struct StorageRunner {
                 (.grdb, { try grdb.commitEach($0, value: value) }),
             ]
             var totals: [Engine: Double] = [:]
-            let syncsBefore = storage.syncs
+            let ioBefore = storage.io
             for (turn, start) in stride(from: 0, to: commitKeys.count, by: Self.commitsPerTurn).enumerated() {
                 let keys = Array(commitKeys[start..<min(start + Self.commitsPerTurn, commitKeys.count)])
                 for index in 0..<committers.count {
@@ -94,8 +94,8 @@ struct StorageRunner {
                     totals[engine, default: 0] += try timed { try commit(keys) }
                 }
             }
-            syncs.count += storage.syncs - syncsBefore
-            syncs.commits += sizes.commits
+            io.counts = io.counts + (storage.io - ioBefore)
+            io.commits += sizes.commits
             for (engine, seconds) in totals { record(.durableCommit, engine, seconds, operations: sizes.commits) }
             storage.close()
             lmdb.close()
@@ -109,6 +109,6 @@ struct StorageRunner {
                                           samples: samples[operation] ?? [:]))
         }
         return StorageReport(sizes: sizes, machine: Machine.describe(path: scratch.url.path), rows: rows,
-                             storageSyncsPerCommit: Double(syncs.count) / Double(max(syncs.commits, 1)))
+                             storageIO: io.counts, storageCommits: io.commits)
     }
 }

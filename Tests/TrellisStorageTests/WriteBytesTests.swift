@@ -9,6 +9,17 @@ import TrellisTestSupport
 @Suite struct WriteBytesTests {
     private func key(_ number: UInt64) -> [UInt8] { withUnsafeBytes(of: number) { Array($0) } }
 
+    /// Expects keys 0..<10 of "rows" to hold the last of `rounds` puts of `length` bytes that
+    /// cycled through them (put `round` wrote `round % 10` with bytes equal to `round`).
+    private func expectLastPutOfEachKey(in transaction: some TreeReading, rounds: Int, length: Int,
+                                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for number in 0..<10 {
+            let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
+            #expect(try transaction.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length),
+                    sourceLocation: sourceLocation)
+        }
+    }
+
     @Test func aTransactionReplacingOneValueAgainAndAgainEditsItsPagesInPlace() throws {
         let environment = try StorageEnvironment(file: MemoryFile())
         let rounds = 80_000
@@ -24,17 +35,11 @@ import TrellisTestSupport
             // 80 MB were put into 10 entries: a few pages' buffers, edited again and again.
             let pages = try #require(try write.tree("rows")).pages
             #expect(pages.bufferCount <= 8)
-            for number in 0..<10 {
-                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
-                #expect(try write.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
-            }
+            try expectLastPutOfEachKey(in: write, rounds: rounds, length: length)
             #expect(try write.get("other", key: Array("kept".utf8)) == Array("unchanged".utf8))
         }
         try environment.read { read throws in
-            for number in 0..<10 {
-                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
-                #expect(try read.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
-            }
+            try expectLastPutOfEachKey(in: read, rounds: rounds, length: length)
         }
     }
 
@@ -52,16 +57,10 @@ import TrellisTestSupport
             // 60 MB were put; without freeing the replaced values they would all be kept.
             let pages = try #require(try write.tree("rows")).pages
             #expect(pages.retainedBytes <= TreePages.retainedLimit)
-            for number in 0..<10 {
-                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
-                #expect(try write.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
-            }
+            try expectLastPutOfEachKey(in: write, rounds: rounds, length: length)
         }
         try environment.read { read throws in
-            for number in 0..<10 {
-                let expected = UInt8(truncatingIfNeeded: rounds - 10 + number)
-                #expect(try read.get("rows", key: key(UInt64(number))) == [UInt8](repeating: expected, count: length))
-            }
+            try expectLastPutOfEachKey(in: read, rounds: rounds, length: length)
         }
     }
 

@@ -44,6 +44,7 @@ func storedValueTypeName<T: RealmKeyedCollection>(_ collection: T) -> String {
     @Test func genericCodeReachesAKeyedCollectionsPersistedValueType() {
         #expect(storedValueTypeName(Map<String, Int>()) == "Int")
         #expect(storedValueTypeName(Map<String, DeclarationCode>()) == "String")
+        #expect(storedValueTypeName(Map<String, DeclarationMood?>()) == "Optional<DeclarationMood>")
     }
 
     @Test @available(*, deprecated)

@@ -168,6 +168,31 @@ import TrellisTestSupport
         }
     }
 
+    @Test func slotsClaimedPastTheRowsBytesReadAsZeroAndEmpty() {
+        var row = RowWriter.encode([.int(7), .string("abc")])
+        #expect(Self.header(row).width == 1)
+        row[1] &= 0x1F  // width 8: the claimed slots run past the row's 8 bytes
+        row.withUnsafeBytes {
+            let view = RowView(bytes: $0)
+            #expect(view.columnCount == 0)
+            #expect(view.slot(0) == 0 && view.slot(1) == 0 && view.tail(1).isEmpty && view.string(1) == "")
+        }
+    }
+
+    @Test func textsOfEveryShortLengthReadBackWhole() {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzé€𝄞")
+        for length in 0...24 {
+            let text = String((0..<length).map { alphabet[($0 * 7) % alphabet.count] })
+            let row = RowWriter.encode([.int(1), .string(text), .int(2)])
+            row.withUnsafeBytes {
+                let view = RowView(bytes: $0)
+                #expect(view.string(1) == text, "\(text.utf8.count) bytes")
+                #expect(view.string(1).utf8.elementsEqual(text.utf8))
+                #expect(view.int(0) == 1 && view.int(2) == 2)
+            }
+        }
+    }
+
     // MARK: - The upgrade of files of the previous layout
 
     /// A file written by this build, then every row written again with 8-byte slots and the

@@ -43,15 +43,37 @@ enum RowFormat {
     /// The header of a row of `columns` columns with slots of `width` bytes.
     static func header(columns: Int, width: Int) -> UInt16 { UInt16(columns) | UInt16(width & 7) << 13 }
 
-    /// The `width`-byte slot at `offset` of `bytes` (which must hold it), zero-extended.
+    /// The `width`-byte slot at `offset` of `bytes`, zero-extended; 0 when `bytes` does not
+    /// hold it (a damaged row whose header claims more than its bytes).
     @inlinable @inline(__always)
     static func loadSlot(_ bytes: UnsafeRawBufferPointer, at offset: Int, width: Int) -> UInt64 {
         if offset &+ 8 <= bytes.count {
             return bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & (UInt64.max &>> UInt64(64 &- 8 &* width))
         }
+        guard offset &+ width <= bytes.count else { return 0 }
         var value: UInt64 = 0
         for index in 0..<width { value |= UInt64(bytes[offset &+ index]) &<< UInt64(8 &* index) }
         return value
+    }
+
+    /// Copies `source` (at most 16 bytes) to `destination` with two loads and two stores of
+    /// the widest size that fits (they overlap when the count is not a power of two), writing
+    /// nothing past `source.count` bytes: a short text read costs no `memcpy` call.
+    @inlinable @inline(__always)
+    static func copyShort(_ source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer) {
+        guard let from = source.baseAddress else { return }
+        @inline(__always) func copy<Word>(_: Word.Type, _ count: Int) {
+            let last = count &- MemoryLayout<Word>.size
+            destination.storeBytes(of: from.loadUnaligned(as: Word.self), as: Word.self)
+            destination.storeBytes(of: from.loadUnaligned(fromByteOffset: last, as: Word.self), toByteOffset: last, as: Word.self)
+        }
+        switch source.count {
+        case 8...16: copy(UInt64.self, source.count)
+        case 4..<8: copy(UInt32.self, source.count)
+        case 2..<4: copy(UInt16.self, source.count)
+        case 1: destination.storeBytes(of: from.load(as: UInt8.self), as: UInt8.self)
+        default: break
+        }
     }
 
     /// The tail offset and length a variable-width slot of `width` bytes holds.
@@ -74,7 +96,8 @@ struct RowView {
     init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// The number of columns the row holds and its slot width; 0 columns for bytes too short
-    /// for the count they claim (a damaged file), so every column then reads as null.
+    /// for the count they claim (a damaged file), so that readers of the whole row (which index
+    /// its bytes directly) see no column. Single-column reads use ``claimedLayout``.
     @inlinable @inline(__always)
     var layout: (count: Int, width: Int) {
         guard bytes.count >= 2 else { return (0, 8) }
@@ -96,17 +119,30 @@ struct RowView {
         return slot(column) == other.slot(column)
     }
 
+    /// The column count and slot width the header claims, unchecked: a column read checks its
+    /// own bytes instead (cheaper than ``layout``'s check of the whole row, on every property
+    /// read). Only ``isNull(_:)``, ``slot(_:)`` and ``tail(_:)`` use it.
     @inlinable @inline(__always)
-    func isNull(_ column: Int) -> Bool {
-        guard column < columnCount else { return true }
-        let byte = bytes[2 + column >> 3]
-        return byte & (1 << UInt8(column & 7)) != 0
+    var claimedLayout: (count: Int, width: Int) {
+        guard bytes.count >= 2 else { return (0, 8) }
+        let header = bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self)
+        return (RowFormat.columnCount(header: header), RowFormat.slotWidth(header: header))
     }
 
-    /// The slot of `column`, zero-extended to 8 bytes (0 for a column the row lacks).
+    /// Whether `column` is null (true for a column the row lacks, and for every column of a
+    /// damaged row whose null bitmap runs past its bytes).
+    @inlinable @inline(__always)
+    func isNull(_ column: Int) -> Bool {
+        let count = claimedLayout.count
+        guard column < count, RowFormat.slotsStart(count) <= bytes.count else { return true }
+        return bytes[2 &+ column &>> 3] & (1 &<< UInt8(column & 7)) != 0
+    }
+
+    /// The slot of `column`, zero-extended to 8 bytes (0 for a column the row lacks, or whose
+    /// slot lies past the row's bytes in a damaged file).
     @inlinable @inline(__always)
     func slot(_ column: Int) -> UInt64 {
-        let (count, width) = layout
+        let (count, width) = claimedLayout
         guard column < count else { return 0 }
         return RowFormat.loadSlot(bytes, at: RowFormat.slotsStart(count) &+ width &* column, width: width)
     }
@@ -123,7 +159,7 @@ struct RowView {
     /// The tail bytes of a variable-width column (empty when null or absent).
     @inlinable @inline(__always)
     func tail(_ column: Int) -> UnsafeRawBufferPointer {
-        let (count, width) = layout
+        let (count, width) = claimedLayout
         let s = column < count
             ? RowFormat.loadSlot(bytes, at: RowFormat.slotsStart(count) &+ width &* column, width: width) : 0
         let (offset, length) = RowFormat.tailSpan(s, width: width)
@@ -141,7 +177,7 @@ struct RowView {
         let utf8 = tail(column)
         guard utf8.count <= 15 else { return String(decoding: utf8, as: UTF8.self) }
         return String(unsafeUninitializedCapacity: utf8.count) { buffer in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: utf8)
+            if let destination = buffer.baseAddress { RowFormat.copyShort(utf8, to: UnsafeMutableRawPointer(destination)) }
             return utf8.count
         }
     }

@@ -610,9 +610,7 @@ final class RealmCore {
     @inline(__always)
     func row(of object: ObjectBase, _ managed: ManagedObject) -> RowView {
         verifyThread()
-        if object._rowCache.stamp == changeStamp, let bytes = object._rowCache.bytes {
-            return RowView(bytes: bytes)
-        }
+        if object._rowCache.stamp == changeStamp { return RowView(bytes: object._rowCache.bytes) }
         guard managed.epoch == epoch, let bytes = transaction.get(managed.table.rows, integerKey: managed.key) else {
             throwRealmException("Object has been deleted or invalidated.")
         }

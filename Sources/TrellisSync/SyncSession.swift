@@ -33,6 +33,9 @@ public final class SyncSession: @unchecked Sendable {
         public var progressEstimate: Double {
             transferrableBytes == 0 ? 1 : Double(transferredBytes) / Double(transferrableBytes)
         }
+        /// The share transferred so far: Realm's older name for ``progressEstimate``.
+        @available(*, deprecated, renamed: "progressEstimate")
+        public var fractionTransferred: Double { progressEstimate }
     }
 
     public var state: State {

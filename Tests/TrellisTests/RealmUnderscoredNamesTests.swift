@@ -17,6 +17,8 @@ func total<C: RealmCollection>(_ values: C) -> C.Element where C.Element.Persist
 func mean<C: RealmCollection>(_ values: C) -> Double? where C.Element.PersistedType: AddableType { values.average() }
 func countOfOptionals<T: _RealmCollectionValueInsideOptional>(_ list: List<T?>) -> Int { list.count }
 func isDiscoverable<T: _RealmSchemaDiscoverable>(_: T.Type) -> Bool { true }
+func isMapEntry<E: _RealmMapValue>(_: E.Type) -> Bool where E.Key == String { true }
+func declaresInverse<L: LinkingObjectsProtocol>(_: L.Type) -> L { L(fromType: L.Element.self, property: "dogs") }
 func saved<T: Object>(_ object: T, in realm: Realm) -> Object {
     realm.create(type(of: object), value: object, update: .modified)
 }
@@ -70,6 +72,32 @@ func saved<T: Object>(_ object: T, in realm: Realm) -> Object {
         #expect(realm.objects(AllTypes.self).where { $0.optSize.rawValue == "large" }.count == 1)
         #expect(realm.objects(ScoredLevels.self).where { $0.level.rawValue == 2 }.count == 1)
         #expect(realm.objects(ScoredLevels.self).where { $0.level.rawValue == nil }.count == 1)
+    }
+
+    @Test func binaryPropertiesTakeTheSubstringQueriesOfTypedQueries() throws {
+        let realm = try Realm(configuration: folder.configuration([ScoredLevels.self, AllTypes.self, KeyedDog.self]))
+        try realm.write {
+            realm.create(AllTypes.self, value: ["data": Data([1, 2, 3, 4]), "optData": Data([9, 8])])
+            realm.create(AllTypes.self, value: ["data": Data([5, 6])])
+        }
+        let all = realm.objects(AllTypes.self)
+        #expect(all.where { $0.data.contains(Data([2, 3])) }.count == 1)
+        #expect(all.where { $0.data.starts(with: Data([5])) }.count == 1)
+        #expect(all.where { $0.data.ends(with: Data([3, 4])) }.count == 1)
+        #expect(all.where { $0.data.equals(Data([5, 6])) }.count == 1)
+        #expect(all.where { $0.data.notEquals(Data([5, 6])) }.count == 1)
+        #expect(all.where { $0.optData.contains(Data([8])) }.count == 1)
+        #expect(all.where { $0.data.contains($0.optData) }.count == 0)
+        // The same as the string form.
+        #expect(all.filter("data BEGINSWITH %@", Data([5])).count == 1)
+    }
+
+    @Test func realmsNamesForMapEntriesInverseDeclarationsAndMigrationBlocks() {
+        #expect(isMapEntry(SingleMapEntry<String, Int>.self))
+        #expect(declaresInverse(LinkingObjects<Owner>.self).propertyName == "dogs")
+        #expect(MapIndex(offset: 3).offset == 3)
+        let block: MigrationObjectEnumerateBlock = { old, new in _ = (old, new) }
+        block(nil, nil)
     }
 
     @Test func createAndAddWithTheRuntimeTypeOfAnObject() throws {

@@ -17,6 +17,37 @@ public typealias _RealmCollectionValueInsideOptional = RealmCollectionValue & _P
 /// protocols (Trellis's `_Persistable`).
 public typealias _RealmSchemaDiscoverable = _Persistable
 
+/// The legacy `LinkingObjects(fromType:property:)` declaration, as a constraint (Realm's
+/// `LinkingObjectsProtocol`; only `LinkingObjects` conforms).
+public protocol LinkingObjectsProtocol {
+    /// The class whose objects link here.
+    associatedtype Element
+    /// The objects of `fromType` linking here through `property`.
+    init(fromType: Element.Type, property: String)
+}
+
+extension LinkingObjects: LinkingObjectsProtocol {}
+
+/// One key-value entry of a map, as a constraint on generic code (Realm's `_RealmMapValue`;
+/// `SingleMapEntry` conforms).
+public protocol _RealmMapValue {
+    /// The entry's key type.
+    associatedtype Key: _MapKey
+    /// The entry's value type.
+    associatedtype Value: RealmCollectionValue
+}
+
+extension SingleMapEntry: _RealmMapValue {}
+
+/// The position of an entry in a `Map` (Realm's `MapIndex`).
+public struct MapIndex: Hashable, Sendable {
+    /// The entry's offset in the map's order.
+    public var offset: UInt
+
+    /// The entry at `offset`.
+    public init(offset: UInt) { self.offset = offset }
+}
+
 extension ObjectBase {
     /// The schema of this class as a Realm would store it (Realm's `sharedSchema()`); nil for
     /// `Object`, `EmbeddedObject` and `DynamicObject` themselves.

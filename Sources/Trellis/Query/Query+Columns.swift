@@ -31,32 +31,34 @@ extension Query where T: _QueryComparable {
     public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.operand) }
 }
 
-extension Query where T: _QueryString {
-    /// Contains the value of another string property (`CONTAINS`).
-    public func contains<U: _QueryString>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+extension Query where T: _QueryBinary {
+    /// Contains the value of another string or binary property (`CONTAINS`).
+    public func contains<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.contains, column.operand, options: options.queryOptions)
     }
 
-    /// Starts with the value of another string property (`BEGINSWITH`).
-    public func starts<U: _QueryString>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    /// Starts with the value of another string or binary property (`BEGINSWITH`).
+    public func starts<U: _QueryBinary>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.beginsWith, column.operand, options: options.queryOptions)
     }
 
-    /// Ends with the value of another string property (`ENDSWITH`).
-    public func ends<U: _QueryString>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    /// Ends with the value of another string or binary property (`ENDSWITH`).
+    public func ends<U: _QueryBinary>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.endsWith, column.operand, options: options.queryOptions)
     }
 
-    /// Equals the value of another string property with the options (`==[c]`).
-    public func equals<U: _QueryString>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    /// Equals the value of another string or binary property with the options (`==[c]`).
+    public func equals<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.equal, column.operand, options: options.queryOptions)
     }
 
-    /// Differs from the value of another string property with the options (`!=[c]`).
-    public func notEquals<U: _QueryString>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    /// Differs from the value of another string or binary property with the options (`!=[c]`).
+    public func notEquals<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.notEqual, column.operand, options: options.queryOptions)
     }
+}
 
+extension Query where T: _QueryString {
     /// Matches the pattern held by another string property (`LIKE`).
     public func like<U: _QueryString>(_ column: Query<U>, caseInsensitive: Bool = false) -> Query<Bool> {
         compare(.like, column.operand, options: caseInsensitive ? .caseInsensitive : [])

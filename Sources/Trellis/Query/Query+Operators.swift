@@ -18,8 +18,11 @@ public struct StringOptions: OptionSet, Sendable {
 public protocol _QueryComparable {}
 /// Numeric types, for `@min`, `@max`, `@sum`, `@avg`.
 public protocol _QueryNumeric: _QueryComparable {}
-/// String types, for `CONTAINS`, `BEGINSWITH`, `LIKE` and the `[c]`/`[d]` options.
-public protocol _QueryString {}
+/// Binary and string types, for `CONTAINS`, `BEGINSWITH`, `ENDSWITH` and `==`/`!=` with
+/// options (Realm's tag protocol for `Data` queries).
+public protocol _QueryBinary {}
+/// String types: binary ones that also match `LIKE` patterns and honour `[c]`/`[d]`.
+public protocol _QueryString: _QueryBinary {}
 
 extension Int: _QueryNumeric {}
 extension Int8: _QueryNumeric {}
@@ -36,6 +39,8 @@ extension UUID: _QueryComparable {}
 extension Optional: _QueryComparable where Wrapped: _QueryComparable {}
 extension Optional: _QueryNumeric where Wrapped: _QueryNumeric {}
 extension Optional: _QueryString where Wrapped: _QueryString {}
+extension Data: _QueryBinary {}
+extension Optional: _QueryBinary where Wrapped: _QueryBinary {}
 
 // MARK: - Building comparisons
 
@@ -185,9 +190,9 @@ extension Query where T: _QueryNumeric {
     }
 }
 
-// MARK: - Strings
+// MARK: - Strings and binary data
 
-extension Query where T: _QueryString {
+extension Query where T: _QueryBinary {
     /// Contains `value` (`CONTAINS`).
     public func contains(_ value: T, options: StringOptions = []) -> Query<Bool> {
         compare(.contains, Self.argument(value), options: options.queryOptions)
@@ -212,7 +217,9 @@ extension Query where T: _QueryString {
     public func notEquals(_ value: T, options: StringOptions = []) -> Query<Bool> {
         compare(.notEqual, Self.argument(value), options: options.queryOptions)
     }
+}
 
+extension Query where T: _QueryString {
     /// Matches a pattern with `*` and `?` wildcards (`LIKE`).
     public func like(_ value: T, caseInsensitive: Bool = false) -> Query<Bool> {
         compare(.like, Self.argument(value), options: caseInsensitive ? .caseInsensitive : [])

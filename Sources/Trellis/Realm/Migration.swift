@@ -18,6 +18,10 @@ import Foundation
 /// removed properties are dropped, values of unchanged properties are kept.
 public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
 
+/// What ``Migration/enumerateObjects(ofType:_:)`` calls once per object: its values before the
+/// migration (`oldObject`) and the object being written (`newObject`), as in Realm.
+public typealias MigrationObjectEnumerateBlock = (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void
+
 /// The changes of one migration, handed to a ``MigrationBlock``. Everything it does is part of
 /// one write transaction: if opening fails, the file is left as it was.
 public final class Migration {
@@ -36,9 +40,7 @@ public final class Migration {
     /// (`oldObject`, nil for a class new in this version) and the object being written
     /// (`newObject`, nil for a class no longer in the models). Setting a property of
     /// `newObject` sets the migrated value.
-    public func enumerateObjects(ofType typeName: String,
-                                 _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void)
-    {
+    public func enumerateObjects(ofType typeName: String, _ block: MigrationObjectEnumerateBlock) {
         migrator.enumerate(typeName, block)
     }
 

@@ -52,9 +52,9 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     /// The Realm of the target object, or nil when it is unmanaged.
     public var realm: Realm? { source.map { Realm(core: $0.core) } }
 
-    /// Always false: like `Results`, linking objects are never invalidated; once the target
-    /// object is deleted they read as empty.
-    public var isInvalidated: Bool { false }
+    /// Whether the Realm was invalidated since they were made (as `Results`); deleting the
+    /// target object does not invalidate them: they then read as empty.
+    public var isInvalidated: Bool { source.map { $0.epoch != $0.core.epoch } ?? false }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
@@ -110,6 +110,9 @@ final class LinkingObjectsSource {
     // Unchecked: a source is confined to its Realm's thread (a frozen Realm's are never
     // repointed), and these are read on every count.
     let core: RealmCore
+    /// The core's epoch when the source was made (``LinkingObjects/isInvalidated``). A source
+    /// is repointed only by iteration accessors, which never outlive an `invalidate()`.
+    let epoch: UInt64
     @exclusivity(unchecked) private(set) var target: Table
     @exclusivity(unchecked) private(set) var key: ObjectKey
     @exclusivity(unchecked) private(set) var originProperty: String
@@ -134,6 +137,7 @@ final class LinkingObjectsSource {
 
     init(core: RealmCore, target: Table, key: ObjectKey, originProperty: String, field: FieldInfo?) {
         self.core = core
+        self.epoch = core.epoch
         self.target = target
         self.key = key
         self.originProperty = originProperty
@@ -149,6 +153,7 @@ final class LinkingObjectsSource {
     /// The source of existing results (freezing, thawing, observing, thread-safe references).
     init<Element>(results: Results<Element>, core: RealmCore) {
         self.core = core
+        self.epoch = results.epoch
         if case .linkingObjects(let target, let key, let originProperty) = results.source {
             self.target = target
             self.key = key

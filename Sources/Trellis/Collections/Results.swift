@@ -43,6 +43,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     var cacheIdentity: AnyObject { cache }
     /// Only for results of values (``Results+Values``).
     let valueCache: ValueCache?
+    /// The Realm's epoch when the results were made (see ``isInvalidated``).
+    let epoch: UInt64
 
     init(core: RealmCore, source: Source, steps: [ResultsStep] = []) {
         let objectType: ObjectBase.Type? = switch source {
@@ -63,6 +65,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         valueCache = objectType == nil ? ValueCache() : nil
         dynamicClassName = objectType == DynamicObject.self ? Self.dynamicClassName(of: source) : nil
         projectsObjects = objectType != nil && Element.self is any ProjectionObservable.Type
+        epoch = core.epoch
     }
 
     /// The class of a source's objects by name: the class itself, the target of the collection,
@@ -215,8 +218,10 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// The Realm of these results.
     public var realm: Realm? { Realm(core: core) }
 
-    /// Results of a Realm are never invalidated by deletes; always false.
-    public var isInvalidated: Bool { false }
+    /// Whether the Realm was invalidated (``Realm/invalidate()``) since these results were made,
+    /// as in Realm, where results belong to the read transaction that ended. Deletes never
+    /// invalidate results.
+    public var isInvalidated: Bool { epoch != core.epoch }
 
     /// The number of objects, in O(1) for a whole class.
     public var count: Int {

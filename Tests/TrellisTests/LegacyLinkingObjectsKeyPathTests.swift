@@ -84,4 +84,13 @@ class LegacyKennel: Object {
         #expect(entries == ["initial 2", "d[] i[] m[\"first\"]"])
         token.invalidate()
     }
+
+    /// realm-swift KeyPathTests `testOldObjectSyntax`: `_name(for: \SwiftDogObject.owners)` is
+    /// "owners". Before, the Swift key path to the legacy declaration named nothing and trapped
+    /// ("does not name a persisted property").
+    @Test func aSwiftKeyPathToTheLegacyDeclarationNamesIt() throws {
+        #expect(_name(for: \LegacyDog.owners) == "owners")
+        let (realm, _, _) = try setUp()
+        #expect(realm.objects(LegacyDog.self).sorted(by: \.name).where { $0.owners.name == "Ann" }.count == 1)
+    }
 }

@@ -106,9 +106,7 @@ struct CollectionBinding {
     /// (only a damaged file has one) is nil; a list or set element linking to a missing row is
     /// an unmanaged placeholder with the class's schema (see ``MissingLinkTarget``).
     private func decodeDynamic<Element: _Persistable>(_ row: RowView) -> Element {
-        guard let target = location.field.typeInfo.objectClassName else {
-            throwRealmException("Trellis internal error: '\(location.field.name)' holds no objects.")
-        }
+        guard let target = location.field.typeInfo.objectClassName else { Self.holdsValues(location.field) }
         let isNull = row.isNull(0)
         let key: ObjectKey = isNull ? .max : row.slot(0)
         let table = isNull ? nil : core.dynamicTable(named: target, create: false)
@@ -279,9 +277,17 @@ enum CollectionIndex {
 }
 
 extension CollectionBinding {
+    /// A collection of values reached through `dynamicList`/`dynamicMutableSet`/`dynamicMap`
+    /// (which count it, as Realm's do) has no objects to read or add.
+    static func holdsValues(_ field: FieldInfo) -> Never {
+        throwRealmException("Property '\(field.name)' (\(field.typeInfo.swiftName)) holds values, not objects: read "
+            + "it by name (object[\"\(field.name)\"]) instead of as DynamicObjects.")
+    }
+
     /// Traps with Realm's message when a ``DynamicObject`` of another class is put into a
-    /// collection of objects (its Swift type cannot tell).
+    /// collection of objects (its Swift type cannot tell), or any object into one of values.
     fileprivate func verifyDynamicElement(_ value: Any) {
+        if location.field.typeInfo.objectClassName == nil { Self.holdsValues(location.field) }
         guard let managed = (value as? ObjectBase)?._managed, let target = location.field.typeInfo.objectClassName,
               managed.info.className != target
         else { return }

@@ -102,7 +102,12 @@ enum CollectionConversion {
     static func convert<Element: _Persistable>(_ items: [Any], to _: Element.Type) -> [Element]? {
         var out = [Element]()
         out.reserveCapacity(items.count)
+        // A custom type stored as an object reads a null link as its default value, but a list
+        // or set of them holds a link per element: null is no element (as in Realm; a map can
+        // hold null).
+        let refusesNull = Element._trellisTypeInfo.isLinkThroughCustomType
         for item in items {
+            if refusesNull, ValueConversion.unwrapped(item) == nil { return nil }
             guard let element = ValueConversion.convert(item, to: Element.self) else { return nil }
             out.append(element)
         }

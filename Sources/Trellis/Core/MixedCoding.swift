@@ -28,7 +28,7 @@ enum MixedCoding {
         case .data(let v): out.append(6); out += [UInt8](v)
         case .date(let v): out.append(7); put(v.timeIntervalSinceReferenceDate.bitPattern)
         case .objectId(let v): out.append(8); out += v.byteArray
-        case .decimal(let v): out.append(9); out += Array(v.stringValue.utf8)
+        case .decimal(let v): out.append(9); out += Array(v.storedText.utf8)
         case .uuid(let v): out.append(10); put(v.uuid)
         case .link(let tableId, let key): out.append(11); put(tableId); put(key)
         case .list(let elements):

@@ -213,7 +213,7 @@ enum RowWriter {
         case .data(let d): d.count
         case .objectId: 12
         case .uuid: 16
-        case .decimal(let d): d.stringValue.utf8.count
+        case .decimal(let d): d.storedText.utf8.count
         case .mixed(let m): MixedCoding.encode(m).count
         default: 0
         }
@@ -237,7 +237,7 @@ enum RowWriter {
         case .data(let d): d.withUnsafeBytes(copy)
         case .objectId(let o): withUnsafeBytes(of: o.bytes, copy)
         case .uuid(let u): withUnsafeBytes(of: u.uuid, copy)
-        case .decimal(let d): Array(d.stringValue.utf8).withUnsafeBytes(copy)
+        case .decimal(let d): Array(d.storedText.utf8).withUnsafeBytes(copy)
         case .mixed(let m): MixedCoding.encode(m).withUnsafeBytes(copy)
         default: break
         }

@@ -77,23 +77,27 @@ extension Object {
     /// The `List` of objects named `propertyName`, as a list of ``DynamicObject``s: the same
     /// stored list, live, readable and writable without the target's model class.
     ///
-    /// Traps when the object is unmanaged, or the property is not a list of objects.
+    /// Traps when the object is unmanaged, or the property is not a list. As in Realm, a list of
+    /// values (`List<Int>`) is taken too: it counts, but reading or adding an element traps
+    /// (read such a list as `object[propertyName] as? List<Int>`).
     public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
-        List(binding: dynamicCollectionBinding(propertyName, .list, "a List of objects"))
+        List(binding: dynamicCollectionBinding(propertyName, .list, "a List"))
     }
 
     /// The `MutableSet` of objects named `propertyName`, as a set of ``DynamicObject``s.
     ///
-    /// Traps when the object is unmanaged, or the property is not a set of objects.
+    /// Traps when the object is unmanaged, or the property is not a set (a set of values counts,
+    /// as in Realm, but its elements cannot be read or added this way).
     public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
-        MutableSet(binding: dynamicCollectionBinding(propertyName, .set, "a MutableSet of objects"))
+        MutableSet(binding: dynamicCollectionBinding(propertyName, .set, "a MutableSet"))
     }
 
     /// The `Map` of objects named `propertyName`, with ``DynamicObject`` values.
     ///
-    /// Traps when the object is unmanaged, or the property is not a map of objects.
+    /// Traps when the object is unmanaged, or the property is not a map (a map of values counts,
+    /// as in Realm, but its values cannot be read or set this way).
     public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject?> {
-        Map(binding: dynamicCollectionBinding(propertyName, .map, "a Map of objects"))
+        Map(binding: dynamicCollectionBinding(propertyName, .map, "a Map"))
     }
 
     private func dynamicCollectionBinding(_ propertyName: String, _ kind: CollectionKind, _ what: String)
@@ -106,7 +110,7 @@ extension Object {
         guard let field = managed.info.field(named: propertyName) else {
             throwRealmException("Invalid property name '\(propertyName)' for class '\(managed.info.className)'.")
         }
-        guard field.typeInfo.collection == kind, field.isLink else {
+        guard field.typeInfo.collection == kind else {
             throwRealmException("Property '\(managed.info.className).\(propertyName)' is not \(what).")
         }
         return CollectionBinding(object: self, field: field)

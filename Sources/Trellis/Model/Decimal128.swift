@@ -81,8 +81,14 @@ public final class Decimal128: Sendable {
     /// The canonical decimal string.
     /// The value as Realm writes it: plain digits for ordinary values (`3.14`, `100`), and
     /// `<digits>E<exponent>` when the exponent is large or very negative (`1.23456789E132`).
-    /// A value parsed from text keeps the digits it was written with (`"1.5e2"`: `1.5E2`).
-    public var stringValue: String {
+    /// A value parsed from text keeps the exponent it was written with (`"1.5e2"`: `1.5E2`);
+    /// as in Realm, zeros ending the digits after a decimal point are dropped (`"12.50"`:
+    /// `12.5`, `"1234567890e123"`: `1.23456789E132`).
+    public var stringValue: String { Decimal128Text.trimmingFractionZeros(storedText) }
+
+    /// The text a row stores: the digits as written, trailing zeros kept, as rows stored it
+    /// before ``stringValue`` dropped them (so existing files' bytes and index keys still match).
+    var storedText: String {
         if let written, !decimalValue.isNaN { return written.text }
         return Decimal128Text.string(decimalValue)
     }
@@ -217,6 +223,18 @@ enum Decimal128Text {
             return sign + digits[..<split] + "." + digits[split...]
         }
         return sign + "0." + String(repeating: "0", count: -point) + digits
+    }
+
+    /// `text` without the zeros that end its digits after the decimal point (up to the `E`, if
+    /// any), and without the point when no digit is left after it: Realm's `stringValue` rule
+    /// (`12.50` -> `12.5`, `1.0E5` -> `1E5`, `100` unchanged).
+    static func trimmingFractionZeros(_ text: String) -> String {
+        guard let point = text.firstIndex(of: ".") else { return text }
+        let end = text[point...].firstIndex(of: "E") ?? text.endIndex
+        var keep = end
+        while keep > text.index(after: point), text[text.index(before: keep)] == "0" { keep = text.index(before: keep) }
+        if keep == text.index(after: point) { keep = point }
+        return String(text[..<keep]) + text[end...]
     }
 
     private static func scientific(_ digits: String, _ adjusted: Int) -> String {

@@ -84,6 +84,10 @@ final class LegacyValueState<Value: _Persistable> {
     /// The managed object and the field, once bound. Weak: the object owns this state.
     private weak var owner: ObjectBase?
     private var field: FieldInfo?
+    /// Where the owner's row is, to read it once the owner's accessor is gone.
+    private var row: (core: RealmCore, type: ObjectBase.Type, key: ObjectKey, epoch: UInt64)?
+    /// The accessor made for that row (see ``boundOwner``), kept by this state.
+    private var revivedOwner: ObjectBase?
 
     init(_ value: Value) { unmanaged = value }
 
@@ -93,12 +97,26 @@ final class LegacyValueState<Value: _Persistable> {
     func bind(to owner: ObjectBase, field: FieldInfo) {
         self.owner = owner
         self.field = field
+        revivedOwner = nil
+        row = owner._managed.map { (core: $0.core, type: type(of: owner), key: $0.key, epoch: $0.epoch) }
+    }
+
+    /// The object whose row the value is in. As in Realm, the property outlives its object's
+    /// accessor (`let age = dog.age` kept after `dog` is released): a new accessor of the same
+    /// row then reads and writes it; a deleted row or an invalidated Realm traps.
+    private var boundOwner: ObjectBase? {
+        if let owner { return owner }
+        if let revivedOwner { return revivedOwner }
+        guard let row, !row.core.isClosed, row.core.epoch == row.epoch else { return nil }
+        let revived = row.core.accessor(row.type, key: row.key)
+        revivedOwner = revived
+        return revived
     }
 
     var value: Value {
         get {
             guard let field else { return unmanaged }
-            guard let owner, let managed = owner._managed else {
+            guard let owner = boundOwner, let managed = owner._managed else {
                 throwRealmException("Object has been deleted or invalidated.")
             }
             let row = managed.core.row(of: owner, managed)
@@ -109,7 +127,7 @@ final class LegacyValueState<Value: _Persistable> {
                 unmanaged = newValue
                 return
             }
-            guard let owner, let managed = owner._managed else {
+            guard let owner = boundOwner, let managed = owner._managed else {
                 throwRealmException("Object has been deleted or invalidated.")
             }
             managed.core.setProperty(of: owner, managed, field, value: newValue, legacyValue: true)

@@ -21,7 +21,15 @@ enum ValueConversion {
         if let exact = value as? Value { return exact }
         if Value.self == AnyRealmValue.self { return AnyRealmValue.converting(value) as? Value }
         if let custom = customType(of: Value.self), let value = unwrapped(value) {
-            return convertCustom(custom, value) as? Value
+            switch convertCustom(custom, value) {
+            case .converted(let converted): return converted as? Value
+            case .notAValue: return nil
+            case .refused(let persisted):
+                // Realm: an optional property takes a value its type's init refuses as nil;
+                // any other place traps with Realm's message.
+                if Value.self is any OptionalProtocol.Type { return Value._trellisDefaultValue() }
+                throwRealmException("Could not convert value '\(persisted)' to type '\(custom)'.")
+            }
         }
         // Realm reads an enum property from its raw value too (`"size": 1` for a case of an
         // `Int` enum, `NSNumber` included); a raw value that is no case is invalid.
@@ -99,11 +107,22 @@ extension ValueConversion {
         return E(rawValue: raw)
     }
 
+    /// What ``convertCustom(_:_:)`` made of a value.
+    private enum CustomConversion {
+        /// The custom type's value.
+        case converted(Any)
+        /// Not a value of the custom type nor of its persisted type.
+        case notAValue
+        /// A value of the persisted type that the type's failable init refuses.
+        case refused(Any)
+    }
+
     /// A custom type's value from itself or from a value of its persisted type.
-    private static func convertCustom<P: _CustomPersistable>(_: P.Type, _ value: Any) -> Any? {
-        if let exact = value as? P { return exact }
-        guard let persisted = convert(value, to: P.PersistedType.self) else { return nil }
-        return P._trellisMake(persisted)
+    private static func convertCustom<P: _CustomPersistable>(_: P.Type, _ value: Any) -> CustomConversion {
+        if let exact = value as? P { return .converted(exact) }
+        guard let persisted = convert(value, to: P.PersistedType.self) else { return .notAValue }
+        guard let made = P._trellisMake(persisted) else { return .refused(persisted) }
+        return .converted(made)
     }
 }
 

@@ -103,15 +103,15 @@ enum QueryKeyPathNames {
 
     /// A legacy declaration (`let dogs = List<Dog>()`, `MutableSet`, `Map`, `RealmProperty`,
     /// `RealmOptional`, `LinkingObjects`) is read without going through `@Persisted`, so nothing
-    /// records it: it is the legacy field that holds the very object the key path read.
+    /// records it: it is the legacy field that holds the very object the key path read (for
+    /// `LinkingObjects`, a struct, the one field declared with the same type and origin property).
     private static func legacyName(_ prototype: ObjectBase, _ read: Any) -> String? {
-        guard type(of: read) is AnyObject.Type else { return nil }
-        let object = read as AnyObject
         let info = ClassInfo.unbound(for: type(of: prototype))
         let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
-        return info.legacyFields.first { field in
+        let matches = info.legacyFields.filter { field in
             guard let witness = field.witness as? any LegacyFieldWitness.Type else { return false }
-            return witness.holder(at: base + field.offset) === object
-        }?.name
+            return witness.isValue(read, at: base + field.offset)
+        }
+        return matches.count == 1 ? matches[0].name : nil
     }
 }

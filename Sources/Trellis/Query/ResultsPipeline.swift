@@ -137,14 +137,37 @@ struct ResultsPipeline {
         }
         let (keys, rows) = withRows(keys, rows)
         let columns = descriptors.map { column($0.keyPath, keys, rows) }
+        let brokenLinks = descriptors.map { descriptor in
+            Self.nilLinks(on: descriptor.keyPath, count: keys.count) { column($0, keys, rows) }
+        }
         let order = keys.indices.sorted { a, b in
-            for (descriptor, values) in zip(descriptors, columns) {
-                let comparison = Self.sortOrder(values[a], values[b])
-                if comparison != 0 { return descriptor.ascending ? comparison < 0 : comparison > 0 }
+            for (descriptor, (values, broken)) in zip(descriptors, zip(columns, brokenLinks)) {
+                if let first = Self.sortsFirst(a, b, values, broken, ascending: descriptor.ascending) { return first }
             }
             return a < b
         }
         return (order.map { keys[$0] }, order.map { rows[$0] })
+    }
+
+    /// For a key path through to-one links (`dog.age`), whether each object has a nil link on
+    /// the way, its link prefixes read by `read`; nil for a key path without links.
+    static func nilLinks(on keyPath: String, count: Int, read: (String) -> [QueryValue]) -> [Bool]? {
+        let prefixes = linkPrefixes(keyPath).map(read)
+        if prefixes.isEmpty { return nil }
+        return (0..<count).map { index in prefixes.contains { index < $0.count && $0[index].isNull } }
+    }
+
+    /// Whether object `a` sorts before object `b` by one descriptor; nil when they tie on it.
+    /// realm-core's order for a key path through links (BaseDescriptor's Sorter): an object with
+    /// a nil link on the way has no value and goes last (first when descending), after the
+    /// objects whose value is nil; two such objects tie.
+    static func sortsFirst(_ a: Int, _ b: Int, _ values: [QueryValue], _ nilLinks: [Bool]?, ascending: Bool) -> Bool? {
+        if let nilLinks, nilLinks[a] || nilLinks[b] {
+            return nilLinks[a] && nilLinks[b] ? nil : ascending != nilLinks[a]
+        }
+        let comparison = sortOrder(values[a], values[b])
+        if comparison == 0 { return nil }
+        return ascending ? comparison < 0 : comparison > 0
     }
 
     /// Realm's sort order: nil first, then values in their natural order (false before true);
@@ -199,7 +222,7 @@ struct ResultsPipeline {
     }
 
     /// The links a key path goes through: "a.b.c" → "a", "a.b".
-    private static func linkPrefixes(_ keyPath: String) -> [String] {
+    static func linkPrefixes(_ keyPath: String) -> [String] {
         let components = keyPath.split(separator: ".")
         guard components.count > 1 else { return [] }
         return (1..<components.count).map { components[0..<$0].joined(separator: ".") }

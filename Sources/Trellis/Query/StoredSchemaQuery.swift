@@ -88,22 +88,25 @@ public enum StoredSchemaQuery {
                                table: Table, classes: StoredSchemaClasses, core: RealmCore) throws
         -> [(key: ObjectKey, row: RowView)]
     {
-        let reader: (QueryScope) -> QueryValue
-        do {
-            reader = try ResultsPipeline.singleValueReader(keyPath, info: table.info, core: core,
-                                                           resolver: classes.resolver)
-        } catch {
-            throw Realm.Error(.invalidQuery, error.message)
+        func column(_ keyPath: String) throws -> [QueryValue] {
+            let reader: (QueryScope) -> QueryValue
+            do {
+                reader = try ResultsPipeline.singleValueReader(keyPath, info: table.info, core: core,
+                                                               resolver: classes.resolver)
+            } catch {
+                throw Realm.Error(.invalidQuery, error.message)
+            }
+            let scope = QueryScope(depth: 0)
+            return matches.map { match in
+                scope[0] = QueryRow(table: table, key: match.key, row: match.row)
+                return reader(scope)
+            }
         }
-        let scope = QueryScope(depth: 0)
-        let values = matches.map { match in
-            scope[0] = QueryRow(table: table, key: match.key, row: match.row)
-            return reader(scope)
-        }
+        let values = try column(keyPath)
+        // The prefixes of a valid key path are valid key paths.
+        let nilLinks = ResultsPipeline.nilLinks(on: keyPath, count: matches.count) { (try? column($0)) ?? [] }
         let order = matches.indices.sorted { a, b in
-            let comparison = ResultsPipeline.sortOrder(values[a], values[b])
-            if comparison != 0 { return ascending ? comparison < 0 : comparison > 0 }
-            return a < b
+            ResultsPipeline.sortsFirst(a, b, values, nilLinks, ascending: ascending) ?? (a < b)
         }
         return order.map { matches[$0] }
     }

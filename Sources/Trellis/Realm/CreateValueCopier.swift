@@ -55,7 +55,10 @@ struct CreateValueCopier {
             if case .object(let object) = value, let converted = convert(object) as? Object { return AnyRealmValue.object(converted) }
             return value
         case let collection as any _KeyValueCollection:
-            return collection._elementsForKeyValueCoding.map { convert($0) ?? NSNull() }
+            let elements = collection._elementsForKeyValueCoding.map { convert($0) ?? NSNull() }
+            // A set stays a set (not an array): Realm refuses one for an AnyRealmValue property.
+            if collection is any _SetForCopying { return CopiedSetElements(elements: elements, source: "\(collection)") }
+            return elements
         case let map as any _MapForCopying:
             return map._entriesForCopying.mapValues { convert($0) ?? NSNull() }
         case let array as [Any]:
@@ -84,6 +87,23 @@ struct CreateValueCopier {
         work.append((object, copy))
         return copy
     }
+}
+
+/// A `MutableSet`, whose copied elements stay a set's (see ``CopiedSetElements``).
+protocol _SetForCopying {}
+
+extension MutableSet: _SetForCopying {}
+
+/// The elements of a `MutableSet` given to `create`, copied: a sequence (what a `List` or
+/// `MutableSet` property takes, as it takes the set itself) but no array, which an
+/// `AnyRealmValue` property would store as a nested list. It describes itself as the set did,
+/// for the message that refuses it.
+struct CopiedSetElements: Sequence, CustomStringConvertible {
+    let elements: [Any]
+    let source: String
+
+    func makeIterator() -> IndexingIterator<[Any]> { elements.makeIterator() }
+    var description: String { source }
 }
 
 /// A Map whose entries can be read for copying. Not API.

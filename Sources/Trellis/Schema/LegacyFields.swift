@@ -19,6 +19,17 @@ protocol LegacyFieldWitness: PersistedFieldWitness {
     /// `RealmOptional` itself): what a Swift key path to the field reads. Nil for a value
     /// (`LinkingObjects` is a struct).
     static func holder(at field: UnsafeRawPointer) -> AnyObject?
+    /// Whether `read`, what a Swift key path read on a recording prototype, is this field's
+    /// value: the object it holds, or for `LinkingObjects` (a struct) a value of the same element
+    /// type and origin property.
+    static func isValue(_ read: Any, at field: UnsafeRawPointer) -> Bool
+}
+
+extension LegacyFieldWitness {
+    static func isValue(_ read: Any, at field: UnsafeRawPointer) -> Bool {
+        guard type(of: read) is AnyObject.Type, let holder = holder(at: field) else { return false }
+        return holder === (read as AnyObject)
+    }
 }
 
 extension List: _LegacyFieldType { static var legacyWitness: any LegacyFieldWitness.Type { LegacyCollectionWitness<List>.self } }
@@ -169,6 +180,9 @@ enum LegacyLinkingObjectsWitness<Element: ObjectBase & RealmCollectionValue>: Le
     static var cachedAccessorType: (any _CachedAccessor.Type)? { nil }
 
     static func holder(at field: UnsafeRawPointer) -> AnyObject? { nil }
+    static func isValue(_ read: Any, at field: UnsafeRawPointer) -> Bool {
+        (read as? LinkingObjects<Element>)?.propertyName == value(field).propertyName
+    }
     private static func value(_ field: UnsafeRawPointer) -> LinkingObjects<Element> {
         field.assumingMemoryBound(to: LinkingObjects<Element>.self).pointee
     }

@@ -168,7 +168,8 @@ extension SyncEngine {
         realm.isApplyingSyncDownload = true
         defer { realm.isApplyingSyncDownload = false }
         do {
-            for prefix in [SyncStoreLayout.outboxPrefix, SyncStoreLayout.mirrorPrefix] {
+            for prefix in [SyncStoreLayout.outboxPrefix, SyncStoreLayout.mirrorPrefix, SyncStoreLayout.unresolvedPrefix,
+                           SyncStoreLayout.unresolvedBySourcePrefix] {
                 for entry in realm.syncStoreEntries(prefix: prefix) { try realm.syncStoreDelete(entry.key) }
             }
             try observeTimestamps(of: SyncMessage.Download(changes: changes, serverVersion: serverVersion), in: realm)

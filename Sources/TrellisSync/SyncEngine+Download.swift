@@ -22,7 +22,7 @@ extension SyncEngine {
             var classes = [String: (type: Object.Type, schema: ObjectSchema)?]()
             var skipped = [SyncError]()
             // The objects this frame created, which links downloaded before may be waiting for.
-            var arrived = [String]()
+            var arrived = [ArrivedObject]()
             for change in download.changes {
                 if pending.contains(change.className + "\u{0}" + change.primaryKey.jsonText) { continue }
                 if classes[change.className] == nil {
@@ -67,12 +67,12 @@ extension SyncEngine {
     }
 
     /// Writes one downloaded document (creating or updating its object) and its mirror, and
-    /// records the links it has to objects the file does not have. Returns the object's
-    /// ``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)`` when it was created.
+    /// records the links it has to objects the file does not have (instead of those it had).
+    /// Returns the object when it was created.
     ///
     /// - Throws: ``UnusableDocument`` for a document the model cannot hold (nothing is written).
     func write(_ fields: [String: JSONValue], of className: String, primaryKey: JSONValue, _ type: Object.Type,
-               _ schema: ObjectSchema, writer: DocumentRowWriter, in realm: Realm) throws -> String?
+               _ schema: ObjectSchema, writer: DocumentRowWriter, in realm: Realm) throws -> ArrivedObject?
     {
         // Straight into the rows; an object that holds the document already is not written.
         if !writer.leavesPropertiesToWrappers(className), !DocumentRowWriter.measuresCreateInstead.load(ordering: .relaxed) {
@@ -85,8 +85,10 @@ extension SyncEngine {
             if let outcome {
                 try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, outcome.objectKey),
                                               MirrorEntry(primaryKey: primaryKey, document: fields))
+                if !outcome.created { try dropUnresolvedLinks(from: className, outcome.objectKey, in: realm) }
                 try recordUnresolvedLinks(writer.missingTargets, from: className, outcome.objectKey, in: realm)
-                return outcome.created ? outcome.identity : nil
+                return outcome.created
+                    ? ArrivedObject(identity: outcome.identity, className: className, objectKey: outcome.objectKey) : nil
             }
         }
         // Classes with properties of other kinds, and documents without every property: through
@@ -99,6 +101,8 @@ extension SyncEngine {
         if let existing, let key = realm.syncObjectKey(existing), (try? Self.document(of: existing)) == fields {
             try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key),
                                           MirrorEntry(primaryKey: primaryKey, document: fields))
+            // Every link of the document is set (a missing target would leave it out).
+            try dropUnresolvedLinks(from: className, key, in: realm)
             return nil
         }
         let values: [String: Any]
@@ -112,11 +116,13 @@ extension SyncEngine {
         guard let key = realm.syncObjectKey(object) else { return nil }
         try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key),
                                       MirrorEntry(primaryKey: primaryKey, document: fields))
+        if existing != nil { try dropUnresolvedLinks(from: className, key, in: realm) }
         try recordUnresolvedLinks(missing, from: className, key, in: realm)
         guard existing == nil, let keyName = schema.primaryKeyProperty?.name, let keyValue = values[keyName] else {
             return nil
         }
-        return ExtendedJSONBatchDecoder.linkTargetIdentity(className: className, primaryKey: keyValue)
+        return ArrivedObject(identity: ExtendedJSONBatchDecoder.linkTargetIdentity(className: className, primaryKey: keyValue),
+                             className: className, objectKey: key)
     }
 
     /// The error reported for a downloaded document that does not fit the model.
@@ -164,6 +170,7 @@ extension SyncEngine {
     private func remove(_ realm: Realm, _ object: Object) throws {
         if let key = realm.syncObjectKey(object) {
             try realm.syncStoreDelete(SyncStoreLayout.mirror(object.objectSchema.className, key))
+            try dropUnresolvedLinks(from: object.objectSchema.className, key, in: realm)
         }
         realm.delete(object)
     }

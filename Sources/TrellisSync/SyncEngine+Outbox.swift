@@ -12,6 +12,8 @@ extension SyncEngine {
                                        last: SyncStoreLayout.text(realm, SyncStoreLayout.clock).flatMap(HybridTimestamp.init))
         let stamp = clock.tick(now: user.app.wallClock()).description
         var sequence = SyncStoreLayout.text(realm, SyncStoreLayout.nextSequence).flatMap(UInt64.init) ?? 1
+        // Links waiting for an object this write created are set first, so they are not measured as removed.
+        try resolveLinks(toCreated: changes, in: realm)
         // Per class, once per commit: a new object's defaults and the embedded properties.
         var defaults = [String: [String: JSONValue]]()
         var embedded = [String: Set<String>]()
@@ -24,6 +26,7 @@ extension SyncEngine {
                 outgoing = SyncObjectChange(className: change.className, primaryKey: mirror.primaryKey, kind: .delete,
                                         timestamp: stamp, fields: [])
                 try realm.syncStoreDelete(mirrorKey)
+                try dropUnresolvedLinks(from: change.className, change.objectKey, in: realm)
             } else {
                 guard let object = realm.syncObject(className: change.className, objectKey: change.objectKey),
                       let keyProperty = object.objectSchema.primaryKeyProperty else { continue }

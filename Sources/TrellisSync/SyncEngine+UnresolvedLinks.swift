@@ -53,42 +53,92 @@ extension SyncEngine {
 /// Links downloaded before their targets: a download frame, a bootstrap page or the history
 /// can bring an object before the object it links to (a person before their dog, in a later
 /// frame or a later session). Each such link is recorded under its target
-/// (``SyncStoreLayout/unresolved(to:from:_:)``), in the same transaction as the object; when
-/// the target arrives, the linking object is written again from its mirror (the server's
-/// document), which sets the link, whatever the frame boundaries in between.
+/// (``SyncStoreLayout/unresolved(to:from:_:)``) and under its object
+/// (``SyncStoreLayout/unresolved(from:_:to:)``), in the same transaction as the object. When the
+/// target arrives, the linking object is written again from its mirror (the server's
+/// document), which sets the link, whatever the frame boundaries in between; when the target
+/// is created on this device, the link is set in the object (``resolveLinks(toCreated:in:)``).
+/// The records go with their object (deleted, or out of the subscriptions) and are made again
+/// each time the server's document of the object is written, so a record is kept only while
+/// the object exists and its document names the missing target.
 extension SyncEngine {
+    /// An object a download created, which links downloaded before may be waiting for.
+    struct ArrivedObject {
+        /// ``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)`` of the object.
+        let identity: String
+        let className: String
+        let objectKey: UInt64
+    }
+
     /// Records that `className`/`objectKey` links to each of `targets`, which the file does not have.
     func recordUnresolvedLinks(_ targets: [String], from className: String, _ objectKey: UInt64, in realm: Realm) throws {
         for target in Set(targets) {
             try realm.syncStorePut(SyncStoreLayout.unresolved(to: target, from: className, objectKey), [])
+            try realm.syncStorePut(SyncStoreLayout.unresolved(from: className, objectKey, to: target), [])
         }
     }
 
-    /// Sets the links waiting for the objects `arrived` (``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)``,
-    /// created in this transaction): each object linking to one is written again from its
-    /// mirror, unless it has local changes not yet acknowledged (the server sends it back, with
-    /// the link, once it merged them). Links to objects still missing stay recorded.
-    func resolveLinks(to arrived: [String], pending: PendingObjects, writer: DocumentRowWriter, in realm: Realm) throws {
+    /// Forgets the unresolved links of `className`/`objectKey`: the object is gone, or its
+    /// document is about to be written again (which records those still missing).
+    func dropUnresolvedLinks(from className: String, _ objectKey: UInt64, in realm: Realm) throws {
+        let prefix = SyncStoreLayout.unresolved(from: className, objectKey)
+        var found = [[UInt8]]()
+        realm.syncStoreForEach(prefix: prefix) { key, _ in
+            found.append(Array(key))
+            return true
+        }
+        for key in found {
+            try realm.syncStoreDelete(key)
+            let target = String(decoding: key[prefix.count...], as: UTF8.self)
+            try realm.syncStoreDelete(SyncStoreLayout.unresolved(to: target, from: className, objectKey))
+        }
+    }
+
+    /// Takes the records of the links waiting for `target`; the linking objects.
+    private func takeUnresolvedLinks(to target: String, in realm: Realm) throws -> [(className: String, objectKey: UInt64)] {
+        let prefix = SyncStoreLayout.unresolved(to: target)
+        var found = [[UInt8]]()
+        realm.syncStoreForEach(prefix: prefix) { key, _ in
+            found.append(Array(key))
+            return true
+        }
+        var sources = [(className: String, objectKey: UInt64)]()
+        for key in found {
+            try realm.syncStoreDelete(key)
+            guard let source = SyncStoreLayout.unresolvedSource(key, prefixLength: prefix.count) else { continue }
+            try realm.syncStoreDelete(SyncStoreLayout.unresolved(from: source.className, source.objectKey, to: target))
+            sources.append(source)
+        }
+        return sources
+    }
+
+    /// Sets the links waiting for the objects `arrived` (created in this transaction): each
+    /// object linking to one is written again from its mirror. An object with local changes
+    /// not yet acknowledged keeps them: only its links to the arrived objects are set (the
+    /// server sends it back, merged, once it applied those changes). Links to objects still
+    /// missing stay recorded.
+    func resolveLinks(to arrived: [ArrivedObject], pending: PendingObjects, writer: DocumentRowWriter,
+                      in realm: Realm) throws {
         guard !arrived.isEmpty, hasUnresolvedLinks(realm) else { return }
         var sources = [(className: String, objectKey: UInt64)]()
         var seen = Set<[UInt8]>()
         for target in arrived {
-            let prefix = SyncStoreLayout.unresolved(to: target)
-            var found = [[UInt8]]()
-            realm.syncStoreForEach(prefix: prefix) { key, _ in
-                found.append(Array(key))
-                return true
-            }
-            for key in found {
-                try realm.syncStoreDelete(key)
-                guard let source = SyncStoreLayout.unresolvedSource(key, prefixLength: prefix.count) else { continue }
-                if seen.insert(SyncStoreLayout.mirror(source.className, source.objectKey)).inserted { sources.append(source) }
+            for source in try takeUnresolvedLinks(to: target.identity, in: realm) {
+                let key = SyncStoreLayout.mirror(source.className, source.objectKey)
+                guard let mirror = SyncStoreLayout.mirrorEntry(realm, key) else { continue }
+                if pending.contains(source.className + "\u{0}" + mirror.primaryKey.jsonText) {
+                    if let object = realm.syncObject(className: source.className, objectKey: source.objectKey),
+                       let targetObject = realm.syncObject(className: target.className, objectKey: target.objectKey) {
+                        try setLinks(to: targetObject, in: object, mirror: mirror.document, realm: realm)
+                    }
+                } else if seen.insert(key).inserted {
+                    sources.append(source)
+                }
             }
         }
         for source in sources {
             // Gone since (deleted, or removed with its subscription): nothing to link.
             guard let mirror = SyncStoreLayout.mirrorEntry(realm, SyncStoreLayout.mirror(source.className, source.objectKey)),
-                  !pending.contains(source.className + "\u{0}" + mirror.primaryKey.jsonText),
                   let type = objectType(source.className), let schema = writer.decoder.objectSchema(source.className)
             else { continue }
             do {
@@ -100,8 +150,74 @@ extension SyncEngine {
         }
     }
 
+    /// Sets the links waiting for the objects this local write created (`changes` with no
+    /// mirror yet), in the objects that hold them, before the write's changes are measured:
+    /// as Realm resolves a link when an object with the primary key it names is created. The
+    /// linking objects then read as their mirrors for those links, so no change of them
+    /// uploads the links' absence.
+    func resolveLinks(toCreated changes: [SyncChangedObject], in realm: Realm) throws {
+        guard hasUnresolvedLinks(realm) else { return }
+        for change in changes where !change.isDeleted {
+            guard realm.syncStoreGet(SyncStoreLayout.mirror(change.className, change.objectKey)) == nil,
+                  let object = realm.syncObject(className: change.className, objectKey: change.objectKey),
+                  let keyName = object.objectSchema.primaryKeyProperty?.name, let key = object[keyName]
+            else { continue }
+            let identity = ExtendedJSONBatchDecoder.linkTargetIdentity(className: change.className, primaryKey: key)
+            for source in try takeUnresolvedLinks(to: identity, in: realm) {
+                guard let linking = realm.syncObject(className: source.className, objectKey: source.objectKey),
+                      let mirror = SyncStoreLayout.mirrorEntry(realm, SyncStoreLayout.mirror(source.className, source.objectKey))
+                else { continue }
+                try setLinks(to: object, in: linking, mirror: mirror.document, realm: realm)
+            }
+        }
+    }
+
+    /// Sets in `object` the links of `mirror` (its document as last synced) to `target` that
+    /// the object lacks: a to-one link that is nil, a list's elements (after their nearest
+    /// left neighbour in the mirror that the list still has, as ``keepingUnresolvedLinks(_:mirror:schema:realm:)``
+    /// places them), a set's element, a map's entries that are nil or absent.
+    private func setLinks(to target: Object, in object: Object, mirror: [String: JSONValue], realm: Realm) throws {
+        let targetSchema = target.objectSchema
+        guard let keyProperty = targetSchema.primaryKeyProperty, let keyValue = target[keyProperty.name],
+              let key = try Self.document(of: target)[keyProperty.columnName],
+              let dynamicTarget = realm.dynamicObject(ofType: targetSchema.className, forPrimaryKey: keyValue)
+        else { return }
+        let current = try Self.document(of: object)
+        for property in object.objectSchema.properties
+            where property.type == .object && property.objectClassName == targetSchema.className
+        {
+            let before = mirror[property.columnName] ?? .null
+            let after = current[property.columnName] ?? .null
+            if property.isArray {
+                let old = before.arrayValue ?? []
+                var keys = after.arrayValue ?? []
+                let list = object.dynamicList(property.name)
+                for (index, element) in old.enumerated() where element == key {
+                    var position = 0
+                    for left in stride(from: index - 1, through: 0, by: -1) {
+                        if let found = keys.firstIndex(of: old[left]) { position = found + 1; break }
+                    }
+                    keys.insert(element, at: position)
+                    list.insert(dynamicTarget, at: position)
+                }
+            } else if property.isSet {
+                if before.arrayValue?.contains(key) == true, after.arrayValue?.contains(key) != true {
+                    object.dynamicMutableSet(property.name).insert(dynamicTarget)
+                }
+            } else if property.isMap {
+                let entries = after.objectValue ?? [:]
+                let map: Map<String, DynamicObject?> = object.dynamicMap(property.name)
+                for (name, value) in before.objectValue ?? [:] where value == key && (entries[name] ?? .null) == .null {
+                    map[name] = dynamicTarget
+                }
+            } else if before == key, after == .null {
+                object[property.name] = target
+            }
+        }
+    }
+
     /// Whether any link waits for its target (one seek: most files have none).
-    private func hasUnresolvedLinks(_ realm: Realm) -> Bool {
+    func hasUnresolvedLinks(_ realm: Realm) -> Bool {
         var any = false
         realm.syncStoreForEach(prefix: SyncStoreLayout.unresolvedPrefix) { _, _ in
             any = true

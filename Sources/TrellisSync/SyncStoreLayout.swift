@@ -16,6 +16,9 @@ import TrellisSyncProtocol
 ///   `<class>`/`<object key>` has a link to `<target>` (``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)``),
 ///   which the file did not have when the object was downloaded; when it arrives the link is set
 ///   from the object's mirror.
+/// - `r/<class>\0<object key u64 BE><target>` (empty value): the same records by linking
+///   object, so they go with the object (deleted, out of the subscriptions) or with its link
+///   (the server's document names another object).
 enum SyncStoreLayout {
     static let clientId = key("meta/clientId")
     static let lastServerVersion = key("meta/lastServerVersion")
@@ -32,6 +35,7 @@ enum SyncStoreLayout {
     static let outboxPrefix = key("o/")
     static let mirrorPrefix = key("m/")
     static let unresolvedPrefix = key("u/")
+    static let unresolvedBySourcePrefix = key("r/")
 
     static func key(_ text: String) -> [UInt8] { Array(text.utf8) }
 
@@ -78,6 +82,16 @@ enum SyncStoreLayout {
     /// The entry of `className`/`objectKey`'s unresolved link to `target`.
     static func unresolved(to target: String, from className: String, _ objectKey: UInt64) -> [UInt8] {
         unresolved(to: target) + Array(className.utf8) + [0] + bigEndian(objectKey)
+    }
+
+    /// The prefix of `className`/`objectKey`'s unresolved links, by linking object.
+    static func unresolved(from className: String, _ objectKey: UInt64) -> [UInt8] {
+        unresolvedBySourcePrefix + Array(className.utf8) + [0] + bigEndian(objectKey)
+    }
+
+    /// The entry, by linking object, of `className`/`objectKey`'s unresolved link to `target`.
+    static func unresolved(from className: String, _ objectKey: UInt64, to target: String) -> [UInt8] {
+        unresolved(from: className, objectKey) + Array(target.utf8)
     }
 
     /// The linking object of an unresolved-link entry of `target` (its key after the prefix).

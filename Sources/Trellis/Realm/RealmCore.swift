@@ -323,9 +323,10 @@ final class RealmCore {
         }
         let version = txn.version
         do {
+            // First: the sync hook may write objects too (a link set for a target created here).
+            try recordSyncChanges()
             try columnLog.flush(in: txn)
             try flushBacklinkCounts(txn)
-            try recordSyncChanges()
             try persistKeyCounters(txn)
             try persistChangeRecord(txn)
             StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,

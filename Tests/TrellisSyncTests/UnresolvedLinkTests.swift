@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+import Trellis
+@testable import TrellisSync
+
+/// Unresolved links (a link whose target the file does not have) after the cases
+/// ForwardLinkTests covers (the target arrives by download): the target is created on this
+/// device, and the target never comes.
+@Suite(.serialized)
+struct UnresolvedLinkTests {
+    /// Writes nodes with SQL: `_id`, its `next` (nil for none) and its `later` list.
+    static func insert(_ database: String, _ nodes: [(id: Int, next: Int?, later: [Int])]) throws {
+        func long(_ value: Int) -> String { "jsonb_build_object('$numberLong', '\(value)')" }
+        let rows = nodes.map { node in
+            let next = node.next.map(long) ?? "'null'::jsonb"
+            return "(\(node.id), jsonb_build_object('_id', \(long(node.id)), 'next', \(next), "
+                + "'later', jsonb_build_array(\(node.later.map(long).joined(separator: ", ")))))"
+        }
+        try PostgresFixture.psql(database, "INSERT INTO \"SyncChainNode\" (_id, doc) VALUES \(rows.joined(separator: ", "))")
+    }
+
+    /// The server's document of node `id`: `next|later,later,…` (`-` for no next).
+    static func serverLinks(_ database: String, _ id: Int) throws -> String {
+        func number(_ json: String) -> String { "COALESCE(\(json)->>'$numberLong', \(json)->>'$numberInt', \(json) #>> '{}')" }
+        return try PostgresFixture.psql(database, """
+            SELECT COALESCE(\(number("doc->'next'")), '-') || '|' || COALESCE((SELECT string_agg(\(number("e")), ',' ORDER BY n)
+              FROM jsonb_array_elements(doc->'later') WITH ORDINALITY AS t(e, n)), '')
+            FROM "SyncChainNode" WHERE _id = \(id)
+            """).trimmingCharacters(in: .newlines)
+    }
+
+    /// The device's node `id`: `next later,later,…` (`-` for no next or no node).
+    static func localLinks(_ device: Device, _ id: Int) throws -> String {
+        try device.run { realm in
+            guard let node = realm.object(ofType: SyncChainNode.self, forPrimaryKey: id) else { return "-" }
+            return (node.next.map { String($0._id) } ?? "-") + " " + node.later.map { String($0._id) }.joined(separator: ",")
+        }
+    }
+
+    /// The unresolved-link records of the device's file, as `source -> target` (node `_id`s),
+    /// sorted; and whether every record has its entry in the index by linking object.
+    static func records(_ device: Device) throws -> (links: [String], indexed: Bool) {
+        try device.run { realm in
+            var links = [String](), indexed = true
+            for (key, _) in realm.syncStoreEntries(prefix: SyncStoreLayout.unresolvedPrefix) {
+                let rest = Array(key.dropFirst(SyncStoreLayout.unresolvedPrefix.count))
+                let length = Int(rest.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+                let target = String(decoding: rest.dropFirst(4).prefix(length), as: UTF8.self)
+                let prefix = SyncStoreLayout.unresolved(to: target)
+                guard let source = SyncStoreLayout.unresolvedSource(key, prefixLength: prefix.count),
+                      let node = realm.syncObject(className: source.className, objectKey: source.objectKey) as? SyncChainNode
+                else {
+                    links.append("gone -> \(target.split(separator: "\u{0}").last ?? "")")
+                    continue
+                }
+                links.append("\(node._id) -> \(target.split(separator: "\u{0}").last ?? "")")
+                let reverse = SyncStoreLayout.unresolved(from: source.className, source.objectKey, to: target)
+                if realm.syncStoreGet(reverse) == nil { indexed = false }
+            }
+            let reverseCount = realm.syncStoreEntries(prefix: SyncStoreLayout.unresolvedBySourcePrefix).count
+            return (links.sorted(), indexed && reverseCount == links.count)
+        }
+    }
+
+    static func device(_ server: ServerProcess, query: String? = nil) async throws -> Device {
+        try await ForwardLinkTests.device(server, query: query)
+    }
+
+    /// Node 1 links to node 7, which nobody has: the link is unresolved (nil, left out of the
+    /// list). The device then creates node 7: the link is set at once, as Realm resolves a
+    /// link when an object with the primary key it names is created. A later change of node 1
+    /// uploads that change only; before, the link stayed nil on the device, and that change
+    /// uploaded its absence, so the server lost `next` and the list's 7.
+    @Test func aLinkIsSetWhenItsTargetIsCreatedOnTheDevice() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        try Self.insert(fixture.database, [(1, 7, [2, 7]), (2, nil, [])])
+        let device = try await Self.device(fixture.server)
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.localLinks(device, 1) == "- 2")
+        #expect(try Self.records(device).links == ["1 -> 7"])
+
+        try device.write { realm in realm.add(SyncChainNode(value: ["_id": 7])) }
+        #expect(try Self.localLinks(device, 1) == "7 2,7")
+        #expect(try Self.records(device).links == [])
+
+        try device.write { realm in
+            let one = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 1)
+            let two = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 2)
+            if let one, let two { one.later.append(two) }
+        }
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.serverLinks(fixture.database, 1) == "7|2,7,2")
+        #expect(try Self.localLinks(device, 1) == "7 2,7,2")
+        await device.close()
+    }
+
+    /// The same, with the target created in the same write as a change of the linking object:
+    /// the change is measured against the object with its link set.
+    @Test func aLinkIsSetWhenItsTargetIsCreatedInTheSameWriteAsAChangeOfItsObject() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        try Self.insert(fixture.database, [(1, 7, [7, 2]), (2, nil, [])])
+        let device = try await Self.device(fixture.server)
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.localLinks(device, 1) == "- 2")
+
+        try device.write { realm in
+            let seven = realm.create(SyncChainNode.self, value: ["_id": 7])
+            let one = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 1)
+            one?.later.append(seven)
+        }
+        #expect(try Self.localLinks(device, 1) == "7 7,2,7")
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.serverLinks(fixture.database, 1) == "7|7,2,7")
+        #expect(try Self.records(device).links == [])
+        await device.close()
+    }
+
+    /// A record is kept while its object exists and links to the missing target (a later
+    /// subscription may bring it), and goes with the object or the link: deleted on the
+    /// server, deleted on the device, out of the subscriptions, or linking elsewhere now (on
+    /// the server, or on the device once the server sent the change back). Before, every
+    /// record stayed in the file for good.
+    @Test func recordsOfLinksWhoseTargetsNeverComeGoWithTheirObjectOrLink() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        // 101…106 never exist; 10 and 11 do.
+        try Self.insert(fixture.database, [(1, 101, []), (2, 102, [102]), (3, 103, []), (4, 104, []),
+                                           (5, 105, [10]), (6, 106, []), (10, nil, []), (11, nil, [])])
+        let device = try await Self.device(fixture.server, query: "_id != 99")
+        try await device.sync(timeout: .seconds(60))
+        let before = try Self.records(device)
+        #expect(before.links == ["1 -> 101", "2 -> 102", "3 -> 103", "4 -> 104", "5 -> 105", "6 -> 106"])
+        #expect(before.indexed)
+
+        // Deleted on the server; linking elsewhere on the server.
+        try PostgresFixture.psql(fixture.database, "DELETE FROM \"SyncChainNode\" WHERE _id = 1")
+        try PostgresFixture.psql(fixture.database, """
+            UPDATE "SyncChainNode" SET doc = jsonb_set(jsonb_set(doc, '{next}', jsonb_build_object('$numberLong', '10')),
+              '{later}', '[]'::jsonb) WHERE _id = 2
+            """)
+        #expect(try await eventually(.seconds(60)) {
+            try Self.localLinks(device, 1) == "-" && Self.localLinks(device, 2) == "10 "
+        })
+        // Deleted on the device; linking elsewhere on the device.
+        try device.write { realm in
+            if let three = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 3) { realm.delete(three) }
+            let four = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 4)
+            four?.next = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 11)
+        }
+        try await device.sync(timeout: .seconds(60))
+        // Out of the subscriptions.
+        let subscriptions = try device.run { $0.subscriptions }
+        try await withTimeout(.seconds(60)) {
+            try await subscriptions.update {
+                $0.removeAll()
+                $0.append(QuerySubscription<SyncChainNode>(name: "nodes", query: "_id != 6"))
+            }
+        }
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.localLinks(device, 6) == "-")
+        #expect(try Self.serverLinks(fixture.database, 4) == "11|")
+        #expect(try Self.serverLinks(fixture.database, 5) == "105|10")
+        let after = try Self.records(device)
+        #expect(after.links == ["5 -> 105"])
+        #expect(after.indexed)
+        await device.close()
+    }
+}

@@ -16,8 +16,10 @@ extension SyncEngine {
             guard let targetName = property.objectClassName, let targetSchema = realm.schema[targetName],
                   !targetSchema.isEmbedded, let targetType = objectType(targetName) else { continue }
             let resolves = { (key: JSONValue) in key == .null || self.find(realm, targetType, targetSchema, key) != nil }
-            let before = mirror[property.name] ?? .null
-            let after = document[property.name] ?? .null
+            // Documents and the mirror are keyed by the stored name (`propertiesMapping()`).
+            let field = property.columnName
+            let before = mirror[field] ?? .null
+            let after = document[field] ?? .null
             if property.isArray {
                 let old = before.arrayValue ?? []
                 var list = after.arrayValue ?? []
@@ -29,21 +31,21 @@ extension SyncEngine {
                     }
                     list.insert(element, at: position)
                 }
-                result[property.name] = .array(list)
+                result[field] = .array(list)
             } else if property.isSet {
                 var items = after.arrayValue ?? []
                 for element in before.arrayValue ?? [] where !resolves(element) && !items.contains(element) {
                     items.append(element)
                 }
-                result[property.name] = .array(items)
+                result[field] = .array(items)
             } else if property.isMap {
                 var entries = after.objectValue ?? [:]
                 for (key, value) in before.objectValue ?? [:] where !resolves(value) {
                     if entries[key] == nil || entries[key] == .null { entries[key] = value }
                 }
-                result[property.name] = .object(entries)
+                result[field] = .object(entries)
             } else if after == .null, !resolves(before) {
-                result[property.name] = before
+                result[field] = before
             }
         }
         return result

@@ -3,6 +3,15 @@ import Testing
 import Trellis
 @testable import TrellisSync
 
+/// A chain node whose link is stored under another name (`propertiesMapping()`).
+final class SyncMappedChainNode: Object {
+    @Persisted(primaryKey: true) var _id = 0
+    @Persisted var next: SyncMappedChainNode?
+    @Persisted var label = ""
+
+    override class func propertiesMapping() -> [String: String] { ["next": "next_node"] }
+}
+
 /// Unresolved links (a link whose target the file does not have) after the cases
 /// ForwardLinkTests covers (the target arrives by download): the target is created on this
 /// device, and the target never comes.
@@ -112,6 +121,32 @@ struct UnresolvedLinkTests {
         try await device.sync(timeout: .seconds(60))
         #expect(try Self.serverLinks(fixture.database, 1) == "7|7,2,7")
         #expect(try Self.records(device).links == [])
+        await device.close()
+    }
+
+    /// A link stored under another name (`next` as `next_node`) to a target nobody has is kept
+    /// by a local edit of its object, as an unmapped one is. Before, the upload looked for the
+    /// link under its Swift name, found nothing, and sent the object without it: the server
+    /// lost `next_node`.
+    @Test func aLocalEditKeepsAnUnresolvedLinkStoredUnderAnotherName() async throws {
+        let fixture = try SyncFixture(types: [SyncMappedChainNode.self])
+        try PostgresFixture.psql(fixture.database, """
+            INSERT INTO "SyncMappedChainNode" (_id, doc) VALUES (1, jsonb_build_object('_id',
+              jsonb_build_object('$numberLong', '1'), 'next_node', jsonb_build_object('$numberLong', '7'), 'label', 'a'))
+            """)
+        let device = try await Device(server: fixture.server, types: [SyncMappedChainNode.self], subscriptions: { subs in
+            subs.append(QuerySubscription<SyncMappedChainNode>(name: "nodes"))
+        })
+        try await device.sync(timeout: .seconds(60))
+        #expect(try device.run { $0.object(ofType: SyncMappedChainNode.self, forPrimaryKey: 1)?.next == nil })
+
+        try device.write { realm in realm.object(ofType: SyncMappedChainNode.self, forPrimaryKey: 1)?.label = "b" }
+        try await device.sync(timeout: .seconds(60))
+        let stored = try PostgresFixture.psql(fixture.database, """
+            SELECT (doc->>'label') || '|' || COALESCE(doc->'next_node'->>'$numberLong', doc->>'next_node', '-')
+            FROM "SyncMappedChainNode" WHERE _id = 1
+            """).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(stored == "b|7")
         await device.close()
     }
 

@@ -100,9 +100,7 @@ struct RowView {
     /// its bytes directly) see no column. Single-column reads use ``claimedLayout``.
     @inlinable @inline(__always)
     var layout: (count: Int, width: Int) {
-        guard bytes.count >= 2 else { return (0, 8) }
-        let header = bytes.loadUnaligned(fromByteOffset: 0, as: UInt16.self)
-        let count = RowFormat.columnCount(header: header), width = RowFormat.slotWidth(header: header)
+        let (count, width) = claimedLayout
         return RowFormat.tailStart(count, width: width) <= bytes.count ? (count, width) : (0, 8)
     }
 
@@ -159,10 +157,7 @@ struct RowView {
     /// The tail bytes of a variable-width column (empty when null or absent).
     @inlinable @inline(__always)
     func tail(_ column: Int) -> UnsafeRawBufferPointer {
-        let (count, width) = claimedLayout
-        let s = column < count
-            ? RowFormat.loadSlot(bytes, at: RowFormat.slotsStart(count) &+ width &* column, width: width) : 0
-        let (offset, length) = RowFormat.tailSpan(s, width: width)
+        let (offset, length) = RowFormat.tailSpan(slot(column), width: claimedLayout.width)
         guard length > 0, offset &+ length <= bytes.count, let base = bytes.baseAddress else {
             return UnsafeRawBufferPointer(start: bytes.baseAddress, count: 0)
         }

@@ -16,7 +16,7 @@ struct ManagedObject {
 
 /// The last row read through an accessor, valid while the Realm's change stamp is unchanged.
 ///
-/// Empty is stamp 0, which no Realm ever has (``nextChangeStamp()`` starts at 1), so an empty
+/// Empty is stamp 0, which no Realm ever has (``nextChangeStamp()`` never returns it), so an empty
 /// cache never matches and its bytes need no optional (a test and a branch less per read).
 @usableFromInline
 struct RowCache {

@@ -34,7 +34,7 @@ public final class SyncSession: @unchecked Sendable {
             transferrableBytes == 0 ? 1 : Double(transferredBytes) / Double(transferrableBytes)
         }
         /// The share transferred so far: Realm's older name for ``progressEstimate``.
-        @available(*, deprecated, renamed: "progressEstimate")
+        @available(*, deprecated, message: "Use progressEstimate", renamed: "progressEstimate")
         public var fractionTransferred: Double { progressEstimate }
     }
 

@@ -20,5 +20,5 @@ enum StorageLog {
         Logger.log(level, category, "DB: \(fileId) Thread \(threadId): \(message())")
     }
 
-    private static var threadId: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+    private static var threadId: UInt { CurrentThread.identity }
 }

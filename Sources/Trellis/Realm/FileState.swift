@@ -272,7 +272,7 @@ final class FileState: Sendable {
     /// `deleteFiles(for:)` once they hold the file, before they migrate or delete it.
     static let didReserveHook = Mutex<(@Sendable (String, ReservationPurpose) -> Void)?>(nil)
 
-    private static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
+    private static var currentThread: UInt { CurrentThread.identity }
 
     /// A thread's hold on a file no Realm of the process has open (``reserve(path:for:)``).
     struct FileReservation {

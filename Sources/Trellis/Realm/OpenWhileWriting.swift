@@ -25,7 +25,10 @@ enum OpenWhileWriting {
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        pthread_key_create(&key) { pointer in
+        pthread_key_create(&key) { value in
+            // Linux hands the destructor an optional pointer, Darwin a non-optional one: this
+            // line compiles for both.
+            let pointer: UnsafeMutableRawPointer? = value
             guard let pointer else { return }
             let writers = Unmanaged<ThreadWriters>.fromOpaque(pointer).takeRetainedValue()
             // Runs on the exiting thread, the owner of these cores.

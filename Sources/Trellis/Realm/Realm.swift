@@ -197,7 +197,7 @@ enum RealmOpener {
         let path = configuration.path
         let place: UInt
         switch confinement {
-        case .thread, .frozen: place = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        case .thread, .frozen: place = CurrentThread.identity
         case .queue(let queue): place = queue.trellisIdentity
         case .actor(let actor): place = UInt(bitPattern: ObjectIdentifier(actor).hashValue)
         }

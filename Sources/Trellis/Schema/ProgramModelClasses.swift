@@ -7,7 +7,8 @@ import Foundation
 /// keeps the subclasses of its object classes. Linux has no Objective-C runtime; what it has is
 /// the table of type records the Swift compiler puts in every image (the `swift5_types`
 /// section), which the Swift runtime hands out through `swift_enumerateAllMetadataSections`
-/// (the way swift-testing finds tests on Linux). Each record leads to a type descriptor; the
+/// (the way swift-testing finds tests on Linux). Apple platforms' images hold the same table
+/// in their `__TEXT,__swift5_types` section, read through dyld (``MachOTypeRecords``). Each record leads to a type descriptor; the
 /// non-generic class descriptors give their class through their metadata accessor, and the
 /// subclasses of ``ObjectBase`` are the model classes.
 ///
@@ -79,8 +80,20 @@ private enum TypeRecords {
     }
 
     /// The (start, byte count) of each image's type record table, copied out first: the
-    /// runtime holds its image list's lock while it calls the enumeration's body.
+    /// runtime holds its image list's lock while it calls the enumeration's body. Apple
+    /// platforms' runtime has no such function: there the tables are read from the images'
+    /// Mach-O sections (``MachOTypeRecords``).
     private static func typeRecordRanges() -> [TypeRecordRanges.Range] {
+        #if canImport(Darwin)
+        return MachOTypeRecords.ranges()
+        #else
+        return enumeratedTypeRecordRanges()
+        #endif
+    }
+
+    /// The type record tables the runtime's `swift_enumerateAllMetadataSections` hands out (ELF
+    /// and COFF platforms); none where the runtime lacks it.
+    private static func enumeratedTypeRecordRanges() -> [TypeRecordRanges.Range] {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_enumerateAllMetadataSections")
         else { return [] }
         let enumerate = unsafeBitCast(symbol, to: Enumerate.self)
@@ -92,7 +105,8 @@ private enum TypeRecords {
     }
 
     /// The type descriptor a record points at: directly (kind 0) or through a pointer (kind 1);
-    /// nil for Objective-C references (kinds 2, 3), which Linux images do not hold.
+    /// nil for Objective-C references (kinds 2, 3), which name Objective-C classes (Darwin
+    /// images only), never a model class.
     private static func descriptor(of record: UnsafeRawPointer) -> UnsafeRawPointer? {
         let raw = record.load(as: Int32.self)
         let offset = Int(raw & ~3)
@@ -131,7 +145,7 @@ private enum TypeRecords {
 }
 
 /// The type record tables found so far (the context of ``collectTypeRecordRange``).
-private final class TypeRecordRanges {
+final class TypeRecordRanges {
     typealias Range = (start: UnsafeRawPointer, count: Int)
     var ranges: [Range] = []
 

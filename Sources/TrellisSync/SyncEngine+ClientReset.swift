@@ -174,22 +174,33 @@ extension SyncEngine {
             }
             try observeTimestamps(of: SyncMessage.Download(changes: changes, serverVersion: serverVersion), in: realm)
             var kept = Set<String>()
-            var second = [(Object.Type, ObjectSchema, [String: Any])]()
+            // Links are left out when their target is missing (`missingTargets`), as downloads do.
+            let decoder = ExtendedJSONBatchDecoder(realm: realm, skipsMissingLinks: true)
+            var second = [(className: String, type: Object.Type, schema: ObjectSchema, document: [String: Any])]()
             for change in changes {
                 guard let type = objectType(change.className), let schema = realm.schema[change.className],
                       let document = change.document?.foundationObject as? [String: Any],
-                      let values = try? ExtendedJSON.syncValues(document, schema: schema, realm: realm) else { continue }
+                      let values = try? decoder.values(document, schema: schema) else { continue }
                 let object = Self.upsert(realm, type, values)
                 kept.insert(change.className + "\u{0}" + change.primaryKey.jsonText)
                 if let key = realm.syncObjectKey(object), let documentValue = change.document?.objectValue {
                     try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(change.className, key),
                                                 MirrorEntry(primaryKey: change.primaryKey, document: documentValue))
                 }
-                if schema.properties.contains(where: { $0.type == .object }) { second.append((type, schema, document)) }
+                if schema.properties.contains(where: { $0.type == .object }) {
+                    second.append((change.className, type, schema, document))
+                }
             }
-            for (type, schema, document) in second {
-                if let values = try? ExtendedJSON.syncValues(document, schema: schema, realm: realm) {
-                    _ = Self.upsert(realm, type, values)
+            // Every object of the server's state is in: the links still missing are unresolved
+            // (outside the subscriptions), and recorded as a download records them, so a target
+            // that arrives later (or is created here) sets the link instead of the next local
+            // edit clearing it on the server.
+            for object in second {
+                guard let values = try? decoder.values(object.document, schema: object.schema) else { continue }
+                let missing = decoder.missingTargets
+                let written = Self.upsert(realm, object.type, values)
+                if !missing.isEmpty, let key = realm.syncObjectKey(written) {
+                    try recordUnresolvedLinks(missing, from: object.className, key, in: realm)
                 }
             }
             try removeObjects(notIn: kept, realm)
@@ -242,6 +253,7 @@ extension SyncEngine {
                 if let existing {
                     if let key = realm.syncObjectKey(existing) {
                         try realm.syncStoreDelete(SyncStoreLayout.mirror(object.className, key))
+                        try dropUnresolvedLinks(from: object.className, key, in: realm)
                     }
                     realm.delete(existing)
                     try queueDelete(realm, className: object.className, primaryKey: object.primaryKey)

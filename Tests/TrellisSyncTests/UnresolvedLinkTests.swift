@@ -199,4 +199,38 @@ struct UnresolvedLinkTests {
         #expect(after.indexed)
         await device.close()
     }
+
+    /// A client reset records the links it leaves unresolved, as a download does: node 1 comes
+    /// in the reset's state linking to node 7, which nobody has. When the device then creates
+    /// node 7 the link is set, and a later edit of node 1 keeps it on the server. Before, the
+    /// reset recorded nothing: creating node 7 left node 1's link nil, and the edit uploaded
+    /// its absence, so the server lost `next` and the list's 7.
+    @Test func aClientResetRecordsTheLinksItLeavesUnresolved() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        try Self.insert(fixture.database, [(2, nil, [])])
+        let device = try await Self.device(fixture.server)
+        try await device.sync(timeout: .seconds(60))
+        try device.session.suspend()
+        try Self.insert(fixture.database, [(1, 7, [2, 7])])
+        // The history up to node 1's insert is gone (pruning): the device is behind it and resets.
+        try PostgresFixture.psql(fixture.database,
+                                 "UPDATE trellis_server_identity SET history_floor = (SELECT max(version) FROM trellis_history)")
+        try device.session.resume()
+        #expect(try await eventually(.seconds(60)) { try Self.localLinks(device, 1) == "- 2" })
+        #expect(fixture.server.log.contains("error 222"))
+        let records = try Self.records(device)
+        #expect(records.links == ["1 -> 7"])
+        #expect(records.indexed)
+
+        try device.write { realm in realm.add(SyncChainNode(value: ["_id": 7])) }
+        #expect(try Self.localLinks(device, 1) == "7 2,7")
+        try device.write { realm in
+            let one = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 1)
+            let two = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 2)
+            if let one, let two { one.later.append(two) }
+        }
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.serverLinks(fixture.database, 1) == "7|2,7,2")
+        await device.close()
+    }
 }

@@ -460,6 +460,7 @@ final class SyncEngine: @unchecked Sendable {
         let realm = try engineRealm()
         realm.refresh()
         try ensureInitialSubscriptions(realm)
+        try indexUnresolvedLinks(realm)
         var clientId = SyncStoreLayout.text(realm, SyncStoreLayout.clientId)
         if clientId == nil {
             try realm.write {

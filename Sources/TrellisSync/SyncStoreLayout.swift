@@ -102,6 +102,17 @@ enum SyncStoreLayout {
         return (String(decoding: rest[..<(rest.count - 9)], as: UTF8.self), sequence(ofOutbox: rest))
     }
 
+    /// The target and linking object of an unresolved-link entry (a whole `u/` key).
+    static func unresolvedEntry(_ key: [UInt8]) -> (target: String, className: String, objectKey: UInt64)? {
+        let start = unresolvedPrefix.count
+        guard key.count >= start + 4, key.starts(with: unresolvedPrefix) else { return nil }
+        let length = Int(key[start..<start + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard key.count >= start + 4 + length else { return nil }
+        let target = String(decoding: key[(start + 4)..<(start + 4 + length)], as: UTF8.self)
+        guard let source = unresolvedSource(key, prefixLength: start + 4 + length) else { return nil }
+        return (target, source.className, source.objectKey)
+    }
+
     static func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
 
     static func text(_ realm: Realm, _ key: [UInt8]) -> String? {

@@ -233,4 +233,44 @@ struct UnresolvedLinkTests {
         #expect(try Self.serverLinks(fixture.database, 1) == "7|2,7,2")
         await device.close()
     }
+
+    /// Records of a file synced before the records were also kept by linking object (only
+    /// `u/` entries, by target) are indexed when the session connects, and a record of an
+    /// object gone since is dropped; indexed, they go with their objects. Before, such records
+    /// stayed for good.
+    @Test func recordsWrittenWithoutTheirLinkingObjectIndexAreIndexedWhenTheSessionConnects() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        try Self.insert(fixture.database, [(1, 101, []), (2, nil, [102]), (3, 103, [])])
+        let device = try await Self.device(fixture.server)
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.records(device).links == ["1 -> 101", "2 -> 102", "3 -> 103"])
+
+        // The old shape: no `r/` entries; and a record of a node deleted since (no node has key 999).
+        try device.session.suspend()
+        try device.write { realm in
+            for (key, _) in realm.syncStoreEntries(prefix: SyncStoreLayout.unresolvedBySourcePrefix) {
+                try realm.syncStoreDelete(key)
+            }
+            let gone = ExtendedJSONBatchDecoder.linkTargetIdentity(className: "SyncChainNode", primaryKey: 104)
+            try realm.syncStorePut(SyncStoreLayout.unresolved(to: gone, from: "SyncChainNode", 999), [])
+        }
+        let old = try Self.records(device)
+        #expect(old.links == ["1 -> 101", "2 -> 102", "3 -> 103", "gone -> 104"])
+        #expect(!old.indexed)
+
+        try device.session.resume()
+        #expect(try await eventually(.seconds(60)) { try Self.records(device).indexed })
+        #expect(try Self.records(device).links == ["1 -> 101", "2 -> 102", "3 -> 103"])
+        // Node 1 deleted on the server, node 3 on the device: their records go.
+        try PostgresFixture.psql(fixture.database, "DELETE FROM \"SyncChainNode\" WHERE _id = 1")
+        #expect(try await eventually(.seconds(60)) { try Self.localLinks(device, 1) == "-" })
+        try device.write { realm in
+            if let three = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 3) { realm.delete(three) }
+        }
+        try await device.sync(timeout: .seconds(60))
+        let after = try Self.records(device)
+        #expect(after.links == ["2 -> 102"])
+        #expect(after.indexed)
+        await device.close()
+    }
 }

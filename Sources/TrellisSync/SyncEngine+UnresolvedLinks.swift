@@ -5,21 +5,39 @@ import TrellisSyncProtocol
 /// Links whose targets this file does not have (outside its subscriptions): the server's
 /// document keeps them, the local object cannot show them (a to-one link reads nil, a list
 /// skips them). As Realm keeps such unresolved links, a local change must not upload their
-/// absence: they are put back into the local document before it is compared with the mirror.
+/// absence: they are put back into the local document before it is compared with the mirror,
+/// also inside embedded objects.
 extension SyncEngine {
     /// `document` (the local object's) with the links of `mirror` (the server's last document)
     /// that do not resolve in this file put back where they were.
     func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue], schema: ObjectSchema,
                                 realm: Realm) -> [String: JSONValue] {
+        // Most classes have no links: no schema to build.
+        guard schema.properties.contains(where: { $0.type == .object }) else { return document }
+        let schemas = realm.schema
+        return keepingUnresolvedLinks(document, mirror: mirror, schema: schema, schemas: schemas, realm: realm)
+    }
+
+    private func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue],
+                                        schema: ObjectSchema, schemas: Schema, realm: Realm) -> [String: JSONValue] {
         var result = document
         for property in schema.properties where property.type == .object {
-            guard let targetName = property.objectClassName, let targetSchema = realm.schema[targetName],
-                  !targetSchema.isEmbedded, let targetType = objectType(targetName) else { continue }
-            let resolves = { (key: JSONValue) in key == .null || self.find(realm, targetType, targetSchema, key) != nil }
+            guard let targetName = property.objectClassName, let targetSchema = schemas[targetName] else { continue }
             // Documents and the mirror are keyed by the stored name (`propertiesMapping()`).
             let field = property.columnName
             let before = mirror[field] ?? .null
             let after = document[field] ?? .null
+            if targetSchema.isEmbedded {
+                if before != after, Self.holdsLinks(targetSchema, schemas),
+                   let kept = keepingUnresolvedLinks(inEmbedded: after, mirror: before, property: property,
+                                                     schema: targetSchema, schemas: schemas, realm: realm)
+                {
+                    result[field] = kept
+                }
+                continue
+            }
+            guard let targetType = objectType(targetName) else { continue }
+            let resolves = { (key: JSONValue) in key == .null || self.find(realm, targetType, targetSchema, key) != nil }
             if property.isArray {
                 let old = before.arrayValue ?? []
                 var list = after.arrayValue ?? []
@@ -49,6 +67,62 @@ extension SyncEngine {
             }
         }
         return result
+    }
+
+    /// Whether objects of `schema` (an embedded class) hold links to top-level objects, also
+    /// through the embedded objects they hold.
+    private static func holdsLinks(_ schema: ObjectSchema, _ schemas: Schema, depth: Int = 0) -> Bool {
+        depth < 16 && schema.properties.contains { property in
+            guard property.type == .object, let name = property.objectClassName, let target = schemas[name] else {
+                return false
+            }
+            return !target.isEmbedded || holdsLinks(target, schemas, depth: depth + 1)
+        }
+    }
+
+    /// The value of an embedded property (`after`, the local one) with the unresolved links of
+    /// its mirror (`before`) put back; nil to leave it as it is. An embedded object has no
+    /// identity in a document: a single one is the mirror's if both exist; a list's element
+    /// is the mirror's element it equals once the links are put back (in order), else, in a
+    /// list of the same length, the mirror's element at its index (it was edited in place).
+    private func keepingUnresolvedLinks(inEmbedded after: JSONValue, mirror before: JSONValue, property: Property,
+                                        schema: ObjectSchema, schemas: Schema, realm: Realm) -> JSONValue? {
+        func kept(_ local: [String: JSONValue], _ old: [String: JSONValue]) -> [String: JSONValue] {
+            keepingUnresolvedLinks(local, mirror: old, schema: schema, schemas: schemas, realm: realm)
+        }
+        if property.isArray {
+            guard let old = before.arrayValue, let local = after.arrayValue, !old.isEmpty else { return nil }
+            var used = Set<Int>()
+            var list = [JSONValue]()
+            for (index, element) in local.enumerated() {
+                guard let fields = element.objectValue else { list.append(element); continue }
+                var chosen: JSONValue?
+                for (candidate, oldElement) in old.enumerated() where !used.contains(candidate) {
+                    guard let oldFields = oldElement.objectValue, JSONValue.object(kept(fields, oldFields)) == oldElement
+                    else { continue }
+                    used.insert(candidate)
+                    chosen = oldElement
+                    break
+                }
+                if chosen == nil, local.count == old.count, !used.contains(index), let oldFields = old[index].objectValue {
+                    used.insert(index)
+                    chosen = .object(kept(fields, oldFields))
+                }
+                list.append(chosen ?? element)
+            }
+            return .array(list)
+        }
+        if property.isMap {
+            guard var entries = after.objectValue, let old = before.objectValue else { return nil }
+            for (key, value) in entries {
+                if let fields = value.objectValue, let oldFields = old[key]?.objectValue {
+                    entries[key] = .object(kept(fields, oldFields))
+                }
+            }
+            return .object(entries)
+        }
+        guard let fields = after.objectValue, let oldFields = before.objectValue else { return nil }
+        return .object(kept(fields, oldFields))
     }
 }
 

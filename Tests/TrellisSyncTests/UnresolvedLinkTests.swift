@@ -12,6 +12,20 @@ final class SyncMappedChainNode: Object {
     override class func propertiesMapping() -> [String: String] { ["next": "next_node"] }
 }
 
+/// An embedded object linking to a top-level object.
+final class SyncNodeTag: EmbeddedObject {
+    @Persisted var node: SyncChainNode?
+    @Persisted var label = ""
+}
+
+/// A top-level object holding embedded objects with links.
+final class SyncTaggedNode: Object {
+    @Persisted(primaryKey: true) var _id = 0
+    @Persisted var tag: SyncNodeTag?
+    @Persisted var tags: List<SyncNodeTag>
+    @Persisted var note = ""
+}
+
 /// Unresolved links (a link whose target the file does not have) after the cases
 /// ForwardLinkTests covers (the target arrives by download): the target is created on this
 /// device, and the target never comes.
@@ -271,6 +285,49 @@ struct UnresolvedLinkTests {
         let after = try Self.records(device)
         #expect(after.links == ["2 -> 102"])
         #expect(after.indexed)
+        await device.close()
+    }
+
+    /// Links in embedded objects to a node nobody has are kept by local edits of the object,
+    /// of its embedded object and of an element of its embedded list, as top-level links are.
+    /// Before, the upload set `tag.node` to null and sent the list without the links.
+    @Test func aLocalEditKeepsUnresolvedLinksInEmbeddedObjects() async throws {
+        let types: [ObjectBase.Type] = [SyncTaggedNode.self, SyncNodeTag.self, SyncChainNode.self]
+        let fixture = try SyncFixture(types: types)
+        func tag(_ node: Int?, _ label: String) -> String {
+            "jsonb_build_object('node', \(node.map { "jsonb_build_object('$numberLong', '\($0)')" } ?? "'null'::jsonb"), "
+                + "'label', '\(label)')"
+        }
+        try PostgresFixture.psql(fixture.database, """
+            INSERT INTO "SyncTaggedNode" (_id, doc) VALUES (1, jsonb_build_object('_id', jsonb_build_object('$numberLong', '1'),
+              'tag', \(tag(7, "a")), 'tags', jsonb_build_array(\(tag(7, "b")), \(tag(nil, "c")), \(tag(8, "d"))), 'note', 'x'))
+            """)
+        let device = try await Device(server: fixture.server, types: types, subscriptions: { subs in
+            subs.append(QuerySubscription<SyncTaggedNode>(name: "tagged"))
+        })
+        try await device.sync(timeout: .seconds(60))
+        #expect(try device.run { realm in
+            realm.object(ofType: SyncTaggedNode.self, forPrimaryKey: 1).map { node in
+                (node.tag?.node == nil ? "-" : "set") + " " + node.tags.map(\.label).joined(separator: ",")
+            }
+        } == "- b,c,d")
+
+        try device.write { realm in
+            guard let node = realm.object(ofType: SyncTaggedNode.self, forPrimaryKey: 1) else { return }
+            node.note = "y"
+            node.tag?.label = "a2"
+            node.tags[0].label = "b2"
+        }
+        try await device.sync(timeout: .seconds(60))
+        func described(_ json: String) -> String {
+            "(\(json)->>'label') || ':' || COALESCE(\(json)->'node'->>'$numberLong', \(json)->>'node', '-')"
+        }
+        let stored = try PostgresFixture.psql(fixture.database, """
+            SELECT (doc->>'note') || '|' || \(described("doc->'tag'")) || '|' || (SELECT string_agg(\(described("e")), ','
+              ORDER BY n) FROM jsonb_array_elements(doc->'tags') WITH ORDINALITY AS t(e, n))
+            FROM "SyncTaggedNode" WHERE _id = 1
+            """).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(stored == "y|a2:7|b2:7,c:-,d:8")
         await device.close()
     }
 }

@@ -33,6 +33,8 @@ extension SyncEngine {
                 var document = try Self.document(of: object)
                 if let mirror {
                     document = keepingUnresolvedLinks(document, mirror: mirror.document, schema: object.objectSchema,
+                                                      cleared: realm.syncClearedCollections(className: change.className,
+                                                                                            objectKey: change.objectKey),
                                                       realm: realm)
                 }
                 let primaryKey = document[keyProperty.columnName] ?? .null

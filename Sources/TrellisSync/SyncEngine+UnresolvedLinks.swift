@@ -6,20 +6,24 @@ import TrellisSyncProtocol
 /// document keeps them, the local object cannot show them (a to-one link reads nil, a list
 /// skips them). As Realm keeps such unresolved links, a local change must not upload their
 /// absence: they are put back into the local document before it is compared with the mirror,
-/// also inside embedded objects.
+/// also inside embedded objects. A collection the app emptied with `removeAll()` gets none
+/// back: as Realm's clear removes unresolved links too.
 extension SyncEngine {
     /// `document` (the local object's) with the links of `mirror` (the server's last document)
-    /// that do not resolve in this file put back where they were.
+    /// that do not resolve in this file put back where they were; none into the collections
+    /// named in `cleared` (persisted names).
     func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue], schema: ObjectSchema,
-                                realm: Realm) -> [String: JSONValue] {
+                                cleared: Set<String> = [], realm: Realm) -> [String: JSONValue] {
         // Most classes have no links: no schema to build.
         guard schema.properties.contains(where: { $0.type == .object }) else { return document }
         let schemas = realm.schema
-        return keepingUnresolvedLinks(document, mirror: mirror, schema: schema, schemas: schemas, realm: realm)
+        return keepingUnresolvedLinks(document, mirror: mirror, schema: schema, cleared: cleared, schemas: schemas,
+                                      realm: realm)
     }
 
     private func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue],
-                                        schema: ObjectSchema, schemas: Schema, realm: Realm) -> [String: JSONValue] {
+                                        schema: ObjectSchema, cleared: Set<String>, schemas: Schema,
+                                        realm: Realm) -> [String: JSONValue] {
         var result = document
         for property in schema.properties where property.type == .object {
             guard let targetName = property.objectClassName, let targetSchema = schemas[targetName] else { continue }
@@ -36,7 +40,7 @@ extension SyncEngine {
                 }
                 continue
             }
-            guard let targetType = objectType(targetName) else { continue }
+            guard !cleared.contains(field), let targetType = objectType(targetName) else { continue }
             let resolves = { (key: JSONValue) in key == .null || self.find(realm, targetType, targetSchema, key) != nil }
             if property.isArray {
                 let old = before.arrayValue ?? []
@@ -88,7 +92,7 @@ extension SyncEngine {
     private func keepingUnresolvedLinks(inEmbedded after: JSONValue, mirror before: JSONValue, property: Property,
                                         schema: ObjectSchema, schemas: Schema, realm: Realm) -> JSONValue? {
         func kept(_ local: [String: JSONValue], _ old: [String: JSONValue]) -> [String: JSONValue] {
-            keepingUnresolvedLinks(local, mirror: old, schema: schema, schemas: schemas, realm: realm)
+            keepingUnresolvedLinks(local, mirror: old, schema: schema, cleared: [], schemas: schemas, realm: realm)
         }
         if property.isArray {
             guard let old = before.arrayValue, let local = after.arrayValue, !old.isEmpty else { return nil }

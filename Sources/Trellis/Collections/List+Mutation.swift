@@ -51,9 +51,12 @@ extension List {
         splice(index..<index + 1, with: [])
     }
 
-    /// Removes every element. Objects stay in the Realm; embedded objects are deleted.
+    /// Removes every element. Objects stay in the Realm; embedded objects are deleted. In a
+    /// synced Realm, the elements it cannot show (links to objects outside the subscriptions)
+    /// go too, as in Realm.
     public func removeAll() {
         let count = prepareMutation()
+        if case .managed(let binding) = storage { binding.core.noteSyncClear(binding.location) }
         if count > 0 { splice(0..<count, with: []) }
     }
 

@@ -139,12 +139,13 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         }
     }
 
-    /// Removes every key.
+    /// Removes every key (in a synced Realm, also those whose objects it cannot show).
     public func removeAll() {
         switch storage {
         case .unmanaged: storage = .unmanaged([:])
         case .managed(let binding):
             binding.verifyWritable("Dictionary")
+            binding.core.noteSyncClear(binding.location)
             binding.core.mapRemoveAll(binding.location)
         case .nested(let nested):
             nested.verifyWritable("Dictionary")

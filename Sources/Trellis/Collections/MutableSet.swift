@@ -132,9 +132,11 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         }
     }
 
-    /// Removes every member (objects stay in the Realm).
+    /// Removes every member (objects stay in the Realm). In a synced Realm, the members it
+    /// cannot show (links to objects outside the subscriptions) go too, as in Realm.
     public func removeAll() {
         mutate { binding, _ in
+            binding.core.noteSyncClear(binding.location)
             binding.core.setRemoveAll(binding.location)
         } unmanaged: { elements in
             elements.removeAll()

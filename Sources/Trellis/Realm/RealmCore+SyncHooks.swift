@@ -29,7 +29,28 @@ package struct SyncChangedObject: Hashable, Sendable {
     package let isDeleted: Bool
 }
 
+/// A collection of links emptied by the app (`removeAll()`) in a write transaction of a synced
+/// Realm: TrellisSync removes the elements whose targets the file does not have too, as Realm's
+/// clear removes unresolved links, which a list or set hides and cannot remove one by one.
+struct SyncClearedCollection: Hashable {
+    let objectKey: ObjectKey
+    let className: String
+    /// The persisted name (`propertiesMapping()`), as the sync documents name it.
+    let property: String
+}
+
 extension RealmCore {
+    /// Notes that the app emptied the collection at `location` (a top-level object's list, set
+    /// or map of links), and marks its object changed even when it showed no element, so the
+    /// sync hook sees the clear. Nothing for a download, an unsynced Realm or an embedded owner.
+    func noteSyncClear(_ location: CollectionLocation) {
+        guard configuration.syncHook != nil, !isApplyingSyncDownload, location.field.isLink,
+              !location.table.info.isEmbedded else { return }
+        syncClearedCollections.insert(SyncClearedCollection(objectKey: location.key, className: location.table.info.className,
+                                                            property: location.field.columnName))
+        recordedChanges.modified(location.table.tableId, location.key, column: location.field.rowColumn)
+    }
+
     /// Calls the configuration's sync hook with what this write transaction changed, unless
     /// the transaction applies downloaded changes.
     func recordSyncChanges() throws {
@@ -144,6 +165,14 @@ extension Realm {
             if try !body(current.key, current.value) { return }
             entry = cursor.next()
         }
+    }
+
+    /// The collections of links of `className` object `objectKey` the app emptied with
+    /// `removeAll()` in the current write transaction, by persisted property name.
+    package func syncClearedCollections(className: String, objectKey: UInt64) -> Set<String> {
+        let cleared = core.syncClearedCollections
+        if cleared.isEmpty { return [] }
+        return Set(cleared.lazy.filter { $0.objectKey == objectKey && $0.className == className }.map(\.property))
     }
 
     /// Whether the current write applies downloaded changes (then it is not queued for upload).

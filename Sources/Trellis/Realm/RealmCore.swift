@@ -93,6 +93,8 @@ final class RealmCore {
     var isApplyingSyncDownload = false
     /// The last commit queued changes for upload (the sync hook is told after it commits).
     var committedSyncChanges = false
+    /// The collections of links the app emptied in this write transaction (``noteSyncClear(_:)``).
+    var syncClearedCollections = Set<SyncClearedCollection>()
     /// The observers of this Realm and the version they were last told about.
     let observers = ObserverList()
     /// The asynchronous writes of this Realm (``Realm/beginAsyncWrite(_:)``).
@@ -414,6 +416,7 @@ final class RealmCore {
         cachedTables = (nil, nil)
         noticedWriteFailure = false
         recordedChanges.reset()
+        if !syncClearedCollections.isEmpty { syncClearedCollections = [] }
         columnLog.reset()
         backlinkCountLog.reset()
         pendingTables = [:]

@@ -85,6 +85,15 @@ struct UnresolvedLinkTests {
         }
     }
 
+    /// A local edit of node 1: node 2 appended to its `later` list.
+    static func appendNodeTwoToNodeOne(_ device: Device) throws {
+        try device.write { realm in
+            let one = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 1)
+            let two = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 2)
+            if let one, let two { one.later.append(two) }
+        }
+    }
+
     static func device(_ server: ServerProcess, query: String? = nil) async throws -> Device {
         try await ForwardLinkTests.device(server, query: query)
     }
@@ -106,11 +115,7 @@ struct UnresolvedLinkTests {
         #expect(try Self.localLinks(device, 1) == "7 2,7")
         #expect(try Self.records(device).links == [])
 
-        try device.write { realm in
-            let one = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 1)
-            let two = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 2)
-            if let one, let two { one.later.append(two) }
-        }
+        try Self.appendNodeTwoToNodeOne(device)
         try await device.sync(timeout: .seconds(60))
         #expect(try Self.serverLinks(fixture.database, 1) == "7|2,7,2")
         #expect(try Self.localLinks(device, 1) == "7 2,7,2")
@@ -238,11 +243,7 @@ struct UnresolvedLinkTests {
 
         try device.write { realm in realm.add(SyncChainNode(value: ["_id": 7])) }
         #expect(try Self.localLinks(device, 1) == "7 2,7")
-        try device.write { realm in
-            let one = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 1)
-            let two = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 2)
-            if let one, let two { one.later.append(two) }
-        }
+        try Self.appendNodeTwoToNodeOne(device)
         try await device.sync(timeout: .seconds(60))
         #expect(try Self.serverLinks(fixture.database, 1) == "7|2,7,2")
         await device.close()

@@ -42,10 +42,13 @@ struct SyncClearedCollection: Hashable {
 extension RealmCore {
     /// Notes that the app emptied the collection at `location` (a top-level object's list, set
     /// or map of links), and marks its object changed even when it showed no element, so the
-    /// sync hook sees the clear. Nothing for a download, an unsynced Realm or an embedded owner.
+    /// sync hook sees the clear. Nothing for a download, an unsynced Realm or an embedded owner,
+    /// nor within `create(_:value:update: .modified)`: it sets a collection by difference, as
+    /// realm-core's `List::assign` does under a diffing policy, which keeps unresolved links
+    /// (TrellisSync's client-reset recovery writes that way too).
     func noteSyncClear(_ location: CollectionLocation) {
-        guard configuration.syncHook != nil, !isApplyingSyncDownload, location.field.isLink,
-              !location.table.info.isEmbedded else { return }
+        guard configuration.syncHook != nil, !isApplyingSyncDownload, propertyUpdatePolicy != .modified,
+              location.field.isLink, !location.table.info.isEmbedded else { return }
         syncClearedCollections.insert(SyncClearedCollection(objectKey: location.key, className: location.table.info.className,
                                                             property: location.field.columnName))
         recordedChanges.modified(location.table.tableId, location.key, column: location.field.rowColumn)

@@ -294,6 +294,29 @@ extension SyncEngine {
                 object[property.name] = target
             }
         }
+        setEmbeddedLinks(to: target, key: key, in: object, mirror: mirror, realm: realm)
+    }
+
+    /// Sets, in the embedded objects `object` holds (one per property, at any depth), the
+    /// to-one links to `target` (`key`) that `mirror` has and the object lacks, as
+    /// ``setLinks(to:in:mirror:realm:)`` sets top-level ones. Collections inside embedded
+    /// objects are left alone (docs/SYNC.md, "What a local edit keeps").
+    private func setEmbeddedLinks(to target: Object, key: JSONValue, in object: ObjectBase, mirror: [String: JSONValue],
+                                  realm: Realm, depth: Int = 0) {
+        guard depth < 16 else { return }
+        for property in object.objectSchema.properties
+            where property.type == .object && !property.isArray && !property.isSet && !property.isMap
+        {
+            guard let className = property.objectClassName else { continue }
+            let before = mirror[property.columnName] ?? .null
+            if depth > 0, className == target.objectSchema.className {
+                if before == key, object[property.name] as? ObjectBase == nil { object[property.name] = target }
+            } else if let fields = before.objectValue, realm.schema[className]?.isEmbedded == true,
+                      let embedded = object[property.name] as? ObjectBase
+            {
+                setEmbeddedLinks(to: target, key: key, in: embedded, mirror: fields, realm: realm, depth: depth + 1)
+            }
+        }
     }
 
     /// Whether any link waits for its target (one seek: most files have none).

@@ -332,6 +332,37 @@ struct UnresolvedLinkTests {
         await device.close()
     }
 
+    /// A node created on the device sets a link to it held by an embedded object, as it sets a
+    /// top-level one, and a later edit keeps the link. Before, the record went, the link stayed
+    /// nil, and the edit uploaded it as null.
+    @Test func aLinkInAnEmbeddedObjectIsSetWhenItsTargetIsCreatedOnTheDevice() async throws {
+        let types: [ObjectBase.Type] = [SyncTaggedNode.self, SyncNodeTag.self, SyncChainNode.self]
+        let fixture = try SyncFixture(types: types)
+        try PostgresFixture.psql(fixture.database, """
+            INSERT INTO "SyncTaggedNode" (_id, doc) VALUES (1, jsonb_build_object('_id', jsonb_build_object('$numberLong', '1'),
+              'tag', jsonb_build_object('node', jsonb_build_object('$numberLong', '7'), 'label', 'a'), 'tags', '[]'::jsonb,
+              'note', 'x'))
+            """)
+        let device = try await Device(server: fixture.server, types: types, subscriptions: { subs in
+            subs.append(QuerySubscription<SyncTaggedNode>(name: "tagged"))
+            subs.append(QuerySubscription<SyncChainNode>(name: "nodes"))
+        })
+        try await device.sync(timeout: .seconds(60))
+        let linked = { try device.run { $0.object(ofType: SyncTaggedNode.self, forPrimaryKey: 1)?.tag?.node?._id } }
+        #expect(try linked() == nil)
+
+        try device.write { realm in realm.add(SyncChainNode(value: ["_id": 7])) }
+        #expect(try linked() == 7)
+        try device.write { realm in realm.object(ofType: SyncTaggedNode.self, forPrimaryKey: 1)?.note = "y" }
+        try await device.sync(timeout: .seconds(60))
+        let stored = try PostgresFixture.psql(fixture.database, """
+            SELECT (doc->>'note') || '|' || COALESCE(doc->'tag'->'node'->>'$numberLong', doc->'tag'->>'node', '-')
+            FROM "SyncTaggedNode" WHERE _id = 1
+            """).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(stored == "y|7")
+        await device.close()
+    }
+
     /// `removeAll()` removes a list's unresolved elements too (Realm's clear removes them, though
     /// the list hides them), also from a list that shows none; removing a shown element keeps
     /// them, as in Realm, and so does `create(_:value:update: .modified)` with a new list (it

@@ -65,6 +65,9 @@ public final class ReadTransaction: TreeReading {
     /// The commit this transaction reads.
     public var txnID: UInt64 { snapshot.meta.txnID }
 
+    /// Whether ``end()`` was called (its snapshot may then be reused by writers).
+    var hasEnded: Bool { !isAlive }
+
     /// Ends the transaction, releasing its snapshot. Its cursors and lent bytes become invalid.
     public func end() {
         guard isAlive else { return }

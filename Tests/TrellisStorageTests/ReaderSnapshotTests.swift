@@ -94,6 +94,31 @@ import Testing
         #expect(environment.readers.slotsOfOtherProcesses == 0)
     }
 
+    @Test func aReadOnTheSameCommitKeepsItAfterTheFirstReaderEnds() throws {
+        // In memory: the pages a commit frees are reused by the next one unless a reader holds them.
+        let environment = try StorageEnvironment(file: MemoryFile())
+        defer { environment.close() }
+        try Self.rewriteAll(environment, round: 0)
+        let first = try environment.beginRead()
+        let expected = try Self.digest(first)
+        for round in 1...20 { try Self.rewriteAll(environment, round: round) }
+
+        // Given a second read of the first one's commit, taken 20 commits later
+        let second = try environment.beginRead(sameCommitAs: first)
+        #expect(second.txnID == first.txnID)
+        #expect(try environment.beginRead().txnID == first.txnID + 20)
+
+        // When the first ends and the writer rewrites every page 40 more times
+        first.end()
+        for round in 21...60 { try Self.rewriteAll(environment, round: round) }
+
+        // Then the second still reads exactly that commit
+        #expect(try Self.digest(second) == expected)
+        second.end()
+        // and an ended transaction cannot be duplicated.
+        #expect(throws: StorageError.self) { try environment.beginRead(sameCommitAs: first) }
+    }
+
     @Test func readersOnManyThreadsOnlyEverSeeWholeCommits() throws {
         // A file in memory: its syncs cost nothing, so every commit is durable at once and the
         // pages it frees are reusable by the next commit unless a reader holds them.

@@ -272,12 +272,37 @@ import Testing
 
     @Test func beginWriteMovesToTheNewestVersion() throws {
         let realm = try open()
+        #expect(realm.objects(Dog.self).count == 0)  // the first read begins the read transaction
         try onOtherThread {
             let writer = try Realm(configuration: folder.configuration([Person.self, Dog.self]))
             try writer.write { writer.add(Dog()) }
         }
         #expect(realm.objects(Dog.self).count == 0)
         try realm.write { #expect(realm.objects(Dog.self).count == 1) }
+    }
+
+    /// As in Realm (RLMRealm ends the read transaction its open began; RLMRealmTests
+    /// testRefreshCreatesAReadTransaction), a Realm just opened is in no read transaction: its
+    /// first read begins one at the newest version, so it sees what was committed after the
+    /// open, and stays on that version until refreshed.
+    @Test func aRealmReadsFromItsFirstReadNotFromItsOpen() throws {
+        let realm = try open()
+        let configuration = folder.configuration([Person.self, Dog.self])
+        let addDog = {
+            try onOtherThread {
+                let writer = try Realm(configuration: configuration)
+                try writer.write { writer.add(Dog()) }
+            }
+        }
+        try addDog()
+        let first = realm.objects(Dog.self).count
+        try addDog()
+        let second = realm.objects(Dog.self).count
+        let refreshed = realm.refresh()
+        let counts: [Int] = [first, second]
+        #expect(counts == [1, 1])
+        #expect(refreshed)
+        #expect(realm.objects(Dog.self).count == 2)
     }
 
     @Test func invalidateInvalidatesObjectsAndEndsTheWrite() throws {

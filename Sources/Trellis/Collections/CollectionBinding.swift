@@ -67,7 +67,9 @@ struct CollectionBinding {
     var isValid: Bool {
         // The owner's row is looked up near the last one read (iterating owners, their rows
         // are consecutive: the kept leaf page answers).
-        !core.isClosed && epoch == core.epoch && core.hasSnapshot
+        // (A core in no read transaction yet, just opened, begins one here; `invalidate()`
+        // changed the epoch.)
+        !core.isClosed && epoch == core.epoch
             && core.transaction.get(location.table.rows, nearIntegerKey: location.key) != nil
     }
 
@@ -251,11 +253,6 @@ extension _CollectionProperty {
         case .nested(let nested): !nested.isValid
         }
     }
-}
-
-extension RealmCore {
-    /// Whether a read or write transaction is open (false after `invalidate()`).
-    var hasSnapshot: Bool { writeTransaction != nil || hasReadTransaction }
 }
 
 /// Index checks with Realm's messages.

@@ -110,7 +110,7 @@ struct NestedCollectionBinding {
 
     /// Whether the owner exists and the path still leads to a collection.
     var isValid: Bool {
-        guard !core.isClosed, epoch == core.epoch, core.hasSnapshot else { return false }
+        guard !core.isClosed, epoch == core.epoch else { return false }
         let owner = root.owner
         guard core.rowView(owner.table, owner.key) != nil else { return false }
         return storedValue()?.isCollection == true

@@ -121,6 +121,9 @@ struct ActorObservation<Value: ThreadConfined>: @unchecked Sendable {
         } catch {
             throwRealmException("Could not open '\(configuration.path)' for the actor: \(error)")
         }
+        // Realm reads before it registers (`read_group()`): an actor's new Realm is in no read
+        // transaction yet.
+        target.beginReadIfNeeded()
         guard let value = resolver.resolve(target) as? Value else { return NotificationToken() }
         return observe(value) { change in
             let handed = HandedToActor(value: change)

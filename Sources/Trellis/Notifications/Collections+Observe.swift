@@ -79,7 +79,7 @@ extension CollectionBinding {
     /// Registers the observer `make` builds for the stored collection of `binding`, bound to
     /// the Realm that delivers (this one, or the one confined to `queue`).
     static func observing(_ binding: CollectionBinding?, on queue: DispatchQueue?,
-                          _ make: (CollectionBinding) -> ChangeObserver) -> NotificationToken
+                          _ make: @escaping (CollectionBinding) -> ChangeObserver) -> NotificationToken
     {
         guard let binding else {
             throwRealmException("Change notifications are only supported on managed collections.")

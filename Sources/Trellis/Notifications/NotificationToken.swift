@@ -4,14 +4,26 @@ import Synchronization
 /// Keeps a change observation alive; ``invalidate()`` (or releasing the token) stops it.
 ///
 /// Any thread may invalidate a token; a notification already being delivered finishes, and no
-/// later one is delivered.
+/// later one is delivered. An observation on a queue registers there, after `observe` returned
+/// (as in Realm): a token invalidated before that never registers.
 public final class NotificationToken: Sendable {
-    let observer: ObserverHandle
-    private let list: ObserverList
+    private enum Registration {
+        /// Registering on its queue, not yet done.
+        case pending
+        case observing(ObserverHandle, ObserverList)
+        case ended
+    }
+    // @unchecked Sendable: handles and lists are Sendable; the enum only pairs them.
+    private struct State: @unchecked Sendable { var registration: Registration }
+    private let state: Mutex<State>
 
     init(observer: ObserverHandle, list: ObserverList) {
-        self.observer = observer
-        self.list = list
+        state = Mutex(State(registration: .observing(observer, list)))
+    }
+
+    /// A token whose observer registers later, on its queue (``register(_:)``).
+    init(pending: ()) {
+        state = Mutex(State(registration: .pending))
     }
 
     /// A token that observes nothing (what an observation that never started returns):
@@ -22,13 +34,54 @@ public final class NotificationToken: Sendable {
         self.init(observer: inert, list: ObserverList())
     }
 
-    /// Stops the notifications. Returns true if the token was observing until now, false if it
-    /// was already invalidated (or never observed anything); calling it again does nothing.
+    /// The observer, once registered (nil while it registers on its queue, or after
+    /// ``invalidate()`` stopped it before).
+    var observer: ObserverHandle? {
+        state.withLock { state in
+            if case .observing(let handle, _) = state.registration { return handle }
+            return nil
+        }
+    }
+
+    /// Whether the observer is still to register on its queue.
+    var isPending: Bool {
+        state.withLock { state in
+            if case .pending = state.registration { return true }
+            return false
+        }
+    }
+
+    /// Registers a pending token's observer: `add` puts it in its Realm's list, unless the token
+    /// was invalidated meanwhile (then nothing is added and this returns false). Under the
+    /// token's lock, so that an `invalidate()` on another thread comes before or after, whole.
+    func register(_ add: () -> (ObserverHandle, ObserverList)) -> Bool {
+        state.withLock { state in
+            guard case .pending = state.registration else { return false }
+            let (handle, list) = add()
+            state.registration = .observing(handle, list)
+            return true
+        }
+    }
+
+    /// Stops the notifications. Returns true if the token was observing until now (or about to
+    /// register on its queue), false if it was already invalidated (or never observed
+    /// anything); calling it again does nothing.
     @discardableResult
     public func invalidate() -> Bool {
-        let wasObserving = observer.invalidate()
-        list.remove(observer)
-        return wasObserving
+        state.withLock { state in
+            switch state.registration {
+            case .pending:
+                state.registration = .ended
+                return true
+            case .observing(let handle, let list):
+                state.registration = .ended
+                let wasObserving = handle.invalidate()
+                list.remove(handle)
+                return wasObserving
+            case .ended:
+                return false
+            }
+        }
     }
 
     deinit { invalidate() }

@@ -17,6 +17,7 @@ extension Realm {
     public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
         core.verifyThread()
         if core.isFrozen { throwRealmException("Frozen Realms do not change and do not have change notifications.") }
+        core.beginReadIfNeeded()
         return core.addObserver(RealmObserver(core: core, block: block))
     }
 }

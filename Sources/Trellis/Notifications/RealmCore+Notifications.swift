@@ -19,6 +19,20 @@ extension RealmCore {
         return NotificationToken(observer: handle, list: observers)
     }
 
+    /// Adds the observer of a token returned before it registered (an observation on a queue:
+    /// see ``observing(on:_:)``), unless the token was invalidated first. A delivery follows
+    /// whether or not the observer has an `.initial`: the core may read an older version than
+    /// the newest (the observation's own), and what was committed since is then its first
+    /// change (no other Realm's commit told this core, which may have been opened just now).
+    func addObserver(_ observer: ChangeObserver, registeringWith token: NotificationToken) {
+        let registered = token.register {
+            let handle = ObserverHandle(observer)
+            if observers.add(handle) { registerForNotifications() }
+            return (handle, observers)
+        }
+        if registered { scheduleDelivery() }
+    }
+
     /// The checks every `observe` makes first.
     func verifyCanObserve() {
         verifyThread()
@@ -28,6 +42,14 @@ extension RealmCore {
         if writeTransaction != nil {
             throwRealmException("Cannot register notification blocks from within write transactions.")
         }
+        beginReadIfNeeded()
+    }
+
+    /// Begins the read transaction of a core that is in none (just opened, or invalidated), as
+    /// Realm does before it registers an observer (`read_group()`): an observer counts from a
+    /// version, and a core in no read transaction delivers nothing.
+    func beginReadIfNeeded() {
+        if writeTransaction == nil, !hasReadTransaction { _ = transaction }
     }
 
     /// While it has observers, the core stays registered with the file's hub, which keeps it

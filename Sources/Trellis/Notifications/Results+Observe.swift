@@ -122,27 +122,42 @@ extension Results {
 }
 
 extension RealmCore {
-    /// Registers the observer `make` builds: here, or (with `queue`) in a Realm of the same
-    /// file confined to `queue`, built on the queue.
-    func observing(on queue: DispatchQueue?, _ make: (RealmCore) -> ChangeObserver) -> NotificationToken {
+    /// Registers the observer `make` builds: here, or (with `queue`) in the Realm of the same
+    /// file confined to `queue`, on the queue.
+    ///
+    /// As Realm's: with a queue the token comes back at once and the observer registers later,
+    /// in work submitted to the queue now (never waiting for the queue, which may be busy or
+    /// blocked; the current queue too). The queue's Realm first moves to this Realm's version as
+    /// a ``ThreadSafeReference`` resolved there would (one that is in no read transaction yet
+    /// begins it at this very version), so a commit made after `observe` returned is a change
+    /// the observer reports, not part of its starting state. A token invalidated before the
+    /// work ran never registers.
+    func observing(on queue: DispatchQueue?, _ make: @escaping (RealmCore) -> ChangeObserver) -> NotificationToken {
         guard let queue else { return addObserver(make(self)) }
-        let target: RealmCore
-        do {
-            target = try RealmOpener.open(configuration, confinement: .queue(queue))
-        } catch {
-            throwRealmException("Could not open '\(environmentPath)' on the queue '\(queue.label)': \(error)")
+        let version = ReferencePayload(resolver: _ThreadSafeResolver { _ in nil }, source: self)
+        let token = NotificationToken(pending: ())
+        let work = QueueRegistration(configuration: configuration, make: make)
+        queue.async {
+            // Nothing to do for a token invalidated meanwhile (checked again under its lock).
+            guard token.isPending else { return }
+            let target: RealmCore
+            do {
+                target = try RealmOpener.open(work.configuration, confinement: .queue(queue))
+            } catch {
+                throwRealmException("Could not open '\(work.configuration.path)' on the queue '\(queue.label)': \(error)")
+            }
+            _ = version.resolve(in: target)
+            let observer = work.make(target)
+            target.addObserver(observer, registeringWith: token)
         }
-        if queue.isCurrent { return target.addObserver(make(target)) }
-        return withoutActuallyEscaping(make) { make in
-            let work = QueueWork { target.addObserver(make(target)) }
-            return queue.sync { work.run() }
-        }
+        return token
     }
 }
 
-/// Work handed to a queue with `sync`: it runs there while the caller waits.
-// @unchecked Sendable: `queue.sync` runs it before returning, so the captured values are never
-// used by two threads at once.
-private struct QueueWork<T>: @unchecked Sendable {
-    let run: () -> T
+/// What an observation registered on a queue hands to the queue.
+// @unchecked Sendable: `make` captures descriptions of what to observe (tables, keys, query
+// steps, key paths) and the block; it runs once, on the queue, after the caller let go of it.
+private struct QueueRegistration: @unchecked Sendable {
+    let configuration: Realm.Configuration
+    let make: (RealmCore) -> ChangeObserver
 }

@@ -116,9 +116,9 @@ final class RealmCore {
     var autorefresh = true
     var needsAnotherDelivery = false
 
-    /// A core pinning `snapshot`, confined as said.
+    /// A core pinning `snapshot` (none: the first read begins one), confined as said.
     private init(configuration: Realm.Configuration, file: FileState, confinement: Confinement,
-                 snapshot: Transaction)
+                 snapshot: Transaction?)
     {
         self.configuration = configuration
         self.file = file
@@ -128,19 +128,23 @@ final class RealmCore {
         self.ownerObservationSlot = ObservationGate.currentThreadSlot
         self.confinement = confinement
         readTransaction = snapshot
-        StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
-                       "Start \(confinement.isFrozen ? "frozen" : "read") \(StorageLog.nextId()): \(snapshot.version)")
+        if let snapshot {
+            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
+                           "Start \(confinement.isFrozen ? "frozen" : "read") \(StorageLog.nextId()): \(snapshot.version)")
+        }
     }
 
-    /// A live core at the newest version.
+    /// A live core, not yet in a read transaction: as in Realm, its first read begins one at
+    /// the newest version then (see ``transaction``), and a ``ThreadSafeReference`` resolved
+    /// first begins it at the reference's version. The file is read once here, so that a file
+    /// that cannot be read fails the open.
     convenience init(configuration: Realm.Configuration, file: FileState, confinement: Confinement = .thread) throws {
-        let snapshot: Transaction
         do {
-            snapshot = try file.environment.beginRead()
+            try file.environment.beginRead().abort()
         } catch {
             throw RealmErrors.opening(file.environment.path, error)
         }
-        self.init(configuration: configuration, file: file, confinement: confinement, snapshot: snapshot)
+        self.init(configuration: configuration, file: file, confinement: confinement, snapshot: nil)
     }
 
     /// A frozen core reading `snapshot` (already begun, at the wanted version).
@@ -199,7 +203,20 @@ final class RealmCore {
     var isFrozen: Bool { confinement.isFrozen }
 
     var isInWriteTransaction: Bool { writeTransaction != nil }
+    /// Whether the core is in a read transaction: not before its first read, nor after
+    /// `invalidate()` (realm-core's `is_in_read_transaction`).
     var hasReadTransaction: Bool { readTransaction != nil }
+
+    /// Begins the read transaction of a core that is in none on `snapshot` (an older version
+    /// than the newest, as a ``ThreadSafeReference`` resolved first asks).
+    func beginRead(on snapshot: Transaction) {
+        precondition(readTransaction == nil && writeTransaction == nil,
+                     "Trellis internal error: a read transaction began on a Realm already in one.")
+        readTransaction = snapshot
+        noteChange()
+        StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
+                       "Start read \(StorageLog.nextId()): \(snapshot.version)")
+    }
 
     /// The transaction reads use: the write transaction if one is open, else the snapshot.
     /// The common case, a live snapshot and no write, is inlined into every read.
@@ -361,7 +378,7 @@ final class RealmCore {
         }
         discardPending()
         let advanced = advanceSnapshot()
-        deliverNotifications(skipping: skipped.map(\.observer), afterOwnCommit: true)
+        deliverNotifications(skipping: skipped.compactMap(\.observer), afterOwnCommit: true)
         if !advanced {
             // A write that changed nothing makes no new version, but Realm still tells the
             // Realm's own observers that a write transaction ended.
@@ -625,8 +642,9 @@ final class RealmCore {
     }
 
     func objectExists(_ managed: ManagedObject) -> Bool {
+        // Same epoch: not invalidated since the object was read (a core in no read transaction
+        // yet, just opened, begins one here).
         guard !isClosed, managed.epoch == epoch else { return false }
-        if writeTransaction == nil && readTransaction == nil { return false }
         return transaction.get(managed.table.rows, integerKey: managed.key) != nil
     }
 

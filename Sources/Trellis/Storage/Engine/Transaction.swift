@@ -66,6 +66,23 @@ final class Transaction {
         }
     }
 
+    /// A read snapshot on the commit `reader` reads (see ``duplicate()``).
+    private init(environment: Environment, reader: ReadTransaction) {
+        self.environment = environment
+        self.isReadOnly = true
+        self.reader = reader
+    }
+
+    /// A second read snapshot of the commit this read snapshot reads, which keeps it readable
+    /// after this one ends or moves on (a ``ThreadSafeReference`` resolves as of its version);
+    /// nil for a write transaction, or a snapshot that ended or let go of its version.
+    func duplicate() -> Transaction? {
+        guard isReadOnly, !isEnded, suspendedVersion == nil, let reader,
+              let copy = try? environment.store.beginRead(sameCommitAs: reader)
+        else { return nil }
+        return Transaction(environment: environment, reader: copy)
+    }
+
     deinit { abort() }
 
     private func releaseGate() {

@@ -141,6 +141,22 @@ final class Transaction {
 
     var isActive: Bool { handle != nil }
 
+    /// A second read snapshot of the version this read snapshot reads (see the TrellisStorage
+    /// build's). LMDB begins reads on the newest version only: the new snapshot is kept when
+    /// nothing was committed since this one began, else nil (a ``ThreadSafeReference`` then
+    /// resolves at the newest version, as realm-core does when the reference's version is gone).
+    /// Read transactions are not tied to threads here (`MDB_NOTLS`), so another thread may use it.
+    func duplicate() -> Transaction? {
+        guard isReadOnly, handle != nil, suspendedVersion == nil,
+              let copy = try? Transaction(environment: environment, readOnly: true)
+        else { return nil }
+        guard copy.version == version else {
+            copy.abort()
+            return nil
+        }
+        return copy
+    }
+
     @inline(__always)
     private var txn: OpaquePointer {
         guard let handle else { preconditionFailure("Trellis internal error: transaction used after it ended.") }

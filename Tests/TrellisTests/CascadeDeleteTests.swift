@@ -302,7 +302,7 @@ enum NullifyModels {
         let order = try #require(inspection.schema["COrder"])
         #expect(order.properties.filter { $0.deleteRule == .cascade }.map(\.name)
                 == ["lines", "invoice", "tags", "notes"])
-        #expect(try #require(order.properties.first { $0.name == "lines" }).description.contains("cascade on delete"))
+        #expect(try #require(order.properties.first { $0.name == "lines" }).description.contains("deleteRule = cascade;"))
         // A dynamic Realm (no model classes) deletes by the stored rule.
         let dynamic = try Realm(configuration: .init(fileURL: url))
         let orders = dynamic.dynamicObjects("COrder")

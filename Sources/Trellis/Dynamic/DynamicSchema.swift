@@ -224,6 +224,14 @@ extension RealmCore {
         sameObject(type, key: managed.key, dynamicClassName: managed.info.dynamicClassName)
     }
 
+    /// The object a stored link names when this Realm has no table open for its class (a class
+    /// left out of `objectTypes`): a ``DynamicObject`` of the class the file stores under
+    /// `tableId`, as Realm reads such a link; nil when the file has no such class or object.
+    func unmodelledObject(tableId: UInt32, key: ObjectKey) -> DynamicObject? {
+        guard let stored = currentCatalog.classes.first(where: { $0.tableId == tableId }) else { return nil }
+        return sameObject(DynamicObject.self, key: key, dynamicClassName: stored.name)
+    }
+
     /// ``sameObject(_:as:)`` by key, and class name for a ``DynamicObject``.
     func sameObject<T: ObjectBase>(_ type: T.Type, key: ObjectKey, dynamicClassName: String?) -> T? {
         guard let dynamicClassName else { return linkedAccessor(type, key: key) }

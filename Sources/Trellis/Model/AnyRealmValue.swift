@@ -144,7 +144,16 @@ extension AnyRealmValue {
         }
         switch mixed {
         case .link(let tableId, let key):
-            guard let core, let table = core.table(id: tableId), core.rowView(table, key) != nil,
+            guard let core else {
+                self = .none
+                return
+            }
+            guard let table = core.table(id: tableId) else {
+                // A class the Realm was opened without: read dynamically, as in Realm.
+                self = core.unmodelledObject(tableId: tableId, key: key).map { .object($0) } ?? .none
+                return
+            }
+            guard core.rowView(table, key) != nil,
                   let object = core.accessor(table.info.objectType, table: table, key: key) as? Object
             else {
                 self = .none

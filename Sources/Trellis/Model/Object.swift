@@ -35,9 +35,13 @@ open class Object: ObjectBase, _PersistableInsideOptional {
     /// `@Persisted(primaryKey: true)`, which is the preferred way to declare it.
     open class func primaryKey() -> String? { nil }
 
-    /// Names of properties Realm indexes in `@objc dynamic` models. Like Realm, Trellis does
-    /// not consult it for `@Persisted` models (the only kind on Linux): declare
-    /// `@Persisted(indexed: true)` instead. Kept so overriding code compiles.
+    /// Names of properties to index, as Realm's legacy models declare them. As in Realm, it
+    /// applies to properties declared the legacy way (`let age = RealmProperty<Int?>()`,
+    /// `RealmOptional`, `List`): a `@Persisted` property is indexed by its own declaration
+    /// (`@Persisted(indexed: true)`), and the override changes nothing for it. A name of no
+    /// property is ignored; a property Realm cannot index (a float, double, data, decimal,
+    /// object or collection) fails schema validation with Realm's "Property 'C.p' of type
+    /// 'float' cannot be indexed.".
     open class func indexedProperties() -> [String] { [] }
 
     // MARK: - _Persistable (to-one links)

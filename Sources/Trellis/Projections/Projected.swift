@@ -52,25 +52,28 @@ public struct Projected<T: ObjectBase, Value>: AnyProjected {
     }
 
     /// The persisted properties the key path goes through, dotted (`"address.city"`; for a
-    /// projected collection also its elements' property: `"friends.firstName"`).
-    func originKeyPath(label: String) -> String {
+    /// projected collection also its elements' property: `"friends.firstName"`), and the path
+    /// as Realm names it (`_name(for:)`: a projected collection stops at the collection,
+    /// `"friends"`).
+    func originKeyPaths(label: String) -> (dotted: String, realmName: String) {
         let recorder = KeyPathRecorder()
         let prototype = T()
         prototype._record(with: recorder)
         let value = recorder.reading { prototype[keyPath: keyPath] }
-        var names = recorder.names
-        if let collection = value as? any _ProjectedElementPath { names.append(collection.elementPropertyName) }
+        let names = recorder.names
         guard !names.isEmpty else {
             throwRealmException("@Projected property '\(label)' must be a part of Realm object")
         }
-        return names.joined(separator: ".")
+        let realmName = names.joined(separator: ".")
+        guard let collection = value as? any _ProjectedElementPath else { return (realmName, realmName) }
+        return (realmName + "." + collection.elementPropertyName, realmName)
     }
 }
 
 /// A `@Projected` property, seen without its types.
 protocol AnyProjected {
     var projectedKeyPath: AnyKeyPath { get }
-    func originKeyPath(label: String) -> String
+    func originKeyPaths(label: String) -> (dotted: String, realmName: String)
 }
 
 /// A projected collection, which names the property of the elements it reads.

@@ -66,7 +66,7 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
     open var description: String {
         let address = Unmanaged.passUnretained(rootObject).toOpaque()
         let lines = ProjectionSchema.of(self).properties.map { property in
-            "\t\(property.label)(\\.\(property.originKeyPath)) = \(rootObject[keyPath: property.keyPath] ?? "nil");"
+            "\t\(property.label)(\\.\(property.realmKeyPath)) = \(rootObject[keyPath: property.keyPath] ?? "nil");"
         }
         return "\(type(of: self))<\(type(of: rootObject))> <\(address)> {\n\t"
             + lines.joined(separator: "\n") + "\n}"
@@ -141,6 +141,9 @@ struct ProjectionSchema: Sendable {
         let keyPath: AnyKeyPath
         /// The root's persisted properties it goes through (`"address.city"`).
         let originKeyPath: String
+        /// The key path as Realm names it in descriptions: for a projected collection, the
+        /// collection itself (`"friends"`, where ``originKeyPath`` is `"friends.firstName"`).
+        let realmKeyPath: String
     }
 
     let properties: [Property]
@@ -162,8 +165,9 @@ struct ProjectionSchema: Sendable {
         for child in mirrors.flatMap(\.children) {
             guard let projected = child.value as? any AnyProjected, let name = child.label else { continue }
             let label = name.hasPrefix("_") ? String(name.dropFirst()) : name
+            let paths = projected.originKeyPaths(label: label)
             properties.append(Property(label: label, keyPath: projected.projectedKeyPath,
-                                       originKeyPath: projected.originKeyPath(label: label)))
+                                       originKeyPath: paths.dotted, realmKeyPath: paths.realmName))
         }
         let schema = ProjectionSchema(properties: properties)
         cache.withLock { $0[id] = schema }

@@ -222,14 +222,16 @@ extension Map {
     }
 }
 
-extension Map where Value: MinMaxType, Value.PersistedType: MinMaxType {
+// Constrained on the stored type only, as Realm's `RealmKeyedCollection` extensions are: generic
+// code that knows `V.PersistedType: MinMaxType` (a custom persistable, an enum) calls them too.
+extension Map where Value.PersistedType: MinMaxType {
     /// The smallest value, or nil when empty.
     public func min() -> Value? { min(ofProperty: "self") }
     /// The largest value, or nil when empty.
     public func max() -> Value? { max(ofProperty: "self") }
 }
 
-extension Map where Value: AddableType, Value.PersistedType: AddableType {
+extension Map where Value.PersistedType: AddableType {
     /// The sum of the values.
     public func sum() -> Value { sum(ofProperty: "self") }
     /// The average of the values, or nil when empty.

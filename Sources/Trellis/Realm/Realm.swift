@@ -69,11 +69,14 @@ public struct Realm {
     /// The configuration this Realm was opened with.
     public var configuration: Configuration { core.configuration }
 
-    /// The classes of this Realm: those configured in ``Configuration/objectTypes``; without
-    /// them, every model class of the program and every class stored in the file, as in Realm.
+    /// The classes of this Realm: those configured in ``Configuration/objectTypes`` (other
+    /// classes the file stores are left out, as in Realm, and stay readable dynamically);
+    /// without them, every model class of the program and every class stored in the file.
     public var schema: Schema {
         var byName = [String: ObjectSchema]()
-        for stored in core.file.catalog.classes { byName[stored.name] = stored.objectSchema }
+        if core.configuration.objectTypes == nil || core.configuration.opensAnySchemaVersion {
+            for stored in core.file.catalog.classes { byName[stored.name] = stored.objectSchema }
+        }
         // The model classes name their properties by Swift name (propertiesMapping()): the
         // configured ones, else those of the default schema (see SchemaBinder.defaultSchema);
         // a Realm of the file's stored schema (the trellis tool) has none.

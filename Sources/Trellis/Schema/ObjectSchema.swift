@@ -20,8 +20,11 @@ public struct ObjectSchema: Sendable, Equatable, CustomStringConvertible {
         properties.first { $0.name == propertyName } ?? computedProperties.first { $0.name == propertyName }
     }
 
+    /// The class as Realm prints it: its name (and `(embedded)`), then each property's
+    /// description indented by a tab, persisted properties first.
     public var description: String {
-        "\(className) {\n" + (properties + computedProperties).map { "\t\($0)" }.joined(separator: "\n") + "\n}"
+        "\(className) \(isEmbedded ? "(embedded) " : ""){\n"
+            + (properties + computedProperties).map { "\t\(indented($0.description))\n" }.joined() + "}"
     }
 }
 
@@ -39,7 +42,13 @@ public struct Schema: Sendable, Equatable, CustomStringConvertible {
         objectSchema.first { $0.className == className }
     }
 
+    /// The schema as Realm prints it: each class's description, sorted by name, indented by a tab.
     public var description: String {
-        "Schema {\n" + objectSchema.map(\.description).joined(separator: "\n") + "\n}"
+        "Schema {\n" + objectSchema.map { "\t\(indented($0.description))\n" }.joined() + "}"
     }
+}
+
+/// `text` with a tab after each line break (Realm nests descriptions this way).
+private func indented(_ text: String) -> String {
+    text.replacingOccurrences(of: "\n", with: "\n\t")
 }

@@ -68,11 +68,28 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The property as Realm prints it (RLMProperty's description): its name, then one
+    /// `key = value;` line each for the type, the linked class, the column name and the flags.
+    /// A cascade delete rule (beyond Realm) adds a `deleteRule = cascade;` line.
     public var description: String {
-        var flags = [String]()
-        if isPrimary { flags.append("primary key") } else if isIndexed { flags.append("indexed") }
-        if deleteRule == .cascade { flags.append("cascade on delete") }
-        let column = columnName == name ? "" : "\n\t\tcolumnName = \(columnName);"
-        return "\(name) {\n\t\ttype = \(typeDescription);\(column)\(flags.isEmpty ? "" : "\n\t\t" + flags.joined(separator: ", ") + ";")\n\t}"
+        var lines = ["type = \(realmTypeName);"]
+        if type == .object || type == .linkingObjects {
+            lines.append("objectClassName = \(objectClassName ?? "(null)");")
+            lines.append("linkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");")
+        }
+        lines.append("columnName = \(columnName);")
+        // Realm describes LinkingObjects as an array (its RLMProperty's `array` is set).
+        let array = isArray || type == .linkingObjects
+        for (flag, value) in [("indexed", isIndexed), ("isPrimary", isPrimary), ("array", array), ("set", isSet),
+                              ("dictionary", isMap), ("optional", isOptional)]
+        {
+            lines.append("\(flag) = \(value ? "YES" : "NO");")
+        }
+        if deleteRule == .cascade { lines.append("deleteRule = cascade;") }
+        return "\(name) {\n" + lines.map { "\t\($0)\n" }.joined() + "}"
     }
+
+    /// The type's name in Realm's descriptions (its `RLMTypeToString`): as ``PropertyType``
+    /// names it, except `decimal128`.
+    private var realmTypeName: String { type == .decimal128 ? "decimal128" : type.description }
 }

@@ -69,6 +69,10 @@ enum SchemaDiscovery {
         let mapping = type.propertiesMapping()
         // Realm also takes the primary key from a `primaryKey()` override, `@Persisted` models too.
         let legacyPrimaryKey = (type as? Object.Type)?.primaryKey()
+        // Realm honours an `indexedProperties()` override for properties declared the legacy way
+        // (`let age = RealmProperty<Int?>()`, in a class with no `@Persisted` property); a
+        // `@Persisted` property's own declaration decides, the override changes nothing for it.
+        let legacyIndexed = Set((type as? Object.Type)?.indexedProperties() ?? [])
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
             visited += 1
             if visited > objectBaseFieldCount, !(fieldType is any PersistedFieldWitness.Type) {
@@ -77,10 +81,12 @@ enum SchemaDiscovery {
             let rawName = String(cString: namePointer)
             let witness: any PersistedFieldWitness.Type
             let name: String
+            var isLegacy = false
             if let legacyType = fieldType as? any _LegacyFieldType.Type {
                 // `let dogs = List<Dog>()`: the Swift name is the property name.
                 witness = legacyType.legacyWitness
                 name = rawName
+                isLegacy = true
             } else if let persisted = fieldType as? any PersistedFieldWitness.Type {
                 witness = persisted
                 name = rawName.hasPrefix("_") ? String(rawName.dropFirst()) : rawName
@@ -91,6 +97,7 @@ enum SchemaDiscovery {
             let stored = info.type != .linkingObjects
             var declaration = witness.declaration(at: base + offset)
             if name == legacyPrimaryKey { declaration.isPrimaryKey = true }
+            if isLegacy, legacyIndexed.contains(name) { declaration.isIndexed = true }
             fields.append(FieldInfo(name: name, index: fields.count, rowColumn: stored ? rowColumn : -1,
                                     offset: offset, witness: witness, typeInfo: info,
                                     declaration: declaration, columnName: mapping[name]))

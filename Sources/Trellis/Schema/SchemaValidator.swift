@@ -12,6 +12,7 @@ enum SchemaValidator {
                 checkLinkingObjects(info, field, byName, &problems)
                 checkEmbeddedInSet(info, field, &problems)
                 checkPrimaryKeyType(info, field, &problems)
+                checkIndexable(info, field, &problems)
                 if explicitList { checkLinkTargetListed(info, field, byName, &problems) }
             }
             checkPrimaryKeyCount(info, &problems)
@@ -87,6 +88,25 @@ enum SchemaValidator {
             problems.append("Property '\(info.className).\(field.name)' of type '\(field.typeInfo.type)' cannot be "
                 + "made the primary key.")
         }
+    }
+
+    /// Realm indexes ints, bools, strings, object ids, UUIDs, dates and mixed values, never a
+    /// collection; an `indexedProperties()` override may name anything else.
+    static func checkIndexable(_ info: ClassInfo, _ field: FieldInfo, _ problems: inout [String]) {
+        guard field.isIndexed, !field.isPrimaryKey else { return }
+        let type = field.typeInfo
+        let typeName: String
+        switch type.collection {
+        case .list: typeName = "array"
+        case .set: typeName = "set"
+        case .map: typeName = "dictionary"
+        case .none:
+            switch type.type {
+            case .int, .bool, .string, .objectId, .UUID, .date, .any: return
+            default: typeName = type.type.description
+            }
+        }
+        problems.append("Property '\(info.className).\(field.name)' of type '\(typeName)' cannot be indexed.")
     }
 
     static func checkLinkTargetListed(_ info: ClassInfo, _ field: FieldInfo, _ byName: [String: ClassInfo],

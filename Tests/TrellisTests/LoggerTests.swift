@@ -71,12 +71,12 @@ import Testing
         }
         Logger.shared = logger
         // Lines of this test's files only (other suites may open files meanwhile).
-        func open(_ name: String) throws -> [String] {
+        func open(_ name: String, reads: Bool = true) throws -> [String] {
             messages.set([])
             let url = folder.file(name)
             try onOtherThread {
                 let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self]))
-                _ = realm.objects(Dog.self).count
+                if reads { _ = realm.objects(Dog.self).count }
             }
             let all = messages.get()
             guard let opening = all.first(where: { $0.hasSuffix("Open file: \(url.path)") }),
@@ -93,6 +93,9 @@ import Testing
         logger.level = .trace
         lines = try open("trace.realm")
         #expect(lines.contains { $0.hasPrefix("Details DB: ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("Trace DB: ") && $0.contains(": Start read ") }, "\(lines)")
+        // An open with no read logs the open's own read, as Realm's `_ = try Realm()` does.
+        lines = try open("unread.realm", reads: false)
         #expect(lines.contains { $0.hasPrefix("Trace DB: ") && $0.contains(": Start read ") }, "\(lines)")
         logger.level = .all
         lines = try open("detail.realm")  // opened again: Realm logs the opening again

@@ -140,7 +140,13 @@ final class RealmCore {
     /// that cannot be read fails the open.
     convenience init(configuration: Realm.Configuration, file: FileState, confinement: Confinement = .thread) throws {
         do {
-            try file.environment.beginRead().abort()
+            // Realm's open reads the schema in a read transaction of its own and ends it before
+            // handing the Realm out; realm-core logs it, and Realm's LoggerTests look for a
+            // trace line after an open with no read.
+            let check = try file.environment.beginRead()
+            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
+                           "Start read \(StorageLog.nextId()): \(check.version)")
+            check.abort()
         } catch {
             throw RealmErrors.opening(file.environment.path, error)
         }

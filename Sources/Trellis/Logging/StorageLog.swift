@@ -20,5 +20,12 @@ enum StorageLog {
         Logger.log(level, category, "DB: \(fileId) Thread \(threadId): \(message())")
     }
 
+    /// Logs the start of a read transaction at `version` at `.trace`, as realm-core words it:
+    /// "Start read <transaction id>: <version>" ("Start frozen …" for a frozen Realm's).
+    static func readStarted(file fileId: Int, version: Int, frozen: Bool = false) {
+        log(.trace, Category.Storage.transaction, file: fileId,
+            "Start \(frozen ? "frozen" : "read") \(nextId()): \(version)")
+    }
+
     private static var threadId: UInt { CurrentThread.identity }
 }

@@ -129,8 +129,7 @@ final class RealmCore {
         self.confinement = confinement
         readTransaction = snapshot
         if let snapshot {
-            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
-                           "Start \(confinement.isFrozen ? "frozen" : "read") \(StorageLog.nextId()): \(snapshot.version)")
+            StorageLog.readStarted(file: file.logId, version: snapshot.version, frozen: confinement.isFrozen)
         }
     }
 
@@ -144,8 +143,7 @@ final class RealmCore {
             // handing the Realm out; realm-core logs it, and Realm's LoggerTests look for a
             // trace line after an open with no read.
             let check = try file.environment.beginRead()
-            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
-                           "Start read \(StorageLog.nextId()): \(check.version)")
+            StorageLog.readStarted(file: file.logId, version: check.version)
             check.abort()
         } catch {
             throw RealmErrors.opening(file.environment.path, error)
@@ -220,8 +218,7 @@ final class RealmCore {
                      "Trellis internal error: a read transaction began on a Realm already in one.")
         readTransaction = snapshot
         noteChange()
-        StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
-                       "Start read \(StorageLog.nextId()): \(snapshot.version)")
+        StorageLog.readStarted(file: file.logId, version: snapshot.version)
     }
 
     /// The transaction reads use: the write transaction if one is open, else the snapshot.
@@ -262,8 +259,7 @@ final class RealmCore {
             let txn = try file.environment.beginRead()
             readTransaction = txn
             changeStamp = nextChangeStamp()
-            StorageLog.log(.trace, Category.Storage.transaction, file: file.logId,
-                           "Start read \(StorageLog.nextId()): \(txn.version)")
+            StorageLog.readStarted(file: file.logId, version: txn.version)
             return txn
         } catch {
             throwRealmException("Could not begin a read transaction on '\(environmentPath)': \(error)")

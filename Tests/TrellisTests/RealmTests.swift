@@ -72,6 +72,37 @@ import Testing
         #expect(realm.objects(Dog.self).count == 0)
     }
 
+    /// Realm's RealmTests.testCancelWrite: an object made in a write that also made its class's
+    /// table, rolled back with `cancelWrite()` inside `write {}`. The accessor's table is
+    /// referenced unowned, so the rolled-back table must outlive the write (it was freed, and
+    /// `isInvalidated` read freed memory: a crash in about half of the runs).
+    @Test func anObjectWhoseTableARolledBackWriteMadeIsInvalidatedAndItsTableKept() throws {
+        // The default schema: a class's table is made by the first write that adds an object.
+        let realm = try open(nil)
+        weak var rolledBackTable: Table?
+        var made: Dog?
+        try realm.write {
+            let dog = realm.create(Dog.self, value: ["name": "Ghost"])
+            made = dog
+            rolledBackTable = dog._managed?.table
+            realm.cancelWrite()
+            // Churn the allocator so that freed memory would be reused at once.
+            let churn = (0..<2_000).map { _ in NSObject() }
+            #expect(churn.count == 2_000)
+            #expect(rolledBackTable != nil)
+            #expect(dog.isInvalidated)
+            #expect(realm.objects(Dog.self).count == 0)
+        }
+        #expect(realm.objects(Dog.self).count == 0)
+        let dog = try #require(made)
+        // The class's table can be made again, and holds only the new object. The new object
+        // may get the rolled-back one's key, but the old accessor stays invalidated (in
+        // realm-core, its table reference is to a table accessor the rollback detached).
+        try realm.write { realm.create(Dog.self, value: ["name": "Rex"]) }
+        #expect(realm.objects(Dog.self).map(\.name) == ["Rex"])
+        #expect(dog.isInvalidated)
+    }
+
     @Test func managedObjectReadsItsPropertiesFromTheDatabase() throws {
         let realm = try open()
         let dog = Dog()

@@ -58,6 +58,13 @@ final class RealmCore {
 
     /// Tables created in the current write transaction, published when it commits.
     private var pendingTables: [ObjectIdentifier: Table] = [:]
+    /// Tables of the writes that were rolled back. Accessors reference their tables unowned, so
+    /// these live as long as this core.
+    private var tablesOfRolledBackWrites: [Table] = []
+    /// Those of them made for a class the rolled-back write added: their objects stay
+    /// invalidated even when a later write makes the class's table again (in realm-core, they
+    /// reference a table accessor the rollback detached).
+    private var rolledBackTables: [Table] = []
     private(set) var pendingCatalog: SchemaCatalog?
     /// The classes of the file's stored schema, while an import without model classes writes
     /// through them (links and backlinks then find their tables by class name).
@@ -356,7 +363,7 @@ final class RealmCore {
         } catch let error as StorageError {
             txn.abort()
             writeTransaction = nil
-            discardPending()
+            discardPending(rolledBack: true)
             noteChange()
             committedSyncChanges = false
             let failure = commitError(error)
@@ -367,7 +374,7 @@ final class RealmCore {
             // The sync outbox could not be written: nothing of the transaction is kept.
             txn.abort()
             writeTransaction = nil
-            discardPending()
+            discardPending(rolledBack: true)
             noteChange()
             throw error
         }
@@ -378,7 +385,7 @@ final class RealmCore {
         if let catalog = pendingCatalog {
             file.publish(Array(pendingTables.values), catalog: catalog, version: version)
         }
-        discardPending()
+        discardPending(rolledBack: false)
         let advanced = advanceSnapshot()
         deliverNotifications(skipping: skipped.compactMap(\.observer), afterOwnCommit: true)
         if !advanced {
@@ -397,7 +404,7 @@ final class RealmCore {
         guard let txn = writeTransaction else { throwRealmException("Can't cancel a non-existing write transaction") }
         txn.abort()
         writeTransaction = nil
-        discardPending()
+        discardPending(rolledBack: true)
         advanceSnapshot()
     }
 
@@ -430,7 +437,11 @@ final class RealmCore {
     /// Whether the current write transaction added classes to the schema.
     var hasPendingCatalog: Bool { pendingCatalog != nil }
 
-    private func discardPending() {
+    private func discardPending(rolledBack: Bool) {
+        if rolledBack, !pendingTables.isEmpty {
+            tablesOfRolledBackWrites += pendingTables.values
+            rolledBackTables += pendingTables.values.filter { file.catalog.storedClass(named: $0.info.className) == nil }
+        }
         dynamicClasses?.endWrite()
         cachedTables = (nil, nil)
         noticedWriteFailure = false
@@ -478,7 +489,7 @@ final class RealmCore {
         if let writeTransaction {
             writeTransaction.abort()
             self.writeTransaction = nil
-            discardPending()
+            discardPending(rolledBack: true)
         }
         readTransaction?.abort()
         readTransaction = nil
@@ -634,7 +645,8 @@ final class RealmCore {
     func row(of object: ObjectBase, _ managed: ManagedObject) -> RowView {
         verifyThread()
         if object._rowCache.stamp == changeStamp { return RowView(bytes: object._rowCache.bytes) }
-        guard managed.epoch == epoch, let bytes = transaction.get(managed.table.rows, integerKey: managed.key) else {
+        guard managed.epoch == epoch, rolledBackTables.isEmpty || !wasRolledBack(managed.table),
+              let bytes = transaction.get(managed.table.rows, integerKey: managed.key) else {
             throwRealmException("Object has been deleted or invalidated.")
         }
         // A frozen object may be read by several threads at once: its cache is set only when
@@ -646,9 +658,12 @@ final class RealmCore {
     func objectExists(_ managed: ManagedObject) -> Bool {
         // Same epoch: not invalidated since the object was read (a core in no read transaction
         // yet, just opened, begins one here).
-        guard !isClosed, managed.epoch == epoch else { return false }
+        guard !isClosed, managed.epoch == epoch, !wasRolledBack(managed.table) else { return false }
         return transaction.get(managed.table.rows, integerKey: managed.key) != nil
     }
+
+    /// Whether a rolled-back write made `table` (its objects are gone for good).
+    private func wasRolledBack(_ table: Table) -> Bool { rolledBackTables.contains { $0 === table } }
 
     func rowView(_ table: Table, _ key: ObjectKey) -> RowView? {
         transaction.get(table.rows, integerKey: key).map(RowView.init(bytes:))

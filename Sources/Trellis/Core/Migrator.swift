@@ -72,9 +72,10 @@ final class Migrator {
             let migrator = try Migrator(core: core, txn: txn, oldCatalog: old, classes: classes,
                                         schemaVersion: configuration.schemaVersion)
             for info in classes {
+                // A class whose indexes change is written again too: its new table (opened
+                // with the model's indexes) gets every entry of an index it adds.
                 if let stored = old.storedClass(named: info.className),
-                   !SchemaCatalog.differences(stored: stored, model: info).isEmpty
-                    || SchemaCatalog.isReordered(stored: stored, model: info)
+                   SchemaCatalog.needsRewrite(stored: stored, model: info)
                 {
                     migrator.load(info.className)
                 }

@@ -63,7 +63,8 @@ extension RealmCore {
                                       isVariableWidth: { info.storedFields[$0].typeInfo.type.isVariableWidth },
                                       replacing: field.rowColumn, with: value)
         guard let txn = writeTransaction else { throwRealmException(Realm.writeRequiredMessage) }
-        if field.isIndexed, !table.indexes.isEmpty {
+        // The table's indexes, not the model's flag: a table may be bound to the file's indexes.
+        if !table.indexes.isEmpty, table.index(of: field) != nil {
             var values = table.info.storedFields.map { storedPayload(row, $0) }
             values[field.rowColumn] = value
             updateIndexes(table, key: key, old: row, new: values)

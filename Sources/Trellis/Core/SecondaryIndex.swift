@@ -11,8 +11,9 @@ struct SecondaryIndex {
     static func name(_ className: String, _ property: String) -> String { "ix.\(className).\(property)" }
 
     /// Whether a property of this type is indexed (Realm indexes these types).
-    static func supports(_ field: FieldInfo) -> Bool {
-        field.isIndexed && !field.isPrimaryKey && field.typeInfo.collection == .none
+    /// `indexed`: whether the property is indexed, when not as the model declares it.
+    static func supports(_ field: FieldInfo, indexed: Bool? = nil) -> Bool {
+        (indexed ?? field.isIndexed) && !field.isPrimaryKey && field.typeInfo.collection == .none
             && [.int, .bool, .string, .objectId, .UUID, .date].contains(field.typeInfo.type)
     }
 

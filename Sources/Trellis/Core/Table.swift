@@ -58,6 +58,19 @@ final class Table: @unchecked Sendable {
         indexes.first { $0.field === field }
     }
 
+    /// The fields of `info` a table keeps an index of: the model's indexed ones, or those named
+    /// by `indexedColumns` (column names), of the types Trellis indexes.
+    static func indexedFields(_ info: ClassInfo, indexedColumns: Set<String>?) -> [FieldInfo] {
+        info.storedFields.filter { field in
+            SecondaryIndex.supports(field, indexed: indexedColumns.map { $0.contains(field.columnName) } ?? field.isIndexed)
+        }
+    }
+
+    /// Whether the table keeps exactly the indexes `indexedColumns` names (see ``indexedFields(_:indexedColumns:)``).
+    func keepsIndexes(_ indexedColumns: Set<String>) -> Bool {
+        indexes.map(\.field.columnName) == Self.indexedFields(info, indexedColumns: indexedColumns).map(\.columnName)
+    }
+
     static func rowsName(_ className: String) -> String { "t.\(className)" }
 
     /// The rows database of a stored class, if it has one (none until an object was stored).
@@ -68,8 +81,11 @@ final class Table: @unchecked Sendable {
 
     /// Opens (or, in a write transaction, creates) the databases of a class. `columnShift` is the
     /// catalog's (nil: the file keeps no column copies).
-    static func open(_ info: ClassInfo, tableId: UInt32, in txn: Transaction, create: Bool, columnShift: Int?)
-        throws -> Table?
+    ///
+    /// `indexedColumns`: the column names whose index the table keeps, when not the model's (the
+    /// catalog's flags: a Realm bound to a file whose indexes differ from its model's).
+    static func open(_ info: ClassInfo, tableId: UInt32, in txn: Transaction, create: Bool, columnShift: Int?,
+                     indexedColumns: Set<String>? = nil) throws -> Table?
     {
         guard let rows = try txn.database(named: rowsName(info.className), create: create, integerKeys: true) else {
             return nil
@@ -79,7 +95,7 @@ final class Table: @unchecked Sendable {
             primaryKeys = try txn.database(named: primaryKeysName(info.className), create: create)
         }
         var indexes = [SecondaryIndex]()
-        for field in info.storedFields where SecondaryIndex.supports(field) {
+        for field in indexedFields(info, indexedColumns: indexedColumns) {
             // A file written before the index existed has none: queries on it then scan.
             if let database = try txn.database(named: SecondaryIndex.name(info.className, field.columnName), create: create) {
                 indexes.append(SecondaryIndex(field: field, database: database))

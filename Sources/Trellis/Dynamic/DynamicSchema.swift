@@ -105,7 +105,8 @@ extension RealmCore {
         let configured = configuration.objectTypes.map { types in types.first { $0.className() == stored.name } }
         guard let type = configured ?? SchemaCatalog.modelClass(of: stored), type != DynamicObject.self else { return nil }
         let info = ClassInfo.unbound(for: type)
-        return SchemaCatalog.differences(stored: stored, model: info).isEmpty ? info : nil
+        return SchemaCatalog.differences(stored: stored, model: info).isEmpty
+            && SchemaCatalog.indexChanges(stored: stored, model: info).isEmpty ? info : nil
     }
 
     /// The stored class of this name, reading a newer catalog if another process added it.
@@ -180,7 +181,8 @@ extension RealmCore {
         guard let stored else { return nil }
         do {
             guard let table = try Table.open(info, tableId: stored.tableId, in: transaction, create: creating,
-                                                 columnShift: currentCatalog.keptColumnShift) else {
+                                                 columnShift: currentCatalog.keptColumnShift,
+                                                 indexedColumns: SchemaCatalog.indexedColumns(of: stored)) else {
                 return nil
             }
             let openedByWrite = hasPendingCatalog || (writeTransaction?.hasOpened(anyOf: table.databases) ?? false)

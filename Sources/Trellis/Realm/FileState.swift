@@ -34,6 +34,8 @@ final class FileState: Sendable {
         /// snapshot at or below `catalogVersion` finds every class it has in `catalog`.
         var catalog: SchemaCatalog
         var catalogVersion: Int
+        /// The checksum of `catalog`'s stored bytes, once asked for (``catalogWithChecksum``).
+        var catalogChecksum: UInt64?
         var tables: [ObjectIdentifier: Table] = [:]
         var tablesById: [UInt32: Table] = [:]
         /// Tables replaced by a later publish (after a migration). Kept for the file's lifetime:
@@ -87,9 +89,33 @@ final class FileState: Sendable {
             if version > state.catalogVersion {
                 state.catalog = stored
                 state.catalogVersion = version
+                state.catalogChecksum = nil
             }
             return state.catalog
         }
+    }
+
+    /// The known catalog with the checksum its stored bytes have (computed once per catalog).
+    var catalogWithChecksum: (catalog: SchemaCatalog, checksum: UInt64) {
+        state.withLock { state in
+            if let checksum = state.catalogChecksum { return (state.catalog, checksum) }
+            let checksum = state.catalog.encoded().withUnsafeBytes(Self.checksum)
+            state.catalogChecksum = checksum
+            return (state.catalog, checksum)
+        }
+    }
+
+    /// The checksum of the catalog as `txn` sees it: it changes with every change of the
+    /// schema; nil in a file of catalog format 1, which has none.
+    func storedCatalogChecksum(_ txn: Transaction) -> UInt64? {
+        let stored = Self.catalogChecksumKey.withUnsafeBytes { txn.get(meta, key: $0) }
+        guard let stored, stored.count == 8 else { return nil }
+        return stored.loadUnaligned(as: UInt64.self)
+    }
+
+    /// Keeps `table` for the file's lifetime: accessors made from it refer to it unretained.
+    func keep(_ table: Table) {
+        state.withLock { $0.retired.append(table) }
     }
 
     // MARK: - Frozen snapshots
@@ -136,6 +162,7 @@ final class FileState: Sendable {
             if let version, version >= state.catalogVersion {
                 state.catalog = catalog
                 state.catalogVersion = version
+                state.catalogChecksum = nil
             }
             for table in tables {
                 let type = ObjectIdentifier(table.info.objectType)

@@ -28,6 +28,12 @@ final class RealmCore {
     // The state below is confined to the owner thread (checked on every entry point), so
     // dynamic exclusivity checks on it are skipped: they cost more than a property read.
     @exclusivity(unchecked) private var readTransaction: Transaction?
+    /// The write transaction, else the snapshot when one is pinned; nil otherwise (begins none).
+    var currentTransactionIfAny: Transaction? {
+        if let writeTransaction { return writeTransaction }
+        guard let readTransaction, readTransaction.isActive, !readTransaction.isSuspended else { return nil }
+        return readTransaction
+    }
     @exclusivity(unchecked) private(set) var writeTransaction: Transaction? {
         didSet {
             if oldValue == nil, writeTransaction != nil {
@@ -66,6 +72,8 @@ final class RealmCore {
     /// reference a table accessor the rollback detached).
     private var rolledBackTables: [Table] = []
     private(set) var pendingCatalog: SchemaCatalog?
+    /// The catalog this core last checked its tables' indexes against (RealmCore+StoredIndexes.swift).
+    var storedIndexCheck = StoredIndexCheck()
     /// The classes of the file's stored schema, while an import without model classes writes
     /// through them (links and backlinks then find their tables by class name).
     var storedSchema: StoredSchemaClasses?
@@ -452,6 +460,8 @@ final class RealmCore {
         pendingTables = [:]
         pendingCatalog = nil
         keyCounters.removeAll()
+        // Tables bound inside the write may use handles that end with it.
+        storedIndexCheck = StoredIndexCheck()
     }
 
     /// Moves the pinned snapshot to the newest version.
@@ -513,7 +523,7 @@ final class RealmCore {
         // adding objects their classes on every object.
         if let cached = cachedTables.0, cached.type == id, cached.isValid(changeStamp) { return cached.table }
         if let cached = cachedTables.1, cached.type == id, cached.isValid(changeStamp) { return cached.table }
-        let found = pendingTables[id] ?? file.table(for: type)
+        let found = pendingTables[id] ?? file.table(for: type).map { keepingStoredIndexes($0, id) }
         if let found {
             // Not for a frozen core, which other threads read at the same time. In a write, whose
             // every change moves the stamp, for the rest of the write: a class's table changes
@@ -601,6 +611,14 @@ final class RealmCore {
                         + "stored: open the Realm with objectTypes including '\(info.className)' (writable) once "
                         + "to store them in the new order.")
                 }
+                let indexChanges = SchemaCatalog.indexChanges(stored: stored, model: info)
+                if differences.isEmpty, !indexChanges.isEmpty {
+                    // Indexes are built or dropped when the file opens (SchemaBinder); a class
+                    // first met here would otherwise keep an index the file lacks.
+                    differences += indexChanges
+                    differences.append("The indexes of '\(info.className)' differ from the file's: open the Realm "
+                        + "with objectTypes including '\(info.className)' (writable) once to add or remove them.")
+                }
                 if !differences.isEmpty {
                     throwRealmException(SchemaBinder.mismatchMessage(differences, path: environmentPath))
                 }
@@ -635,7 +653,8 @@ final class RealmCore {
 
     func table(id: UInt32) -> Table? {
         if let pending = pendingTables.values.first(where: { $0.tableId == id }) { return pending }
-        return file.table(id: id) ?? storedSchema?.table(id: id) ?? dynamicClasses?.table(id: id)
+        if let found = file.table(id: id) { return keepingStoredIndexes(found, ObjectIdentifier(found.info.objectType)) }
+        return storedSchema?.table(id: id) ?? dynamicClasses?.table(id: id)
     }
 
     // MARK: - Reading

@@ -63,28 +63,34 @@ enum SchemaBinder {
         }
         try checkVersion(configuration, catalog, path: path)
         let reordered = catalog.reorderedClasses(classes)
-        if !reordered.isEmpty {
-            try storeInDeclaredOrder(reordered, configuration, file: file, classes: classes)
-            return try bind(configuration, file: file)
-        }
-        try openTables(classes, configuration: configuration, file: file)
-    }
-
-    /// Properties are matched by name, as in Realm: a class whose properties are declared in
-    /// another order than stored has its rows rewritten in the declared order, in one write
-    /// transaction, with no migration block and the schema version as configured.
-    private static func storeInDeclaredOrder(_ reordered: [String], _ configuration: Realm.Configuration,
-                                             file: FileState, classes: [ClassInfo]) throws
-    {
-        let path = file.environment.path
-        let names = reordered.map { "'\($0)'" }.joined(separator: ", ")
-        if configuration.readOnly {
+        if !reordered.isEmpty, configuration.readOnly {
+            let names = reordered.map { "'\($0)'" }.joined(separator: ", ")
             throw Realm.Error(.schemaMismatch, "The properties of \(names) are declared in another order than they "
                 + "are stored in '\(path)', and a read-only Realm cannot store them in the new order. Open the file "
                 + "writable once (Trellis then rewrites those classes in the declared order, without a migration), "
                 + "or declare the properties in the stored order.", fileURL: path)
         }
-        Logger.log(.info, Category.Storage.all, "Storing the properties of \(names) in their declared order in '\(path)'")
+        // A read-only Realm binds the indexes the file has (openTables): its queries stay right.
+        let rewritten = configuration.readOnly ? [] : catalog.rewrittenClasses(classes)
+        if !rewritten.isEmpty {
+            try rewriteWithoutMigration(rewritten, configuration, file: file, classes: classes)
+            return try bind(configuration, file: file)
+        }
+        try openTables(classes, configuration: configuration, file: file)
+    }
+
+    /// Properties are matched by name, and indexes are added and dropped when the file opens, as
+    /// in Realm: a class whose properties are declared in another order than stored, or whose
+    /// indexes changed, has its objects written again in the declared order with the declared
+    /// indexes, in one write transaction, with no migration block and the schema version as
+    /// configured.
+    private static func rewriteWithoutMigration(_ rewritten: [String], _ configuration: Realm.Configuration,
+                                                file: FileState, classes: [ClassInfo]) throws
+    {
+        let path = file.environment.path
+        let names = rewritten.map { "'\($0)'" }.joined(separator: ", ")
+        Logger.log(.info, Category.Storage.all, "Storing \(names) in their declared order and with their declared "
+            + "indexes in '\(path)'")
         var rewrite = configuration
         rewrite.migrationBlock = nil
         try Migrator.migrate(rewrite, file: file, classes: classes)
@@ -136,8 +142,12 @@ enum SchemaBinder {
                 let tableId = stored ?? (needsWrite ? catalog.add(info) : 0)
                 if stored == nil, tableId != 0 { addedTable = tableId }
                 if tableId == 0 { continue }
+                // A stored class is bound with the indexes the file has: the model's, but for a
+                // read-only Realm whose model adds or removes one (its queries then scan, or use
+                // the file's index, and it writes nothing).
+                let indexed = catalog.storedClass(named: info.className).map(SchemaCatalog.indexedColumns(of:))
                 if let table = try Table.open(info, tableId: tableId, in: txn, create: needsWrite,
-                                                 columnShift: catalog.keptColumnShift) {
+                                                 columnShift: catalog.keptColumnShift, indexedColumns: indexed) {
                     tables.append(table)
                 }
             }

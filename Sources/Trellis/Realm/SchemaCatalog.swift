@@ -192,8 +192,6 @@ struct SchemaCatalog: Codable, Equatable {
             if s.isPrimary != p.isPrimary {
                 lines.append("Primary key property '\(cls).\(p.isPrimary ? p.name : s.name)' has been "
                     + "\(p.isPrimary ? "added" : "removed").")
-            } else if s.isIndexed != p.isIndexed {
-                lines.append("Property '\(cls).\(p.name)' has been made \(p.isIndexed ? "indexed" : "unindexed").")
             }
             if s.deleteRule != p.deleteRule {
                 lines.append("Property '\(cls).\(p.name)' delete rule has been changed from '\(s.deleteRule.rawValue)' to "
@@ -201,6 +199,41 @@ struct SchemaCatalog: Codable, Equatable {
             }
         }
         return lines
+    }
+
+    /// The properties whose index the model adds or removes, one line each. Not a difference
+    /// that needs a migration: as in Realm (realm-core's AddIndex/RemoveIndex), opening the file
+    /// writable builds or drops the index (``SchemaBinder``), with the schema version as it is.
+    static func indexChanges(stored: StoredClass, model: ClassInfo) -> [String] {
+        model.objectSchema.properties.compactMap { p in
+            guard let s = stored.properties.first(where: { $0.name == p.columnName }), s.primary == p.isPrimary,
+                  !p.isPrimary, s.indexed != p.isIndexed
+            else { return nil }
+            return "Property '\(stored.name).\(p.name)' has been made \(p.isIndexed ? "indexed" : "unindexed")."
+        }
+    }
+
+    /// The column names of the stored class's indexed properties (its primary key included).
+    static func indexedColumns(of stored: StoredClass) -> Set<String> {
+        Set(stored.properties.filter(\.indexed).map(\.name))
+    }
+
+    /// The classes of `models` that opening rewrites without a migration: properties only in
+    /// another order, or only indexes added or removed (nothing else differs).
+    func rewrittenClasses(_ models: [ClassInfo]) -> [String] {
+        models.filter { info in
+            guard let stored = storedClass(named: info.className),
+                  Self.differences(stored: stored, model: info).isEmpty
+            else { return false }
+            return Self.isReordered(stored: stored, model: info) || !Self.indexChanges(stored: stored, model: info).isEmpty
+        }.map(\.className)
+    }
+
+    /// Whether a migration (or the rewrite of ``rewrittenClasses(_:)``) writes the class's
+    /// objects again: anything differs, the order, or an index.
+    static func needsRewrite(stored: StoredClass, model: ClassInfo) -> Bool {
+        !differences(stored: stored, model: model).isEmpty || isReordered(stored: stored, model: model)
+            || !indexChanges(stored: stored, model: model).isEmpty
     }
 
     /// Whether the model declares the stored class's properties in another order (and nothing

@@ -1,0 +1,73 @@
+import Foundation
+
+/// What a core last checked its tables' indexes against: the catalog of one stored checksum.
+///
+/// Indexes are added and dropped when a file opens, without a migration (``SchemaBinder``). A
+/// Realm bound before that (in another process, or in this one with another model class of
+/// the same name) keeps tables with the old indexes: a writer would not maintain an index the
+/// file now has, and a reader would use one the file dropped. So the first use of a table in a
+/// snapshot whose catalog changed compares the table's indexes with the catalog's, and binds
+/// the class again with the file's indexes when they differ (``RealmCore/keepingStoredIndexes(_:_:)``).
+struct StoredIndexCheck {
+    /// The version of the transaction the checksum was read in (-1: none yet).
+    var version = -1
+    var checksum: UInt64?
+    /// The catalog of `checksum`, once needed.
+    var catalog: SchemaCatalog?
+    /// The classes (by model type) whose table keeps the catalog's indexes.
+    var checked: Set<ObjectIdentifier> = []
+    /// The classes bound again with the catalog's indexes.
+    var rebound: [ObjectIdentifier: Table] = [:]
+}
+
+extension RealmCore {
+    /// `found`, this process's table of the model class `id`, when it keeps the indexes the file
+    /// has as of this core's transaction; else the class bound again with the file's indexes.
+    ///
+    /// Costs a comparison of versions when the snapshot did not move, and one read of the
+    /// catalog's checksum when it did; the catalog itself is read only when it changed.
+    func keepingStoredIndexes(_ found: Table, _ id: ObjectIdentifier) -> Table {
+        // Frozen cores are read by many threads at once; a Realm with no transaction yet checks
+        // when it has one (beginning it moves the change stamp, so nothing stays cached).
+        guard !isFrozen, let txn = currentTransactionIfAny else { return found }
+        if storedIndexCheck.version != txn.version {
+            let checksum = file.storedCatalogChecksum(txn)
+            if checksum != storedIndexCheck.checksum {
+                storedIndexCheck = StoredIndexCheck(checksum: checksum)
+            }
+            storedIndexCheck.version = txn.version
+        }
+        if storedIndexCheck.checked.contains(id) { return found }
+        if let rebound = storedIndexCheck.rebound[id] { return rebound }
+        // A file of catalog format 1 has no checksum: it is read as opened.
+        guard let checksum = storedIndexCheck.checksum, let catalog = storedIndexCatalog(txn, checksum: checksum),
+              let stored = catalog.storedClass(named: found.info.className), stored.tableId == found.tableId
+        else {
+            storedIndexCheck.checked.insert(id)
+            return found
+        }
+        let indexed = SchemaCatalog.indexedColumns(of: stored)
+        if found.keepsIndexes(indexed) {
+            storedIndexCheck.checked.insert(id)
+            return found
+        }
+        guard let table = try? Table.open(found.info, tableId: found.tableId, in: txn, create: false,
+                                          columnShift: catalog.keptColumnShift, indexedColumns: indexed)
+        else { return found }
+        Logger.log(.debug, Category.Storage.all, "Binding '\(found.info.className)' of '\(environmentPath)' with the "
+            + "indexes another Realm gave it")
+        file.keep(table)
+        storedIndexCheck.rebound[id] = table
+        return table
+    }
+
+    /// The catalog whose stored checksum is `checksum`: the known one, or read from `txn`.
+    private func storedIndexCatalog(_ txn: Transaction, checksum: UInt64) -> SchemaCatalog? {
+        if let catalog = storedIndexCheck.catalog { return catalog }
+        let known = file.catalogWithChecksum
+        let catalog = known.checksum == checksum
+            ? known.catalog : try? FileState.readCatalog(txn, meta: file.meta, path: environmentPath)
+        storedIndexCheck.catalog = catalog
+        return catalog
+    }
+}

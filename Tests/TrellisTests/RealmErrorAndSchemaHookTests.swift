@@ -88,4 +88,29 @@ final class HookedModel: Object {
         ]
         for (code, number) in numbers { #expect(code.rawValue == number, "\(code)") }
     }
+
+    /// Realm's RealmTests.testAsyncWriteCancelsOnThrow throws `Realm.Error(.fail)` from a write
+    /// and compares what it catches with another `Realm.Error(.fail)`.
+    @Test func appCodeMakesThrowsAndComparesRealmErrorsAsInRealm() throws {
+        let realm = try Realm(configuration: folder.configuration([Dog.self]))
+        var caught: Realm.Error?
+        do {
+            try realm.write {
+                realm.create(Dog.self, value: ["name": "a"])
+                throw Realm.Error(.fail)
+            }
+        } catch let error as Realm.Error {
+            caught = error
+        }
+        #expect(caught == Realm.Error(.fail))
+        #expect(caught != Realm.Error(.fileAccess))
+        #expect(realm.objects(Dog.self).isEmpty)
+        let gone = Realm.Error(.fileNotFound, userInfo: [NSLocalizedDescriptionKey: "gone", NSFilePathErrorKey: "/tmp/x"])
+        #expect(gone.localizedDescription == "gone")
+        #expect(gone.fileURL == URL(fileURLWithPath: "/tmp/x"))
+        #expect(gone.userInfo[NSLocalizedDescriptionKey] as? String == "gone")
+        #expect(Realm.Error.callFailed.localizedDescription == "Call failed")
+        #expect(Realm.Error(.fail).localizedDescription == "The operation couldn’t be completed. (io.realm error 1.)")
+        #expect(Set([Realm.Error(.fail), Realm.Error(.fail), gone]).count == 2)
+    }
 }

@@ -36,6 +36,18 @@ extension Realm {
             self.init(code, message)
         }
 
+        /// An error of `code`, as Realm's `Realm.Error(_:userInfo:)` makes one (for code that
+        /// throws Realm's errors itself): the message is `userInfo`'s `NSLocalizedDescriptionKey`,
+        /// the file its `NSFilePathErrorKey`; without a message, Foundation's generic sentence.
+        public init(_ code: Code, userInfo: [String: Any] = [:]) {
+            let message = userInfo[NSLocalizedDescriptionKey] as? String
+                ?? "The operation couldn’t be completed. (\(Self.errorDomain) error \(code.rawValue).)"
+            self.init(code, message, fileURL: userInfo[NSFilePathErrorKey] as? String)
+        }
+
+        /// ``errorUserInfo``, under the name Realm's errors (Foundation's bridged errors) give it.
+        public var userInfo: [String: Any] { errorUserInfo }
+
         public var description: String { message }
         /// The message, as Foundation's errors spell it.
         public var localizedDescription: String { message }
@@ -181,6 +193,16 @@ extension Realm {
 /// that says what went wrong and how to fix it. Recoverable problems throw ``Realm/Error``.
 func throwRealmException(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
     fatalError(message, file: file, line: line)
+}
+
+/// Two errors are equal when their codes, messages and files are (Realm's errors compare as
+/// Foundation's errors do: domain, code and user info).
+extension Realm.Error: Equatable, Hashable {}
+
+extension Realm.Error {
+    /// The error a completion reports when a call produced neither a result nor an error
+    /// (Realm's `Realm.Error.callFailed`).
+    public static let callFailed = Realm.Error(.fail, userInfo: [NSLocalizedDescriptionKey: "Call failed"])
 }
 
 extension Realm.Error: LocalizedError {

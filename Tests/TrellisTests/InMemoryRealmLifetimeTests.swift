@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Trellis
+@testable import Trellis
 
 final class InMemoryNote: Object {
     @Persisted var text = ""
@@ -57,6 +57,32 @@ final class InMemoryNote: Object {
         }
         #expect(count == 1)
         held.refresh()
+        #expect(held.objects(InMemoryNote.self).count == 1)
+    }
+
+    /// realm-core removes an in-memory Realm's file on its last close; Trellis left it in the
+    /// temporary directory (a test suite left thousands).
+    @Test func theFileIsRemovedWhenTheLastInstanceCloses() throws {
+        let configuration = configuration("closing-\(UUID().uuidString)")
+        let path = configuration.path
+        try onOtherThread {
+            try addNote(configuration, "first")
+            let realm = try Realm(configuration: configuration)
+            try realm.write { realm.add(InMemoryNote(value: ["text": "second"])) }
+            #expect(FileManager.default.fileExists(atPath: path))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: path + "-lock"))
+        #expect(try Realm(configuration: configuration).objects(InMemoryNote.self).count == 0)
+    }
+
+    @Test func theFileStaysWhileAnotherThreadsInstanceIsOpen() throws {
+        let configuration = configuration("kept-\(UUID().uuidString)")
+        let held = try Realm(configuration: configuration)
+        try held.write { held.add(InMemoryNote(value: ["text": "kept"])) }
+        let count = try onOtherThread { try Realm(configuration: configuration).objects(InMemoryNote.self).count }
+        #expect(count == 1)
+        #expect(FileManager.default.fileExists(atPath: configuration.path))
         #expect(held.objects(InMemoryNote.self).count == 1)
     }
 }

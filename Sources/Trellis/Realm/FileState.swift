@@ -65,7 +65,13 @@ final class FileState: Sendable {
         self.state = Mutex(State(catalog: catalog, catalogVersion: catalogVersion))
     }
 
-    deinit { StorageLog.log(.detail, Category.Storage.all, file: logId, "DB closed") }
+    /// The in-memory Realm's file this state removes when it closes (set once, at open).
+    private let inMemoryFile = Mutex<InMemoryFile?>(nil)
+
+    deinit {
+        StorageLog.log(.detail, Category.Storage.all, file: logId, "DB closed")
+        inMemoryFile.withLock { $0 }?.removeIfUnchanged()
+    }
 
     var catalog: SchemaCatalog { state.withLock { $0.catalog } }
 
@@ -255,6 +261,9 @@ final class FileState: Sendable {
                 throw RealmErrors.opening(path, error)
             }
             let state = try load(environment, path: path, columnShift: configuration.columnChunkShift)
+            if configuration.inMemoryIdentifier != nil {
+                state.inMemoryFile.withLock { $0 = InMemoryFile(path: path) }
+            }
             StorageLog.log(.detail, Category.Storage.all, file: state.logId, "Open file: \(path)")
             registry[path] = WeakFileState(state: state)
             return state
@@ -266,7 +275,8 @@ final class FileState: Sendable {
     /// references, all data in that Realm is deleted". Trellis keeps an in-memory Realm in a file
     /// of this process's own (``Realm/Configuration/path``), so the first open after the last one
     /// closed starts from an empty file. Called with the registry locked and no open state for
-    /// `path`, so no Realm of this process reads the file being removed.
+    /// `path`, so no Realm of this process reads the file being removed. (The last instance's
+    /// close removes the file too, see ``InMemoryFile``: this covers a process that ended first.)
     private static func discardClosedInMemoryData(path: String) {
         for file in [path, path + "-lock"] { unlink(file) }
     }

@@ -32,10 +32,7 @@ extension SyncEngine {
                       let keyProperty = object.objectSchema.primaryKeyProperty else { continue }
                 var document = try Self.document(of: object)
                 if let mirror {
-                    document = keepingUnresolvedLinks(document, mirror: mirror.document, schema: object.objectSchema,
-                                                      cleared: realm.syncClearedCollections(className: change.className,
-                                                                                            objectKey: change.objectKey),
-                                                      realm: realm)
+                    document = keepingUnresolvedLinks(document, mirror: mirror.document, of: object, realm: realm)
                 }
                 let primaryKey = document[keyProperty.columnName] ?? .null
                 if let mirror {

@@ -6,42 +6,63 @@ import TrellisSyncProtocol
 /// document keeps them, the local object cannot show them (a to-one link reads nil, a list
 /// skips them). As Realm keeps such unresolved links, a local change must not upload their
 /// absence: they are put back into the local document before it is compared with the mirror,
-/// also inside embedded objects. A collection the app emptied with `removeAll()` gets none
-/// back: as Realm's clear removes unresolved links too.
+/// also inside embedded objects. A collection the app emptied (`removeAll()`, also an embedded
+/// object's) gets none back: as Realm's clear removes unresolved links too.
 extension SyncEngine {
-    /// `document` (the local object's) with the links of `mirror` (the server's last document)
-    /// that do not resolve in this file put back where they were; none into the collections
-    /// named in `cleared` (persisted names).
-    func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue], schema: ObjectSchema,
-                                cleared: Set<String> = [], realm: Realm) -> [String: JSONValue] {
-        // Most classes have no links: no schema to build.
-        guard schema.properties.contains(where: { $0.type == .object }) else { return document }
-        let schemas = realm.schema
-        return keepingUnresolvedLinks(document, mirror: mirror, schema: schema, cleared: cleared, schemas: schemas,
-                                      realm: realm)
+    /// What a walk of a document needs besides the document.
+    struct UnresolvedLinkContext {
+        let realm: Realm
+        let schemas: Schema
+        /// An object being created on the device (class, primary key in the document): links
+        /// to it count as unresolved still, so they are put back where the mirror has them (to
+        /// find which embedded element holds them, ``setLinks(to:in:mirror:realm:)``).
+        var creating: (className: String, key: JSONValue)?
     }
 
-    private func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue],
-                                        schema: ObjectSchema, cleared: Set<String>, schemas: Schema,
-                                        realm: Realm) -> [String: JSONValue] {
+    /// `document` (the document of `object`, a top-level object) with the links of `mirror`
+    /// (the server's last document) that do not resolve in this file put back where they were;
+    /// none into the collections the app emptied in this write transaction.
+    func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue], of object: ObjectBase,
+                                realm: Realm) -> [String: JSONValue] {
+        // Most classes have no links: no schema to build.
+        let schema = object.objectSchema
+        guard schema.properties.contains(where: { $0.type == .object }) else { return document }
+        let context = UnresolvedLinkContext(realm: realm, schemas: realm.schema)
+        return keepingUnresolvedLinks(document, mirror: mirror, schema: schema, object: object, context)
+    }
+
+    /// The same for an object of `schema` (top-level or embedded); `object` is the live one the
+    /// document was read from, which names the collections emptied (nil: none).
+    func keepingUnresolvedLinks(_ document: [String: JSONValue], mirror: [String: JSONValue], schema: ObjectSchema,
+                                object: ObjectBase?, _ context: UnresolvedLinkContext) -> [String: JSONValue] {
+        let realm = context.realm
+        var cleared = Set<String>()
+        if let object, let key = realm.syncObjectKey(object) {
+            cleared = realm.syncClearedCollections(className: schema.className, objectKey: key)
+        }
         var result = document
         for property in schema.properties where property.type == .object {
-            guard let targetName = property.objectClassName, let targetSchema = schemas[targetName] else { continue }
+            guard let targetName = property.objectClassName, let targetSchema = context.schemas[targetName] else { continue }
             // Documents and the mirror are keyed by the stored name (`propertiesMapping()`).
             let field = property.columnName
             let before = mirror[field] ?? .null
             let after = document[field] ?? .null
             if targetSchema.isEmbedded {
-                if before != after, Self.holdsLinks(targetSchema, schemas),
+                if before != after, Self.holdsLinks(targetSchema, context.schemas),
                    let kept = keepingUnresolvedLinks(inEmbedded: after, mirror: before, property: property,
-                                                     schema: targetSchema, schemas: schemas, realm: realm)
+                                                     schema: targetSchema,
+                                                     children: object?.syncEmbeddedObjects(property.name) ?? [], context)
                 {
                     result[field] = kept
                 }
                 continue
             }
             guard !cleared.contains(field), let targetType = objectType(targetName) else { continue }
-            let resolves = { (key: JSONValue) in key == .null || self.find(realm, targetType, targetSchema, key) != nil }
+            let creating = context.creating
+            let resolves = { (key: JSONValue) in
+                key == .null || (creating.map { $0.className == targetName && $0.key == key } != true
+                    && self.find(realm, targetType, targetSchema, key) != nil)
+            }
             if property.isArray {
                 let old = before.arrayValue ?? []
                 var list = after.arrayValue ?? []
@@ -85,48 +106,68 @@ extension SyncEngine {
     }
 
     /// The value of an embedded property (`after`, the local one) with the unresolved links of
-    /// its mirror (`before`) put back; nil to leave it as it is. An embedded object has no
-    /// identity in a document: a single one is the mirror's if both exist; a list's element
-    /// is the mirror's element it equals once the links are put back (in order), else, in a
-    /// list of the same length, the mirror's element at its index (it was edited in place).
+    /// its mirror (`before`) put back; nil to leave it as it is. `children` are the live
+    /// embedded objects (``Trellis/ObjectBase/syncEmbeddedObjects(_:)``). An embedded object
+    /// has no identity in a document: a single one is the mirror's if both exist, a map's is
+    /// the mirror's under its key, a list's is paired by ``pairElements(_:_:restoring:)``.
     private func keepingUnresolvedLinks(inEmbedded after: JSONValue, mirror before: JSONValue, property: Property,
-                                        schema: ObjectSchema, schemas: Schema, realm: Realm) -> JSONValue? {
-        func kept(_ local: [String: JSONValue], _ old: [String: JSONValue]) -> [String: JSONValue] {
-            keepingUnresolvedLinks(local, mirror: old, schema: schema, cleared: [], schemas: schemas, realm: realm)
+                                        schema: ObjectSchema, children: [(key: String?, object: ObjectBase)],
+                                        _ context: UnresolvedLinkContext) -> JSONValue? {
+        func kept(_ local: [String: JSONValue], _ old: [String: JSONValue], _ child: ObjectBase?) -> [String: JSONValue] {
+            keepingUnresolvedLinks(local, mirror: old, schema: schema, object: child, context)
         }
         if property.isArray {
             guard let old = before.arrayValue, let local = after.arrayValue, !old.isEmpty else { return nil }
-            var used = Set<Int>()
-            var list = [JSONValue]()
-            for (index, element) in local.enumerated() {
-                guard let fields = element.objectValue else { list.append(element); continue }
-                var chosen: JSONValue?
-                for (candidate, oldElement) in old.enumerated() where !used.contains(candidate) {
-                    guard let oldFields = oldElement.objectValue, JSONValue.object(kept(fields, oldFields)) == oldElement
-                    else { continue }
-                    used.insert(candidate)
-                    chosen = oldElement
-                    break
-                }
-                if chosen == nil, local.count == old.count, !used.contains(index), let oldFields = old[index].objectValue {
-                    used.insert(index)
-                    chosen = .object(kept(fields, oldFields))
-                }
-                list.append(chosen ?? element)
-            }
-            return .array(list)
+            // The live list and its document have the same elements in the same order.
+            let child = { (index: Int) in children.count == local.count ? children[index].object : nil }
+            let pairs = Self.pairElements(local, old) { index, fields, oldFields in kept(fields, oldFields, child(index)) }
+            return .array(local.indices.map { index in
+                guard let match = pairs[index], let fields = local[index].objectValue,
+                      let oldFields = old[match].objectValue
+                else { return local[index] }
+                return .object(kept(fields, oldFields, child(index)))
+            })
         }
         if property.isMap {
             guard var entries = after.objectValue, let old = before.objectValue else { return nil }
+            var objects = [String: ObjectBase]()
+            for child in children { if let key = child.key { objects[key] = child.object } }
             for (key, value) in entries {
                 if let fields = value.objectValue, let oldFields = old[key]?.objectValue {
-                    entries[key] = .object(kept(fields, oldFields))
+                    entries[key] = .object(kept(fields, oldFields, objects[key]))
                 }
             }
             return .object(entries)
         }
         guard let fields = after.objectValue, let oldFields = before.objectValue else { return nil }
-        return .object(kept(fields, oldFields))
+        return .object(kept(fields, oldFields, children.first?.object))
+    }
+
+    /// For each element of an embedded list (`local`, documents), the index of the mirror's
+    /// element (`old`) it is, nil for a new one: the first not taken that it equals once
+    /// `restoring(index, fields, mirror's fields)` put back the mirror element's unresolved
+    /// links, else, in a list of the same length, the one at its index (edited in place).
+    static func pairElements(_ local: [JSONValue], _ old: [JSONValue],
+                             restoring: (Int, [String: JSONValue], [String: JSONValue]) -> [String: JSONValue]) -> [Int?] {
+        var used = Set<Int>()
+        var pairs = [Int?]()
+        for (index, element) in local.enumerated() {
+            guard let fields = element.objectValue else { pairs.append(nil); continue }
+            var chosen: Int?
+            for (candidate, oldElement) in old.enumerated() where !used.contains(candidate) {
+                guard let oldFields = oldElement.objectValue,
+                      JSONValue.object(restoring(index, fields, oldFields)) == oldElement
+                else { continue }
+                chosen = candidate
+                break
+            }
+            if chosen == nil, local.count == old.count, !used.contains(index), old[index].objectValue != nil {
+                chosen = index
+            }
+            if let chosen { used.insert(chosen) }
+            pairs.append(chosen)
+        }
+        return pairs
     }
 }
 
@@ -248,73 +289,6 @@ extension SyncEngine {
                       let mirror = SyncStoreLayout.mirrorEntry(realm, SyncStoreLayout.mirror(source.className, source.objectKey))
                 else { continue }
                 try setLinks(to: object, in: linking, mirror: mirror.document, realm: realm)
-            }
-        }
-    }
-
-    /// Sets in `object` the links of `mirror` (its document as last synced) to `target` that
-    /// the object lacks: a to-one link that is nil, a list's elements (after their nearest
-    /// left neighbour in the mirror that the list still has, as ``keepingUnresolvedLinks(_:mirror:schema:realm:)``
-    /// places them), a set's element, a map's entries that are nil or absent.
-    private func setLinks(to target: Object, in object: Object, mirror: [String: JSONValue], realm: Realm) throws {
-        let targetSchema = target.objectSchema
-        guard let keyProperty = targetSchema.primaryKeyProperty, let keyValue = target[keyProperty.name],
-              let key = try Self.document(of: target)[keyProperty.columnName],
-              let dynamicTarget = realm.dynamicObject(ofType: targetSchema.className, forPrimaryKey: keyValue)
-        else { return }
-        let current = try Self.document(of: object)
-        for property in object.objectSchema.properties
-            where property.type == .object && property.objectClassName == targetSchema.className
-        {
-            let before = mirror[property.columnName] ?? .null
-            let after = current[property.columnName] ?? .null
-            if property.isArray {
-                let old = before.arrayValue ?? []
-                var keys = after.arrayValue ?? []
-                let list = object.dynamicList(property.name)
-                for (index, element) in old.enumerated() where element == key {
-                    var position = 0
-                    for left in stride(from: index - 1, through: 0, by: -1) {
-                        if let found = keys.firstIndex(of: old[left]) { position = found + 1; break }
-                    }
-                    keys.insert(element, at: position)
-                    list.insert(dynamicTarget, at: position)
-                }
-            } else if property.isSet {
-                if before.arrayValue?.contains(key) == true, after.arrayValue?.contains(key) != true {
-                    object.dynamicMutableSet(property.name).insert(dynamicTarget)
-                }
-            } else if property.isMap {
-                let entries = after.objectValue ?? [:]
-                let map: Map<String, DynamicObject?> = object.dynamicMap(property.name)
-                for (name, value) in before.objectValue ?? [:] where value == key && (entries[name] ?? .null) == .null {
-                    map[name] = dynamicTarget
-                }
-            } else if before == key, after == .null {
-                object[property.name] = target
-            }
-        }
-        setEmbeddedLinks(to: target, key: key, in: object, mirror: mirror, realm: realm)
-    }
-
-    /// Sets, in the embedded objects `object` holds (one per property, at any depth), the
-    /// to-one links to `target` (`key`) that `mirror` has and the object lacks, as
-    /// ``setLinks(to:in:mirror:realm:)`` sets top-level ones. Collections inside embedded
-    /// objects are left alone (docs/SYNC.md, "What a local edit keeps").
-    private func setEmbeddedLinks(to target: Object, key: JSONValue, in object: ObjectBase, mirror: [String: JSONValue],
-                                  realm: Realm, depth: Int = 0) {
-        guard depth < 16 else { return }
-        for property in object.objectSchema.properties
-            where property.type == .object && !property.isArray && !property.isSet && !property.isMap
-        {
-            guard let className = property.objectClassName else { continue }
-            let before = mirror[property.columnName] ?? .null
-            if depth > 0, className == target.objectSchema.className {
-                if before == key, object[property.name] as? ObjectBase == nil { object[property.name] = target }
-            } else if let fields = before.objectValue, realm.schema[className]?.isEmbedded == true,
-                      let embedded = object[property.name] as? ObjectBase
-            {
-                setEmbeddedLinks(to: target, key: key, in: embedded, mirror: fields, realm: realm, depth: depth + 1)
             }
         }
     }

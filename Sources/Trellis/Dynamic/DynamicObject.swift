@@ -99,8 +99,13 @@ extension Object {
     public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject?> {
         Map(binding: dynamicCollectionBinding(propertyName, .map, "a Map"))
     }
+}
 
-    private func dynamicCollectionBinding(_ propertyName: String, _ kind: CollectionKind, _ what: String)
+extension ObjectBase {
+    /// The binding of the collection property `propertyName` of this managed object (an
+    /// ``Object``'s `dynamicList`/`dynamicMutableSet`/`dynamicMap`, and TrellisSync's access
+    /// to an embedded object's collections); traps when unmanaged or of another kind.
+    func dynamicCollectionBinding(_ propertyName: String, _ kind: CollectionKind, _ what: String)
         -> CollectionBinding
     {
         guard let managed = _managed else {

@@ -40,15 +40,16 @@ struct SyncClearedCollection: Hashable {
 }
 
 extension RealmCore {
-    /// Notes that the app emptied the collection at `location` (a top-level object's list, set
-    /// or map of links), and marks its object changed even when it showed no element, so the
-    /// sync hook sees the clear. Nothing for a download, an unsynced Realm or an embedded owner,
-    /// nor within `create(_:value:update: .modified)`: it sets a collection by difference, as
-    /// realm-core's `List::assign` does under a diffing policy, which keeps unresolved links
-    /// (TrellisSync's client-reset recovery writes that way too).
+    /// Notes that the app emptied the collection at `location` (an object's list, set or map of
+    /// links; an embedded object's too, noted under the embedded object's key), and marks its
+    /// object changed even when it showed no element, so the sync hook sees the clear (an
+    /// embedded object's change is its top-level owner's). Nothing for a download or an
+    /// unsynced Realm, nor within `create(_:value:update: .modified)`: it sets a collection by
+    /// difference, as realm-core's `List::assign` does under a diffing policy, which keeps
+    /// unresolved links (TrellisSync's client-reset recovery writes that way too).
     func noteSyncClear(_ location: CollectionLocation) {
         guard configuration.syncHook != nil, !isApplyingSyncDownload, propertyUpdatePolicy != .modified,
-              location.field.isLink, !location.table.info.isEmbedded else { return }
+              location.field.isLink else { return }
         syncClearedCollections.insert(SyncClearedCollection(objectKey: location.key, className: location.table.info.className,
                                                             property: location.field.columnName))
         recordedChanges.modified(location.table.tableId, location.key, column: location.field.rowColumn)

@@ -394,4 +394,27 @@ struct UnresolvedLinkTests {
         #expect(try Self.localLinks(device, 1) == "- 2")
         await device.close()
     }
+
+    /// `add(_:update: .all)` of an existing object replaces its list whole: its unresolved
+    /// elements go too, as realm-core's assign under `UpdateAll` clears the list first.
+    /// `add(_:update: .modified)` sets the list by difference and keeps them, as
+    /// `create(_:value:update: .modified)` does (realm-core's diffing assign). Before, `.all`
+    /// noted no clear, so the upload put the unresolved element back and the server kept it.
+    @Test func addWithUpdateAllReplacesTheUnresolvedElementsOfAListAndModifiedKeepsThem() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        try Self.insert(fixture.database, [(1, nil, [2, 7]), (2, nil, []), (3, nil, [2, 7])])
+        let device = try await Self.device(fixture.server)
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.localLinks(device, 1) == "- 2")
+
+        try device.write { realm in
+            guard let two = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 2) else { return }
+            realm.add(SyncChainNode(value: ["_id": 1, "later": [two, two]]), update: .modified)
+            realm.add(SyncChainNode(value: ["_id": 3, "later": [two]]), update: .all)
+        }
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.serverLinks(fixture.database, 1) == "-|2,7,2")
+        #expect(try Self.serverLinks(fixture.database, 3) == "-|2")
+        await device.close()
+    }
 }

@@ -41,6 +41,7 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
             return value
         }
         guard let target = attachTarget(value, binding) else { return value }
+        session.noteReplacement(of: binding)
         if session.policy == .modified, binding.location.field.isEmbeddedLink {
             // Realm mutates the existing embedded elements in place, appends the extra ones.
             let existing = binding.core.listElements(binding.location).compactMap(CollectionElement.linkKey)

@@ -255,6 +255,7 @@ extension Map: _Persistable, _CachedAccessor, _CollectionAssignable, _Collection
     static func _trellisAttach(_ value: Map, to binding: CollectionBinding, session: AddSession) -> Map {
         guard let target = attachTarget(value, binding) else { return value }
         let entries = value.entries
+        session.noteReplacement(of: binding)
         if !session.ownerIsNew { binding.core.mapRemoveAll(binding.location) }
         for entry in entries {
             let name = entry.key._trellisKeyString

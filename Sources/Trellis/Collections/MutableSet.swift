@@ -237,6 +237,7 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
     static func _trellisAttach(_ value: MutableSet, to binding: CollectionBinding, session: AddSession) -> MutableSet {
         guard let target = attachTarget(value, binding) else { return value }
         let elements = value.allElements
+        session.noteReplacement(of: binding)
         if !session.ownerIsNew { binding.core.setRemoveAll(binding.location) }
         for element in elements { binding.core.setInsert(binding.location, binding.encode(element, session: session)) }
         target.storage = .managed(binding)

@@ -85,6 +85,13 @@ final class AddSession {
     /// no stored elements to clear). Set before each collection's attach.
     private(set) var ownerIsNew = false
 
+    /// Notes, for sync, that the collection `binding` of an existing object is replaced whole
+    /// (`update: .all`): as realm-core's assign under `UpdateAll` clears it first, which drops
+    /// its unresolved links too. `.modified` sets it by difference and keeps them.
+    func noteReplacement(of binding: CollectionBinding) {
+        if !ownerIsNew, policy == .all { core.noteSyncClear(binding.location) }
+    }
+
     /// Objects whose key is reserved and whose row is still to be written, stored in the
     /// order they were reached (so of two objects with one primary key, the later one's values win).
     @exclusivity(unchecked) private var pending: [PendingObject] = []

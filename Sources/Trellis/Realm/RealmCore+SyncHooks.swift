@@ -29,7 +29,8 @@ package struct SyncChangedObject: Hashable, Sendable {
     package let isDeleted: Bool
 }
 
-/// A collection of links emptied by the app (`removeAll()`) in a write transaction of a synced
+/// A collection of links emptied by the app (`removeAll()`, an assignment, or `add(_:update: .all)`
+/// of an existing object, which replaces its collections whole) in a write transaction of a synced
 /// Realm: TrellisSync removes the elements whose targets the file does not have too, as Realm's
 /// clear removes unresolved links, which a list or set hides and cannot remove one by one.
 struct SyncClearedCollection: Hashable {

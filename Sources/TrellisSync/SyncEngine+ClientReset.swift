@@ -153,7 +153,15 @@ extension SyncEngine {
             guard var object = objects[id] else { return nil }
             if let type = objectType(object.className), let schema = realm.schema[object.className],
                let local = find(realm, type, schema, object.primaryKey) {
-                object.document = try Self.document(of: local)
+                // With the links the file cannot show put back (as its last upload had them): the
+                // reset's state may hold their targets, and recovery then sets them instead of
+                // uploading their absence, as Realm's recovery copies unresolved links with the rest.
+                var document = try Self.document(of: local)
+                if let key = realm.syncObjectKey(local),
+                   let mirror = SyncStoreLayout.mirrorEntry(realm, SyncStoreLayout.mirror(object.className, key)) {
+                    document = keepingUnresolvedLinks(document, mirror: mirror.document, of: local, realm: realm)
+                }
+                object.document = document
             }
             return object
         }

@@ -417,4 +417,31 @@ struct UnresolvedLinkTests {
         #expect(try Self.serverLinks(fixture.database, 3) == "-|2")
         await device.close()
     }
+
+    /// A client reset's recovery keeps the unresolved links of what it recovers. Node 1's list
+    /// holds node 7, which the file does not have, when the device appends node 2 offline; by
+    /// the reset the server has node 7 too. The recovered list is the local one with 7 where it
+    /// was, as Realm's recovery copies the local list, unresolved links included. Before, the
+    /// recovery took the list as the device showed it (without 7), and as 7 now resolves, the
+    /// upload dropped it: the server lost the list's 7.
+    @Test func aClientResetRecoversAListWithItsUnresolvedElements() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        try Self.insert(fixture.database, [(1, nil, [2, 7]), (2, nil, [])])
+        let device = try await Self.device(fixture.server)
+        try await device.sync(timeout: .seconds(60))
+        #expect(try Self.localLinks(device, 1) == "- 2")
+        try device.session.suspend()
+        try Self.appendNodeTwoToNodeOne(device)
+        try Self.insert(fixture.database, [(7, nil, [])])
+        // The history up to node 7's insert is gone (pruning): the device is behind it and resets.
+        try PostgresFixture.psql(fixture.database,
+                                 "UPDATE trellis_server_identity SET history_floor = (SELECT max(version) FROM trellis_history)")
+        try device.session.resume()
+        #expect(try await eventually(.seconds(60)) { try Self.localLinks(device, 7) == "- " })
+        try await device.sync(timeout: .seconds(60))
+        #expect(fixture.server.log.contains("error 222"))
+        #expect(try Self.localLinks(device, 1) == "- 2,7,2")
+        #expect(try Self.serverLinks(fixture.database, 1) == "-|2,7,2")
+        await device.close()
+    }
 }

@@ -214,6 +214,11 @@ enum IndexOn {
                 let new = try Realm(configuration: configuration(IndexOn.types))
                 #expect(new.core.table(for: IndexOn.Item.self, create: false)?.indexes.map(\.field.name) == ["a", "name"])
             }
+            // A cancelled write forgets what it bound; the snapshot after it binds again.
+            old.beginWrite()
+            old.create(IndexOff.Item.self, value: ["_id": 99, "a": 1, "name": "n99"])
+            old.cancelWrite()
+            #expect(old.objects(IndexOff.Item.self).filter("a == 1").map(\._id).sorted() == [1, 5, 9])
             try old.write {
                 old.create(IndexOff.Item.self, value: ["_id": 13, "a": 1, "name": "n13"])
                 old.object(ofType: IndexOff.Item.self, forPrimaryKey: 2)?.a = 1

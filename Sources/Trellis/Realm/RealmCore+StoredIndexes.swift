@@ -18,14 +18,27 @@ struct StoredIndexCheck {
     var checked: Set<ObjectIdentifier> = []
     /// The classes bound again with the catalog's indexes.
     var rebound: [ObjectIdentifier: Table] = [:]
+    /// Whether a write transaction bound a class again: its handles may end with the write.
+    var reboundInWrite = false
+
+    /// After a write: what was bound in it is forgotten, and the next lookup reads the checksum
+    /// again (a cancelled write's version is taken by the next commit, perhaps another catalog's).
+    mutating func endWrite() {
+        if reboundInWrite {
+            self = StoredIndexCheck()
+        } else {
+            version = -1
+        }
+    }
 }
 
 extension RealmCore {
     /// `found`, this process's table of the model class `id`, when it keeps the indexes the file
     /// has as of this core's transaction; else the class bound again with the file's indexes.
     ///
-    /// Costs a comparison of versions when the snapshot did not move, and one read of the
-    /// catalog's checksum when it did; the catalog itself is read only when it changed.
+    /// Costs a comparison of versions and a set lookup when the snapshot did not move, and one
+    /// read of the catalog's checksum when it did; each class is compared with the catalog, and
+    /// the catalog itself read, only when the checksum changed.
     func keepingStoredIndexes(_ found: Table, _ id: ObjectIdentifier) -> Table {
         // Frozen cores are read by many threads at once; a Realm with no transaction yet checks
         // when it has one (beginning it moves the change stamp, so nothing stays cached).
@@ -58,6 +71,7 @@ extension RealmCore {
             + "indexes another Realm gave it")
         file.keep(table)
         storedIndexCheck.rebound[id] = table
+        if !txn.isReadOnly { storedIndexCheck.reboundInWrite = true }
         return table
     }
 

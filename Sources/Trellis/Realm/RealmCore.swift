@@ -460,8 +460,7 @@ final class RealmCore {
         pendingTables = [:]
         pendingCatalog = nil
         keyCounters.removeAll()
-        // Tables bound inside the write may use handles that end with it.
-        storedIndexCheck = StoredIndexCheck()
+        storedIndexCheck.endWrite()
     }
 
     /// Moves the pinned snapshot to the newest version.

@@ -42,6 +42,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     /// The linking objects as `Results` (made once per value and kept), or nil when unmanaged.
     var results: Results<Element>? {
         guard let source else { return nil }
+        source.validateRead()
         if let made = source.results as? Results<Element> { return made }
         let made = Results<Element>(core: source.core, source: .linkingObjects(
             target: source.target, key: source.key, originProperty: source.originProperty), objectType: Element.self)
@@ -52,8 +53,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     /// The Realm of the target object, or nil when it is unmanaged.
     public var realm: Realm? { source.map { Realm(core: $0.core) } }
 
-    /// Whether the Realm was invalidated since they were made (as `Results`); deleting the
-    /// target object does not invalidate them: they then read as empty.
+    /// Whether the Realm was invalidated since they were made (as `Results`: reading them then
+    /// traps); deleting the target object does not invalidate them: they then read as empty.
     public var isInvalidated: Bool { source.map { $0.epoch != $0.core.epoch } ?? false }
 
     public var startIndex: Int { 0 }
@@ -65,6 +66,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
         // Through optional chaining, which borrows the source: binding it would retain it.
         guard let hasResults = source?.hasResults else { return 0 }
         if hasResults || Element.self == DynamicObject.self { return results?.count ?? 0 }
+        source?.validateRead()
         return source?.count(originType: Element.self) ?? 0
     }
 
@@ -194,6 +196,13 @@ final class LinkingObjectsSource {
         }
         key = managed.key
         return true
+    }
+
+    /// Traps as ``Results/validateRead()`` does (Realm's linking objects are results) when
+    /// `invalidate()` ended the read transaction the value was read in.
+    @inline(__always)
+    func validateRead() {
+        if epoch != core.epoch { throwRealmException("Access to invalidated Results objects") }
     }
 
     /// The sum of the backlink counts: no origin row is read, nothing is allocated.

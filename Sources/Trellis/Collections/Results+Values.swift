@@ -7,9 +7,10 @@ import Foundation
 /// The collection's values are read and the steps applied once per snapshot change; a
 /// predicate compares `self` (the value) as Realm's does.
 extension Results {
-    /// The values of the source collection after every step, in the current snapshot.
-    func evaluatedValues() -> [Element] {
-        core.verifyThread()
+    /// The values of the source collection after every step, in the current snapshot
+    /// (`validating`: see ``validateRead()``).
+    func evaluatedValues(validating: Bool = true) -> [Element] {
+        if validating { validateRead() } else { core.verifyThread() }
         if ObservationGate.mayTrack { observeRead() }
         if let valueCache, valueCache.stamp == core.changeStamp { return valueCache.values }
         var values = sourceValues()

@@ -83,7 +83,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// The same source with one more step.
     func adding(_ step: ResultsStep) -> Results {
-        Results(core: core, source: source, steps: steps + [step], objectType: objectType)
+        validateRead()
+        return Results(core: core, source: source, steps: steps + [step], objectType: objectType)
     }
 
     /// Whether these are results of values (`list.filter("self > 3")` on a `List<Int>`).
@@ -118,9 +119,21 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         return (origin, field)
     }
 
+    /// Traps with realm-core's message (`Results::validate_read`) when these results belong to
+    /// a read transaction that ``Realm/invalidate()`` ended (realm-core's results hold the
+    /// transaction's table accessor, which dies with it); checks the thread too. Every public
+    /// read of results passes here. The reads notifications make for themselves do not
+    /// (`validating: false`): an observer outlives the Realm's read transactions, as
+    /// realm-core's notifier does.
+    @inline(__always)
+    func validateRead() {
+        core.verifyThread()
+        if epoch != core.epoch { throwRealmException("Access to invalidated Results objects") }
+    }
+
     /// The keys of the matching objects in the current snapshot.
-    func keys() -> [ObjectKey] {
-        evaluate()
+    func keys(validating: Bool = true) -> [ObjectKey] {
+        evaluate(validating: validating)
         return cache.keys
     }
 
@@ -134,8 +147,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         return (cache.keys, cache.rows)
     }
 
-    private func evaluate() {
-        core.verifyThread()
+    private func evaluate(validating: Bool = true) {
+        if validating { validateRead() } else { core.verifyThread() }
         if ObservationGate.mayTrack { observeRead() }
         if cache.stamp == core.changeStamp { return }
         if isValues {
@@ -219,13 +232,14 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     public var realm: Realm? { Realm(core: core) }
 
     /// Whether the Realm was invalidated (``Realm/invalidate()``) since these results were made,
-    /// as in Realm, where results belong to the read transaction that ended. Deletes never
+    /// as in Realm, where results belong to the read transaction that ended: reading them then
+    /// traps ("Access to invalidated Results objects"). Deletes, commits and refreshes never
     /// invalidate results.
     public var isInvalidated: Bool { epoch != core.epoch }
 
     /// The number of objects, in O(1) for a whole class.
     public var count: Int {
-        core.verifyThread()
+        validateRead()
         if ObservationGate.mayTrack { observeRead() }
         if isValues { return evaluatedValues().count }
         guard let table else { return 0 }

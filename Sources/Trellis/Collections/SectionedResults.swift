@@ -147,13 +147,13 @@ extension Results {
     func sectionIdentities() -> [AnyHashable] {
         if isValues {
             var seen = [Element: Int]()
-            return evaluatedValues().map { value in
+            return evaluatedValues(validating: false).map { value in
                 let occurrence = seen[value, default: 0]
                 seen[value] = occurrence + 1
                 return AnyHashable([AnyHashable(value), AnyHashable(occurrence)])
             }
         }
-        return keys().map { AnyHashable($0) }
+        return keys(validating: false).map { AnyHashable($0) }
     }
 }
 

@@ -28,7 +28,8 @@ extension Results {
         let info = objectInfo
         let paths = keyPaths.map { $0.map { ObservedKeyPath.resolve($0, from: info, core: core) } }
         let dependencies = ResultsDependencies(steps: steps, info: info)
-        return .init(elements: { self.keys() },
+        // The observer's own reads: never trapping for results made before an invalidate().
+        return .init(elements: { self.keys(validating: false) },
                      mayChangeElements: { self.mayChangeElements($0, dependencies) },
                      isModified: { self.isModified($0, $1, paths) },
                      elementsAreUnique: elementsAreUnique)
@@ -110,7 +111,7 @@ extension Results {
     /// values keep their identity when others come and go.
     private func valueIdentities() -> [ObjectKey] {
         var seen = [Element: UInt64]()
-        return evaluatedValues().map { value in
+        return evaluatedValues(validating: false).map { value in
             let occurrence = seen[value, default: 0]
             seen[value] = occurrence + 1
             var hasher = Hasher()

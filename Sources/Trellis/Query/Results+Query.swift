@@ -39,7 +39,7 @@ extension Results {
 
     /// Adds a filter after checking it against the class (unknown properties, wrong types).
     func filter(checked predicate: QueryPredicate, text: String? = nil) throws(Realm.Error) -> Results {
-        core.verifyThread()
+        validateRead()
         if isValues {
             try checkValuePredicate(predicate, text: text)
             return adding(.filter(predicate))
@@ -195,6 +195,7 @@ extension Results where Element: ObjectBase {
 
 extension Results {
     func aggregate<T>(_ op: QueryCollectionOperation, _ property: String) -> T? {
+        validateRead()
         if isValues {
             guard property == "self" else {
                 throwRealmException("Invalid property name '\(property)': a collection of values has no properties; "

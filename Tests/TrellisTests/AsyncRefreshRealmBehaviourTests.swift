@@ -4,7 +4,8 @@ import Testing
 @testable import Trellis
 
 /// Realm's `asyncRefresh()` rules (its RealmTests: testAsyncRefresh,
-/// testAsyncRefreshOnQueueConfinedRealm, testAsyncRefreshTaskCancellation) and
+/// testAsyncRefreshOnQueueConfinedRealm, testAsyncRefreshTaskCancellation), two `asyncWrite` rules
+/// (testAsyncRefreshOnQueueConfinedRealm, testAsyncWriteBasics) and
 /// `Realm.open(configuration:_isolation:downloadBeforeOpen:)` in Realm's parameter order.
 @Suite struct AsyncRefreshRealmBehaviourTests {
     let folder = TemporaryFolder()
@@ -58,6 +59,35 @@ import Testing
         }
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(stderr.contains("asyncRefresh() can only be called on main thread or actor-isolated Realms"))
+    }
+
+    /// Realm's testAsyncRefreshOnQueueConfinedRealm, its second half: `asyncWrite` too is only
+    /// for a Realm of the main thread or of an actor.
+    @Test func asyncWriteOfAQueueConfinedRealmStopsWithRealmsMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            guard let realm = AsyncRefreshRealmBehaviourTests.queueRealmInChildProcess() else { return }
+            let box = UncheckedBox(realm)
+            await Task { @MainActor in _ = try? await box.value.asyncWrite {} }.value
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("asyncWrite() can only be called on main thread or actor-isolated Realms"))
+    }
+
+    /// Realm's testAsyncWriteBasics: inside the block the Realm is in a write transaction and
+    /// performing asynchronous write operations; after it, neither.
+    @MainActor
+    @Test func anAsyncWriteIsAnAsynchronousWriteOperationUntilItReturns() async throws {
+        let realm = try await Realm.open(configuration: folder.configuration([Dog.self]))
+        var inside: [Bool] = []
+        let dog = try await realm.asyncWrite {
+            inside = [realm.isInWriteTransaction, realm.isPerformingAsynchronousWriteOperations]
+            return realm.create(Dog.self, value: ["name": "foo"])
+        }
+        #expect(inside == [true, true])
+        #expect(!realm.isInWriteTransaction)
+        #expect(!realm.isPerformingAsynchronousWriteOperations)
+        #expect(realm.objects(Dog.self).count == 1)
+        #expect(dog.name == "foo")
     }
 
     actor Opener {

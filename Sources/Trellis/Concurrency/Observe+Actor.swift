@@ -71,7 +71,8 @@ extension _ObjectObservable {
         async -> NotificationToken
     {
         let observation = ActorObservation(
-            of: self, unmanaged: "Only objects which are managed by a Realm support change notifications")
+            of: self, unmanaged: "Only objects which are managed by a Realm support change notifications",
+            returnsAfterFirstDelivery: true)
         return await observation.register(on: actor, block) { (object: Self, deliver) in
             object.observe(keyPaths: keyPaths, on: nil as DispatchQueue?, deliver)
         }
@@ -89,27 +90,41 @@ extension _ObjectObservable {
 
 // MARK: - Handing the value to the actor
 
-/// What an observation needs to be set up in an actor: how to find the observed value again,
-/// and the file. Made (and checked) in the caller's isolation, used in the actor's.
-// @unchecked Sendable: the resolver captures only immutable descriptions (table, key, query
-// steps), never a Realm or an accessor (see ThreadSafeReference).
+/// What an observation needs to be set up in an actor: the observed value handed over as a
+/// ``ThreadSafeReference`` hands it (realm-swift's `with(_:on:)` makes one), and the file.
+/// Made (and checked) in the caller's isolation, used in the actor's.
+// @unchecked Sendable: the reference's resolver captures only immutable descriptions (table,
+// key, query steps), never a Realm or an accessor (see ThreadSafeReference).
 struct ActorObservation<Value: ThreadConfined>: @unchecked Sendable {
-    private let resolver: _ThreadSafeResolver
+    private let reference: ReferencePayload
     private let configuration: Realm.Configuration
+    /// Whether `register` returns only after the observer's first delivery (an object's).
+    private let returnsAfterFirstDelivery: Bool
 
     /// Checks that `value` can be observed (managed, not frozen, not in a write transaction,
-    /// not deleted) and remembers how to find it again; traps with `unmanaged` for an unmanaged one.
-    init(of value: Value, unmanaged: String = "Change notifications are only supported on managed collections.") {
+    /// not deleted) and takes a reference to it at the caller's version; traps with `unmanaged`
+    /// for an unmanaged one.
+    init(of value: Value, unmanaged: String = "Change notifications are only supported on managed collections.",
+         returnsAfterFirstDelivery: Bool = false)
+    {
         guard let realm = value.realm else { throwRealmException(unmanaged) }
         realm.core.verifyCanObserve()
         if value.isInvalidated { throwRealmException("Object has been deleted or invalidated.") }
-        resolver = value._trellisResolver()
+        reference = ReferencePayload(resolver: value._trellisResolver(), source: realm.core)
         configuration = realm.core.configuration
+        self.returnsAfterFirstDelivery = returnsAfterFirstDelivery
     }
 
     /// Opens the actor's Realm, finds the value there and observes it with `observe`, whose
     /// changes reach `block` isolated to the actor. Nothing is observed (and an inert token
     /// returned) when the task was cancelled or the value is gone by then, as in Realm.
+    ///
+    /// The actor's Realm resolves the reference as realm-swift's does: one older than the
+    /// caller's version moves to it, one in no read transaction yet begins it there. So what
+    /// was committed after `observe` was called is a change the observer reports (for a
+    /// collection, part of its `.initial`, computed at the newest version). An object's
+    /// observation returns once that first delivery ran, as realm-swift's waits for its
+    /// token's `registrationComplete`.
     func register<A: Actor, Change>(on actor: isolated A, _ block: @Sendable @escaping (isolated A, Change) -> Void,
                                     _ observe: (Value, @escaping (Change) -> Void) -> NotificationToken)
         -> NotificationToken
@@ -121,14 +136,14 @@ struct ActorObservation<Value: ThreadConfined>: @unchecked Sendable {
         } catch {
             throwRealmException("Could not open '\(configuration.path)' for the actor: \(error)")
         }
-        // Realm reads before it registers (`read_group()`): an actor's new Realm is in no read
-        // transaction yet.
-        target.beginReadIfNeeded()
-        guard let value = resolver.resolve(target) as? Value else { return NotificationToken() }
-        return observe(value) { change in
+        guard let value = reference.resolve(in: target) as? Value else { return NotificationToken() }
+        let token = observe(value) { change in
             let handed = HandedToActor(value: change)
             actor.assumeIsolated { block($0, handed.value) }
         }
+        // The first delivery: what was committed since the caller's version.
+        if returnsAfterFirstDelivery { target.deliverAfterRefreshing() }
+        return token
     }
 }
 

@@ -39,6 +39,19 @@ extension Realm {
     /// calling thread, for the other writes of this file in this process (`asyncWrite`s and
     /// synchronous writes on other threads).
     ///
+    /// Only for a Realm of the main thread or of an actor, as in Realm (another stops the
+    /// program with Realm's message). Until it returns, ``isPerformingAsynchronousWriteOperations``
+    /// is true.
+    ///
+    /// It returns once the commit is complete: on disk, and delivered to the observers of the
+    /// file's Realms confined to actors in this process. (Realm's returns when its asynchronous
+    /// commit's completion runs, after the commit reached the disk, by which time its notifier
+    /// has handed the change to the other Realms; an observer on another actor invalidated right
+    /// after `asyncWrite` returns still gets the change, as docs-realm's
+    /// testObserveObjectOnActor expects. Trellis's commit is on disk when it ends, so it waits
+    /// for those deliveries instead, without blocking: a delivery runs a notification block on
+    /// its actor.)
+    ///
     /// Honours cancellation: a task cancelled before its turn throws `CancellationError` and
     /// writes nothing, also while it waits for another write. A writer in another process is
     /// waited for inside LMDB, as `write` does, which cannot be interrupted.
@@ -46,31 +59,45 @@ extension Realm {
     public func asyncWrite<Result>(_isolation actor: isolated (any Actor)? = #isolation,
                                    _ block: () throws -> Result) async throws -> Result
     {
+        guard core.confinement.isActor || core.confinementIsMainThread else {
+            throwRealmException("asyncWrite() can only be called on main thread or actor-isolated Realms")
+        }
         core.verifyThread()
         // Checked before waiting: the turn would never come while this Realm holds the write.
         if isInWriteTransaction { throwRealmException("The Realm is already in a write transaction") }
         try Task.checkCancellation()
-        let gate = core.file.asyncWriters
-        try await gate.enter()
-        defer { gate.leave() }
-        // Another thread of this process holding a write: wait for it by suspending, in turn
-        // with the threads waiting for it, so that cancelling the task stops the wait (a
-        // writer in another process is waited for inside LMDB, which cannot be interrupted).
-        let handleGate = core.file.environment.handles.gate
-        try await handleGate.acquireSuspending()
-        if Task.isCancelled {
-            handleGate.release()
-            throw CancellationError()
-        }
-        core.beginWrite(holdingGate: true)
+        // Realm's `isPerformingAsynchronousWriteOperations`: from the request to the completion.
+        let operations = core.asyncWrites
+        let operation = operations.nextId()
+        operations.schedule(operation)
+        _ = operations.start(operation)
+        defer { operations.finish(operation) }
         let result: Result
+        let deliveries: [Task<Void, Never>]
         do {
-            result = try block()
-        } catch {
-            if isInWriteTransaction { cancelWrite() }
-            throw error
+            let gate = core.file.asyncWriters
+            try await gate.enter()
+            defer { gate.leave() }
+            // Another thread of this process holding a write: wait for it by suspending, in turn
+            // with the threads waiting for it, so that cancelling the task stops the wait (a
+            // writer in another process is waited for inside LMDB, which cannot be interrupted).
+            let handleGate = core.file.environment.handles.gate
+            try await handleGate.acquireSuspending()
+            if Task.isCancelled {
+                handleGate.release()
+                throw CancellationError()
+            }
+            core.beginWrite(holdingGate: true)
+            do {
+                result = try block()
+            } catch {
+                if isInWriteTransaction { cancelWrite() }
+                throw error
+            }
+            deliveries = isInWriteTransaction ? try core.commitWrite() : []
         }
-        if isInWriteTransaction { try commitWrite() }
+        // After the turn is handed on: the deliveries run on other actors (see above).
+        for delivery in deliveries { await delivery.value }
         return result
     }
 }

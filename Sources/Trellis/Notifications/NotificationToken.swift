@@ -138,9 +138,11 @@ final class ObserverList: Sendable {
 /// Every Realm of one file in this process that has observers, so that a commit by any of
 /// them (or a refresh that found another process's commit) reaches all the others.
 final class ObservationHub: Sendable {
-    /// How to make a Realm deliver its notifications, on its own thread, queue or actor.
+    /// How to make a Realm deliver its notifications, on its own thread, queue or actor. The
+    /// poke returns the delivery it started as a task when it runs on an actor (nil otherwise),
+    /// so that an `asyncWrite` can wait for it (see ``announceNewVersion(except:)``).
     struct Listener: Sendable {
-        let poke: @Sendable () -> Void
+        let poke: @Sendable () -> Task<Void, Never>?
     }
     private let listeners = Mutex<[UInt: Listener]>([:])
 
@@ -183,12 +185,16 @@ final class ObservationHub: Sendable {
     /// How many Realms of the file follow the others' commits by autorefresh.
     var autorefreshCount: Int { autorefreshers.withLock { $0.count } }
 
-    /// Tells every registered Realm except `origin` that a newer version exists.
-    func announceNewVersion(except origin: UInt?) {
+    /// Tells every registered Realm except `origin` that a newer version exists; returns the
+    /// deliveries this started on actors, Realms with observers first.
+    @discardableResult
+    func announceNewVersion(except origin: UInt?) -> [Task<Void, Never>] {
         let targets = listeners.withLock { $0.filter { $0.key != origin } }
         // A Realm with observers is refreshed by its observers' listener already.
         let refreshed = autorefreshers.withLock { $0.filter { $0.key != origin && targets[$0.key] == nil } }
-        for listener in targets.values { listener.poke() }
-        for listener in refreshed.values { listener.poke() }
+        var deliveries = [Task<Void, Never>]()
+        for listener in targets.values { if let delivery = listener.poke() { deliveries.append(delivery) } }
+        for listener in refreshed.values { _ = listener.poke() }
+        return deliveries
     }
 }

@@ -86,42 +86,49 @@ extension RealmCore {
     /// The weak reference is made only for those confinements: a weak reference gives the core
     /// a side table for good, and every retain and release of it then takes the runtime's slow
     /// path (about 400 instructions per link hop in W2 when thread-confined cores had one too).
-    private func makeAutorefreshPoke() -> (@Sendable () -> Void)? {
+    private func makeAutorefreshPoke() -> (@Sendable () -> Task<Void, Never>?)? {
         switch confinement {
         case .queue(let queue):
             let reference = WeakConfinedCore(core: self)
             return {
-                guard reference.claimPending() else { return }
+                guard reference.claimPending() else { return nil }
                 queue.async { reference.deliver() }
+                return nil
             }
         case .actor(let actor):
             let reference = WeakConfinedCore(core: self)
             reference.actor = actor
             return {
-                guard reference.claimPending() else { return }
-                Task { await reference.deliverOnActor() }
+                guard reference.claimPending() else { return nil }
+                return Task { await reference.deliverOnActor() }
             }
         case .thread, .frozen:
             return nil
         }
     }
 
-    private func scheduleDelivery() { makePoke()() }
+    private func scheduleDelivery() { _ = makePoke()() }
 
     /// How another thread makes this core deliver: on its queue, on its actor, on the main
     /// queue for the main thread; a core on any other thread delivers when it next refreshes
     /// or commits.
-    private func makePoke() -> @Sendable () -> Void {
+    private func makePoke() -> @Sendable () -> Task<Void, Never>? {
         let reference = ConfinedCore(core: self)
         switch confinement {
         case .queue(let queue):
-            return { queue.async { reference.core.deliverAfterRefreshing() } }
+            return {
+                queue.async { reference.core.deliverAfterRefreshing() }
+                return nil
+            }
         case .actor(let actor):
             return { Task { await reference.deliver(on: actor) } }
         case .thread where Thread.isMainThread:
-            return { DispatchQueue.main.async { reference.core.deliverAfterRefreshing() } }
+            return {
+                DispatchQueue.main.async { reference.core.deliverAfterRefreshing() }
+                return nil
+            }
         case .thread, .frozen:
-            return {}
+            return { nil }
         }
     }
 

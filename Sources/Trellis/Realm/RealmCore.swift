@@ -349,7 +349,10 @@ final class RealmCore {
         noteChange()
     }
 
-    func commitWrite(withoutNotifying skipped: [NotificationToken] = []) throws {
+    /// Commits the write transaction; returns the deliveries of the commit that it started on
+    /// the actors of other Realms of the file with observers (see ``Realm/asyncWrite(_isolation:_:)``).
+    @discardableResult
+    func commitWrite(withoutNotifying skipped: [NotificationToken] = []) throws -> [Task<Void, Never>] {
         verifyThread()
         for token in skipped where !observers.current.contains(where: { $0 === token.observer }) {
             throwRealmException("Incorrect Realm: only notifications for the Realm being modified can be skipped.")
@@ -404,7 +407,7 @@ final class RealmCore {
                 handle.observer.advance(ChangeSet(), notify: true)
             }
         }
-        file.observation.announceNewVersion(except: observationId)
+        return file.observation.announceNewVersion(except: observationId)
     }
 
     func cancelWrite() {

@@ -34,58 +34,61 @@ import Testing
     /// its commits went to the replaced file and were lost. It must wait for the compaction and
     /// then open the compacted file.
     @Test func aThreadOpeningTheFileWhileItIsCompactedOnLaunchWaitsAndKeepsItsWrites() throws {
-        let path = try prepareFileWithFreeSpace()
-        let url = URL(fileURLWithPath: path)
-        let plain = Realm.Configuration(fileURL: url, objectTypes: [ProcessDog.self])
-        let compacting = Realm.Configuration(fileURL: url, shouldCompactOnLaunch: { _, _ in true },
-                                             objectTypes: [ProcessDog.self])
-        let events = LockedBox<[String]>([])
-        let settled = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-        FileState.willWaitForReservationHook.withLock {
-            $0 = { waiting in
-                guard waiting == path else { return }
-                events.mutate { $0.append("waiting") }
-                settled.signal()
+        // The reservation hook is process-wide: one test at a time sets it (FileStateHookTurns).
+        try FileStateHookTurns.withTurn {
+            let path = try prepareFileWithFreeSpace()
+            let url = URL(fileURLWithPath: path)
+            let plain = Realm.Configuration(fileURL: url, objectTypes: [ProcessDog.self])
+            let compacting = Realm.Configuration(fileURL: url, shouldCompactOnLaunch: { _, _ in true },
+                                                 objectTypes: [ProcessDog.self])
+            let events = LockedBox<[String]>([])
+            let settled = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+            let finished = DispatchSemaphore(value: 0)
+            FileState.willWaitForReservationHook.withLock {
+                $0 = { waiting in
+                    guard waiting == path else { return }
+                    events.mutate { $0.append("waiting") }
+                    settled.signal()
+                }
             }
-        }
-        FilePreparation.compactionHook.withLock {
-            $0 = { compacted in
-                guard compacted == path else { return }
+            FilePreparation.compactionHook.withLock {
+                $0 = { compacted in
+                    guard compacted == path else { return }
+                    FilePreparation.compactionHook.withLock { $0 = nil }
+                    // In the middle of the compaction another thread opens the file and writes.
+                    Thread {
+                        do {
+                            let realm = try Realm(configuration: plain)
+                            events.mutate { $0.append("opened \(realm.objects(ProcessDog.self).count)") }
+                            settled.signal()
+                            proceed.wait()
+                            try realm.write { realm.add(ProcessDog(value: ["name": "during", "age": 1000])) }
+                            events.mutate { $0.append("wrote, count \(realm.objects(ProcessDog.self).count)") }
+                        } catch {
+                            events.mutate { $0.append("error \(error)") }
+                            settled.signal()
+                        }
+                        finished.signal()
+                    }.start()
+                    // Until it has opened the file, or is waiting to.
+                    settled.wait()
+                }
+            }
+            defer {
                 FilePreparation.compactionHook.withLock { $0 = nil }
-                // In the middle of the compaction another thread opens the file and writes.
-                Thread {
-                    do {
-                        let realm = try Realm(configuration: plain)
-                        events.mutate { $0.append("opened \(realm.objects(ProcessDog.self).count)") }
-                        settled.signal()
-                        proceed.wait()
-                        try realm.write { realm.add(ProcessDog(value: ["name": "during", "age": 1000])) }
-                        events.mutate { $0.append("wrote, count \(realm.objects(ProcessDog.self).count)") }
-                    } catch {
-                        events.mutate { $0.append("error \(error)") }
-                        settled.signal()
-                    }
-                    finished.signal()
-                }.start()
-                // Until it has opened the file, or is waiting to.
-                settled.wait()
+                FileState.willWaitForReservationHook.withLock { $0 = nil }
             }
-        }
-        defer {
-            FilePreparation.compactionHook.withLock { $0 = nil }
+            let before = size(path)
+            let count = try onOtherThread { try Realm(configuration: compacting).objects(ProcessDog.self).count }
+            proceed.signal()
+            finished.wait()
             FileState.willWaitForReservationHook.withLock { $0 = nil }
+            #expect(count == 50)
+            #expect(size(path) < before, "compacted: \(before) bytes before, \(size(path)) after")
+            #expect(events.get() == ["waiting", "opened 50", "wrote, count 51"])
+            // Another process reads the file on disk: the write made after the compaction is in it.
+            #expect(try runHelper(["count", path]) == "51")
         }
-        let before = size(path)
-        let count = try onOtherThread { try Realm(configuration: compacting).objects(ProcessDog.self).count }
-        proceed.signal()
-        finished.wait()
-        FileState.willWaitForReservationHook.withLock { $0 = nil }
-        #expect(count == 50)
-        #expect(size(path) < before, "compacted: \(before) bytes before, \(size(path)) after")
-        #expect(events.get() == ["waiting", "opened 50", "wrote, count 51"])
-        // Another process reads the file on disk: the write made after the compaction is in it.
-        #expect(try runHelper(["count", path]) == "51")
     }
 
     /// Realm skips compacting on launch while another process has the file open (Trellis tells by

@@ -19,6 +19,13 @@ import Testing
               open: @escaping @Sendable (LockedBox<[String]>, @escaping @Sendable () -> Void) throws -> Void)
         throws -> [String]
     {
+        try FileStateHookTurns.withTurn { try raceTakingTurn(path: path, act: act, open: open) }
+    }
+
+    private func raceTakingTurn(path: String, act: @escaping @Sendable () throws -> Void,
+                                open: @escaping @Sendable (LockedBox<[String]>, @escaping @Sendable () -> Void) throws -> Void)
+        throws -> [String]
+    {
         let events = LockedBox<[String]>([])
         let settled = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
         FileState.willWaitForReservationHook.withLock {

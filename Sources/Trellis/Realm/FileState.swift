@@ -38,7 +38,8 @@ final class FileState: Sendable {
         var catalogChecksum: UInt64?
         var tables: [ObjectIdentifier: Table] = [:]
         var tablesById: [UInt32: Table] = [:]
-        /// Tables replaced by a later publish (after a migration). Kept for the file's lifetime:
+        /// Tables replaced by a later publish (after a migration), rebound with the file's
+        /// indexes, or made by a write that was rolled back. Kept for the file's lifetime:
         /// accessors refer to their table without retaining it (``ManagedObject``).
         var retired: [Table] = []
     }

@@ -68,13 +68,11 @@ final class RealmCore {
     @exclusivity(unchecked) var cachedTables: (CachedTable?, CachedTable?) = (nil, nil)
     /// The last answer of ``backlinkOrigin(_:originType:originProperty:)``.
     @exclusivity(unchecked) var cachedBacklinkOrigin: CachedBacklinkOrigin?
-    /// Tables of the writes that were rolled back. Accessors reference their tables unowned, so
-    /// these live as long as this core.
-    private var tablesOfRolledBackWrites: [Table] = []
-    /// Those of them made for a class the rolled-back write added: their objects stay
-    /// invalidated even when a later write makes the class's table again (in realm-core, they
-    /// reference a table accessor the rollback detached).
-    private var rolledBackTables: [Table] = []
+    /// The tables a rolled-back write made for a class it added (kept alive by the file, as
+    /// every table of a rolled-back write is: accessors reference their tables unowned). Their
+    /// objects stay invalidated even when a later write makes the class's table again (in
+    /// realm-core, they reference a table accessor the rollback detached).
+    private var rolledBackTables: Set<ObjectIdentifier> = []
     var pendingCatalog: SchemaCatalog?
     /// The catalog this core last checked its tables' indexes against (RealmCore+StoredIndexes.swift).
     var storedIndexCheck = StoredIndexCheck()
@@ -454,8 +452,12 @@ final class RealmCore {
 
     private func discardPending(rolledBack: Bool) {
         if rolledBack, !pendingTables.isEmpty {
-            tablesOfRolledBackWrites += pendingTables.values
-            rolledBackTables += pendingTables.values.filter { file.catalog.storedClass(named: $0.info.className) == nil }
+            for table in pendingTables.values {
+                file.keep(table)
+                if file.catalog.storedClass(named: table.info.className) == nil {
+                    rolledBackTables.insert(ObjectIdentifier(table))
+                }
+            }
         }
         dynamicClasses?.endWrite()
         cachedTables = (nil, nil)
@@ -538,7 +540,7 @@ final class RealmCore {
     }
 
     /// Whether a rolled-back write made `table` (its objects are gone for good).
-    private func wasRolledBack(_ table: Table) -> Bool { rolledBackTables.contains { $0 === table } }
+    private func wasRolledBack(_ table: Table) -> Bool { rolledBackTables.contains(ObjectIdentifier(table)) }
 
     func rowView(_ table: Table, _ key: ObjectKey) -> RowView? {
         transaction.get(table.rows, integerKey: key).map(RowView.init(bytes:))

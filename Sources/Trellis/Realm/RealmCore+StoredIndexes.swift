@@ -57,11 +57,16 @@ extension RealmCore {
               let stored = catalog.storedClass(named: found.info.className), stored.tableId == found.tableId
         else {
             storedIndexCheck.checked.insert(id)
+            noteTableInUse(found, checkedAt: storedIndexCheck.checksum)
             return found
         }
+        // The snapshot may have moved without a check (a lookup is the first use since).
+        verifyStoredLayouts(txn)
+        verifyLayout(of: found, stored: stored)
         let indexed = SchemaCatalog.indexedColumns(of: stored)
         if found.keepsIndexes(indexed) {
             storedIndexCheck.checked.insert(id)
+            noteTableInUse(found, checkedAt: checksum)
             return found
         }
         guard let table = try? Table.open(found.info, tableId: found.tableId, in: txn, create: false,
@@ -70,6 +75,7 @@ extension RealmCore {
         Logger.log(.debug, Category.Storage.all, "Binding '\(found.info.className)' of '\(environmentPath)' with the "
             + "indexes another Realm gave it")
         file.keep(table)
+        noteTableInUse(table, checkedAt: checksum)
         storedIndexCheck.rebound[id] = table
         if !txn.isReadOnly { storedIndexCheck.reboundInWrite = true }
         return table

@@ -76,6 +76,9 @@ final class RealmCore {
     var pendingCatalog: SchemaCatalog?
     /// The catalog this core last checked its tables' indexes against (RealmCore+StoredIndexes.swift).
     var storedIndexCheck = StoredIndexCheck()
+    /// The tables this core handed out and the snapshot their layout was last checked in
+    /// (RealmCore+StoredLayouts.swift).
+    var storedLayoutCheck = StoredLayoutCheck()
     /// The classes of the file's stored schema, while an import without model classes writes
     /// through them (links and backlinks then find their tables by class name).
     var storedSchema: StoredSchemaClasses?
@@ -236,6 +239,7 @@ final class RealmCore {
         readTransaction = snapshot
         noteChange()
         StorageLog.readStarted(file: file.logId, version: snapshot.version)
+        verifyStoredLayouts(snapshot)
     }
 
     /// The transaction reads use: the write transaction if one is open, else the snapshot.
@@ -267,6 +271,7 @@ final class RealmCore {
             do {
                 try readTransaction.renew()
                 changeStamp = nextChangeStamp()
+                verifyStoredLayouts(readTransaction)
                 return readTransaction
             } catch {
                 self.readTransaction = nil
@@ -277,6 +282,7 @@ final class RealmCore {
             readTransaction = txn
             changeStamp = nextChangeStamp()
             StorageLog.readStarted(file: file.logId, version: txn.version)
+            verifyStoredLayouts(txn)
             return txn
         } catch {
             throwRealmException("Could not begin a read transaction on '\(environmentPath)': \(error)")
@@ -349,6 +355,7 @@ final class RealmCore {
         }
         keyCounters.removeAll()
         noteChange()
+        if let writeTransaction { verifyStoredLayouts(writeTransaction) }
     }
 
     /// Commits the write transaction; returns the deliveries of the commit that it started on
@@ -398,6 +405,7 @@ final class RealmCore {
         if let catalog = pendingCatalog {
             file.publish(Array(pendingTables.values), catalog: catalog, version: version)
         }
+        noteOwnCommit(version, changedSchema: pendingCatalog != nil)
         discardPending(rolledBack: false)
         let advanced = advanceSnapshot()
         deliverNotifications(skipping: skipped.compactMap(\.observer), afterOwnCommit: true)
@@ -441,6 +449,8 @@ final class RealmCore {
     /// are published with the catalog when it commits.
     func adoptMigratedTables(_ tables: [Table], catalog: SchemaCatalog) {
         cachedTables = (nil, nil)
+        // The tables used before the migration have the old layout: this core no longer uses them.
+        storedLayoutCheck = StoredLayoutCheck()
         for table in tables { pendingTables[ObjectIdentifier(table.info.objectType)] = table }
         pendingCatalog = catalog
     }
@@ -486,6 +496,7 @@ final class RealmCore {
             readTransaction = nil
         }
         noteChange()
+        if let readTransaction { verifyStoredLayouts(readTransaction) }
         return before != readTransaction?.version
     }
 

@@ -19,6 +19,9 @@ final class FileState: Sendable {
     let observation = ObservationHub()
     /// The turn-taking of `asyncWrite`s.
     let asyncWriters = AsyncWriteGate()
+    /// Whether a Realm with a schema opened the file in this process: while it stays open, other
+    /// opens must use the file's schema version (realm-core's coordinator check, ``Realm``).
+    let hasBoundSchema = Mutex(false)
     /// The file's number in Realm's storage log lines (``StorageLog``).
     let logId = StorageLog.nextId()
     /// The change log's bounds for this process's commits (tests make them small).

@@ -217,6 +217,7 @@ enum RealmOpener {
             if existing.configuration.encryptionKey != configuration.encryptionKey {
                 throw EncryptionKey.mismatched(path)
             }
+            try checkSchemaVersion(configuration, file: existing.file)
             if configuration.objectTypes != nil { try SchemaBinder.bind(configuration, file: existing.file) }
             return existing
         }
@@ -264,7 +265,9 @@ enum RealmOpener {
     {
         do {
             let file = try FileState.shared(path: path, configuration: configuration)
+            try checkSchemaVersion(configuration, file: file)
             try SchemaBinder.bind(configuration, file: file)
+            if !configuration.opensAnySchemaVersion { file.hasBoundSchema.withLock { $0 = true } }
             file.environment.setSyncOnCommit(configuration.syncOnCommit && configuration.inMemoryIdentifier == nil)
             return try RealmCore(configuration: configuration, file: file, confinement: confinement)
         } catch let error as Realm.Error where error.code == .schemaMismatch && allowDelete {
@@ -272,6 +275,17 @@ enum RealmOpener {
             try deleteFiles(path)
             return try openCore(configuration, path: path, allowDelete: false, confinement: confinement)
         }
+    }
+
+    /// Realm's rule for a file already open in the process (realm-core's `RealmCoordinator`):
+    /// another open must use the schema version the open Realms use. A migration while Realms
+    /// of the file are open would change the layout of the rows they read.
+    private static func checkSchemaVersion(_ configuration: Realm.Configuration, file: FileState) throws {
+        guard !configuration.opensAnySchemaVersion, file.hasBoundSchema.withLock({ $0 }),
+              configuration.schemaVersion != file.catalog.schemaVersion
+        else { return }
+        throw Realm.Error(.fail, "Realm at path '\(configuration.path)' already opened with different schema version.",
+                          fileURL: configuration.path)
     }
 
     private static func deleteFiles(_ path: String) throws {

@@ -21,8 +21,16 @@ extension _ObjectObservable {
         managed.core.verifyCanObserve()
         if !managed.core.objectExists(managed) { throwRealmException("Object has been deleted or invalidated.") }
         let paths = keyPaths.map { $0.map { ObservedKeyPath.resolve($0, from: managed.info, core: managed.core) } }
+        // As Realm's ObjectChangeCallbackWrapper, which keeps the observed RLMObjectBase: on its
+        // own Realm the block gets the observed accessor itself (a collection property it reads
+        // is the one the change reports); another Realm (a queue's) gets an accessor of the
+        // object's class, which `Self`, the static type (`Object` for an object typed so), need
+        // not be.
+        let observed = self
+        let objectType = type(of: self)
         return managed.core.observing(on: queue) { target in
-            let object = target.accessor(Self.self, table: managed.table, key: managed.key)
+            let object = target === managed.core
+                ? observed : target.accessor(objectType, table: managed.table, key: managed.key)
             guard let targetManaged = object._managed else { return RealmObserver(core: target, block: { _, _ in }) }
             return ObjectObserver(object: object, managed: targetManaged, paths: paths, block: block)
         }

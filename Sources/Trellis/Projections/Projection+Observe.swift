@@ -28,7 +28,7 @@ extension ProjectionObservable {
             case .change(let object, let changes):
                 let current = projection ?? Self(projecting: object)
                 projection = current
-                let projected = Self.projectedChanges(changes, of: object, observed: observed)
+                let projected = Self.projectedChanges(changes, of: current.rootObject, observed: observed)
                 if !projected.isEmpty { block(.change(current, projected)) }
             }
         }

@@ -7,7 +7,7 @@ extension Realm {
     /// is the one stored in the file. A class the Realm does not have traps with Realm's
     /// message; so does an embedded class (its objects are reached through their parents).
     public func dynamicObjects(_ typeName: String) -> Results<DynamicObject> {
-        core.verifyThread()
+        core.verifyRealmRead()
         let info = core.requireDynamicClassInfo(named: typeName)
         if info.isEmbedded {
             throwRealmException("'\(typeName)' is an embedded object class: its objects can only be reached through "
@@ -22,7 +22,7 @@ extension Realm {
     /// Traps with Realm's message when the class has no primary key, and when `key` does not
     /// fit the primary key's type.
     public func dynamicObject(ofType typeName: String, forPrimaryKey key: Any) -> DynamicObject? {
-        core.verifyThread()
+        core.verifyRealmRead()
         let info = core.requireDynamicClassInfo(named: typeName)
         guard let pkField = info.primaryKeyField else {
             throwRealmException("'\(typeName)' does not have a primary key defined")

@@ -121,7 +121,8 @@ open class ObjectBase: CustomStringConvertible {
     /// The Realm managing this object, or nil when it is unmanaged or was deleted through
     /// this accessor.
     public var realm: Realm? {
-        guard let managed = _managed, !managed.core.isClosed, !_deletedThroughThisAccessor else { return nil }
+        // An object of a frozen Realm `invalidate()` closed still names it, as in Realm.
+        guard let managed = _managed, !_deletedThroughThisAccessor else { return nil }
         return Realm(core: managed.core)
     }
 

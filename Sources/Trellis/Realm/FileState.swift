@@ -142,7 +142,8 @@ final class FileState: Sendable {
     /// The frozen core of `version`, made by `make` if there is none.
     func frozenCore(version: Int, _ make: () -> RealmCore) -> RealmCore {
         frozenCores.withLock { cores in
-            if let existing = cores[version]?.core { return existing }
+            // A frozen core `invalidate()` closed is never handed out again.
+            if let existing = cores[version]?.core, !existing.isClosed { return existing }
             let core = make()
             cores = cores.filter { $0.value.core != nil }
             cores[version] = WeakCore(core: core)

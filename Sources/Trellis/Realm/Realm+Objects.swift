@@ -147,14 +147,14 @@ extension Realm {
     /// All objects of a class, lazily evaluated and live. `Object` itself is no model class:
     /// asking for it traps with Realm's message.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
-        core.verifyThread()
+        core.verifyRealmRead()
         if type == Object.self { core.notManagedByTheRealm(type.className()) }
         return Results(core: core, source: .table(type))
     }
 
     /// The object of `type` whose primary key is `key`, or nil. Pass nil for a nil primary key.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
-        core.verifyThread()
+        core.verifyRealmRead()
         // The common keys (integers, strings) are encoded straight from their type: no
         // reflection and no probe object. Everything else (optionals, conversions, wrong types
         // and their messages) takes the general path.
@@ -168,7 +168,7 @@ extension Realm {
     }
 
     func object<Element: Object>(ofType type: Element.Type, forPrimaryKeyValue key: Any?) -> Element? {
-        core.verifyThread()
+        core.verifyRealmRead()
         let info = ClassInfo.unbound(for: type)
         guard let pkField = info.primaryKeyField else {
             throwRealmException("'\(info.className)' does not have a primary key defined")

@@ -56,7 +56,10 @@ final class RealmCore {
     @exclusivity(unchecked) unowned(unsafe) var spares: RealmSpares?
     /// Bumped by `invalidate()`: accessors from an earlier epoch are invalidated.
     @exclusivity(unchecked) private(set) var epoch: UInt64 = 0
-    private(set) var isClosed = false
+    /// Set once `invalidate()` closed this frozen core (see ``closeFrozen()``); read from any
+    /// thread, so atomic (a relaxed load is a plain load).
+    private let closed = Atomic<Bool>(false)
+    var isClosed: Bool { closed.load(ordering: .relaxed) }
 
     /// The update policy for objects linked by a property assignment (`.error` except while
     /// `create(_:value:update:)` updates an existing object).
@@ -511,10 +514,11 @@ final class RealmCore {
         return advanced
     }
 
-    /// Ends the snapshot (and any write); accessors read so far become invalidated.
+    /// Ends the snapshot (and any write); accessors read so far become invalidated. A frozen
+    /// core is closed instead (``closeFrozen()``).
     func invalidate() {
         verifyThread()
-        if isFrozen { return }
+        if isFrozen { return closeFrozen() }
         if let writeTransaction {
             writeTransaction.abort()
             self.writeTransaction = nil
@@ -524,6 +528,30 @@ final class RealmCore {
         readTransaction = nil
         epoch += 1
         noteChange()
+    }
+
+    /// Realm closes a frozen Realm on `invalidate()` (RLMRealm.invalidate calls realm-core's
+    /// `close()` when frozen): its objects, results and collections are invalidated, and asking
+    /// it for objects traps (``verifyRealmRead()``); freezing the version again makes a new one.
+    ///
+    /// Other threads may be reading the core, so nothing they read is freed: the snapshot stays
+    /// pinned until the core goes. Every read already compares `epoch` or `changeStamp` (an
+    /// object's cached row, a collection's or results' epoch), so bumping them is the whole
+    /// check, and reads of live Realms pay nothing new. They are plain words: a read racing
+    /// this call (a programming error in Realm, whose close frees the snapshot under it) sees
+    /// the old or the new value, so it reads the frozen value or traps; a read ordered after it
+    /// (a lock, a queue hop) traps.
+    private func closeFrozen() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        epoch &+= 1
+        noteChange()
+    }
+
+    /// realm-swift's RLMVerifyRealmRead (before handing out objects or results): the thread,
+    /// and that a frozen Realm was not closed by `invalidate()`.
+    func verifyRealmRead() {
+        verifyThread()
+        if isClosed { throwRealmException("Cannot read from a frozen Realm which has been invalidated.") }
     }
 
     // MARK: - Reading

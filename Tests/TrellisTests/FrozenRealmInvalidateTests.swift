@@ -5,7 +5,7 @@ import Testing
 /// `invalidate()` on a frozen Realm closes it, as RLMRealm.invalidate does (`_realm->close()`
 /// when frozen): asking it for objects traps with realm-swift's "Cannot read from a frozen Realm
 /// which has been invalidated." (RealmTests.mm testReadAfterInvalidateFrozen), its objects are
-/// invalidated (on every thread), its results trap with realm-core's message.
+/// invalidated (on every thread), its results and collections trap with realm-core's messages.
 /// The live Realm it was frozen from is untouched, and freezing again gives a readable Realm.
 @Suite struct FrozenRealmInvalidateTests {
     let folder = TemporaryFolder()
@@ -84,6 +84,16 @@ import Testing
             _ = owners.count
         }
         #expect(Self.stderr(result).contains("Access to invalidated Results objects"))
+    }
+
+    @Test func readingAFrozenListAfterItsRealmWasInvalidatedTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, frozen) = FrozenRealmInvalidateTests.frozenRealm()
+            guard let tags = frozen.objects(Owner.self).first?.tags else { fatalError("no owner") }
+            frozen.invalidate()
+            _ = tags.count
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated List object"))
     }
 
     @Test func anInvalidatedFrozenRealmsObjectsAreInvalidatedAndTheLiveRealmReadsOn() throws {

@@ -75,7 +75,7 @@ struct CollectionBinding {
 
     func verifyReadable() {
         core.verifyThread()
-        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
+        if !isValid { trapInvalid() }
         if ObservationGate.mayTrack {
             core.observeCollectionRead(.collection(table: location.table.tableId, key: location.key,
                                                    column: location.field.rowColumn))
@@ -86,10 +86,21 @@ struct CollectionBinding {
     /// deleted or invalidated collection is reported before a missing write transaction.
     func verifyWritable(_ kind: String) {
         core.verifyThread()
-        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
+        if !isValid { trapInvalid() }
         if !core.isInWriteTransaction {
             throwRealmException("Cannot modify \(kind) outside of a write transaction.")
         }
+    }
+
+    /// The trap for a collection that is not valid: realm-core's `Collection::verify_attached`
+    /// message when the read transaction it was read in ended (`invalidate()`), Trellis's when
+    /// its object was deleted.
+    private func trapInvalid() -> Never {
+        if epoch != core.epoch || core.isClosed {
+            throwRealmException(invalidatedCollectionMessage(location.field.typeInfo.collection == .map ? "Dictionary"
+                : location.field.typeInfo.collection == .set ? "Set" : "List"))
+        }
+        throwRealmException("Object has been deleted or invalidated.")
     }
 
     func isSameCollection(as other: CollectionBinding) -> Bool {
@@ -291,3 +302,7 @@ extension CollectionBinding {
         throwRealmException("Object of type '\(managed.info.className)' does not match List type '\(target)'.")
     }
 }
+
+/// realm-core's message for a collection read after the read transaction it was read in ended
+/// (`Collection::verify_attached`); `kind` is "List", "Set" or "Dictionary".
+func invalidatedCollectionMessage(_ kind: String) -> String { "Access to invalidated \(kind) object" }

@@ -110,7 +110,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     /// The elements of a nested list, read now.
     private func nestedElements(_ nested: NestedCollectionBinding) -> [Element] {
-        nested.verifyReadable()
+        nested.verifyReadable("List")
         return nested.listElements() as? [Element] ?? []
     }
 
@@ -135,7 +135,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             binding.verifyReadable()
             return binding.core.listCount(binding.location)
         case .nested(let nested):
-            nested.verifyReadable()
+            nested.verifyReadable("List")
             return nested.count
         }
     }

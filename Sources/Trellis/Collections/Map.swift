@@ -56,7 +56,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
             binding.verifyReadable()
             return binding.core.mapCount(binding.location)
         case .nested(let nested):
-            nested.verifyReadable()
+            nested.verifyReadable("Dictionary")
             return nested.count
         }
     }
@@ -79,7 +79,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
                     binding.decode($0, nestedAt: .mapValue(binding.location, key: name))
                 }
             case .nested(let nested):
-                nested.verifyReadable()
+                nested.verifyReadable("Dictionary")
                 let name = key._trellisKeyString
                 return nested.dictionaryEntries().first { $0.key == name }.flatMap { $0.value as? Value }
             }
@@ -190,7 +190,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
                                value: binding.decode($0.value, nestedAt: .mapValue(binding.location, key: $0.key)))
             }
         case .nested(let nested):
-            nested.verifyReadable()
+            nested.verifyReadable("Dictionary")
             return nested.dictionaryEntries().compactMap { entry in
                 (entry.value as? Value).map { SingleMapEntry(key: Key(_trellisKeyString: entry.key), value: $0) }
             }

@@ -116,15 +116,22 @@ struct NestedCollectionBinding {
         return storedValue()?.isCollection == true
     }
 
-    func verifyReadable() {
+    /// `kind`: "List" or "Dictionary", as realm-core names the collection in its message.
+    func verifyReadable(_ kind: String) {
         core.verifyThread()
-        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
+        if !isValid { trapInvalid(kind) }
     }
 
     func verifyWritable(_ kind: String) {
         core.verifyThread()
         if !core.isInWriteTransaction { throwRealmException("Cannot modify \(kind) outside of a write transaction.") }
-        if !isValid { throwRealmException("Object has been deleted or invalidated.") }
+        if !isValid { trapInvalid(kind) }
+    }
+
+    /// As ``CollectionBinding``'s: realm-core's message after `invalidate()`, else Trellis's.
+    private func trapInvalid(_ kind: String) -> Never {
+        if epoch != core.epoch || core.isClosed { throwRealmException(invalidatedCollectionMessage(kind)) }
+        throwRealmException("Object has been deleted or invalidated.")
     }
 
     /// The elements of the nested list (empty when it is not a list any more).

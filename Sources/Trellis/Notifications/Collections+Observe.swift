@@ -26,7 +26,7 @@ extension List {
                         _ block: @escaping (RealmCollectionChange<List>) -> Void) -> NotificationToken
     {
         if case .nested(let nested) = storage {
-            return nested.observing(on: queue) { moved in
+            return nested.observing("List", on: queue) { moved in
                 CollectionObserver(core: moved.core, collection: List(nested: moved), source: .nested(moved), block: block)
             }
         }
@@ -57,7 +57,7 @@ extension Map: RealmKeyedCollection where Key == String {
                         _ block: @escaping (RealmMapChange<Map>) -> Void) -> NotificationToken
     {
         if case .nested(let nested) = storage {
-            return nested.observing(on: queue) { moved in
+            return nested.observing("Dictionary", on: queue) { moved in
                 MapObserver(core: moved.core, collection: Map(nested: moved), read: {
                     var out = [String: [UInt8]]()
                     for entry in moved.storedEntries() { out[entry.key] = entry.value }
@@ -95,10 +95,10 @@ extension CollectionBinding {
 extension NestedCollectionBinding {
     /// Registers the observer `make` builds for this nested collection, bound to the Realm
     /// that delivers (this one, or the one confined to `queue`).
-    func observing(on queue: DispatchQueue?, _ make: @escaping (NestedCollectionBinding) -> ChangeObserver)
-        -> NotificationToken
+    func observing(_ kind: String, on queue: DispatchQueue?,
+                   _ make: @escaping (NestedCollectionBinding) -> ChangeObserver) -> NotificationToken
     {
-        verifyReadable()
+        verifyReadable(kind)
         core.verifyCanObserve()
         let root = self.root, path = self.path
         return core.observing(on: queue) { target in make(NestedCollectionBinding(core: target, root: root, path: path)) }

@@ -122,15 +122,17 @@ extension List: _ObjectCollectionQueries {
 
     /// Not API.
     public var _scopedResults: Results<Element> {
-        if case .nested(let nested) = storage { return nestedResults(nested) }
+        if case .nested(let nested) = storage { return nestedResults(nested, "List") }
         guard let binding else { unmanagedCollectionTrap("RLMArray") }
         return scopedResults(binding)
     }
 }
 
 /// Results over the values of a collection nested in an `AnyRealmValue`.
-private func nestedResults<Element: RealmCollectionValue>(_ nested: NestedCollectionBinding) -> Results<Element> {
-    nested.verifyReadable()
+private func nestedResults<Element: RealmCollectionValue>(_ nested: NestedCollectionBinding, _ kind: String)
+    -> Results<Element>
+{
+    nested.verifyReadable(kind)
     return Results(core: nested.core, source: .nestedValues(nested))
 }
 
@@ -168,7 +170,7 @@ extension Map {
 
     /// The map's values as live Results (in key order).
     var valueResults: Results<Value> {
-        if case .nested(let nested) = storage { return nestedResults(nested) }
+        if case .nested(let nested) = storage { return nestedResults(nested, "Dictionary") }
         guard let binding else { unmanagedCollectionTrap("RLMDictionary") }
         binding.verifyReadable()
         // A map of objects filters and sorts on the objects' properties, as Realm's does.

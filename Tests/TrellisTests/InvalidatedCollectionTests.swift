@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import Trellis
+
+/// A `List`, `MutableSet` or `Map` belongs to the read transaction it was read in, as realm-core's
+/// collections do: after `realm.invalidate()` reading or writing one read before traps with
+/// realm-core's `Collection::verify_attached` message, "Access to invalidated List object"
+/// ("Set", "Dictionary"), the same for a collection nested in an `AnyRealmValue`; `isInvalidated`
+/// answers without trapping (Realm's testAllMethodsCheckForInvalidation). The collection of a
+/// deleted object keeps Trellis's "Object has been deleted or invalidated." (CollectionMisuseTests).
+@Suite struct InvalidatedCollectionTests {
+    static func invalidatedOwner() -> (Realm, Owner) {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-exit-\(UUID()).realm")
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Owner.self, Pet.self]))
+            let owner = Owner("a")
+            owner.tags.append(objectsIn: ["x", "y"])
+            owner.scores.insert(objectsIn: [1, 2])
+            owner.nicknames["n"] = "ann"
+            try realm.write { realm.add(owner) }
+            return (realm, owner)
+        } catch {
+            fatalError("could not open \(url): \(error)")
+        }
+    }
+
+    static func stderr(_ result: ExitTest.Result?) -> String {
+        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    }
+
+    @Test func countingAListReadBeforeInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
+            let tags = owner.tags
+            realm.invalidate()
+            #expect(tags.isInvalidated)
+            _ = tags.count
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+    }
+
+    @Test func readingAnElementOfAListReadBeforeInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
+            let tags = owner.tags
+            realm.invalidate()
+            _ = tags[0]
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+    }
+
+    @Test func appendingToAListReadBeforeInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
+            let tags = owner.tags
+            realm.invalidate()
+            realm.beginWrite()
+            tags.append("z")
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+    }
+
+    @Test func readingASetReadBeforeInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
+            let scores = owner.scores
+            realm.invalidate()
+            #expect(scores.isInvalidated)
+            _ = scores.contains(1)
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated Set object"))
+    }
+
+    @Test func readingAMapReadBeforeInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
+            let nicknames = owner.nicknames
+            realm.invalidate()
+            #expect(nicknames.isInvalidated)
+            _ = nicknames["n"]
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated Dictionary object"))
+    }
+
+    @Test func settingAMapKeyReadBeforeInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
+            let nicknames = owner.nicknames
+            realm.invalidate()
+            nicknames["m"] = "bo"
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated Dictionary object"))
+    }
+
+    @Test func readingANestedListReadBeforeInvalidateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-exit-\(UUID()).realm")
+            guard let realm = try? Realm(configuration: .init(fileURL: url, objectTypes: [MixedHolder.self, MixedTarget.self]))
+            else { fatalError("could not open \(url)") }
+            let holder = MixedHolder()
+            holder.anyCol = .fromArray([.int(1)])
+            try? realm.write { realm.add(holder) }
+            guard let nested = holder.anyCol.listValue else { fatalError("no nested list") }
+            realm.invalidate()
+            _ = nested.count
+        }
+        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+    }
+
+    /// Collections read after `invalidate()` belong to the new read transaction and work.
+    @Test func aCollectionReadAgainAfterInvalidateIsUsable() throws {
+        let (realm, owner) = Self.invalidatedOwner()
+        let owners = realm.objects(Owner.self)
+        realm.invalidate()
+        let again = try #require(realm.objects(Owner.self).first)
+        #expect(Array(again.tags) == ["x", "y"])
+        #expect(again.scores.count == 2)
+        #expect(again.nicknames["n"] == "ann")
+        #expect(owners.isInvalidated)
+        #expect(owner.isInvalidated)
+    }
+}

@@ -297,8 +297,8 @@ struct TreeEditor {
     private func edit<C: Collection>(_ page: DirtyPage, at index: Int, removing: Int, inserting cells: C,
                                      appendedAtEnd: Bool, tree: TreeState) -> Pieces? where C.Element == NewCell {
         if page.splice(at: index, removing: removing, inserting: cells) { return nil }
-        let source = UnsafeMutableRawPointer.allocate(byteCount: Layout.pageSize, alignment: 16)
-        defer { source.deallocate() }
+        let source = PageBufferPool.shared.take()
+        defer { PageBufferPool.shared.give(source) }
         source.copyMemory(from: page.base, byteCount: page.used)
         let copy = DirtyPage(base: source)
         var entries: [NewCell] = []

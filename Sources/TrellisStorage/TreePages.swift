@@ -1,6 +1,7 @@
 /// The memory a write transaction's changes to one tree live in until commit: its dirty pages
 /// (`DirtyPage`, 4 KiB buffers in page format) and the values too large for a leaf that it put
-/// (written as overflow runs at commit). Freed when the tree's state goes, after the transaction.
+/// (written as overflow runs at commit). Freed when the tree's state goes, after the transaction
+/// (the page buffers go back to `PageBufferPool`, for the next transactions).
 ///
 /// A value read in a write transaction may be in one of these; it stays valid until the tree next
 /// changes (docs/STORAGE.md 3). Buffers a merge or a root change stopped using are reused for the
@@ -21,7 +22,7 @@ final class TreePages {
     @exclusivity(unchecked) private(set) var retainedBytes = 0
 
     deinit {
-        for buffer in buffers { buffer.deallocate() }
+        PageBufferPool.shared.give(buffers)
         for value in pending { value.deallocate() }
         for value in retired { value.deallocate() }
     }
@@ -33,7 +34,7 @@ final class TreePages {
     @inline(__always)
     func newPage() -> DirtyPage {
         if let page = spare.popLast() { return page }
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Layout.pageSize, alignment: 16)
+        let buffer = PageBufferPool.shared.take()
         buffers.append(buffer)
         return DirtyPage(base: buffer)
     }

@@ -202,6 +202,13 @@ final class Pager: @unchecked Sendable {
         return decrypted.insert(page: reference.page, checksum: reference.checksum, pages: count, bytes: plaintext)
     }
 
+    /// Whether the map already covers `pageCount` pages (reading them needs no `mmap`).
+    func isMapped(covering pageCount: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return base != nil && mappedPages >= pageCount
+    }
+
     /// The map, covering at least `pageCount` pages.
     func map(covering pageCount: UInt64) throws -> UnsafeRawPointer {
         lock.lock()

@@ -48,8 +48,11 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// changed by the writer only): freed again, they need not wait for a sync to be reused, so
     /// relaxed commits keep a small file small.
     private var writtenSinceDurable: (since: UInt64, pages: Set<UInt64>) = (0, [])
-    /// The snapshot read transactions began on last, and the meta slot it was decoded from.
-    private let latest = Mutex<LatestSnapshot?>(nil)
+    /// The snapshot read transactions began on last (or this process's writer published last),
+    /// and the meta slot it was decoded from.
+    let latest = Mutex<LatestSnapshot?>(nil)
+    /// The meta slots as this process's writer last saw them (plain files; the writer's only).
+    var writerSlots = WriterSlotCache()
     private var isClosed = false
     /// Whether the file was opened read-only (``Options/readOnly``).
     public let isReadOnly: Bool
@@ -281,10 +284,7 @@ public final class StorageEnvironment: @unchecked Sendable {
                 found.append((slot, meta))
             }
         }
-        // Newest first; of two copies of one commit, the sealed one (section 5).
-        return found.sorted {
-            ($0.meta.txnID, $0.meta.durableTxnID) > ($1.meta.txnID, $1.meta.durableTxnID)
-        }
+        return Self.newestFirst(found)
     }
 
     /// Chooses the commit to open at: the newest slot whose pages pass their checksums; a torn
@@ -429,7 +429,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         do {
             // The slots do not change until this transaction publishes: every writer of them
             // (a commit, a seal, recovery) holds the writer lock.
-            let current = try slots()
+            let current = try slotsForWriter()
             guard let meta = current.first?.meta else {
                 throw StorageError.corrupt(page: 1, "neither meta slot is readable")
             }
@@ -523,10 +523,12 @@ public final class StorageEnvironment: @unchecked Sendable {
                 // The commit failed: take its slot back so that readers stay at the last commit
                 // (the durable slot is untouched; the commit was never published to readers).
                 _ = try? readers.withLock { try pager.zeroPage(Layout.metaPages[target]) }
+                writerSlots.forget()
                 throw error
             }
             try readers.withLock { readers.durableTxnID = meta.txnID }
         }
+        page.withUnsafeBytes { published(meta, slot: target, page: $0) }
         // New read transactions begin on the commit from now on (after its sync when it syncs).
         readers.publishCurrent(meta.txnID)
     }

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import TrellisStorage
+import TrellisTestSupport
+
+/// A write transaction takes the meta slots from what this process's writer last decoded or
+/// wrote, and a read transaction the snapshot its writer published, only while the slot pages
+/// still hold the bytes they were taken from (docs/STORAGE.md 13.2 item 5): a slot written by
+/// another environment or damaged since is decoded again, so no transaction begins on a commit
+/// the file no longer holds.
+@Suite struct WriterSlotCacheTests {
+    private static func put(_ environment: StorageEnvironment, _ key: String, _ value: UInt8) throws {
+        try environment.write { write in
+            try write.createTree("t")
+            try write.put("t", key: Array(key.utf8), value: [value])
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func aTransactionAfterAnotherEnvironmentsCommitsBeginsOnTheNewest(durable: Bool) throws {
+        let directory = temporaryDirectory("writer-slots-\(durable)")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = StorageEnvironment.Options()
+        options.syncOnCommit = durable
+        let path = directory + "/slots.db"
+        let first = try StorageEnvironment(path: path, options: options)
+        defer { first.close() }
+        let second = try StorageEnvironment(path: path, options: options)
+        defer { second.close() }
+        for round in 0..<12 {
+            // One environment commits one to three times (its writer's cache then holds the slots
+            // it wrote), then the other writes and reads on top of what it left.
+            let (writer, other) = round % 2 == 0 ? (first, second) : (second, first)
+            for commit in 0..<(1 + round % 3) { try Self.put(writer, "k\(round)-\(commit)", UInt8(round)) }
+            let newest = try writer.currentMeta().txnID
+            let write = try other.beginWrite()
+            #expect(write.txnID == newest + 1, "round \(round): a write began on \(write.txnID - 1), the newest commit is \(newest)")
+            #expect(try write.get("t", key: Array("k\(round)-0".utf8)) == [UInt8(round)])
+            write.abort()
+            let read = try other.beginRead()
+            #expect(read.snapshot.meta.txnID == newest, "round \(round): a read began on \(read.snapshot.meta.txnID)")
+            read.end()
+        }
+    }
+
+    @Test func aSlotDamagedAfterThisProcessWroteItIsNotTakenFromTheCache() throws {
+        let file = MemoryFile()
+        let environment = try StorageEnvironment(file: file, options: StorageEnvironment.Options())
+        try Self.put(environment, "a", 1)
+        try Self.put(environment, "b", 2)
+        let slots = try environment.slots()
+        try #require(slots.count == 2)
+        let (newest, older) = (slots[0], slots[1])
+        // The catalog checksum of the newest slot (offset 40, docs/STORAGE.md 2.2) rots.
+        file.flip(at: Int(Layout.metaPages[newest.slot]) * Layout.pageSize + 40, with: 0x01)
+        let write = try environment.beginWrite()
+        #expect(write.txnID == older.meta.txnID + 1, "the write began on \(write.txnID - 1), not on the intact \(older.meta.txnID)")
+        #expect(try write.get("t", key: Array("b".utf8)) == nil)
+        write.abort()
+        let read = try environment.beginRead()
+        #expect(read.snapshot.meta.txnID == older.meta.txnID, "a read began on \(read.snapshot.meta.txnID)")
+        read.end()
+    }
+}

@@ -209,7 +209,11 @@ struct PageAllocator {
     init(pool: [UInt64], pageCount: UInt64, source: FreeRecordSource?, limit: UInt64? = nil) {
         let below = limit ?? UInt64.max
         self.limit = below
-        self.pool = pool.filter { $0 < below }.sorted()
+        // Sorted in place, and copied only to drop pages past a limit (issue 37: each array
+        // made here was an allocation per commit).
+        var sorted = limit == nil ? pool : pool.filter { $0 < below }
+        sorted.sort()
+        self.pool = sorted
         self.pageCount = limit ?? pageCount
         self.source = source
     }
@@ -220,7 +224,13 @@ struct PageAllocator {
         guard mayPull, failure == nil, let source else { return false }
         do {
             guard let pages = try source.next() else { return false }
-            pool = (pool + pages.filter { $0 < limit }).sorted()
+            if limit == UInt64.max {
+                pool.append(contentsOf: pages)
+            } else {
+                let limit = self.limit
+                pool.append(contentsOf: pages.lazy.filter { $0 < limit })
+            }
+            pool.sort()
             return true
         } catch {
             failure = error

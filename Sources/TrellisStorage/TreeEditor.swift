@@ -35,6 +35,8 @@ final class FreedPages {
     @exclusivity(unchecked) var pages: [UInt64] = []
 
     func free(_ reference: PageReference, pages count: Int = 1) {
+        // Room for a small commit's freed pages, without regrowing from one.
+        if pages.capacity == 0 { pages.reserveCapacity(16) }
         for offset in 0..<UInt64(count) { pages.append(reference.page + offset) }
     }
 }

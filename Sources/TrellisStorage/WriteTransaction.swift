@@ -50,7 +50,10 @@ public final class WriteTransaction: TreeReading {
         ownWrites = writtenSinceDurable
         freeRecords = FreeRecordSource(snapshot: snapshot, bound: reuseBound)
         // The spares were reusable by the commit that left them, so by every later one.
-        pool = snapshot.meta.spares.filter { $0 >= Layout.firstDataPage && $0 < snapshot.meta.pageCount }
+        // (Shared, not copied, when every one is inside the file, as they are unless damaged.)
+        let spares = snapshot.meta.spares, pageCount = snapshot.meta.pageCount
+        let inside = { (page: UInt64) in page >= Layout.firstDataPage && page < pageCount }
+        pool = spares.allSatisfy(inside) ? spares : spares.filter(inside)
         catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
                                                                   depth: Int(snapshot.meta.catalogDepth)))
     }
@@ -375,6 +378,8 @@ struct TransactionTrees {
                 all.remove(at: index)
                 if all.count > Self.listedOnly { reindex() } else { byName = [:] }
             case (nil, let state?):
+                // Room for the handful of trees a transaction touches, without regrowing.
+                if all.capacity == 0 { all.reserveCapacity(8) }
                 all.append(state)
                 if all.count > Self.listedOnly {
                     if byName.isEmpty { reindex() } else { byName[name] = all.count - 1 }

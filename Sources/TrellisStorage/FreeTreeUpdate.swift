@@ -48,8 +48,7 @@ struct FreeTreeUpdate {
             }
             let freedNow = recordablePages()
             if freedNow.count != recorded.freed || returned.count != recorded.returned {
-                let own = freedNow.filter { ownWrites.contains($0) }
-                let others = ownWrites.isEmpty ? freedNow : freedNow.filter { !ownWrites.contains($0) }
+                let (own, others) = sections(of: freedNow)
                 try record(own, section: .ownWrites, freedBy: txnID, writtenAfter: durable)
                 try record(others, section: .durable, freedBy: txnID, writtenAfter: 0)
                 // Free for any commit (they were reusable by this one): freedBy 0.
@@ -74,6 +73,19 @@ struct FreeTreeUpdate {
         let count = previousCount - UInt64(source?.consumedPages ?? 0) + UInt64(ownCount + durableCount + returned.count)
         return Result(root: root, depth: tree.depth, count: count, spares: serializer.allocator.pool,
                       awaitingSync: durableCount)
+    }
+
+    /// `pages` split into those this process wrote after the durable commit (`ownWrites`) and
+    /// the others, in their order: one set lookup a page.
+    private func sections(of pages: [UInt64]) -> (own: [UInt64], others: [UInt64]) {
+        guard !ownWrites.isEmpty else { return ([], pages) }
+        var own: [UInt64] = [], others: [UInt64] = []
+        own.reserveCapacity(pages.count)
+        others.reserveCapacity(pages.count)
+        for page in pages {
+            if ownWrites.contains(page) { own.append(page) } else { others.append(page) }
+        }
+        return (own, others)
     }
 
     /// The pages freed so far that the commit records (all, but past compaction's new end).

@@ -146,7 +146,7 @@ extension SyncEngine {
     }
 
     static func upsert<T: Object>(_ realm: Realm, _ type: T.Type, _ values: [String: Any]) -> T {
-        realm.create(type, value: values, update: .modified)
+        realm.createWritingDocument(type, value: values)
     }
 
     func objectType(_ className: String) -> Object.Type? {

@@ -71,17 +71,20 @@ struct UnresolvedLinksInEmbeddedCollectionsTests {
         }
     }
 
+    /// A link's value in a server document (Extended JSON) as the node's `_id`, `-` for null.
+    static func documentId(_ value: Any?) -> String {
+        if let wrapped = value as? [String: Any], let text = wrapped["$numberLong"] ?? wrapped["$numberInt"] {
+            return "\(text)"
+        }
+        if let number = value as? NSNumber { return number.stringValue }
+        return "-"
+    }
+
     /// The server's node 1, as ``local(_:)`` describes the device's.
     static func server(_ database: String) throws -> String {
         let text = try PostgresFixture.psql(database, "SELECT doc::text FROM \"SyncGroupedNode\" WHERE _id = 1")
         guard let doc = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return "none" }
-        func id(_ value: Any?) -> String {
-            if let wrapped = value as? [String: Any], let text = wrapped["$numberLong"] ?? wrapped["$numberInt"] {
-                return "\(text)"
-            }
-            if let number = value as? NSNumber { return number.stringValue }
-            return "-"
-        }
+        let id = documentId
         func group(_ value: Any?) -> String {
             guard let group = value as? [String: Any] else { return "none" }
             return Self.describe(nodes: (group["nodes"] as? [Any] ?? []).map(id), members: (group["members"] as? [Any] ?? []).map(id),

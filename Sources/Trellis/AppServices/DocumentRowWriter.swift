@@ -386,9 +386,14 @@ package final class DocumentRowWriter {
         if !row.generic.isEmpty {
             let object = core.accessor(plan.info.objectType, table: table, key: key)
             // Linked objects with primary keys merge, as under `create(…, update: .modified)`.
-            let policy = core.propertyUpdatePolicy
+            // The document's sets and maps replace the object's whole (see assignsCollectionsWhole).
+            let policy = core.propertyUpdatePolicy, whole = core.assignsCollectionsWhole
             core.propertyUpdatePolicy = .modified
-            defer { core.propertyUpdatePolicy = policy }
+            core.assignsCollectionsWhole = true
+            defer {
+                core.propertyUpdatePolicy = policy
+                core.assignsCollectionsWhole = whole
+            }
             for (field, value) in row.generic {
                 field.witness.dynamicSet(object, field, value)
             }

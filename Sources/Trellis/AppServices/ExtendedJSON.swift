@@ -26,8 +26,8 @@ public enum ExtendedJSON {
         try results.map { try document(for: $0) }
     }
 
-    /// Creates or updates (`update: .modified`; a class without a primary key only creates) one
-    /// object per document. A link given as a
+    /// Creates or updates (`update: .modified`, the document's sets and maps replacing the
+    /// object's; a class without a primary key only creates) one object per document. A link given as a
     /// primary key must name an object already in the Realm (import link targets first).
     ///
     /// - Throws: ``Realm/Error`` (`.invalidValue`) for a document that does not fit the class.
@@ -52,8 +52,11 @@ public enum ExtendedJSON {
         }
         try realm.write {
             // A class without a primary key cannot be updated: each document adds an object.
-            let update: Realm.UpdatePolicy = schema.primaryKeyProperty == nil ? .error : .modified
-            for value in values { realm.create(type, value: value, update: update) }
+            // A document is the object's whole state: its sets and maps replace the object's.
+            let updates = schema.primaryKeyProperty != nil
+            for value in values {
+                if updates { _ = realm.createWritingDocument(type, value: value) } else { realm.create(type, value: value) }
+            }
         }
     }
 

@@ -234,6 +234,16 @@ extension _CollectionProperty {
         return other.isSameCollection(as: binding) ? nil : Self(binding: binding)
     }
 
+    /// `create(_:value:update: .modified)` of an existing object: `value` is stored into
+    /// `current` as `add(_:update: .modified)` stores it, by difference (realm-core's assign
+    /// under a diffing policy); false, doing nothing, under any other policy.
+    static func assignByDifference(_ value: Self, to current: Self, _ kind: String) -> Bool {
+        guard let binding = current.binding, binding.core.diffsAssignedCollections else { return false }
+        binding.verifyWritable(kind)
+        _ = _trellisAttach(value, to: binding, session: binding.session(kind))
+        return true
+    }
+
     /// The managed accessor of a collection property (kept by `@Persisted`).
     static func _trellisMakeAccessor(_ object: ObjectBase, _ field: FieldInfo, into slot: UnsafeMutableRawPointer) {
         slot.initializeMemory(as: Self.self, to: Self(binding: CollectionBinding(object: object, field: field)))

@@ -28,6 +28,7 @@ extension List: _Persistable, _CachedAccessor, _CollectionAssignable, _Collectio
             throwRealmException("Trellis internal error: '\(field.name)' is not a List<\(Element.self)>.")
         }
         if current === newList { return }
+        if assignByDifference(newList, to: current, "List") { return }
         let elements = newList.allElements
         current.removeAll()
         current.append(objectsIn: elements)

@@ -247,6 +247,7 @@ extension Map: _Persistable, _CachedAccessor, _CollectionAssignable, _Collection
             throwRealmException("Trellis internal error: '\(field.name)' is not a Map<\(Key.self), \(Value.self)>.")
         }
         if current === newMap { return }
+        if assignByDifference(newMap, to: current, "Dictionary") { return }
         let entries = newMap.entries
         current.removeAll()
         for entry in entries { current.updateValue(entry.value, forKey: entry.key) }
@@ -256,11 +257,22 @@ extension Map: _Persistable, _CachedAccessor, _CollectionAssignable, _Collection
         guard let target = attachTarget(value, binding) else { return value }
         let entries = value.entries
         session.noteReplacement(of: binding)
-        if !session.ownerIsNew { binding.core.mapRemoveAll(binding.location) }
+        // realm-core's `Dictionary::assign`: emptied first unless the policy diffs; under
+        // `.modified` only the given keys are set, an equal value is left alone and an
+        // embedded value is updated in place (`Dictionary::insert`).
+        let diffs = session.diffsCollections, location = binding.location
+        if !session.ownerIsNew, !diffs { binding.core.mapRemoveAll(location) }
         for entry in entries {
             let name = entry.key._trellisKeyString
             checkKey(name)
-            binding.core.mapSet(binding.location, name, binding.encode(entry.value, session: session))
+            if diffs, location.field.isEmbeddedLink, let embedded = entry.value as? EmbeddedObject,
+               let old = binding.core.mapValue(location, name).flatMap(CollectionElement.linkKey)
+            {
+                session.reuseEmbedded(embedded, key: old)
+            }
+            let encoded = binding.encode(entry.value, session: session)
+            if diffs, let old = binding.core.mapValue(location, name), old.elementsEqual(encoded) { continue }
+            binding.core.mapSet(location, name, encoded)
         }
         target.storage = .managed(binding)
         return target

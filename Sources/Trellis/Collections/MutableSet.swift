@@ -229,6 +229,7 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
         guard let newSet = value as? MutableSet, let current = field.witness.dynamicGet(object, field) as? MutableSet
         else { throwRealmException("Trellis internal error: '\(field.name)' is not a MutableSet<\(Element.self)>.") }
         if current === newSet { return }
+        if assignByDifference(newSet, to: current, "Set") { return }
         let elements = newSet.allElements
         current.removeAll()
         current.insert(objectsIn: elements)
@@ -238,7 +239,8 @@ extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _Col
         guard let target = attachTarget(value, binding) else { return value }
         let elements = value.allElements
         session.noteReplacement(of: binding)
-        if !session.ownerIsNew { binding.core.setRemoveAll(binding.location) }
+        // realm-core's `Set::assign`: emptied first unless the policy diffs (`.modified` inserts).
+        if !session.ownerIsNew, !session.diffsCollections { binding.core.setRemoveAll(binding.location) }
         for element in elements { binding.core.setInsert(binding.location, binding.encode(element, session: session)) }
         target.storage = .managed(binding)
         return target

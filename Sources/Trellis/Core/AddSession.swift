@@ -92,6 +92,14 @@ final class AddSession {
         if !ownerIsNew, policy == .all { core.noteSyncClear(binding.location) }
     }
 
+    /// Whether the collections of an existing object are set by difference, as realm-core's
+    /// `Set::assign`/`Dictionary::assign`/`List::assign` do under a diffing policy
+    /// (`update: .modified`): a set only inserts the given elements, a map only sets the given
+    /// keys (an equal value is left alone, an embedded value is updated in place), the old ones
+    /// stay. Not while TrellisSync writes a document, which is the object's whole state
+    /// (``RealmCore/assignsCollectionsWhole``).
+    var diffsCollections: Bool { !ownerIsNew && policy == .modified && !core.assignsCollectionsWhole }
+
     /// Objects whose key is reserved and whose row is still to be written, stored in the
     /// order they were reached (so of two objects with one primary key, the later one's values win).
     @exclusivity(unchecked) private var pending: [PendingObject] = []

@@ -56,6 +56,10 @@ extension RealmCore {
         recordedChanges.modified(location.table.tableId, location.key, column: location.field.rowColumn)
     }
 
+    /// Whether a collection assigned to an existing object (`create(_:value:update:)`) is set
+    /// by difference (see ``AddSession/diffsCollections``).
+    var diffsAssignedCollections: Bool { propertyUpdatePolicy == .modified && !assignsCollectionsWhole }
+
     /// Calls the configuration's sync hook with what this write transaction changed, unless
     /// the transaction applies downloaded changes.
     func recordSyncChanges() throws {
@@ -184,6 +188,17 @@ extension Realm {
     package var isApplyingSyncDownload: Bool {
         get { core.isApplyingSyncDownload }
         nonmutating set { core.isApplyingSyncDownload = newValue }
+    }
+
+    /// `create(type, value: values, update: .modified)` of a document, the object's whole state
+    /// (TrellisSync's downloads and client-reset recovery): the sets, maps and lists it gives
+    /// are made to hold exactly its elements, where an app's `.modified` only inserts into a
+    /// set and sets the given keys of a map (realm-core's diffing assign).
+    package func createWritingDocument<T: Object>(_ type: T.Type, value values: [String: Any]) -> T {
+        let whole = core.assignsCollectionsWhole
+        core.assignsCollectionsWhole = true
+        defer { core.assignsCollectionsWhole = whole }
+        return create(type, value: values, update: .modified)
     }
 
     /// The object of class `className` stored under `objectKey`, if it exists.

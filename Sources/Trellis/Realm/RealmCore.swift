@@ -114,6 +114,10 @@ final class RealmCore {
     var readsStoredBacklinkCounts = true
     /// Set while TrellisSync applies downloaded changes: the commit is not queued for upload.
     var isApplyingSyncDownload = false
+    /// Set while TrellisSync writes a document (a download, a client reset's recovery): the sets,
+    /// maps and lists it gives replace the object's whole, where an app's `update: .modified` sets
+    /// them by difference (``AddSession/diffsCollections``).
+    var assignsCollectionsWhole = false
     /// The last commit queued changes for upload (the sync hook is told after it commits).
     var committedSyncChanges = false
     /// The collections of links the app emptied in this write transaction (``noteSyncClear(_:)``).

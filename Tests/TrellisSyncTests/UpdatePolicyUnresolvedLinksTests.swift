@@ -89,4 +89,26 @@ struct UpdatePolicyUnresolvedLinksTests {
         #expect(replacedOnServer == "2/b:2")
         await device.close()
     }
+
+    /// `.all` sets every property (realm-core's `Object::create` with `UpdateAll`): a nil
+    /// to-one link replaces an unresolved one, which is uploaded as null, by `add` and by
+    /// `create`. Before, the device showed nil but the server kept node 7.
+    @Test func updateAllWithANilLinkReplacesAnUnresolvedLink() async throws {
+        let fixture = try SyncFixture(types: [SyncChainNode.self])
+        try UnresolvedLinkTests.insert(fixture.database, [(1, 7, []), (2, 7, []), (3, nil, [])])
+        let device = try await UnresolvedLinkTests.device(fixture.server)
+        try await device.sync(timeout: .seconds(60))
+        #expect(try UnresolvedLinkTests.localLinks(device, 1) == "- ")
+
+        try device.write { realm in
+            realm.add(SyncChainNode(value: ["_id": 1]), update: .all)
+            realm.create(SyncChainNode.self, value: ["_id": 2, "next": NSNull()], update: .all)
+        }
+        try await device.sync(timeout: .seconds(60))
+        let one = try UnresolvedLinkTests.serverLinks(fixture.database, 1)
+        let two = try UnresolvedLinkTests.serverLinks(fixture.database, 2)
+        #expect(one == "-|")
+        #expect(two == "-|")
+        await device.close()
+    }
 }

@@ -193,6 +193,7 @@ final class AddSession {
             for column in values.indices { values.deinitializeElement(at: column) }
         }
         core.makeManaged(object, table: table, key: key)
+        if !isNew, policy == .all { noteToOneLinksSet(table, key) }
         for field in info.storedFields where field.typeInfo.collection != .none {
             // Never touched while unmanaged and the owner is new: nothing to store; the managed
             // accessor is made on first use.
@@ -221,6 +222,17 @@ final class AddSession {
             return field.witness.encodeUnmanagedAndRelease(at: base + field.offset, context).payload
         }
         return field.witness.encodeUnmanaged(at: base + field.offset, context).payload
+    }
+
+    /// Under `.all` realm-core's `Object::create` sets every property of an existing object,
+    /// so a nil to-one link replaces one whose target the file does not have, and a new
+    /// embedded object holds none of the old one's links: noted for sync, so its upload does
+    /// not put the mirror's unresolved links back.
+    private func noteToOneLinksSet(_ table: Table, _ key: ObjectKey) {
+        guard core.configuration.syncHook != nil else { return }
+        for field in table.info.storedFields where field.isLink && field.typeInfo.collection == .none {
+            core.noteSyncReplacement(table, key, field)
+        }
     }
 
     /// Marks an unmanaged embedded object to be written into an existing embedded row (for

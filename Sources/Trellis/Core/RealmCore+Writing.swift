@@ -374,6 +374,8 @@ extension RealmCore {
         let session = AddSession(core: self, policy: propertyUpdatePolicy)
         let stored = Value._trellisEncode(value, _EncodingContext(session: session))
         updateColumn(managed.table, key: managed.key, field: field, value: stored.payload)
+        // `create(_:value:update: .all)` sets the link whole, as `add(_:update: .all)` does.
+        if propertyUpdatePolicy == .all, field.isLink { noteSyncReplacement(managed.table, managed.key, field) }
     }
 }
 

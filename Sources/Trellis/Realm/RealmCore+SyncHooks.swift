@@ -32,7 +32,8 @@ package struct SyncChangedObject: Hashable, Sendable {
 /// A collection of links emptied by the app (`removeAll()`, an assignment, or `add(_:update: .all)`
 /// of an existing object, which replaces its collections whole) in a write transaction of a synced
 /// Realm: TrellisSync removes the elements whose targets the file does not have too, as Realm's
-/// clear removes unresolved links, which a list or set hides and cannot remove one by one.
+/// clear removes unresolved links, which a list or set hides and cannot remove one by one. Also a
+/// to-one link set under `update: .all`, and a single embedded object replaced that way.
 struct SyncClearedCollection: Hashable {
     let objectKey: ObjectKey
     let className: String
@@ -49,11 +50,19 @@ extension RealmCore {
     /// difference, as realm-core's `List::assign` does under a diffing policy, which keeps
     /// unresolved links (TrellisSync's client-reset recovery writes that way too).
     func noteSyncClear(_ location: CollectionLocation) {
+        noteSyncReplacement(location.table, location.key, location.field)
+    }
+
+    /// Notes that the app set the link property `field` of an object whole, as ``noteSyncClear(_:)``
+    /// notes a collection emptied: also a to-one link set under `update: .all` (realm-core sets
+    /// it, null included, which replaces an unresolved link) and a collection of embedded
+    /// objects replaced (new objects: the old ones' unresolved links go with them).
+    func noteSyncReplacement(_ table: Table, _ key: ObjectKey, _ field: FieldInfo) {
         guard configuration.syncHook != nil, !isApplyingSyncDownload, propertyUpdatePolicy != .modified,
-              location.field.isLink else { return }
-        syncClearedCollections.insert(SyncClearedCollection(objectKey: location.key, className: location.table.info.className,
-                                                            property: location.field.columnName))
-        recordedChanges.modified(location.table.tableId, location.key, column: location.field.rowColumn)
+              field.isLink else { return }
+        syncClearedCollections.insert(SyncClearedCollection(objectKey: key, className: table.info.className,
+                                                            property: field.columnName))
+        recordedChanges.modified(table.tableId, key, column: field.rowColumn)
     }
 
     /// Whether a collection assigned to an existing object (`create(_:value:update:)`) is set

@@ -7,7 +7,8 @@ import TrellisSyncProtocol
 /// skips them). As Realm keeps such unresolved links, a local change must not upload their
 /// absence: they are put back into the local document before it is compared with the mirror,
 /// also inside embedded objects. A collection the app emptied (`removeAll()`, also an embedded
-/// object's) gets none back: as Realm's clear removes unresolved links too.
+/// object's) gets none back: as Realm's clear removes unresolved links too; nor does a link or
+/// embedded object set by `update: .all` (realm-core sets every property then).
 extension SyncEngine {
     /// What a walk of a document needs besides the document.
     struct UnresolvedLinkContext {
@@ -48,7 +49,9 @@ extension SyncEngine {
             let before = mirror[field] ?? .null
             let after = document[field] ?? .null
             if targetSchema.isEmbedded {
-                if before != after, Self.holdsLinks(targetSchema, context.schemas),
+                // Embedded objects the app replaced (`update: .all`, `removeAll()`) are new, as
+                // in realm-core: the old ones' unresolved links went with them.
+                if !cleared.contains(field), before != after, Self.holdsLinks(targetSchema, context.schemas),
                    let kept = keepingUnresolvedLinks(inEmbedded: after, mirror: before, property: property,
                                                      schema: targetSchema,
                                                      children: object?.syncEmbeddedObjects(property.name) ?? [], context)

@@ -111,4 +111,30 @@ struct UpdatePolicyUnresolvedLinksTests {
         #expect(two == "-|")
         await device.close()
     }
+
+    /// `.all` of a list of embedded objects makes new elements (realm-core's `List::assign`
+    /// empties the list first; `testAddAndUpdateEmbedded`), and so does it for a single
+    /// embedded object: the unresolved links the old ones held are gone with them, even when a
+    /// new element equals an old one once they are put back. Before, element pairing put them
+    /// back and the server kept every 7.
+    @Test func updateAllOfEmbeddedObjectsDropsTheUnresolvedLinksOfTheOldOnes() async throws {
+        let (fixture, device) = try await UnresolvedLinksInEmbeddedCollectionsTests.start()
+        #expect(try UnresolvedLinksInEmbeddedCollectionsTests.server(fixture.database)
+            == "x|2,7/2,7/a:7,b:2|7//;2,7//|b:7,c:-")
+
+        try device.write { realm in
+            let two = realm.object(ofType: SyncChainNode.self, forPrimaryKey: 2) as Any
+            realm.add(SyncGroupedNode(value: ["_id": 1, "note": "x",
+                                              "group": ["nodes": [two], "members": [two], "named": ["b": two], "label": "g"],
+                                              "groups": [["label": "h"], ["nodes": [two], "label": "i"]],
+                                              "tags": [["label": "b"], ["label": "c"]]]),
+                      update: .all)
+        }
+        try await device.sync(timeout: .seconds(60))
+        let local = try UnresolvedLinksInEmbeddedCollectionsTests.local(device)
+        let server = try UnresolvedLinksInEmbeddedCollectionsTests.server(fixture.database)
+        #expect(local == "x|2/2/b:2|//;2//|b:-,c:-")
+        #expect(server == "x|2/2/b:2|//;2//|b:-,c:-")
+        await device.close()
+    }
 }

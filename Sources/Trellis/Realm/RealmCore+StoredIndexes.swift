@@ -81,13 +81,19 @@ extension RealmCore {
         return table
     }
 
-    /// The catalog whose stored checksum is `checksum`: the known one, or read from `txn`.
+    /// The catalog of `storedIndexCheck`'s checksum, read once (``storedCatalog(_:checksum:)``).
     private func storedIndexCatalog(_ txn: Transaction, checksum: UInt64) -> SchemaCatalog? {
         if let catalog = storedIndexCheck.catalog { return catalog }
-        let known = file.catalogWithChecksum
-        let catalog = known.checksum == checksum
-            ? known.catalog : try? FileState.readCatalog(txn, meta: file.meta, path: environmentPath)
+        let catalog = storedCatalog(txn, checksum: checksum)
         storedIndexCheck.catalog = catalog
         return catalog
+    }
+
+    /// The catalog whose stored checksum is `checksum`: the one this process knows, or read
+    /// from `txn`.
+    func storedCatalog(_ txn: Transaction, checksum: UInt64) -> SchemaCatalog? {
+        let known = file.catalogWithChecksum
+        return known.checksum == checksum
+            ? known.catalog : try? FileState.readCatalog(txn, meta: file.meta, path: environmentPath)
     }
 }

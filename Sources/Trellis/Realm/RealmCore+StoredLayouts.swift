@@ -44,7 +44,7 @@ extension RealmCore {
         if base == storedLayoutCheck.ownCommit { return }
         // A file of catalog format 1 has no checksum: it is read as opened.
         guard let checksum = file.storedCatalogChecksum(txn), checksum != storedLayoutCheck.checksum else { return }
-        guard let catalog = try? FileState.readCatalog(txn, meta: file.meta, path: environmentPath) else { return }
+        guard let catalog = storedCatalog(txn, checksum: checksum) else { return }
         // By class name: the trap names the same class whatever the order tables were used in.
         for table in storedLayoutCheck.tables.values.sorted(by: { $0.info.className < $1.info.className }) {
             guard let stored = catalog.storedClass(named: table.info.className) else { continue }

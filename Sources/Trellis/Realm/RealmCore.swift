@@ -189,6 +189,7 @@ final class RealmCore {
         guard let current = readTransaction, current.isActive, !current.isSuspended else { return nil }
         readTransaction = snapshot
         noteChange()
+        verifyStoredLayouts(snapshot)
         return current
     }
 

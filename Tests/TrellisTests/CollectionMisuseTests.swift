@@ -23,16 +23,12 @@ import Testing
         }
     }
 
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     @Test func appendingToAListOutsideAWriteTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (_, owner) = CollectionMisuseTests.managedOwner()
             owner.dogs.append(Pet("x"))
         }
-        #expect(Self.stderr(result).contains("Cannot modify List outside of a write transaction."))
+        #expect(exitTestStandardError(result).contains("Cannot modify List outside of a write transaction."))
     }
 
     @Test func settingAListElementOutsideAWriteTraps() async {
@@ -40,7 +36,7 @@ import Testing
             let (_, owner) = CollectionMisuseTests.managedOwner()
             owner.dogs[0] = Pet("x")
         }
-        #expect(Self.stderr(result).contains("Cannot modify List outside of a write transaction."))
+        #expect(exitTestStandardError(result).contains("Cannot modify List outside of a write transaction."))
     }
 
     @Test func insertingIntoASetOutsideAWriteTraps() async {
@@ -48,7 +44,7 @@ import Testing
             let (_, owner) = CollectionMisuseTests.managedOwner()
             owner.dogSet.insert(Pet("x"))
         }
-        #expect(Self.stderr(result).contains("Cannot modify Set outside of a write transaction."))
+        #expect(exitTestStandardError(result).contains("Cannot modify Set outside of a write transaction."))
     }
 
     @Test func settingAMapKeyOutsideAWriteTraps() async {
@@ -56,7 +52,7 @@ import Testing
             let (_, owner) = CollectionMisuseTests.managedOwner()
             owner.dogMap["x"] = nil
         }
-        #expect(Self.stderr(result).contains("Cannot modify Dictionary outside of a write transaction."))
+        #expect(exitTestStandardError(result).contains("Cannot modify Dictionary outside of a write transaction."))
     }
 
     @Test func anOutOfBoundsIndexTrapsWithTheBound() async {
@@ -64,7 +60,7 @@ import Testing
             let (realm, owner) = CollectionMisuseTests.managedOwner()
             try? realm.write { owner.dogs.insert(Pet("x"), at: 3) }
         }
-        #expect(Self.stderr(result).contains("Index 3 is out of bounds (must be less than 3)."))
+        #expect(exitTestStandardError(result).contains("Index 3 is out of bounds (must be less than 3)."))
     }
 
     @Test func aNegativeIndexTraps() async {
@@ -72,7 +68,7 @@ import Testing
             let (realm, owner) = CollectionMisuseTests.managedOwner()
             try? realm.write { owner.dogs.remove(at: -1) }
         }
-        #expect(Self.stderr(result).contains("Cannot pass a negative value for 'index'."))
+        #expect(exitTestStandardError(result).contains("Cannot pass a negative value for 'index'."))
     }
 
     @Test func removingMoreThanTheListHoldsTraps() async {
@@ -80,7 +76,7 @@ import Testing
             let (realm, owner) = CollectionMisuseTests.managedOwner()
             try? realm.write { owner.dogs.removeLast(3) }
         }
-        #expect(Self.stderr(result).contains(
+        #expect(exitTestStandardError(result).contains(
             "It is not possible to remove more objects (3) from a list than it already contains (2)."))
     }
 
@@ -89,7 +85,7 @@ import Testing
             let (realm, owner) = CollectionMisuseTests.managedOwner()
             try? realm.write { owner.parents = LinkingObjects(fromType: Owner.self, property: "children") }
         }
-        #expect(Self.stderr(result).contains("LinkingObjects properties are read-only"))
+        #expect(exitTestStandardError(result).contains("LinkingObjects properties are read-only"))
     }
 
     @Test func reusingAManagedEmbeddedObjectInAListTraps() async {
@@ -102,7 +98,7 @@ import Testing
                 parent.children.append(parent.children[0])
             }
         }
-        #expect(Self.stderr(result).contains("Cannot add an existing managed embedded object to a List."))
+        #expect(exitTestStandardError(result).contains("Cannot add an existing managed embedded object to a List."))
     }
 
     @Test func reusingAManagedEmbeddedObjectInALinkTraps() async {
@@ -115,7 +111,7 @@ import Testing
                 parent.child = parent.children[0]
             }
         }
-        #expect(Self.stderr(result).contains("Can't set link to existing managed embedded object"))
+        #expect(exitTestStandardError(result).contains("Can't set link to existing managed embedded object"))
     }
 
     @Test func reusingAManagedEmbeddedObjectInAMapTraps() async {
@@ -128,7 +124,7 @@ import Testing
                 parent.childMap["b"] = parent.childMap["a"] ?? nil
             }
         }
-        #expect(Self.stderr(result).contains("Cannot add an existing managed embedded object to a Dictionary."))
+        #expect(exitTestStandardError(result).contains("Cannot add an existing managed embedded object to a Dictionary."))
     }
 
     @Test func mapKeysStartingWithADollarTrap() async {
@@ -136,7 +132,7 @@ import Testing
             let (realm, owner) = CollectionMisuseTests.managedOwner()
             try? realm.write { owner.nicknames["$x"] = "x" }
         }
-        #expect(Self.stderr(result).contains("Dictionary::insert: key must not start with '$'"))
+        #expect(exitTestStandardError(result).contains("Dictionary::insert: key must not start with '$'"))
     }
 
     @Test func mapKeysWithADotTrap() async {
@@ -144,7 +140,7 @@ import Testing
             let owner = Owner("unmanaged")
             owner.nicknames["a.b"] = "x"
         }
-        #expect(Self.stderr(result).contains("Dictionary::insert: key must not contain '.'"))
+        #expect(exitTestStandardError(result).contains("Dictionary::insert: key must not contain '.'"))
     }
 
     @Test func readingTheListOfADeletedObjectTraps() async {
@@ -154,7 +150,7 @@ import Testing
             try? realm.write { realm.delete(owner) }
             _ = dogs.count
         }
-        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
+        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
     }
 
     @Test func mutatingAListFromAnotherThreadTraps() async {
@@ -165,7 +161,7 @@ import Testing
             thread.start()
             sleep(5)
         }
-        #expect(Self.stderr(result).contains("Realm accessed from incorrect thread."))
+        #expect(exitTestStandardError(result).contains("Realm accessed from incorrect thread."))
     }
 
     /// realm-core's words for sorting on a name that is not a property (Realm's
@@ -176,18 +172,18 @@ import Testing
             let (realm, _) = CollectionMisuseTests.managedOwner()
             _ = realm.objects(Owner.self).sorted(byKeyPath: "noSuchCol")
         }
-        #expect(Self.stderr(result).contains(
+        #expect(exitTestStandardError(result).contains(
             "Cannot sort on key path 'noSuchCol': property 'Owner.noSuchCol' does not exist"))
         let throughLink = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (_, owner) = CollectionMisuseTests.managedOwner()
             _ = owner.dogs.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "owners.nope")])
         }
-        #expect(Self.stderr(throughLink).contains("Cannot sort on key path 'owners.nope'"))
+        #expect(exitTestStandardError(throughLink).contains("Cannot sort on key path 'owners.nope'"))
         let distinct = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = CollectionMisuseTests.managedOwner()
             _ = realm.objects(Owner.self).distinct(by: ["dog.noSuchCol"])
         }
-        #expect(Self.stderr(distinct).contains(
+        #expect(exitTestStandardError(distinct).contains(
             "Cannot distinct on key path 'dog.noSuchCol': property 'Pet.noSuchCol' does not exist"))
     }
 }

@@ -25,10 +25,6 @@ final class RefusingIntHolder: Object {
 /// custom type stored as an object, as Realm takes them (RealmSwift/Tests
 /// CustomObjectCreationTests `testInitFailable`, `testNullValueForNonOptionalPropertyBackedByOptional`).
 @Suite struct CustomPersistableRefusedValueTests {
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     static func realm() -> Realm {
         do {
             return try Realm(configuration: .init(inMemoryIdentifier: "refused-\(UUID().uuidString)",
@@ -42,14 +38,14 @@ final class RefusingIntHolder: Object {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = RefusingIntHolder(value: ["int": 1])
         }
-        #expect(Self.stderr(result).contains("Could not convert value '1' to type 'OneRefusingInt'."))
+        #expect(exitTestStandardError(result).contains("Could not convert value '1' to type 'OneRefusingInt'."))
     }
 
     @Test func aRefusedListElementTrapsWithRealmsMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = RefusingIntHolder(value: ["ints": [2, 1]])
         }
-        #expect(Self.stderr(result).contains("Could not convert value '1' to type 'OneRefusingInt'."))
+        #expect(exitTestStandardError(result).contains("Could not convert value '1' to type 'OneRefusingInt'."))
     }
 
     @Test func anOptionalPropertyOrElementTakesARefusedValueAsNil() {

@@ -23,10 +23,6 @@ import Testing
         }
     }
 
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     static let message = "Cannot read from a frozen Realm which has been invalidated."
 
     @Test func askingAnInvalidatedFrozenRealmForObjectsTraps() async {
@@ -35,7 +31,7 @@ import Testing
             frozen.invalidate()
             _ = frozen.objects(Owner.self)
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     @Test func lookingUpAnObjectOfAnInvalidatedFrozenRealmTraps() async {
@@ -44,7 +40,7 @@ import Testing
             frozen.invalidate()
             _ = frozen.dynamicObjects("Owner")
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     @Test func readingAFrozenObjectAfterItsRealmWasInvalidatedTraps() async {
@@ -55,7 +51,7 @@ import Testing
             frozen.invalidate()
             _ = owner.name
         }
-        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
+        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
     }
 
     @Test func readingAFrozenObjectOnAnotherThreadAfterInvalidateTraps() async {
@@ -72,7 +68,7 @@ import Testing
             }
             done.wait()
         }
-        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
+        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
     }
 
     @Test func countingResultsOfAnInvalidatedFrozenRealmTraps() async {
@@ -83,7 +79,7 @@ import Testing
             frozen.invalidate()
             _ = owners.count
         }
-        #expect(Self.stderr(result).contains("Access to invalidated Results objects"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated Results objects"))
     }
 
     @Test func readingAFrozenListAfterItsRealmWasInvalidatedTraps() async {
@@ -93,7 +89,7 @@ import Testing
             frozen.invalidate()
             _ = tags.count
         }
-        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
     }
 
     @Test func anInvalidatedFrozenRealmsObjectsAreInvalidatedAndTheLiveRealmReadsOn() throws {

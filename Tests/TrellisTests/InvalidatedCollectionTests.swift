@@ -24,10 +24,6 @@ import Testing
         }
     }
 
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     @Test func countingAListReadBeforeInvalidateTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
@@ -36,7 +32,7 @@ import Testing
             #expect(tags.isInvalidated)
             _ = tags.count
         }
-        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
     }
 
     @Test func readingAnElementOfAListReadBeforeInvalidateTraps() async {
@@ -46,7 +42,7 @@ import Testing
             realm.invalidate()
             _ = tags[0]
         }
-        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
     }
 
     @Test func appendingToAListReadBeforeInvalidateTraps() async {
@@ -57,7 +53,7 @@ import Testing
             realm.beginWrite()
             tags.append("z")
         }
-        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
     }
 
     @Test func readingASetReadBeforeInvalidateTraps() async {
@@ -68,7 +64,7 @@ import Testing
             #expect(scores.isInvalidated)
             _ = scores.contains(1)
         }
-        #expect(Self.stderr(result).contains("Access to invalidated Set object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated Set object"))
     }
 
     @Test func readingAMapReadBeforeInvalidateTraps() async {
@@ -79,7 +75,7 @@ import Testing
             #expect(nicknames.isInvalidated)
             _ = nicknames["n"]
         }
-        #expect(Self.stderr(result).contains("Access to invalidated Dictionary object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated Dictionary object"))
     }
 
     @Test func settingAMapKeyReadBeforeInvalidateTraps() async {
@@ -89,7 +85,7 @@ import Testing
             realm.invalidate()
             nicknames["m"] = "bo"
         }
-        #expect(Self.stderr(result).contains("Access to invalidated Dictionary object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated Dictionary object"))
     }
 
     @Test func readingANestedListReadBeforeInvalidateTraps() async {
@@ -104,7 +100,7 @@ import Testing
             realm.invalidate()
             _ = nested.count
         }
-        #expect(Self.stderr(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
     }
 
     /// Collections read after `invalidate()` belong to the new read transaction and work.

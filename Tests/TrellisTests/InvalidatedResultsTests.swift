@@ -28,10 +28,6 @@ import Testing
         }
     }
 
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     static let message = "Access to invalidated Results objects"
 
     @Test func countingResultsOfAnInvalidatedRealmTraps() async {
@@ -43,7 +39,7 @@ import Testing
             #expect(results.isInvalidated)
             _ = results.count
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     @Test func readingAnObjectOfInvalidatedResultsTraps() async {
@@ -53,7 +49,7 @@ import Testing
             realm.invalidate()
             _ = results.first
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     @Test func iteratingInvalidatedResultsTraps() async {
@@ -63,7 +59,7 @@ import Testing
             realm.invalidate()
             for owner in results { _ = owner }
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     @Test func filteringInvalidatedResultsTraps() async {
@@ -73,7 +69,7 @@ import Testing
             realm.invalidate()
             _ = results.filter("age > 1")
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     @Test func anAggregateOfInvalidatedResultsTraps() async {
@@ -84,7 +80,7 @@ import Testing
             let oldest: Int? = results.max(ofProperty: "age")
             _ = oldest
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     @Test func resultsOfValuesOfAnInvalidatedRealmTrap() async {
@@ -95,7 +91,7 @@ import Testing
             realm.invalidate()
             _ = tags.count
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     /// Realm's LinkingObjects is a results collection (RLMLinkingObjects is an RLMResults).
@@ -107,7 +103,7 @@ import Testing
             realm.invalidate()
             _ = owners.count
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     // MARK: - What does not invalidate results

@@ -25,17 +25,13 @@ import Testing
         return (realm, owner)
     }
 
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     @Test func settingAPropertyOfADeletedObjectOutsideAWriteSaysDeleted() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (_, owner) = MisuseOrderTests.deletedOwner()
             owner.name = "x"
         }
-        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
-        #expect(!Self.stderr(result).contains("outside of a write transaction"))
+        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
+        #expect(!exitTestStandardError(result).contains("outside of a write transaction"))
     }
 
     @Test func settingAPropertyOfAnInvalidatedObjectOutsideAWriteSaysInvalidated() async {
@@ -46,7 +42,7 @@ import Testing
             realm.invalidate()
             owner.age = 3
         }
-        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
+        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
     }
 
     @Test func appendingToTheListOfADeletedObjectOutsideAWriteSaysDeleted() async {
@@ -58,8 +54,8 @@ import Testing
             try? realm.write { realm.delete(owner) }
             dogs.append(Pet())
         }
-        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
-        #expect(!Self.stderr(result).contains("outside of a write transaction"))
+        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
+        #expect(!exitTestStandardError(result).contains("outside of a write transaction"))
     }
 
     @Test func insertingIntoTheSetOfAnInvalidatedObjectOutsideAWriteSaysInvalidated() async {
@@ -71,7 +67,7 @@ import Testing
             realm.invalidate()
             scores.insert(1)
         }
-        #expect(Self.stderr(result).contains("Access to invalidated Set object"))
+        #expect(exitTestStandardError(result).contains("Access to invalidated Set object"))
     }
 
     @Test func settingAMapKeyOfADeletedObjectOutsideAWriteSaysDeleted() async {
@@ -83,7 +79,7 @@ import Testing
             try? realm.write { realm.delete(owner) }
             nicknames["a"] = "b"
         }
-        #expect(Self.stderr(result).contains("Object has been deleted or invalidated."))
+        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
     }
 
     @Test func aValidObjectOutsideAWriteStillSaysWriteTransaction() async {
@@ -93,14 +89,14 @@ import Testing
             try? realm.write { realm.add(owner) }
             owner.dogs.append(Pet())
         }
-        #expect(Self.stderr(result).contains("Cannot modify List outside of a write transaction."))
+        #expect(exitTestStandardError(result).contains("Cannot modify List outside of a write transaction."))
     }
 
     @Test func deletingAnUnmanagedObjectOutsideAWriteSaysWhichRealm() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             MisuseOrderTests.ownerRealm().delete(Owner("Ada"))
         }
-        #expect(Self.stderr(result).contains("Can only delete an object from the Realm it belongs to."))
+        #expect(exitTestStandardError(result).contains("Can only delete an object from the Realm it belongs to."))
     }
 
     @Test func deletingADeletedObjectOutsideAWriteSaysWhichRealm() async {
@@ -108,6 +104,6 @@ import Testing
             let (realm, owner) = MisuseOrderTests.deletedOwner()
             realm.delete(owner)
         }
-        #expect(Self.stderr(result).contains("Can only delete an object from the Realm it belongs to."))
+        #expect(exitTestStandardError(result).contains("Can only delete an object from the Realm it belongs to."))
     }
 }

@@ -191,6 +191,6 @@ final class NewListOwner: Object {
             owner.dogs.append(dog)
             try second.write { second.add(owner) }
         }
-        #expect(CollectionMisuseTests.stderr(result).contains("Object is already managed by another Realm."))
+        #expect(exitTestStandardError(result).contains("Object is already managed by another Realm."))
     }
 }

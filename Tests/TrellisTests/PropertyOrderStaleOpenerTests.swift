@@ -38,10 +38,6 @@ import Testing
         }
     }
 
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     static let message = "Unsupported schema changes were made by another client or process"
 
     @Test func aRealmBoundToTheOldOrderTrapsWhenItsSnapshotReachesTheReorderedRows() async {
@@ -53,7 +49,7 @@ import Testing
                 print(ada?.name ?? "-")
             }
         }
-        let text = Self.stderr(result)
+        let text = exitTestStandardError(result)
         #expect(text.contains(Self.message))
         #expect(text.contains("The properties of 'POOwner' are now stored in the order _id, age, best, city, name"))
     }
@@ -67,7 +63,7 @@ import Testing
                 }
             }
         }
-        #expect(Self.stderr(result).contains(Self.message))
+        #expect(exitTestStandardError(result).contains(Self.message))
     }
 
     /// Another Realm on the same model (or one that only added an index) commits: no trap.

@@ -127,10 +127,6 @@ class Acquaintance: Object {
         #expect(sections[1].map(\.name) == ["Cid", "Ann"])
     }
 
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     static func contactsInChildProcess() -> Results<Acquaintance>? {
         let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("sections-\(UUID()).realm")
         return (try? Realm(configuration: .init(fileURL: url, objectTypes: [Acquaintance.self])))?.objects(Acquaintance.self)
@@ -140,7 +136,7 @@ class Acquaintance: Object {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = SectionedResultsTests.contactsInChildProcess()?.sectioned(by: \.group, sortDescriptors: [])
         }
-        #expect(Self.stderr(result).contains("Can not section Results with empty sortDescriptor parameter."))
+        #expect(exitTestStandardError(result).contains("Can not section Results with empty sortDescriptor parameter."))
     }
 
     @Test func sectioningByAKeyPathSortedOnAnotherPropertyTrapsWithRealmsMessage() async {
@@ -148,13 +144,13 @@ class Acquaintance: Object {
             _ = SectionedResultsTests.contactsInChildProcess()?.sectioned(by: \.group,
                                                                           sortDescriptors: [SortDescriptor(keyPath: "age")])
         }
-        #expect(Self.stderr(result).contains("The section key path must match the primary sort descriptor."))
+        #expect(exitTestStandardError(result).contains("The section key path must match the primary sort descriptor."))
     }
 
     @Test func sectioningByABlockWithoutSortDescriptorsTrapsWithRealmsMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = SectionedResultsTests.contactsInChildProcess()?.sectioned(sortDescriptors: []) { $0.group }
         }
-        #expect(Self.stderr(result).contains("There must be at least one SortDescriptor when using SectionedResults."))
+        #expect(exitTestStandardError(result).contains("There must be at least one SortDescriptor when using SectionedResults."))
     }
 }

@@ -6,15 +6,11 @@ import Testing
 /// the collection (MutableSetUnmanagedRealmCollectionTests.testFreeze: "…RLMSet…"; Trellis
 /// named RLMArray for every kind).
 @Suite struct UnmanagedFreezeMessageTests {
-    static func stderr(_ result: ExitTest.Result?) -> String {
-        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-    }
-
     @Test func freezingAnUnmanagedListNamesRLMArray() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = List<Int>().freeze()
         }
-        #expect(Self.stderr(result).contains(
+        #expect(exitTestStandardError(result).contains(
             "This method may only be called on RLMArray instances retrieved from an RLMRealm"))
     }
 
@@ -22,7 +18,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = MutableSet<Int>().freeze()
         }
-        #expect(Self.stderr(result).contains(
+        #expect(exitTestStandardError(result).contains(
             "This method may only be called on RLMSet instances retrieved from an RLMRealm"))
     }
 
@@ -30,7 +26,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Map<String, Int>().freeze()
         }
-        #expect(Self.stderr(result).contains(
+        #expect(exitTestStandardError(result).contains(
             "This method may only be called on RLMDictionary instances retrieved from an RLMRealm"))
     }
 }

@@ -9,7 +9,7 @@ extension JSONValue {
     /// A document of `ExtendedJSON.documentValue(for:)`, which holds strings, booleans,
     /// `NSNull`, arrays and documents only (every number is a wrapped string, such as
     /// `{"$numberLong": "5"}`): the same value as its JSON text parsed, without the text.
-    init(extendedJSON value: Any) {
+    package init(extendedJSON value: Any) {
         if let string = value as? String {
             self = .string(string)
         } else if type(of: value) == Bool.self, let bool = value as? Bool {
@@ -53,3 +53,8 @@ extension JSONValue: DocumentNode {
     }
     package var foundationValue: Any { decodableObject }
 }
+
+/// A local change's document is read from the object's row into these values directly
+/// (`DocumentRowReader`).
+extension JSONValue: DocumentBuilding {}
+

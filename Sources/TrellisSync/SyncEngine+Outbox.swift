@@ -17,6 +17,8 @@ extension SyncEngine {
         // Per class, once per commit: a new object's defaults and the embedded properties.
         var defaults = [String: [String: JSONValue]]()
         var embedded = [String: Set<String>]()
+        // Documents read straight from the rows (one plan per class for the commit).
+        let reader = DocumentRowReader<JSONValue>(realm: realm)
         for change in changes {
             let mirrorKey = SyncStoreLayout.mirror(change.className, change.objectKey)
             let mirror = SyncStoreLayout.mirrorEntry(realm, mirrorKey)
@@ -30,7 +32,7 @@ extension SyncEngine {
             } else {
                 guard let object = realm.syncObject(className: change.className, objectKey: change.objectKey),
                       let keyProperty = object.objectSchema.primaryKeyProperty else { continue }
-                var document = try Self.document(of: object)
+                var document = try reader.document(of: object)
                 if let mirror {
                     document = keepingUnresolvedLinks(document, mirror: mirror.document, of: object, realm: realm)
                 }

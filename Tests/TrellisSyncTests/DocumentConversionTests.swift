@@ -69,6 +69,48 @@ let conversionTypes: [ObjectBase.Type] = [ConversionTarget.self, ConversionPart.
         }
     }
 
+    /// The document a local commit records is read from the object's row (`DocumentRowReader`,
+    /// session 33) and equals the one read through the properties' wrappers and written as JSON
+    /// text: for 300 random objects of every property kind, read after their commit and again
+    /// inside a write that changed them (what a commit's record reads).
+    @Test(arguments: [UInt64(33), 3_333])
+    func aDocumentReadFromTheRowEqualsItsJSONTextParsed(seed: UInt64) throws {
+        try withRealm { realm in
+            var random = SplitMix64(seed: seed)
+            let subjects = try Self.makeSubjects(realm, count: 300, random: &random)
+            let reader = DocumentRowReader<JSONValue>(realm: realm)
+            for subject in subjects {
+                let fromRow = try reader.document(of: subject)
+                let throughText = try SyncEngine.documentThroughText(of: subject)
+                #expect(fromRow == throughText, "seed \(seed), \(subject._id): \(JSONValue.object(fromRow).jsonText)")
+            }
+            let targets = Array(realm.objects(ConversionTarget.self))
+            realm.beginWrite()
+            let writer = DocumentRowReader<JSONValue>(realm: realm)
+            for subject in subjects.prefix(50) {
+                subject.string = Self.string(&random)
+                subject.links.append(targets[random.below(targets.count)])
+                subject.parts.append(ConversionPart(value: ["label": Self.string(&random)]))
+                subject.part = random.chance(50) ? nil : ConversionPart(value: ["weight": 2.5])
+                let fromRow = try writer.document(of: subject)
+                #expect(try fromRow == SyncEngine.documentThroughText(of: subject),
+                        "seed \(seed), \(subject._id) changed in the write")
+            }
+            realm.cancelWrite()
+        }
+    }
+
+    /// An unmanaged object has no row: its document is read through its properties.
+    @Test func anUnmanagedObjectsDocumentIsReadThroughItsProperties() throws {
+        try withRealm { realm in
+            let subject = ConversionSubject()
+            subject.string = "unmanaged"
+            subject.part = ConversionPart(value: ["label": "part"])
+            let fromProperties = try DocumentRowReader<JSONValue>(realm: realm).document(of: subject)
+            #expect(try fromProperties == SyncEngine.documentThroughText(of: subject))
+        }
+    }
+
     /// A downloaded document decoded the new way (Swift booleans, one decoder for the batch)
     /// makes the same object as the old way (Foundation objects, a decoder per document): both
     /// are created in their own Realm and their documents compared; and both give back the

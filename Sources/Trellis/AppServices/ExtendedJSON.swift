@@ -88,6 +88,12 @@ public enum ExtendedJSON {
         return try encodeElement(value, property)
     }
 
+    /// The Extended JSON form of `property` of `object`, read through its wrapper
+    /// (``DocumentRowReader`` reads the kinds it has no plan for this way).
+    static func encodedProperty(of object: ObjectBase, _ property: Property) throws -> Any {
+        try encode(object.storedValue(forKey: property.name), property)
+    }
+
     /// The Extended JSON form of one Swift value of `property`.
     static func encodedValue(_ value: Any?, _ property: Property) throws -> Any {
         try encodeElement(value, property)
@@ -131,7 +137,7 @@ public enum ExtendedJSON {
     }
 
     /// Extended JSON's spelling of a double: integral values keep a `.0`, specials are words.
-    private static func canonical(_ value: Double) -> String {
+    static func canonical(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
         if value == value.rounded(), abs(value) < 1e15 { return String(format: "%.1f", value) }

@@ -19,11 +19,12 @@ extension RealmCore {
     /// and trims the log when it is over its bounds.
     func persistChangeRecord(_ txn: Transaction) throws {
         guard let database = file.changes, !recordedChanges.isEmpty else { return }
-        let bytes = ChangeRecordEncoding.encode(recordedChanges)
         let version = txn.version
         var header = ChangeLogHeader.read(txn, database) ?? ChangeLogHeader.measuring(txn, database)
-        try bytes.withUnsafeBytes { try txn.put(database, integerKey: UInt64(version), value: $0) }
-        header.totalBytes += bytes.count
+        header.totalBytes += try ChangeRecordEncoding.withEncoded(recordedChanges) { bytes in
+            try txn.put(database, integerKey: UInt64(version), value: bytes)
+            return bytes.count
+        }
         if header.oldestVersion == nil { header.oldestVersion = version }
         let now = Date().timeIntervalSince1970
         if header.checkpoints.last.map({ now - $0.time >= ChangeLogLimits.checkpointInterval }) ?? true {
@@ -138,6 +139,7 @@ struct ChangeLogHeader {
         header.oldestVersion = oldest == 0 ? nil : oldest
         let count = Int(UInt32(littleEndian: load(16, UInt32.self)))
         guard bytes.count >= 20 + count * 16 else { return nil }
+        header.checkpoints.reserveCapacity(count)
         for index in 0..<count {
             let base = 20 + index * 16
             header.checkpoints.append((Int(UInt64(littleEndian: load(base, UInt64.self))),
@@ -160,16 +162,15 @@ struct ChangeLogHeader {
     }
 
     func write(_ txn: Transaction, _ database: DatabaseHandle) throws {
-        var out = [UInt8]()
-        func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { out += $0 } }
-        put(UInt64(totalBytes))
-        put(UInt64(oldestVersion ?? 0))
-        put(UInt32(checkpoints.count))
-        for checkpoint in checkpoints {
-            put(UInt64(checkpoint.version))
-            put(checkpoint.time.bitPattern)
-        }
-        try out.withUnsafeBytes { try txn.put(database, integerKey: 0, value: $0) }
+        try LittleEndianWriter.withBytes(count: 20 + 16 * checkpoints.count, { out in
+            out.put(UInt64(totalBytes))
+            out.put(UInt64(oldestVersion ?? 0))
+            out.put(UInt32(checkpoints.count))
+            for checkpoint in checkpoints {
+                out.put(UInt64(checkpoint.version))
+                out.put(checkpoint.time.bitPattern)
+            }
+        }) { try txn.put(database, integerKey: 0, value: $0) }
     }
 }
 

@@ -104,36 +104,61 @@ extension ChangeRecorder.TableRecord {
 /// Layout, little-endian: per table `tableId u32, rangeCount u32, (low u64, high u64)*,
 /// deletionCount u32, key u64*, modificationCount u32, (key u64, columnCount u16, column i32*)*`.
 enum ChangeRecordEncoding {
-    static func encode(_ recorder: ChangeRecorder) -> [UInt8] {
-        var out = [UInt8]()
-        func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { out += $0 } }
-        for (tableId, record) in recorder.records.sorted {
-            put(tableId)
-            var ranges = [ClosedRange<ObjectKey>]()
-            for range in record.insertedRanges {
-                // Split around new objects deleted again.
-                var low = range.lowerBound
-                for key in range where record.deletedNew.contains(key) {
-                    if key > low { ranges.append(low...(key - 1)) }
-                    low = key &+ 1
-                }
-                if low <= range.upperBound, low != 0 { ranges.append(low...range.upperBound) }
-            }
-            put(UInt32(ranges.count))
-            for range in ranges {
-                put(range.lowerBound)
-                put(range.upperBound)
-            }
-            put(UInt32(record.deletions.count))
-            for key in record.deletions.sorted() { put(key) }
-            put(UInt32(record.modifications.count))
+    /// Calls `body` with the stored form of `recorder`'s changes (valid only during the call).
+    static func withEncoded<R>(_ recorder: ChangeRecorder, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let tables = recorder.records.sorted
+        var count = 0
+        for (_, record) in tables { count += encodedSize(of: record) }
+        return try LittleEndianWriter.withBytes(count: count, { writer in
+            for (tableId, record) in tables { encode(tableId, record, into: &writer) }
+        }, body)
+    }
+
+    private static func encodedSize(of record: ChangeRecorder.TableRecord) -> Int {
+        var size = 4 + 4 + 16 * storedRanges(of: record).count + 4 + 8 * record.deletions.count + 4
+        for columns in record.modifications.values { size += 8 + 2 + 4 * columns.count }
+        return size
+    }
+
+    private static func encode(_ tableId: UInt32, _ record: ChangeRecorder.TableRecord,
+                               into writer: inout LittleEndianWriter) {
+        writer.put(tableId)
+        let ranges = storedRanges(of: record)
+        writer.put(UInt32(ranges.count))
+        for range in ranges {
+            writer.put(range.lowerBound)
+            writer.put(range.upperBound)
+        }
+        writer.put(UInt32(record.deletions.count))
+        if !record.deletions.isEmpty {
+            for key in record.deletions.sorted() { writer.put(key) }
+        }
+        writer.put(UInt32(record.modifications.count))
+        if !record.modifications.isEmpty {
             for (key, columns) in record.modifications.sorted(by: { $0.key < $1.key }) {
-                put(key)
-                put(UInt16(columns.count))
-                for column in columns.sorted() { put(Int32(column)) }
+                writer.put(key)
+                writer.put(UInt16(columns.count))
+                for column in columns.sorted() { writer.put(Int32(column)) }
             }
         }
-        return out
+    }
+
+    /// The ranges of new keys a record stores: the inserted ones, split around new objects
+    /// deleted again (most commits delete none, and store the ranges as they are).
+    private static func storedRanges(of record: ChangeRecorder.TableRecord) -> [ClosedRange<ObjectKey>] {
+        if record.deletedNew.isEmpty, !record.insertedRanges.contains(where: { $0.lowerBound == 0 }) {
+            return record.insertedRanges
+        }
+        var ranges = [ClosedRange<ObjectKey>]()
+        for range in record.insertedRanges {
+            var low = range.lowerBound
+            for key in range where record.deletedNew.contains(key) {
+                if key > low { ranges.append(low...(key - 1)) }
+                low = key &+ 1
+            }
+            if low <= range.upperBound, low != 0 { ranges.append(low...range.upperBound) }
+        }
+        return ranges
     }
 
     /// A record of a commit that changed no object: one table (a new, empty one) listed with no

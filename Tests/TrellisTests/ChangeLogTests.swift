@@ -37,8 +37,7 @@ import Testing
         }
         let stored = try storedRecordBytes(realm)
         #expect(stored.bytes <= 64 << 10 + 16 << 10, "\(stored.bytes) bytes in \(stored.records) records")
-        let changesDatabase = try #require(realm.core.file.changes)
-        let header = try #require(ChangeLogHeader.read(realm.core.transaction, changesDatabase))
+        let header = try #require(ChangeLogHeader.read(realm.core.transaction, meta: realm.core.file.meta))
         #expect(header.totalBytes == stored.bytes)
     }
 
@@ -60,12 +59,11 @@ import Testing
         for round in 0..<10 { try realm.write { dog.age = round } }
         // Every commit notes a checkpoint only a minute after the last: with an age bound of 0,
         // the checkpoint of the first commit makes everything before it old; force a second.
-        let database = try #require(realm.core.file.changes)
         try realm.write {
-            var header = try #require(ChangeLogHeader.read(realm.core.transaction, database))
+            var header = try #require(ChangeLogHeader.read(realm.core.transaction, meta: realm.core.file.meta))
             header.checkpoints = header.checkpoints.map { (version: $0.version, time: $0.time - 3600) }
             header.checkpoints.append((version: realm.core.transaction.version - 1, time: Date().timeIntervalSince1970 - 1))
-            try header.write(realm.core.transaction, database)
+            try header.write(realm.core.transaction, meta: realm.core.file.meta)
             dog.age = 100
         }
         let stored = try storedRecordBytes(realm)
@@ -92,5 +90,46 @@ import Testing
         // Exact: 2,000 insertions and the first object untouched (no fallback marking it modified).
         #expect(log.get() == ["d[] i2000 m[]"])
         token.invalidate()
+    }
+
+    @Test func theHeaderIsKeptInMetaAndTheLogHoldsOnlyRecords() throws {
+        let realm = try Realm(configuration: fastConfiguration())
+        for index in 0..<3 { try realm.write { realm.add(Dog(value: ["name": "d\(index)"])) } }
+        let changes = try #require(realm.core.file.changes)
+        #expect(realm.core.transaction.get(changes, integerKey: 0) == nil)
+        let header = try #require(ChangeLogHeader.read(realm.core.transaction, meta: realm.core.file.meta))
+        let stored = try storedRecordBytes(realm)
+        #expect(header.totalBytes == stored.bytes)
+    }
+
+    @Test func aHeaderAnOlderFileKeepsUnderKeyZeroIsMovedToMeta() throws {
+        let realm = try Realm(configuration: fastConfiguration())
+        try realm.write { realm.add(Dog(value: ["name": "a"])) }
+        let changes = try #require(realm.core.file.changes)
+        let meta = realm.core.file.meta
+        // The file as a Trellis before session 33 leaves it: the header under key 0 of `changes`
+        // (u64 total bytes, u64 oldest version, u32 checkpoint count, (u64 version, f64 time)*),
+        // here with 1,000 bytes more than the records hold, to tell a moved header from a measured one.
+        try realm.write {
+            let txn = realm.core.transaction
+            let current = try #require(ChangeLogHeader.read(txn, meta: meta))
+            var legacy = [UInt8]()
+            func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { legacy += $0 } }
+            put(UInt64(current.totalBytes + 1000))
+            put(UInt64(current.oldestVersion ?? 0))
+            put(UInt32(current.checkpoints.count))
+            for checkpoint in current.checkpoints {
+                put(UInt64(checkpoint.version))
+                put(checkpoint.time.bitPattern)
+            }
+            try legacy.withUnsafeBytes { try txn.put(changes, integerKey: 0, value: $0) }
+            try ChangeLogHeader.metaKey.withUnsafeBytes { _ = try txn.delete(meta, key: $0) }
+        }
+        #expect(ChangeLogHeader.read(realm.core.transaction, meta: meta) == nil)
+        try realm.write { realm.add(Dog(value: ["name": "b"])) }
+        #expect(realm.core.transaction.get(changes, integerKey: 0) == nil)
+        let moved = try #require(ChangeLogHeader.read(realm.core.transaction, meta: meta))
+        let stored = try storedRecordBytes(realm)
+        #expect(moved.totalBytes == stored.bytes + 1000)
     }
 }

@@ -404,8 +404,7 @@ import Testing
             let other = try Realm(configuration: fast)
             for index in 0..<commits { try other.write { other.add(Pet("p\(index)")) } }
         }
-        let changesDatabase = try #require(realm.core.file.changes)
-        let header = try #require(ChangeLogHeader.read(realm.core.transaction, changesDatabase))
+        let header = try #require(ChangeLogHeader.read(realm.core.transaction, meta: realm.core.file.meta))
         #expect(header.totalBytes <= 32 << 10)
         realm.refresh()
         // The log no longer reaches back to the observer's version: the results are compared

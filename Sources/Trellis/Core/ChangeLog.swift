@@ -11,7 +11,7 @@ import Foundation
 /// in another process, whose needs this process cannot know, or one past the hard limit) gets
 /// a change set marked incomplete and compares its collections whole: correct, only slower.
 ///
-/// Its size is kept in a header under key 0 (no commit has version 0), with a checkpoint of
+/// Its size is kept in a header (``ChangeLogHeader``, in `meta`), with a checkpoint of
 /// (version, time) about once a minute for the age bound, so trimming never scans the log to
 /// decide and runs in batches.
 extension RealmCore {
@@ -20,7 +20,7 @@ extension RealmCore {
     func persistChangeRecord(_ txn: Transaction) throws {
         guard let database = file.changes, !recordedChanges.isEmpty else { return }
         let version = txn.version
-        var header = ChangeLogHeader.read(txn, database) ?? ChangeLogHeader.measuring(txn, database)
+        var header = try ChangeLogHeader.current(txn, meta: file.meta, changes: database)
         header.totalBytes += try ChangeRecordEncoding.withEncoded(recordedChanges) { bytes in
             try txn.put(database, integerKey: UInt64(version), value: bytes)
             return bytes.count
@@ -31,7 +31,7 @@ extension RealmCore {
             header.checkpoints.append((version: version, time: now))
         }
         try trim(&header, txn, database, now: now, newest: version)
-        try header.write(txn, database)
+        try header.write(txn, meta: file.meta)
     }
 
     /// Deletes the oldest records while the log is over its size budget (down to three
@@ -63,7 +63,8 @@ extension RealmCore {
             entry = cursor.next()
         }
         for key in doomed { _ = try txn.delete(database, integerKey: key) }
-        header.totalBytes -= freed
+        // Never below zero: an older Trellis that wrote this file kept its own header (2 below).
+        header.totalBytes = max(0, header.totalBytes - freed)
         if let last = doomed.last {
             header.oldestVersion = Int(last) + 1
             header.checkpoints.removeAll { $0.version <= Int(last) }
@@ -123,15 +124,41 @@ struct ChangeLogLimits: Sendable {
     static let checkpointInterval: Double = 60
 }
 
-/// The change log's header, under key 0: the records' total size, the oldest version kept,
-/// and (version, time) checkpoints.
+/// The change log's header: the records' total size, the oldest version kept, and (version,
+/// time) checkpoints.
+///
+/// It is kept in `meta` under ``metaKey``, beside the object-key counters, which a commit that
+/// adds objects writes too: a small commit then rewrites one leaf for both, and the log's tree
+/// only the leaf its record goes to. Files written before session 33 keep it under key 0 of
+/// `changes` (no commit has version 0): the first commit that finds it there moves it. An older
+/// Trellis writing a file after a newer one finds no header of its own, measures the log and
+/// keeps one under key 0 again; the `meta` one then counts too few bytes until trimming has
+/// dropped the records it did not count (it never goes below zero), and is moved from key 0
+/// only when `meta` has none. The bounds are only looser meanwhile, never the records.
 struct ChangeLogHeader {
     var totalBytes = 0
     var oldestVersion: Int?
     var checkpoints: [(version: Int, time: Double)] = []
 
-    static func read(_ txn: Transaction, _ database: DatabaseHandle) -> ChangeLogHeader? {
-        guard let bytes = txn.get(database, integerKey: 0), bytes.count >= 20 else { return nil }
+    /// The header's key in `meta`.
+    static let metaKey = Array("changes.header".utf8)
+
+    /// The header of the log `changes` as `txn` sees it: from `meta`; else the one an older file
+    /// keeps under key 0 of `changes`, taken out of it in a write transaction; else measured.
+    static func current(_ txn: Transaction, meta: DatabaseHandle, changes: DatabaseHandle) throws -> ChangeLogHeader {
+        if let header = read(txn, meta: meta) { return header }
+        guard let legacy = txn.get(changes, integerKey: 0).map(decode) else { return measuring(txn, changes) }
+        if !txn.isReadOnly { try txn.delete(changes, integerKey: 0) }
+        return legacy ?? measuring(txn, changes)
+    }
+
+    /// The header stored in `meta`, or nil when there is none (or it is damaged).
+    static func read(_ txn: Transaction, meta: DatabaseHandle) -> ChangeLogHeader? {
+        metaKey.withUnsafeBytes { txn.get(meta, key: $0) }.flatMap(decode)
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer) -> ChangeLogHeader? {
+        guard bytes.count >= 20 else { return nil }
         func load<T>(_ offset: Int, _: T.Type) -> T { bytes.loadUnaligned(fromByteOffset: offset, as: T.self) }
         var header = ChangeLogHeader()
         header.totalBytes = Int(UInt64(littleEndian: load(0, UInt64.self)))
@@ -148,7 +175,8 @@ struct ChangeLogHeader {
         return header
     }
 
-    /// A header for a log written before headers existed: its size measured once.
+    /// A header for a log written before headers existed: its size measured once (from key 1 on:
+    /// key 0 is an older file's header, never a record).
     static func measuring(_ txn: Transaction, _ database: DatabaseHandle) -> ChangeLogHeader {
         var header = ChangeLogHeader()
         guard let cursor = txn.existingCursor(database) else { return header }
@@ -161,7 +189,7 @@ struct ChangeLogHeader {
         return header
     }
 
-    func write(_ txn: Transaction, _ database: DatabaseHandle) throws {
+    func write(_ txn: Transaction, meta: DatabaseHandle) throws {
         try LittleEndianWriter.withBytes(count: 20 + 16 * checkpoints.count, { out in
             out.put(UInt64(totalBytes))
             out.put(UInt64(oldestVersion ?? 0))
@@ -170,7 +198,7 @@ struct ChangeLogHeader {
                 out.put(UInt64(checkpoint.version))
                 out.put(checkpoint.time.bitPattern)
             }
-        }) { try txn.put(database, integerKey: 0, value: $0) }
+        }) { bytes in try Self.metaKey.withUnsafeBytes { _ = try txn.put(meta, key: $0, value: bytes) } }
     }
 }
 
@@ -181,12 +209,12 @@ extension FileState {
     /// report every element of its collection as modified.
     func persistNoObjectChangesRecord(_ txn: Transaction, addedTable tableId: UInt32) throws {
         guard let database = changes else { return }
-        var header = ChangeLogHeader.read(txn, database) ?? ChangeLogHeader.measuring(txn, database)
+        var header = try ChangeLogHeader.current(txn, meta: meta, changes: database)
         let bytes = ChangeRecordEncoding.noObjectChanges(in: tableId)
         let version = txn.version
         try bytes.withUnsafeBytes { try txn.put(database, integerKey: UInt64(version), value: $0) }
         header.totalBytes += bytes.count
         if header.oldestVersion == nil { header.oldestVersion = version }
-        try header.write(txn, database)
+        try header.write(txn, meta: meta)
     }
 }

@@ -75,4 +75,10 @@ import TrellisTestSupport
             #expect(decoded == expected, "seed \(seed)")
         }
     }
+
+    @Test(arguments: [UInt32(0), 1, 9, 10, 99, 100, 12_345, 1_000_000_000, UInt32.max])
+    func aTablesKeyCounterIsStoredUnderSeqAndItsNumber(tableId: UInt32) {
+        let key = RealmCore.withCounterKey(tableId) { Array($0) }
+        #expect(key == Array("seq.\(tableId)".utf8))
+    }
 }

@@ -11,11 +11,32 @@ extension RealmCore {
 
     /// The next key of a table as the last commit stored it (1 for a table with none yet).
     private func storedKeyCounter(_ tableId: UInt32) -> ObjectKey {
-        let stored = counterKey(tableId).withUnsafeBytes { transaction.get(file.meta, key: $0) }
+        let stored = Self.withCounterKey(tableId) { transaction.get(file.meta, key: $0) }
         return stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
     }
 
-    private func counterKey(_ tableId: UInt32) -> [UInt8] { Array("seq.\(tableId)".utf8) }
+    /// Calls `body` with the key of a table's counter in `meta`: `seq.<table number>` in UTF-8,
+    /// formatted on the stack (a string made twice per write cost more than the counter's read).
+    static func withCounterKey<R>(_ tableId: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        // "seq." and at most 10 digits.
+        try withUnsafeTemporaryAllocation(byteCount: 14, alignment: 1) { buffer in
+            buffer[0] = UInt8(ascii: "s")
+            buffer[1] = UInt8(ascii: "e")
+            buffer[2] = UInt8(ascii: "q")
+            buffer[3] = UInt8(ascii: ".")
+            var digits = 1, rest = tableId / 10
+            while rest > 0 {
+                digits += 1
+                rest /= 10
+            }
+            var value = tableId
+            for index in stride(from: 4 + digits - 1, through: 4, by: -1) {
+                buffer[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<(4 + digits)]))
+        }
+    }
 
     /// Writes into the open write transaction what a commit would add to it before
     /// committing (the object-key counters, the column copies of the rows written), so that a
@@ -34,8 +55,7 @@ extension RealmCore {
         // the same keys again.
         for (tableId, next) in keyCounters.sorted {
             var value = next
-            let key = counterKey(tableId)
-            try key.withUnsafeBytes { (k) in
+            try Self.withCounterKey(tableId) { (k) in
                 _ = try withUnsafeBytes(of: &value) { (v) in try txn.put(file.meta, key: k, value: v) }
             }
         }

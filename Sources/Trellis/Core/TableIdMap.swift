@@ -61,9 +61,11 @@ struct TableIdMap<Value> {
         return result
     }
 
+    /// Forgets every value, keeping the room of `ids` (the map is emptied after every write).
     mutating func removeAll() {
+        if ids.isEmpty { return }
         for id in ids where Int(id) < slots.count { slots[Int(id)] = nil }
-        overflow = [:]
-        ids = []
+        if !overflow.isEmpty { overflow = [:] }
+        ids.removeAll(keepingCapacity: true)
     }
 }

@@ -9,8 +9,12 @@ extension RealmCore {
         }
     }
 
-    /// The next key of a table as the last commit stored it (1 for a table with none yet).
+    /// The next key of a table as the last commit stored it (1 for a table with none yet): as
+    /// this core stored it when the last commit is its own, else read from `meta`.
     private func storedKeyCounter(_ tableId: UInt32) -> ObjectKey {
+        if committedKeyCounters.version == transaction.version - 1, let next = committedKeyCounters.counters[tableId] {
+            return next
+        }
         let stored = Self.withCounterKey(tableId) { transaction.get(file.meta, key: $0) }
         return stored.map { $0.load(orZeroAt: 0, as: UInt64.self) } ?? 1
     }
@@ -48,6 +52,17 @@ extension RealmCore {
         try columnLog.flush(in: txn)
         try flushBacklinkCounts(txn)
         noteChange()
+    }
+
+    /// After this core's commit made `version` (nil: a commit that changed a schema, or made no
+    /// version): the counters it stored are the file's there (no other writer comes between a
+    /// commit and the version it makes), so the next write based on `version` takes them from
+    /// here instead of reading `meta`. A schema change may have written counters of its own.
+    func noteCommittedKeyCounters(_ version: Int?) {
+        committedKeyCounters.counters.removeAll()
+        committedKeyCounters.version = version ?? -1
+        // The stored counters move over; `keyCounters` is emptied for the next write.
+        if version != nil { swap(&committedKeyCounters.counters, &keyCounters) }
     }
 
     func persistKeyCounters(_ txn: Transaction) throws {

@@ -20,6 +20,9 @@ struct StoredIndexCheck {
     var rebound: [ObjectIdentifier: Table] = [:]
     /// Whether a write transaction bound a class again: its handles may end with the write.
     var reboundInWrite = false
+    /// The version this core's own commit made when it changed no schema and `checksum` was read
+    /// (or known) in its write: a snapshot there has the same catalog (-1: none).
+    var ownCommit = -1
 
     /// After a write: what was bound in it is forgotten, and the next lookup reads the checksum
     /// again (a cancelled write's version is taken by the next commit, perhaps another catalog's).
@@ -44,9 +47,12 @@ extension RealmCore {
         // when it has one (beginning it moves the change stamp, so nothing stays cached).
         guard !isFrozen, let txn = currentTransactionIfAny else { return found }
         if storedIndexCheck.version != txn.version {
-            let checksum = file.storedCatalogChecksum(txn)
-            if checksum != storedIndexCheck.checksum {
-                storedIndexCheck = StoredIndexCheck(checksum: checksum)
+            let base = txn.isReadOnly ? txn.version : txn.version - 1
+            if base != storedIndexCheck.ownCommit {
+                let checksum = file.storedCatalogChecksum(txn)
+                if checksum != storedIndexCheck.checksum {
+                    storedIndexCheck = StoredIndexCheck(checksum: checksum)
+                }
             }
             storedIndexCheck.version = txn.version
         }

@@ -80,8 +80,17 @@ extension RealmCore {
     }
 
     /// After this core committed `version`: when its snapshot is there and the commit changed no
-    /// schema, nothing another Realm did needs checking.
+    /// schema, nothing another Realm did needs checking, the catalog checksum its write checked
+    /// the indexes against still holds, and the object-key counters it stored are the file's.
+    ///
+    /// Only a commit that wrote something made `version` (a change record or a counter is a
+    /// write): after a write that changed nothing, the next commit, perhaps another process's,
+    /// takes that version, so nothing is known of it.
     func noteOwnCommit(_ version: Int, changedSchema: Bool) {
-        storedLayoutCheck.ownCommit = changedSchema ? -1 : version
+        let madeVersion = !keyCounters.isEmpty || (file.changes != nil && !recordedChanges.isEmpty)
+        let isOwn = madeVersion && !changedSchema
+        storedLayoutCheck.ownCommit = isOwn ? version : -1
+        storedIndexCheck.ownCommit = isOwn && storedIndexCheck.version == version ? version : -1
+        noteCommittedKeyCounters(isOwn ? version : nil)
     }
 }

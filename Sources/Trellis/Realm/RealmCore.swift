@@ -92,6 +92,9 @@ final class RealmCore {
     /// The next object key of each table written in this write transaction (see
     /// RealmCore+ObjectKeys.swift); stored in the file when the transaction commits.
     @exclusivity(unchecked) var keyCounters = TableIdMap<ObjectKey>()
+    /// The counters this core's last commit stored, and its version (see
+    /// ``noteCommittedKeyCounters(_:)``).
+    @exclusivity(unchecked) var committedKeyCounters = (version: -1, counters: TableIdMap<ObjectKey>())
     /// Whether reads have moved off a write transaction that ran out of space.
     private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).

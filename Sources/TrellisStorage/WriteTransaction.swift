@@ -26,7 +26,7 @@ public final class WriteTransaction: TreeReading {
     @exclusivity(unchecked) private var lastTree: TreeState?
     /// `access(_:)` of `lastTree`.
     @exclusivity(unchecked) private var lastAccess: TreeAccess?
-    private var dropped: Set<String> = []
+    @exclusivity(unchecked) private var dropped: Set<String> = []
     private let liveness = Liveness()
     /// This transaction's use of decrypted pages (Pager.beginUse), ended with it.
     private let epoch: UInt64
@@ -78,7 +78,7 @@ public final class WriteTransaction: TreeReading {
             lastTree = state
             return state
         }
-        if dropped.contains(name) { return nil }
+        if !dropped.isEmpty, dropped.contains(name) { return nil }
         // The catalog is edited only at commit, so it is still the snapshot's: its descriptors
         // are the ones read transactions (and the previous commit) left in the cache.
         let snapshot = snapshot, catalog = catalog
@@ -87,7 +87,7 @@ public final class WriteTransaction: TreeReading {
         }
         guard let descriptor = found else { return nil }
         let state = TreeState(name: name, descriptor: descriptor)
-        trees[name] = state
+        trees.append(state)
         lastTree = state
         return state
     }
@@ -378,15 +378,20 @@ struct TransactionTrees {
                 all.remove(at: index)
                 if all.count > Self.listedOnly { reindex() } else { byName = [:] }
             case (nil, let state?):
-                // Room for the handful of trees a transaction touches, without regrowing.
-                if all.capacity == 0 { all.reserveCapacity(8) }
-                all.append(state)
-                if all.count > Self.listedOnly {
-                    if byName.isEmpty { reindex() } else { byName[name] = all.count - 1 }
-                }
+                append(state)
             case (nil, nil):
                 break
             }
+        }
+    }
+
+    /// Adds the state of a tree that has none here yet (`self[name]` is nil) without looking for
+    /// it again, with room for the handful of trees a transaction touches (no regrowing).
+    mutating func append(_ state: TreeState) {
+        if all.capacity == 0 { all.reserveCapacity(8) }
+        all.append(state)
+        if all.count > Self.listedOnly {
+            if byName.isEmpty { reindex() } else { byName[state.name] = all.count - 1 }
         }
     }
 

@@ -136,8 +136,10 @@ final class Transaction {
     private func forgetTrees() {
         keptLeaves = (nil, nil)
         keptBytesLeaf = nil
-        accesses.removeAll(keepingCapacity: true)
-        absent.removeAll(keepingCapacity: true)
+        // Emptied in place, keeping its length: growing it again for the next transaction's
+        // first lookups (a write's every tree) cost more than the rest of a lookup's bookkeeping.
+        for index in accesses.indices where accesses[index] != nil { accesses[index] = nil }
+        if !absent.isEmpty { absent.removeAll(keepingCapacity: true) }
     }
 
     /// The version a suspended snapshot read before it let go (see ``suspend()``).

@@ -55,6 +55,54 @@ import Testing
         #expect(stderr.contains("Object type 'Pet' is not managed by the Realm. If using a custom `objectClasses` / "
             + "`objectTypes` array in your configuration, add `Pet` to the list of `objectClasses` / `objectTypes`."))
     }
+
+    /// Realm's message for a class outside `objectTypes`, as `RLMSchemaInfo` throws it.
+    static func notManagedMessage(_ name: String) -> String {
+        "Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` array in "
+            + "your configuration, add `\(name)` to the list of `objectClasses` / `objectTypes`."
+    }
+
+    /// A class the file stores but the configuration's `objectTypes` leaves out is not the
+    /// Realm's: reading it by type traps as in Realm (`RLMGetObject`, `RLMGetObjects` look the
+    /// class up in the Realm's schema), also while another Realm of the file that lists it is
+    /// open. Before, the other Realm's table was found and the object read.
+    @Test func readingAClassOutsideObjectTypesByTypeTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("subset-\(UUID()).realm")
+            defer { try? FileManager.default.removeItem(at: url) }
+            // The Realm listing the class stays open on another thread (one Realm per thread and file).
+            let written = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+            Thread {
+                let full = try? Realm(configuration: .init(fileURL: url, objectTypes: [UPItem.self, Dog.self]))
+                try? full?.write { full?.create(UPItem.self, value: ["_id": 1]) }
+                written.signal()
+                finished.wait()
+                withExtendedLifetime(full) {}
+            }.start()
+            written.wait()
+            defer { finished.signal() }
+            guard let subset = try? Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self])) else { return }
+            _ = subset.object(ofType: UPItem.self, forPrimaryKey: 1)
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains(Self.notManagedMessage("UPItem")))
+    }
+
+    /// The same for the dynamic API: `dynamicObjects(_:)` of a class the file stores but
+    /// `objectTypes` leaves out traps with Realm's message. Before, the file's class was read.
+    @Test func readingAClassOutsideObjectTypesDynamicallyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("subset-\(UUID()).realm")
+            defer { try? FileManager.default.removeItem(at: url) }
+            if let full = try? Realm(configuration: .init(fileURL: url, objectTypes: [UPItem.self, Dog.self])) {
+                try? full.write { full.create(UPItem.self, value: ["_id": 1]) }
+            }
+            guard let subset = try? Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self])) else { return }
+            _ = subset.dynamicObjects("UPItem").count
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains(Self.notManagedMessage("UPItem")))
+    }
 }
 
 @Suite struct RealmNotificationTimingTests {

@@ -160,6 +160,20 @@ extension RealmCore {
         return info
     }
 
+    /// ``requireDynamicClassInfo(named:)`` for the Realm's dynamic API (`dynamicObjects(_:)`,
+    /// `dynamicObject(ofType:forPrimaryKey:)`, `dynamicCreate(_:value:update:)`): as in Realm
+    /// (`RLMSchemaInfo`), a class the configuration's `objectTypes` leaves out is not the Realm's,
+    /// even when the file stores it, and traps with Realm's message. A Realm of the file's stored
+    /// schema (no `objectTypes`) has every class the file stores.
+    func requireConfiguredClassInfo(named name: String) -> ClassInfo {
+        if !configuration.opensAnySchemaVersion, let types = configuration.objectTypes,
+           !types.contains(where: { $0.className() == name })
+        {
+            notManagedByTheRealm(name)
+        }
+        return requireDynamicClassInfo(named: name)
+    }
+
     /// Traps with Realm's message for a class the Realm does not have.
     func notManagedByTheRealm(_ name: String) -> Never {
         throwRealmException("Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` "

@@ -4,11 +4,12 @@ extension Realm {
     /// `sorted(byKeyPath: "name")`).
     ///
     /// Works without the class's model type: on a Realm opened without `objectTypes`, the class
-    /// is the one stored in the file. A class the Realm does not have traps with Realm's
-    /// message; so does an embedded class (its objects are reached through their parents).
+    /// is the one stored in the file. A class the Realm does not have (one its `objectTypes`
+    /// leaves out included, as in Realm) traps with Realm's message; so does an embedded class
+    /// (its objects are reached through their parents).
     public func dynamicObjects(_ typeName: String) -> Results<DynamicObject> {
         core.verifyRealmRead()
-        let info = core.requireDynamicClassInfo(named: typeName)
+        let info = core.requireConfiguredClassInfo(named: typeName)
         if info.isEmbedded {
             throwRealmException("'\(typeName)' is an embedded object class: its objects can only be reached through "
                 + "their parents.")
@@ -23,7 +24,7 @@ extension Realm {
     /// fit the primary key's type.
     public func dynamicObject(ofType typeName: String, forPrimaryKey key: Any) -> DynamicObject? {
         core.verifyRealmRead()
-        let info = core.requireDynamicClassInfo(named: typeName)
+        let info = core.requireConfiguredClassInfo(named: typeName)
         guard let pkField = info.primaryKeyField else {
             throwRealmException("'\(typeName)' does not have a primary key defined")
         }
@@ -51,7 +52,7 @@ extension Realm {
         -> DynamicObject
     {
         core.verifyInWrite(Realm.addRequiresWriteMessage)
-        let info = core.requireDynamicClassInfo(named: typeName)
+        let info = core.requireConfiguredClassInfo(named: typeName)
         if update != .error, info.primaryKeyField == nil {
             throwRealmException("'\(typeName)' does not have a primary key and can not be updated")
         }

@@ -149,6 +149,7 @@ extension Realm {
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
         core.verifyRealmRead()
         if type == Object.self { core.notManagedByTheRealm(type.className()) }
+        core.verifyConfigured(type)
         return Results(core: core, source: .table(type))
     }
 
@@ -158,7 +159,7 @@ extension Realm {
         // The common keys (integers, strings) are encoded straight from their type: no
         // reflection and no probe object. Everything else (optionals, conversions, wrong types
         // and their messages) takes the general path.
-        if let table = core.table(for: type, create: false), let pkField = table.info.primaryKeyField,
+        if let table = core.table(for: type, create: false, verifiesConfigured: true), let pkField = table.info.primaryKeyField,
            let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField)
         {
             guard let objectKey = core.lookUpPrimaryKey(table, payload) else { return nil }
@@ -173,7 +174,7 @@ extension Realm {
         guard let pkField = info.primaryKeyField else {
             throwRealmException("'\(info.className)' does not have a primary key defined")
         }
-        guard let table = core.table(for: type, create: false) else { return nil }
+        guard let table = core.table(for: type, create: false, verifiesConfigured: true) else { return nil }
         // The dynamic type: `Element` may be a superclass (`Object`) of the class `type` names,
         // and the key is written at an offset of `type`'s layout.
         let probe = type.init()

@@ -70,7 +70,8 @@ public struct Realm {
     public var configuration: Configuration { core.configuration }
 
     /// The classes of this Realm: those configured in ``Configuration/objectTypes`` (other
-    /// classes the file stores are left out, as in Realm, and stay readable dynamically);
+    /// classes the file stores are left out, as in Realm: reading them traps, by type or by
+    /// name, with Realm's "is not managed by the Realm");
     /// without them, every model class of the program and every class stored in the file.
     public var schema: Schema {
         var byName = [String: ObjectSchema]()

@@ -13,7 +13,11 @@ extension RealmCore {
 
     /// The table of `type` in this Realm: bound, created in the current write if `create`, or
     /// nil when the class has no table yet.
-    func table(for type: ObjectBase.Type, create: Bool) -> Table? {
+    ///
+    /// `verifiesConfigured` (the public typed API: `objects(_:)`, `object(ofType:forPrimaryKey:)`):
+    /// a table looked up afresh must be of a class the configuration's `objectTypes` list, as
+    /// in Realm, even when another Realm of the file bound it (``verifyConfigured(_:)``).
+    func table(for type: ObjectBase.Type, create: Bool, verifiesConfigured: Bool = false) -> Table? {
         let id = ObjectIdentifier(type)
         // Link hops and backlink counts look the same one or two classes up on every read, and
         // adding objects their classes on every object.
@@ -21,6 +25,7 @@ extension RealmCore {
         if let cached = cachedTables.1, cached.type == id, cached.isValid(changeStamp) { return cached.table }
         let found = pendingTables[id] ?? file.table(for: type).map { keepingStoredIndexes($0, id) }
         if let found {
+            if verifiesConfigured { verifyConfigured(type) }
             // Not for a frozen core, which other threads read at the same time. In a write, whose
             // every change moves the stamp, for the rest of the write: a class's table changes
             // only when a write ends or a migration adopts new tables, which both clear this.
@@ -79,6 +84,15 @@ extension RealmCore {
         static let wholeWrite = UInt64.max
 
         func isValid(_ changeStamp: UInt64) -> Bool { stamp == changeStamp || stamp == Self.wholeWrite }
+    }
+
+    /// Traps with Realm's message when the configuration's `objectTypes` leave `type` out
+    /// (bindTable's check, for a table another Realm of the file bound). Internal walks of the
+    /// file's tables (links, the consistency check) do not check.
+    func verifyConfigured(_ type: ObjectBase.Type) {
+        if let types = configuration.objectTypes, storedSchema == nil, !types.contains(where: { $0 == type }) {
+            notManagedByTheRealm(type.className())
+        }
     }
 
     private func bindTable(for type: ObjectBase.Type, create: Bool) -> Table? {

@@ -124,6 +124,45 @@ import Testing
         }
     }
 
+    /// Realm's RealmTests.testRefresh: with autorefresh off, another thread's commit leaves the
+    /// Realm where it is and sends its observers `.refreshRequired` (RLMRealmRefreshRequiredNotification,
+    /// from `changes_available`); `refresh()` then moves it and sends `.didChange`. Before, no
+    /// notification came until the refresh.
+    @Test func withAutorefreshOffAnotherThreadsCommitSendsRefreshRequired() throws {
+        let configuration = folder.configuration([Dog.self])
+        let queue = DispatchQueue(label: "confined")
+        final class Seen: @unchecked Sendable {
+            var realm: Realm?
+            var token: NotificationToken?
+            var notifications: [Realm.Notification] = []
+        }
+        let seen = Seen()
+        try queue.sync {
+            let realm = try Realm(configuration: configuration, queue: queue)
+            realm.autorefresh = false
+            seen.token = realm.observe { notification, _ in seen.notifications.append(notification) }
+            seen.realm = realm
+        }
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            try other.write { other.add(Dog()) }
+        }
+        // The commit pokes the queue before it returns: this turn runs after that one.
+        let beforeRefresh = queue.sync { (seen.notifications, seen.realm?.objects(Dog.self).count) }
+        #expect(beforeRefresh.0 == [.refreshRequired])
+        #expect(beforeRefresh.1 == 0)
+        let afterRefresh = queue.sync { () -> ([Realm.Notification], Int?) in
+            seen.realm?.refresh()
+            return (seen.notifications, seen.realm?.objects(Dog.self).count)
+        }
+        #expect(afterRefresh.0 == [.refreshRequired, .didChange])
+        #expect(afterRefresh.1 == 1)
+        queue.sync {
+            seen.token?.invalidate()
+            seen.realm = nil
+        }
+    }
+
     @Test func openingAQueueConfinedRealmOffItsQueueTrapsWithRealmsMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("queue-\(UUID()).realm")

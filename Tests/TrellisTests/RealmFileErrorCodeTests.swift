@@ -90,6 +90,41 @@ import Testing
             + "Please use a path where your app has read-write permissions.")
     }
 
+    /// Whether this process may mark files immutable (`chattr +i` needs CAP_LINUX_IMMUTABLE: root).
+    static let canMarkImmutable = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr")
+
+    static func chattr(_ flag: String, _ path: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [flag, path]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "chattr \(flag) \(path)")
+    }
+
+    /// Realm's RealmTests.testReadOnlyFile (its `FileAttributeKey.immutable` is `chattr +i` on
+    /// Linux): an immutable file cannot be opened read-write, with Realm's code and message
+    /// (the system's text for EPERM), and opens read-only. Before, Trellis's message said
+    /// "Permission denied (…)" and added its own advice.
+    @Test(.enabled(if: canMarkImmutable)) func anImmutableFileIsPermissionDeniedReadWriteAndOpensReadOnly() throws {
+        let url = folder.file("immutable.realm")
+        try onOtherThread {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Dog.self]))
+            try realm.write { realm.add(Dog()) }
+        }
+        try Self.chattr("+i", url.path)
+        defer { try? Self.chattr("-i", url.path) }
+        let error = try onOtherThread { openError(url) }
+        #expect(error?.code == .filePermissionDenied)
+        #expect(error?.localizedDescription == "Failed to open Realm file at path '\(url.path)': Operation not permitted. "
+            + "Please use a path where your app has read-write permissions.")
+        #expect(error?.fileURL == url)
+        let count = try onOtherThread {
+            try Realm(configuration: .init(fileURL: url, readOnly: true, objectTypes: [Dog.self])).objects(Dog.self).count
+        }
+        #expect(count == 1)
+    }
+
     @Test func otherOpeningErrorsBeginAsRealmsDo() throws {
         let url = folder.file("noise.realm")
         var generator = SystemRandomNumberGenerator()

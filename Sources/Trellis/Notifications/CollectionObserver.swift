@@ -140,4 +140,7 @@ final class RealmObserver: ChangeObserver {
     override func advance(_ changes: ChangeSet, notify: Bool) {
         if notify { block(.didChange, Realm(core: core)) }
     }
+
+    /// A newer version exists and the Realm does not autorefresh.
+    func refreshRequired() { block(.refreshRequired, Realm(core: core)) }
 }

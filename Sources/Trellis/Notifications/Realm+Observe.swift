@@ -3,8 +3,9 @@ extension Realm {
     public enum Notification: String, Sendable {
         /// The Realm moved to a newer version (a commit here, or a refresh that found one).
         case didChange = "RLMRealmDidChangeNotification"
-        /// Never sent by Trellis (it has no auto-refresh to turn off); kept for source
-        /// compatibility with Realm.
+        /// Another Realm committed a newer version and this one, with ``Realm/autorefresh``
+        /// off, stays where it is until `refresh()` (on the main thread, a queue or an actor,
+        /// as `.didChange` from other threads).
         case refreshRequired = "RLMRealmRefreshRequiredNotification"
     }
 
@@ -13,7 +14,8 @@ extension Realm {
 
     /// Calls `block` with `.didChange` whenever this Realm moves to a newer version: after its
     /// own commits, after `refresh()` finds a newer one, and (on the main thread) after other
-    /// threads commit.
+    /// threads commit; with ``autorefresh`` off, other threads' commits send `.refreshRequired`
+    /// instead.
     public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
         core.verifyThread()
         if core.isFrozen { throwRealmException("Frozen Realms do not change and do not have change notifications.") }

@@ -136,8 +136,19 @@ extension RealmCore {
     /// delivers notifications.
     func deliverAfterRefreshing() {
         guard !isClosed, writeTransaction == nil else { return }
-        if autorefresh { advanceSnapshot() }
+        if autorefresh { advanceSnapshot() } else { announceRefreshRequired() }
         deliverNotifications()
+    }
+
+    /// With ``Realm/autorefresh`` off, a commit made elsewhere leaves this Realm where it is and
+    /// tells its Realm observers `.refreshRequired`, as Realm's `changes_available` does
+    /// (RLMRealmRefreshRequiredNotification); `refresh()` then moves it.
+    private func announceRefreshRequired() {
+        guard let snapshot = currentTransactionIfAny,
+              file.environment.lastCommittedVersion > snapshot.version else { return }
+        for handle in observers.current where !handle.isInvalidated {
+            (handle.observer as? RealmObserver)?.refreshRequired()
+        }
     }
 
     /// Tells every observer what changed between the version it last reported and the

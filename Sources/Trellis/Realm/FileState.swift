@@ -563,6 +563,12 @@ enum RealmErrors {
             return Realm.Error(.corruptFile, "Failed to open Realm file at path '\(path)': it is damaged "
                 + "(\(storage.reason)). Restore it from a backup.",
                                fileURL: path)
+        case .permissionDenied where storage.code == EPERM:
+            // Realm's message with the system's text for the errno: an immutable file (chattr +i).
+            // EACCES keeps Trellis's advice (which file, or readOnly: true).
+            return Realm.Error(.filePermissionDenied, "Failed to open Realm file at path '\(path)': "
+                + "\(String(cString: strerror(storage.code))). Please use a path where your app has read-write "
+                + "permissions.", fileURL: path)
         case .permissionDenied, .readOnlyFileSystem:
             return Realm.Error(.filePermissionDenied, "Failed to open Realm file at path '\(path)': Permission denied "
                 + "(\(storage.reason)). Please use a path where your app has read-write permissions: check the "

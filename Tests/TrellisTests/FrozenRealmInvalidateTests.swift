@@ -89,7 +89,7 @@ import Testing
             frozen.invalidate()
             _ = tags.count
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("List")))
     }
 
     @Test func anInvalidatedFrozenRealmsObjectsAreInvalidatedAndTheLiveRealmReadsOn() throws {
@@ -108,6 +108,29 @@ import Testing
         let again = realm.freeze()
         #expect(again.objects(Owner.self).count == 2)
         #expect(again.objects(Owner.self).first?.name == "a")
-        frozen.invalidate()  // closing it again does nothing
+        // As in Realm, its schema still answers (RLMRealm keeps it; no read of the file).
+        #expect(frozen.schema["Owner"] != nil)
+    }
+
+    /// RLMRealm.invalidate calls realm-core's `Realm::invalidate()`, whose `verify_open()` refuses
+    /// a closed Realm: invalidating a closed frozen Realm again traps. Before, it did nothing.
+    @Test func invalidatingAClosedFrozenRealmAgainTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, frozen) = FrozenRealmInvalidateTests.frozenRealm()
+            frozen.invalidate()
+            frozen.invalidate()
+        }
+        #expect(exitTestStandardError(result).contains("Cannot access realm that has been closed."))
+    }
+
+    /// RLMRealm.isEmpty reads realm-core's group (`read_group()` → `verify_open()`): a closed
+    /// frozen Realm traps. Before, Trellis answered from the snapshot it keeps.
+    @Test func isEmptyOfAClosedFrozenRealmTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, frozen) = FrozenRealmInvalidateTests.frozenRealm()
+            frozen.invalidate()
+            _ = frozen.isEmpty
+        }
+        #expect(exitTestStandardError(result).contains("Cannot access realm that has been closed."))
     }
 }

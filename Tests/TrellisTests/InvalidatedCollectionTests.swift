@@ -4,10 +4,11 @@ import Testing
 
 /// A `List`, `MutableSet` or `Map` belongs to the read transaction it was read in, as realm-core's
 /// collections do: after `realm.invalidate()` reading or writing one read before traps with
-/// realm-core's `Collection::verify_attached` message, "Access to invalidated List object"
-/// ("Set", "Dictionary"), the same for a collection nested in an `AnyRealmValue`; `isInvalidated`
-/// answers without trapping (Realm's testAllMethodsCheckForInvalidation). The collection of a
-/// deleted object keeps Trellis's "Object has been deleted or invalidated." (CollectionMisuseTests).
+/// realm-core's `Collection::verify_attached` message (v14.14, Realm Swift 10.54's), "List is no
+/// longer valid. Either the parent object was deleted or the containing Realm has been invalidated
+/// or closed." ("Set", "Dictionary"), the same for a collection nested in an `AnyRealmValue` and
+/// for the collection of a deleted object; `isInvalidated` answers without trapping (Realm's
+/// testAllMethodsCheckForInvalidation).
 @Suite struct InvalidatedCollectionTests {
     static func invalidatedOwner() -> (Realm, Owner) {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-exit-\(UUID()).realm")
@@ -32,7 +33,7 @@ import Testing
             #expect(tags.isInvalidated)
             _ = tags.count
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("List")))
     }
 
     @Test func readingAnElementOfAListReadBeforeInvalidateTraps() async {
@@ -42,7 +43,7 @@ import Testing
             realm.invalidate()
             _ = tags[0]
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("List")))
     }
 
     @Test func appendingToAListReadBeforeInvalidateTraps() async {
@@ -53,7 +54,7 @@ import Testing
             realm.beginWrite()
             tags.append("z")
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("List")))
     }
 
     @Test func readingASetReadBeforeInvalidateTraps() async {
@@ -64,7 +65,7 @@ import Testing
             #expect(scores.isInvalidated)
             _ = scores.contains(1)
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated Set object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("Set")))
     }
 
     @Test func readingAMapReadBeforeInvalidateTraps() async {
@@ -75,7 +76,7 @@ import Testing
             #expect(nicknames.isInvalidated)
             _ = nicknames["n"]
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated Dictionary object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("Dictionary")))
     }
 
     @Test func settingAMapKeyReadBeforeInvalidateTraps() async {
@@ -85,7 +86,7 @@ import Testing
             realm.invalidate()
             nicknames["m"] = "bo"
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated Dictionary object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("Dictionary")))
     }
 
     @Test func readingANestedListReadBeforeInvalidateTraps() async {
@@ -100,7 +101,20 @@ import Testing
             realm.invalidate()
             _ = nested.count
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated List object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("List")))
+    }
+
+    /// The set of a deleted object says the same as after `invalidate()` (realm-core routes both
+    /// through `verify_attached`). Before, Trellis said "Object has been deleted or invalidated.".
+    @Test func readingTheSetOfADeletedObjectTrapsWithRealmCoresMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, owner) = InvalidatedCollectionTests.invalidatedOwner()
+            let scores = owner.scores
+            try? realm.write { realm.delete(owner) }
+            #expect(scores.isInvalidated)
+            _ = scores.contains(1)
+        }
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("Set")))
     }
 
     /// Collections read after `invalidate()` belong to the new read transaction and work.

@@ -54,7 +54,7 @@ import Testing
             try? realm.write { realm.delete(owner) }
             dogs.append(Pet())
         }
-        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("List")))
         #expect(!exitTestStandardError(result).contains("outside of a write transaction"))
     }
 
@@ -67,7 +67,7 @@ import Testing
             realm.invalidate()
             scores.insert(1)
         }
-        #expect(exitTestStandardError(result).contains("Access to invalidated Set object"))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("Set")))
     }
 
     @Test func settingAMapKeyOfADeletedObjectOutsideAWriteSaysDeleted() async {
@@ -79,7 +79,7 @@ import Testing
             try? realm.write { realm.delete(owner) }
             nicknames["a"] = "b"
         }
-        #expect(exitTestStandardError(result).contains("Object has been deleted or invalidated."))
+        #expect(exitTestStandardError(result).contains(invalidatedCollectionMessage("Dictionary")))
     }
 
     @Test func aValidObjectOutsideAWriteStillSaysWriteTransaction() async {

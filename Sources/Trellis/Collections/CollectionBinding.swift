@@ -93,14 +93,11 @@ struct CollectionBinding {
     }
 
     /// The trap for a collection that is not valid: realm-core's `Collection::verify_attached`
-    /// message when the read transaction it was read in ended (`invalidate()`), Trellis's when
-    /// its object was deleted.
+    /// message, the same whether its object was deleted or the read transaction it was read in
+    /// ended (`invalidate()`, a frozen Realm closed).
     private func trapInvalid() -> Never {
-        if epoch != core.epoch || core.isClosed {
-            throwRealmException(invalidatedCollectionMessage(location.field.typeInfo.collection == .map ? "Dictionary"
-                : location.field.typeInfo.collection == .set ? "Set" : "List"))
-        }
-        throwRealmException("Object has been deleted or invalidated.")
+        throwRealmException(invalidatedCollectionMessage(location.field.typeInfo.collection == .map ? "Dictionary"
+            : location.field.typeInfo.collection == .set ? "Set" : "List"))
     }
 
     func isSameCollection(as other: CollectionBinding) -> Bool {
@@ -313,6 +310,10 @@ extension CollectionBinding {
     }
 }
 
-/// realm-core's message for a collection read after the read transaction it was read in ended
-/// (`Collection::verify_attached`); `kind` is "List", "Set" or "Dictionary".
-func invalidatedCollectionMessage(_ kind: String) -> String { "Access to invalidated \(kind) object" }
+/// realm-core's message (v14, Realm Swift 10.54's `Collection::verify_attached`) for a collection
+/// used after its object was deleted or the read transaction it was read in ended; `kind` is
+/// "List", "Set" or "Dictionary" (its `type_name()`).
+func invalidatedCollectionMessage(_ kind: String) -> String {
+    "\(kind) is no longer valid. Either the parent object was deleted or the containing Realm has been invalidated "
+        + "or closed."
+}

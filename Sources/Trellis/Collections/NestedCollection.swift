@@ -128,10 +128,9 @@ struct NestedCollectionBinding {
         if !isValid { trapInvalid(kind) }
     }
 
-    /// As ``CollectionBinding``'s: realm-core's message after `invalidate()`, else Trellis's.
+    /// As ``CollectionBinding``'s: realm-core's message, for a deleted owner or an ended read.
     private func trapInvalid(_ kind: String) -> Never {
-        if epoch != core.epoch || core.isClosed { throwRealmException(invalidatedCollectionMessage(kind)) }
-        throwRealmException("Object has been deleted or invalidated.")
+        throwRealmException(invalidatedCollectionMessage(kind))
     }
 
     /// The elements of the nested list (empty when it is not a list any more).

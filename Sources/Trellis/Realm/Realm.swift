@@ -100,6 +100,8 @@ public struct Realm {
     /// Whether the Realm contains no objects.
     public var isEmpty: Bool {
         core.verifyThread()
+        // RLMRealm.isEmpty reads realm-core's group, which a closed (invalidated frozen) Realm refuses.
+        if core.isClosed { RealmCore.trapClosed() }
         let txn = core.transaction
         for stored in core.file.catalog.classes where !stored.embedded {
             if let dbi = core.file.environment.handles.handle(named: Table.rowsName(stored.name)),

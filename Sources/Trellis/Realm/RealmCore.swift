@@ -550,10 +550,15 @@ final class RealmCore {
     /// the old or the new value, so it reads the frozen value or traps; a read ordered after it
     /// (a lock, a queue hop) traps.
     private func closeFrozen() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // RLMRealm.invalidate calls realm-core's `Realm::invalidate()`, whose `verify_open()`
+        // refuses a Realm already closed.
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { Self.trapClosed() }
         epoch &+= 1
         noteChange()
     }
+
+    /// realm-core's `Realm::verify_open()` message, for a frozen Realm `invalidate()` closed.
+    static func trapClosed() -> Never { throwRealmException("Cannot access realm that has been closed.") }
 
     /// realm-swift's RLMVerifyRealmRead (before handing out objects or results): the thread,
     /// and that a frozen Realm was not closed by `invalidate()`.

@@ -25,4 +25,20 @@ import Trellis
         #expect(owner.dogMap.sum(of: \.age) == 18)
         #expect(owner.dogMap.average(of: \.age) == 6)
     }
+
+    /// Realm's `sorted(by:ascending:)` on a map of objects: the values ordered by the property a
+    /// key path names, as the string form orders them.
+    @Test func aManagedMapOfObjectsSortsByKeyPath() throws {
+        let owner = Owner("Ann")
+        owner.dogMap["a"] = Pet("Rex", age: 3)
+        owner.dogMap["b"] = Pet("Kit", age: 9)
+        owner.dogMap["c"] = Pet("Max", age: 6)
+        let realm = try Realm(configuration: .init(inMemoryIdentifier: "map-key-path-sort-\(UUID().uuidString)",
+                                                   objectTypes: [Owner.self, Pet.self]))
+        try realm.write { realm.add(owner) }
+        #expect(owner.dogMap.sorted(by: \.age, ascending: true).map { $0?.name } == ["Rex", "Max", "Kit"])
+        #expect(owner.dogMap.sorted(by: \.name, ascending: false).map { $0?.name } == ["Rex", "Max", "Kit"])
+        #expect(owner.dogMap.sorted(by: \.age, ascending: false).map { $0?.age }
+            == owner.dogMap.sorted(byKeyPath: "age", ascending: false).map { $0?.age })
+    }
 }

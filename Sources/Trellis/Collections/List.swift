@@ -309,3 +309,12 @@ extension List: Equatable {
         }
     }
 }
+
+extension List {
+    /// Whether `object` is a List equal to this one by `==` (Realm's `isEqual(_:)`):
+    /// unmanaged ones by their contents, managed ones when they are the same stored list.
+    public func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? List<Element> else { return false }
+        return self == other
+    }
+}

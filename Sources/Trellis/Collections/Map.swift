@@ -223,6 +223,15 @@ extension Map: Equatable {
     }
 }
 
+extension Map {
+    /// Whether `object` is a Map equal to this one by `==` (Realm's `isEqual(_:)`):
+    /// unmanaged ones by their contents, managed ones when they are the same stored map.
+    public func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? Map<Key, Value> else { return false }
+        return self == other
+    }
+}
+
 /// How `@Persisted var dogs: Map<String, Dog?>` is described, stored and assigned.
 extension Map: _Persistable, _CachedAccessor, _CollectionAssignable, _CollectionProperty {
     public static var _trellisTypeInfo: _PropertyTypeInfo {

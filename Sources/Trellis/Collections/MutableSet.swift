@@ -204,6 +204,15 @@ extension MutableSet: Equatable {
     }
 }
 
+extension MutableSet {
+    /// Whether `object` is a MutableSet equal to this one by `==` (Realm's `isEqual(_:)`):
+    /// unmanaged ones by their contents, managed ones when they are the same stored mutableset.
+    public func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? MutableSet<Element> else { return false }
+        return self == other
+    }
+}
+
 /// How `@Persisted var dogs: MutableSet<Dog>` is described, stored and assigned.
 extension MutableSet: _Persistable, _CachedAccessor, _CollectionAssignable, _CollectionProperty {
     public static var _trellisTypeInfo: _PropertyTypeInfo {

@@ -16,6 +16,10 @@ public protocol PersistableEnum: _PersistableInsideOptional, RawRepresentable, C
 where RawValue: _PersistableInsideOptional & Comparable {}
 
 extension PersistableEnum {
+    /// The database stores an enum as its raw value (as in Realm): generic code constrained on
+    /// the persisted type (`where T.PersistedType: _QueryNumeric`, `SortableType`) takes it.
+    public typealias PersistedType = RawValue
+
     /// Orders cases by their raw values, as the database does.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 

@@ -272,4 +272,11 @@ extension Map where Value: OptionalProtocol, Value.Wrapped: ObjectBase {
     {
         average(ofProperty: QueryKeyPathNames.name(of: keyPath))
     }
+
+    /// The values sorted on the property a key path names (Realm's `sorted(by:ascending:)`).
+    public func sorted<T: _HasPersistedType>(by keyPath: KeyPath<Value.Wrapped, T>, ascending: Bool) -> Results<Value>
+        where T.PersistedType: SortableType
+    {
+        sorted(byKeyPath: QueryKeyPathNames.name(of: keyPath), ascending: ascending)
+    }
 }

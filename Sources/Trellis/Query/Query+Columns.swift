@@ -20,7 +20,7 @@ extension Query {
     public static func != (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.notEqual, rhs.operand) }
 }
 
-extension Query where T: _QueryComparable {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryComparable {
     /// Greater than another property.
     public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs.operand) }
     /// Greater than or equal to another property.
@@ -31,36 +31,38 @@ extension Query where T: _QueryComparable {
     public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.operand) }
 }
 
-extension Query where T: _QueryBinary {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryBinary {
     /// Contains the value of another string or binary property (`CONTAINS`).
-    public func contains<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    public func contains<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool>
+        where U: _Persistable, U.PersistedType: _QueryBinary
+    {
         compare(.contains, column.operand, options: options.queryOptions)
     }
 
     /// Starts with the value of another string or binary property (`BEGINSWITH`).
-    public func starts<U: _QueryBinary>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    public func starts<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.beginsWith, column.operand, options: options.queryOptions)
     }
 
     /// Ends with the value of another string or binary property (`ENDSWITH`).
-    public func ends<U: _QueryBinary>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    public func ends<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.endsWith, column.operand, options: options.queryOptions)
     }
 
     /// Equals the value of another string or binary property with the options (`==[c]`).
-    public func equals<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    public func equals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.equal, column.operand, options: options.queryOptions)
     }
 
     /// Differs from the value of another string or binary property with the options (`!=[c]`).
-    public func notEquals<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    public func notEquals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         compare(.notEqual, column.operand, options: options.queryOptions)
     }
 }
 
-extension Query where T: _QueryString {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryString {
     /// Matches the pattern held by another string property (`LIKE`).
-    public func like<U: _QueryString>(_ column: Query<U>, caseInsensitive: Bool = false) -> Query<Bool> {
+    public func like<U>(_ column: Query<U>, caseInsensitive: Bool = false) -> Query<Bool> {
         compare(.like, column.operand, options: caseInsensitive ? .caseInsensitive : [])
     }
 }

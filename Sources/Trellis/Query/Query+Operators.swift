@@ -14,13 +14,17 @@ public struct StringOptions: OptionSet, Sendable {
     var queryOptions: QueryStringOptions { QueryStringOptions(rawValue: rawValue) }
 }
 
-/// Types whose values a typed query can order with `<`, `>`, ranges and `BETWEEN`.
+/// Types whose values a typed query can order with `<`, `>`, ranges and `BETWEEN`: Realm's
+/// numeric, string and binary types, and (beyond Realm) `ObjectId` and `UUID`. As in Realm, the
+/// comparisons are stated on a property's persisted type (`where T.PersistedType:
+/// _QueryNumeric`), so custom persistable types, enums and generic code compare too.
 public protocol _QueryComparable {}
-/// Numeric types, for `@min`, `@max`, `@sum`, `@avg`.
+/// Numeric types (and `Date`, `AnyRealmValue`, as in Realm), for `<`, `>` and `@min`, `@max`,
+/// `@sum`, `@avg`.
 public protocol _QueryNumeric: _QueryComparable {}
-/// Binary and string types, for `CONTAINS`, `BEGINSWITH`, `ENDSWITH` and `==`/`!=` with
-/// options (Realm's tag protocol for `Data` queries).
-public protocol _QueryBinary {}
+/// Binary and string types, for `CONTAINS`, `BEGINSWITH`, `ENDSWITH`, `==`/`!=` with options
+/// and (as in Realm) `<`, `>`.
+public protocol _QueryBinary: _QueryComparable {}
 /// String types: binary ones that also match `LIKE` patterns and honour `[c]`/`[d]`.
 public protocol _QueryString: _QueryBinary {}
 
@@ -32,15 +36,15 @@ extension Int64: _QueryNumeric {}
 extension Float: _QueryNumeric {}
 extension Double: _QueryNumeric {}
 extension Decimal128: _QueryNumeric {}
-extension Date: _QueryComparable {}
-extension String: _QueryComparable, _QueryString {}
+extension Date: _QueryNumeric {}
+extension String: _QueryString {}
+extension Data: _QueryBinary {}
 extension ObjectId: _QueryComparable {}
 extension UUID: _QueryComparable {}
-extension Optional: _QueryComparable where Wrapped: _QueryComparable {}
-extension Optional: _QueryNumeric where Wrapped: _QueryNumeric {}
-extension Optional: _QueryString where Wrapped: _QueryString {}
-extension Data: _QueryBinary {}
-extension Optional: _QueryBinary where Wrapped: _QueryBinary {}
+extension Optional: _QueryComparable where Wrapped: _HasPersistedType, Wrapped.PersistedType: _QueryComparable {}
+extension Optional: _QueryNumeric where Wrapped: _HasPersistedType, Wrapped.PersistedType: _QueryNumeric {}
+extension Optional: _QueryBinary where Wrapped: _HasPersistedType, Wrapped.PersistedType: _QueryBinary {}
+extension Optional: _QueryString where Wrapped: _HasPersistedType, Wrapped.PersistedType: _QueryString {}
 
 // MARK: - Building comparisons
 
@@ -84,7 +88,7 @@ extension Query {
     }
 }
 
-extension Query where T: _QueryComparable {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryComparable {
     /// Greater than.
     public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, argument(rhs)) }
     /// Greater than or equal.
@@ -93,83 +97,122 @@ extension Query where T: _QueryComparable {
     public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, argument(rhs)) }
     /// Less than or equal.
     public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, argument(rhs)) }
+}
 
+extension Query where T: Comparable {
     /// Within the closed range (`BETWEEN {low, high}`).
-    public func contains(_ range: ClosedRange<T>) -> Query<Bool> where T: Comparable {
+    public func contains(_ range: ClosedRange<T>) -> Query<Bool> {
         compare(.between, .list([Self.argument(range.lowerBound), Self.argument(range.upperBound)]))
     }
 
     /// Within the half-open range (`>= low && < high`).
-    public func contains(_ range: Range<T>) -> Query<Bool> where T: Comparable {
-        (self >= range.lowerBound) && (self < range.upperBound)
+    public func contains(_ range: Range<T>) -> Query<Bool> {
+        compare(.greaterOrEqual, Self.argument(range.lowerBound)) && compare(.less, Self.argument(range.upperBound))
+    }
+}
+
+extension Query where T: OptionalProtocol, T.Wrapped: Comparable {
+    /// Within the closed range (`BETWEEN {low, high}`); nil is in no range.
+    public func contains(_ range: ClosedRange<T.Wrapped>) -> Query<Bool> {
+        compare(.between, .list([Self.argument(range.lowerBound), Self.argument(range.upperBound)]))
+    }
+
+    /// Within the half-open range (`>= low && < high`); nil is in no range.
+    public func contains(_ range: Range<T.Wrapped>) -> Query<Bool> {
+        compare(.greaterOrEqual, Self.argument(range.lowerBound)) && compare(.less, Self.argument(range.upperBound))
     }
 }
 
 // MARK: - Collections
 
-extension Query where T: _QueryCollection {
+extension Query where T: RealmCollection {
     /// The collection holds `element` (`%@ IN collection`).
-    public func contains(_ element: T._QueryElement) -> Query<Bool> {
+    public func contains(_ element: T.Element) -> Query<Bool> {
         let comparison = QueryComparison(quantifier: .single, lhs: Self.argument(element), op: .in, options: [],
                                          rhs: .keyPath(path))
         return Query<Bool>(.predicate(.comparison(comparison), subquery: nil))
     }
 
     /// The collection holds at least one of `elements` (`ANY collection IN %@`).
-    public func containsAny<S: Sequence>(in elements: S) -> Query<Bool> where S.Element == T._QueryElement {
+    public func containsAny<S: Sequence>(in elements: S) -> Query<Bool> where S.Element == T.Element {
         compare(.in, .argument(.list(elements.map { QueryArguments.value($0) })), quantifier: .any)
     }
 
     /// ANY element equals `element`.
-    public static func == (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+    public static func == (lhs: Query, rhs: T.Element) -> Query<Bool> {
         lhs.compare(.equal, argument(rhs), quantifier: .any)
     }
 
     /// ANY element differs from `element`.
-    public static func != (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+    public static func != (lhs: Query, rhs: T.Element) -> Query<Bool> {
         lhs.compare(.notEqual, argument(rhs), quantifier: .any)
+    }
+
+    /// The elements' aggregate `op`, a value of the element type.
+    fileprivate func elementAggregate(_ op: QueryCollectionOperation) -> Query<T.Element> {
+        appendingCollectionOperation(op)
     }
 }
 
-extension Query where T: _QueryCollection, T._QueryElement: _QueryComparable {
+extension Query where T: RealmCollection, T.Element.PersistedType: _QueryComparable {
     /// ANY element is greater than `element` (`$0.tasks.ratings > 3`).
-    public static func > (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+    public static func > (lhs: Query, rhs: T.Element) -> Query<Bool> {
         lhs.compare(.greater, argument(rhs), quantifier: .any)
     }
     /// ANY element is greater than or equal to `element`.
-    public static func >= (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+    public static func >= (lhs: Query, rhs: T.Element) -> Query<Bool> {
         lhs.compare(.greaterOrEqual, argument(rhs), quantifier: .any)
     }
     /// ANY element is less than `element`.
-    public static func < (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+    public static func < (lhs: Query, rhs: T.Element) -> Query<Bool> {
         lhs.compare(.less, argument(rhs), quantifier: .any)
     }
     /// ANY element is less than or equal to `element`.
-    public static func <= (lhs: Query, rhs: T._QueryElement) -> Query<Bool> {
+    public static func <= (lhs: Query, rhs: T.Element) -> Query<Bool> {
         lhs.compare(.lessOrEqual, argument(rhs), quantifier: .any)
     }
 }
 
-extension Query where T: _QueryCollection, T._QueryElement: _QueryNumeric & Comparable {
-    /// Every element lies within the range (`@min >= low && @max <= high`).
-    public func contains(_ range: ClosedRange<T._QueryElement>) -> Query<Bool> {
-        let low: Query<T._QueryElement> = appending(.operation(.min), prefix: nil)
-        let high: Query<T._QueryElement> = appending(.operation(.max), prefix: nil)
-        return low.compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && high.compare(.lessOrEqual, Self.argument(range.upperBound))
-    }
-
+extension Query where T: RealmCollection, T.Element.PersistedType: _QueryNumeric {
     /// The smallest element (`@min`).
-    public var min: Query<T._QueryElement> { appending(.operation(.min), prefix: nil) }
+    public var min: Query<T.Element> { elementAggregate(.min) }
     /// The largest element (`@max`).
-    public var max: Query<T._QueryElement> { appending(.operation(.max), prefix: nil) }
+    public var max: Query<T.Element> { elementAggregate(.max) }
     /// The sum of the elements (`@sum`).
-    public var sum: Query<T._QueryElement> { appending(.operation(.sum), prefix: nil) }
+    public var sum: Query<T.Element> { elementAggregate(.sum) }
     /// The average of the elements (`@avg`).
-    public var avg: Query<T._QueryElement> { appending(.operation(.avg), prefix: nil) }
+    public var avg: Query<T.Element> { elementAggregate(.avg) }
 }
 
-extension Query where T: _QueryNumeric {
+extension Query where T: RealmCollection, T.Element: Comparable {
+    /// Every element lies within the range (`@min >= low && @max <= high`).
+    public func contains(_ range: ClosedRange<T.Element>) -> Query<Bool> {
+        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
+            && elementAggregate(.max).compare(.lessOrEqual, Self.argument(range.upperBound))
+    }
+
+    /// Every element lies within the half-open range (`@min >= low && @max < high`).
+    public func contains(_ range: Range<T.Element>) -> Query<Bool> {
+        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
+            && elementAggregate(.max).compare(.less, Self.argument(range.upperBound))
+    }
+}
+
+extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: Comparable {
+    /// Every non-nil element lies within the range (`@min >= low && @max <= high`).
+    public func contains(_ range: ClosedRange<T.Element.Wrapped>) -> Query<Bool> {
+        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
+            && elementAggregate(.max).compare(.lessOrEqual, Self.argument(range.upperBound))
+    }
+
+    /// Every non-nil element lies within the half-open range (`@min >= low && @max < high`).
+    public func contains(_ range: Range<T.Element.Wrapped>) -> Query<Bool> {
+        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
+            && elementAggregate(.max).compare(.less, Self.argument(range.upperBound))
+    }
+}
+
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryNumeric {
     /// The smallest value of this property over the collection it is reached through (`list.@min.age`).
     public var min: Query<T> { aggregate(.min) }
     /// The largest value over the collection (`list.@max.age`).
@@ -179,20 +222,20 @@ extension Query where T: _QueryNumeric {
     /// The average over the collection (`list.@avg.age`).
     public var avg: Query<T> { aggregate(.avg) }
 
+    /// `list.@op.property`. On a property not reached through a collection the operation ends
+    /// the key path (`age.@avg`), and running the query traps as Realm's does, naming the class
+    /// ("Property 'Person.age' is not a link or collection and can only appear at the end of a
+    /// keypath.").
     private func aggregate(_ op: QueryCollectionOperation) -> Query<T> {
-        guard let prefix = collectionPrefix else {
-            throwRealmException("Invalid keypath '\(self).\(op.rawValue)': Property '\(self)' is not a link or "
-                + "collection and can only appear at the end of a keypath.")
-        }
         var path = self.path
-        path.components.insert(.operation(op), at: prefix)
+        path.components.insert(.operation(op), at: collectionPrefix ?? path.components.count)
         return Query<T>(.path(path, collectionPrefix: nil))
     }
 }
 
 // MARK: - Strings and binary data
 
-extension Query where T: _QueryBinary {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryBinary {
     /// Contains `value` (`CONTAINS`).
     public func contains(_ value: T, options: StringOptions = []) -> Query<Bool> {
         compare(.contains, Self.argument(value), options: options.queryOptions)
@@ -219,7 +262,7 @@ extension Query where T: _QueryBinary {
     }
 }
 
-extension Query where T: _QueryString {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryString {
     /// Matches a pattern with `*` and `?` wildcards (`LIKE`).
     public func like(_ value: T, caseInsensitive: Bool = false) -> Query<Bool> {
         compare(.like, Self.argument(value), options: caseInsensitive ? .caseInsensitive : [])
@@ -251,18 +294,18 @@ extension Query where T == Bool {
     public static func && (lhs: Query, rhs: Query) -> Query {
         var parts: QuerySubqueryParts?
         if let a = lhs.subqueryParts, let b = rhs.subqueryParts, a.collection.description == b.collection.description {
-            parts = QuerySubqueryParts(collection: a.collection, element: .conjunction(a.element, b.element))
+            parts = QuerySubqueryParts(collection: a.collection, element: .conjunction(a.element, b.element, keepingRightGroup: true))
         }
-        return Query(.predicate(.conjunction(lhs.predicate, rhs.predicate), subquery: parts))
+        return Query(.predicate(.conjunction(lhs.predicate, rhs.predicate, keepingRightGroup: true), subquery: parts))
     }
 
     /// Either condition holds.
     public static func || (lhs: Query, rhs: Query) -> Query {
         var parts: QuerySubqueryParts?
         if let a = lhs.subqueryParts, let b = rhs.subqueryParts, a.collection.description == b.collection.description {
-            parts = QuerySubqueryParts(collection: a.collection, element: .disjunction(a.element, b.element))
+            parts = QuerySubqueryParts(collection: a.collection, element: .disjunction(a.element, b.element, keepingRightGroup: true))
         }
-        return Query(.predicate(.disjunction(lhs.predicate, rhs.predicate), subquery: parts))
+        return Query(.predicate(.disjunction(lhs.predicate, rhs.predicate, keepingRightGroup: true), subquery: parts))
     }
 
     /// The condition does not hold.
@@ -284,4 +327,51 @@ extension Query where T == Bool {
 extension Query where T: PersistableEnum {
     /// The enum's raw value, for comparing with raw values (`$0.status.rawValue == 2`).
     public var rawValue: Query<T.RawValue> { Query<T.RawValue>(node) }
+}
+
+// MARK: - Raw and persisted values
+
+extension Query where T: RealmCollection, T.Element: PersistableEnum, T.Element.RawValue: RealmCollectionValue {
+    /// The raw values of a collection of enums, for comparing with raw values
+    /// (`$0.statuses.rawValue.contains(2)`).
+    public var rawValue: Query<AnyRealmCollection<T.Element.RawValue>> { Query<AnyRealmCollection<T.Element.RawValue>>(node) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: PersistableEnum, T.Value.RawValue: RealmCollectionValue {
+    /// The raw values of a map of enums, for comparing with raw values (`$0.statusMap.rawValue["a"] == 2`).
+    public var rawValue: Query<Map<T.Key, T.Value.RawValue>> { Query<Map<T.Key, T.Value.RawValue>>(node) }
+}
+
+extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: PersistableEnum,
+    T.Element.Wrapped.RawValue: _RealmCollectionValueInsideOptional
+{
+    /// The raw values of a collection of optional enums (nil stays nil).
+    public var rawValue: Query<AnyRealmCollection<T.Element.Wrapped.RawValue?>> {
+        Query<AnyRealmCollection<T.Element.Wrapped.RawValue?>>(node)
+    }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: OptionalProtocol, T.Value.Wrapped: PersistableEnum,
+    T.Value.Wrapped.RawValue: _RealmCollectionValueInsideOptional
+{
+    /// The raw values of a map of optional enums (nil stays nil).
+    public var rawValue: Query<Map<T.Key, T.Value.Wrapped.RawValue?>> { Query<Map<T.Key, T.Value.Wrapped.RawValue?>>(node) }
+}
+
+extension Query where T: _HasPersistedType {
+    /// The property as its persisted type (a custom persistable type's or an enum's stored
+    /// form), for the comparisons that type offers (`$0.price.persistableValue > 10`).
+    public var persistableValue: Query<T.PersistedType> { Query<T.PersistedType>(node) }
+}
+
+extension Query where T: RealmCollection, T.Element.PersistedType: RealmCollectionValue {
+    /// The elements as their persisted type.
+    public var persistableValue: Query<AnyRealmCollection<T.Element.PersistedType>> {
+        Query<AnyRealmCollection<T.Element.PersistedType>>(node)
+    }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value.PersistedType: RealmCollectionValue {
+    /// The values as their persisted type.
+    public var persistableValue: Query<Map<T.Key, T.Value.PersistedType>> { Query<Map<T.Key, T.Value.PersistedType>>(node) }
 }

@@ -17,12 +17,12 @@ public struct Query<T>: CustomStringConvertible {
     /// The query of a whole object (`$0`).
     init() { node = .path(QueryKeyPath([]), collectionPrefix: nil) }
 
-    /// The predicate text Realm would generate for this query, with `%@` for each value.
+    /// The predicate text Realm would generate for this query, with `%@` for each value
+    /// (``_constructPredicate()``'s text; a key path alone is its path, `dog.age`).
     public var description: String {
         switch node {
         case .path(let path, _): path.description
-        case .expression(let expression): expression.description
-        case .predicate(let predicate, _): predicate.description
+        default: _constructPredicate().0
         }
     }
 }
@@ -102,6 +102,17 @@ extension Query {
         return Query<V>(.path(path, collectionPrefix: prefix))
     }
 
+    /// `collection.@count`, `.@min`, …: an operation on the collection this path ends with. A
+    /// collection reached through another one keeps the outer one's prefix, so the comparison
+    /// still matches ANY outer element and `.count` of it is a SUBQUERY over the outer
+    /// collection (`($0.dogs.toys.count > 1).count`).
+    func appendingCollectionOperation<V>(_ op: QueryCollectionOperation) -> Query<V> {
+        var path = self.path
+        let outerPrefix = collectionPrefix.flatMap { $0 < path.components.count ? $0 : nil }
+        path.components.append(.operation(op))
+        return Query<V>(.path(path, collectionPrefix: outerPrefix))
+    }
+
     func appending<V>(_ component: QueryKeyPathComponent, prefix: Int?) -> Query<V> {
         var path = self.path
         if case .mapKey = component, collectionPrefix == path.components.count {
@@ -127,34 +138,14 @@ extension Query where T: _QueryOptionalObject {
     }
 }
 
-extension Query where T: _QueryCollection, T._QueryElement: ObjectBase {
+extension Query where T: RealmCollection {
     /// A property of the collection's objects: comparisons on it match when ANY object matches.
-    public subscript<V>(dynamicMember keyPath: KeyPath<T._QueryElement, V>) -> Query<V> {
+    public subscript<V>(dynamicMember keyPath: KeyPath<T.Element, V>) -> Query<V> where T.Element: ObjectBase {
         appending(keyPath)
     }
-}
 
-extension Query where T: _QueryCollection {
     /// The number of elements (`@count`).
-    public var count: Query<Int> { appending(.operation(.count), prefix: nil) }
+    public var count: Query<Int> { appendingCollectionOperation(.count) }
 }
 
-extension Query where T: _QueryMap {
-    /// The number of entries (`@count`).
-    public var count: Query<Int> { appending(.operation(.count), prefix: nil) }
-
-    /// The value stored under `key`.
-    public subscript(key: String) -> Query<T._QueryValue> {
-        appending(.mapKey(.argument(.string(key))), prefix: nil)
-    }
-
-    /// The map's keys: comparisons match when ANY key matches.
-    public var keys: Query<String> {
-        appending(.operation(.allKeys), prefix: path.components.count + 1)
-    }
-
-    /// The map's values: comparisons match when ANY value matches.
-    public var values: Query<T._QueryValue> {
-        appending(.operation(.allValues), prefix: path.components.count + 1)
-    }
-}
+// Map's keys, values, subscripts and aggregates: Query+Map.swift.

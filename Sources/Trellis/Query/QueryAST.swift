@@ -17,17 +17,22 @@ package indirect enum QueryPredicate {
 
 /// `[quantifier] lhs op[options] rhs`.
 extension QueryPredicate {
-    /// `lhs AND rhs`, appended to an existing chain rather than nested in it.
-    static func conjunction(_ lhs: QueryPredicate, _ rhs: QueryPredicate) -> QueryPredicate {
+    /// `lhs AND rhs`, appended to an existing chain rather than nested in it. With
+    /// `keepingRightGroup` (the typed builder), a chain on the right stays one operand, so
+    /// `a && (b && c)` renders as written, as Realm renders it.
+    static func conjunction(_ lhs: QueryPredicate, _ rhs: QueryPredicate,
+                            keepingRightGroup: Bool = false) -> QueryPredicate {
         var operands: [QueryPredicate] = if case .and(let existing) = lhs { existing } else { [lhs] }
-        if case .and(let more) = rhs { operands += more } else { operands.append(rhs) }
+        if !keepingRightGroup, case .and(let more) = rhs { operands += more } else { operands.append(rhs) }
         return .and(operands)
     }
 
-    /// `lhs OR rhs`, appended to an existing chain rather than nested in it.
-    static func disjunction(_ lhs: QueryPredicate, _ rhs: QueryPredicate) -> QueryPredicate {
+    /// `lhs OR rhs`, appended to an existing chain rather than nested in it (`keepingRightGroup`:
+    /// as in ``conjunction(_:_:keepingRightGroup:)``).
+    static func disjunction(_ lhs: QueryPredicate, _ rhs: QueryPredicate,
+                            keepingRightGroup: Bool = false) -> QueryPredicate {
         var operands: [QueryPredicate] = if case .or(let existing) = lhs { existing } else { [lhs] }
-        if case .or(let more) = rhs { operands += more } else { operands.append(rhs) }
+        if !keepingRightGroup, case .or(let more) = rhs { operands += more } else { operands.append(rhs) }
         return .or(operands)
     }
 

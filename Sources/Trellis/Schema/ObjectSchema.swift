@@ -12,6 +12,14 @@ public struct ObjectSchema: Sendable, Equatable, CustomStringConvertible {
     /// Asymmetric objects are a sync feature; always false.
     public var isAsymmetric: Bool { false }
 
+    /// The model class the schema describes (Realm's `objectClass`): the program's class of
+    /// this name, else ``DynamicObject`` (a class known only from a file's stored schema).
+    public var objectClass: AnyClass {
+        if let type = ProgramModelClasses.modelClass(named: className) { return type }
+        if let known = ClassInfo.known(named: className), known.objectType != ObjectBase.self { return known.objectType }
+        return DynamicObject.self
+    }
+
     /// The primary key property, if any.
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
 

@@ -55,27 +55,23 @@ extension Query where T: RealmKeyedCollection, T.Value.PersistedType: _QueryNume
 extension Query where T: RealmKeyedCollection, T.Value: Comparable {
     /// Every value lies within the closed range (`@min >= low && @max <= high`).
     public func contains(_ range: ClosedRange<T.Value>) -> Query<Bool> {
-        valueAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && valueAggregate(.max).compare(.lessOrEqual, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: true)
     }
 
     /// Every value lies within the half-open range (`@min >= low && @max < high`).
     public func contains(_ range: Range<T.Value>) -> Query<Bool> {
-        valueAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && valueAggregate(.max).compare(.less, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: false)
     }
 }
 
 extension Query where T: RealmKeyedCollection, T.Value: OptionalProtocol, T.Value.Wrapped: Comparable {
     /// Every non-nil value lies within the closed range (`@min >= low && @max <= high`).
     public func contains(_ range: ClosedRange<T.Value.Wrapped>) -> Query<Bool> {
-        valueAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && valueAggregate(.max).compare(.lessOrEqual, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: true)
     }
 
     /// Every non-nil value lies within the half-open range (`@min >= low && @max < high`).
     public func contains(_ range: Range<T.Value.Wrapped>) -> Query<Bool> {
-        valueAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && valueAggregate(.max).compare(.less, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: false)
     }
 }

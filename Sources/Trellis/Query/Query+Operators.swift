@@ -187,28 +187,24 @@ extension Query where T: RealmCollection, T.Element.PersistedType: _QueryNumeric
 extension Query where T: RealmCollection, T.Element: Comparable {
     /// Every element lies within the range (`@min >= low && @max <= high`).
     public func contains(_ range: ClosedRange<T.Element>) -> Query<Bool> {
-        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && elementAggregate(.max).compare(.lessOrEqual, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: true)
     }
 
     /// Every element lies within the half-open range (`@min >= low && @max < high`).
     public func contains(_ range: Range<T.Element>) -> Query<Bool> {
-        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && elementAggregate(.max).compare(.less, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: false)
     }
 }
 
 extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: Comparable {
     /// Every non-nil element lies within the range (`@min >= low && @max <= high`).
     public func contains(_ range: ClosedRange<T.Element.Wrapped>) -> Query<Bool> {
-        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && elementAggregate(.max).compare(.lessOrEqual, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: true)
     }
 
     /// Every non-nil element lies within the half-open range (`@min >= low && @max < high`).
     public func contains(_ range: Range<T.Element.Wrapped>) -> Query<Bool> {
-        elementAggregate(.min).compare(.greaterOrEqual, Self.argument(range.lowerBound))
-            && elementAggregate(.max).compare(.less, Self.argument(range.upperBound))
+        aggregatesWithin(range.lowerBound, range.upperBound, closed: false)
     }
 }
 

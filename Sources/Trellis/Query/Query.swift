@@ -106,6 +106,15 @@ extension Query {
     /// collection reached through another one keeps the outer one's prefix, so the comparison
     /// still matches ANY outer element and `.count` of it is a SUBQUERY over the outer
     /// collection (`($0.dogs.toys.count > 1).count`).
+    /// Every element (a map: every value) of the collection this path ends with lies between
+    /// `low` and `high`: `@min >= low && @max <= high`, `@max < high` when `closed` is false.
+    /// What `contains(_:)` of a range on a collection or a map builds.
+    func aggregatesWithin(_ low: Any?, _ high: Any?, closed: Bool) -> Query<Bool> {
+        let min: Query<T> = appendingCollectionOperation(.min), max: Query<T> = appendingCollectionOperation(.max)
+        return min.compare(.greaterOrEqual, Self.argument(low))
+            && max.compare(closed ? .lessOrEqual : .less, Self.argument(high))
+    }
+
     func appendingCollectionOperation<V>(_ op: QueryCollectionOperation) -> Query<V> {
         var path = self.path
         let outerPrefix = collectionPrefix.flatMap { $0 < path.components.count ? $0 : nil }

@@ -100,9 +100,7 @@ extension RealmCore {
             throwRealmException("Object type '\(type.className())' is not managed by the Realm: read and write "
                 + "DynamicObjects with dynamicObjects(_:) and dynamicCreate(_:value:update:).")
         }
-        if let types = configuration.objectTypes, !types.contains(where: { $0 == type }), storedSchema == nil {
-            notManagedByTheRealm(type.className())
-        }
+        verifyConfigured(type)
         let info = ClassInfo.unbound(for: type)
         var catalog = pendingCatalog ?? file.catalog
         if pendingCatalog == nil, catalog.storedClass(named: info.className) == nil {

@@ -63,18 +63,14 @@ package final class DocumentRowReader<Node: DocumentBuilding> {
     }
 
     private enum Kind {
-        case scalar(ScalarKind)
+        case scalar(DocumentScalarKind)
         /// A to-one link to a class with a primary key of a scalar kind.
-        case link(Table, primaryKey: FieldInfo, ScalarKind)
+        case link(Table, primaryKey: FieldInfo, DocumentScalarKind)
         case embedded(ClassPlan)
-        case linkList(Table, primaryKey: FieldInfo, ScalarKind)
+        case linkList(Table, primaryKey: FieldInfo, DocumentScalarKind)
         case embeddedList(ClassPlan)
         /// Read through ``ExtendedJSON`` and the property's wrapper.
         case generic
-    }
-
-    private enum ScalarKind {
-        case int, bool, double, float, string, objectId, date, decimal, data, uuid
     }
 
     private func plan(for table: Table) -> ClassPlan {
@@ -97,32 +93,13 @@ package final class DocumentRowReader<Node: DocumentBuilding> {
                 return type.collection == .list ? .embeddedList(child) : .embedded(child)
             }
             guard let key = target.info.primaryKeyField, key.typeInfo.collection == .none,
-                  let keyKind = scalarKind(key.typeInfo)
+                  let keyKind = DocumentScalarKind(key.typeInfo)
             else { return .generic }
             return type.collection == .list ? .linkList(target, primaryKey: key, keyKind)
                 : .link(target, primaryKey: key, keyKind)
         }
-        guard type.collection == .none, let scalar = scalarKind(type) else { return .generic }
+        guard type.collection == .none, let scalar = DocumentScalarKind(type) else { return .generic }
         return .scalar(scalar)
-    }
-
-    /// The scalar kinds read here: the plain Swift types (a custom or enum type is read through
-    /// its wrapper, which maps the stored value to the app's type first).
-    private func scalarKind(_ type: _PropertyTypeInfo) -> ScalarKind? {
-        let name = type.swiftName.hasSuffix("?") ? String(type.swiftName.dropLast()) : type.swiftName
-        switch (type.type, name) {
-        case (.int, "Int"), (.int, "Int64"), (.int, "Int32"), (.int, "Int16"), (.int, "Int8"): return .int
-        case (.bool, "Bool"): return .bool
-        case (.double, "Double"): return .double
-        case (.float, "Float"): return .float
-        case (.string, "String"): return .string
-        case (.objectId, "ObjectId"): return .objectId
-        case (.date, "Date"): return .date
-        case (.decimal128, "Decimal128"): return .decimal
-        case (.data, "Data"): return .data
-        case (.UUID, "UUID"): return .uuid
-        default: return nil
-        }
     }
 
     // MARK: - Reading
@@ -167,7 +144,7 @@ package final class DocumentRowReader<Node: DocumentBuilding> {
     }
 
     /// A link as its target's primary key.
-    private func link(_ key: ObjectKey, _ target: Table, _ primaryKey: FieldInfo, _ kind: ScalarKind,
+    private func link(_ key: ObjectKey, _ target: Table, _ primaryKey: FieldInfo, _ kind: DocumentScalarKind,
                       _ property: Property) throws -> Node
     {
         guard let row = core.rowView(target, key) else {
@@ -178,7 +155,7 @@ package final class DocumentRowReader<Node: DocumentBuilding> {
         return row.isNull(c) ? .null : scalar(row, c, kind)
     }
 
-    private func scalar(_ row: RowView, _ c: Int, _ kind: ScalarKind) -> Node {
+    private func scalar(_ row: RowView, _ c: Int, _ kind: DocumentScalarKind) -> Node {
         switch kind {
         case .int: return wrapped("$numberLong", String(row.int(c)))
         case .bool: return .bool(row.bool(c))

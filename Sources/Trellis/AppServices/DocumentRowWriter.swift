@@ -108,7 +108,7 @@ package final class DocumentRowWriter {
     }
 
     enum Kind {
-        case scalar(ScalarKind)
+        case scalar(DocumentScalarKind)
         /// A to-one link to a class with a primary key.
         case link(Table, primaryKey: FieldInfo)
         case embedded(ClassPlan)
@@ -116,12 +116,6 @@ package final class DocumentRowWriter {
         case embeddedList(ClassPlan)
         /// Left to ``ExtendedJSONBatchDecoder`` and the property's wrapper.
         case generic
-    }
-
-    enum ScalarKind {
-        case int(ClosedRange<Int64>), bool, double, float, string, objectId
-        /// Dates, decimals, data and UUIDs: decoded by ``ExtendedJSON/scalarValue(_:_:_:)``.
-        case other
     }
 
     /// The plan of a class of the configuration's `objectTypes`.
@@ -158,30 +152,11 @@ package final class DocumentRowWriter {
                 guard let plan = plan(of: targetType) else { return .generic }
                 return type.collection == .list ? .embeddedList(plan) : .embedded(plan)
             }
-            guard let key = target.info.primaryKeyField, scalarKind(key.typeInfo) != nil else { return .generic }
+            guard let key = target.info.primaryKeyField, DocumentScalarKind(key.typeInfo) != nil else { return .generic }
             return type.collection == .list ? .linkList(target, primaryKey: key) : .link(target, primaryKey: key)
         }
-        guard type.collection == .none, let scalar = scalarKind(type) else { return .generic }
+        guard type.collection == .none, let scalar = DocumentScalarKind(type) else { return .generic }
         return .scalar(scalar)
-    }
-
-    /// The scalar kinds written here: the plain Swift types (a custom or enum type is left to
-    /// its wrapper, which checks its values).
-    private func scalarKind(_ type: _PropertyTypeInfo) -> ScalarKind? {
-        let name = type.swiftName.hasSuffix("?") ? String(type.swiftName.dropLast()) : type.swiftName
-        switch (type.type, name) {
-        case (.int, "Int"), (.int, "Int64"): return .int(Int64.min...Int64.max)
-        case (.int, "Int32"): return .int(Int64(Int32.min)...Int64(Int32.max))
-        case (.int, "Int16"): return .int(Int64(Int16.min)...Int64(Int16.max))
-        case (.int, "Int8"): return .int(Int64(Int8.min)...Int64(Int8.max))
-        case (.bool, "Bool"): return .bool
-        case (.double, "Double"): return .double
-        case (.float, "Float"): return .float
-        case (.string, "String"): return .string
-        case (.objectId, "ObjectId"): return .objectId
-        case (.date, "Date"), (.decimal128, "Decimal128"), (.data, "Data"), (.UUID, "UUID"): return .other
-        default: return nil
-        }
     }
 
     // MARK: - Decoding
@@ -262,14 +237,14 @@ package final class DocumentRowWriter {
     private func link<Node: DocumentNode>(_ node: Node, _ target: Table, _ key: FieldInfo, _ field: FieldInfo,
                                           _ schema: ObjectSchema) throws -> ObjectKey?
     {
-        guard let kind = scalarKind(key.typeInfo) else { throw mismatch(node, field, schema) }
+        guard let kind = DocumentScalarKind(key.typeInfo) else { throw mismatch(node, field, schema) }
         let pk = try scalar(node, kind, key, target.info.objectSchema)
         if let found = core.lookUpPrimaryKey(target, pk) { return found }
         missingTargets.append(Self.identity(target.info.className, pk))
         return nil
     }
 
-    private func scalar<Node: DocumentNode>(_ node: Node, _ kind: ScalarKind, _ field: FieldInfo,
+    private func scalar<Node: DocumentNode>(_ node: Node, _ kind: DocumentScalarKind, _ field: FieldInfo,
                                             _ schema: ObjectSchema) throws -> _StoredValue.Payload
     {
         if node.isNull {
@@ -314,7 +289,7 @@ package final class DocumentRowWriter {
                 throw mismatch(node, field, schema)
             }
             return .objectId(value)
-        case .other:
+        case .date, .decimal, .data, .uuid:
             let value = try ExtendedJSON.scalarValue(node.foundationValue, field.property, schema)
             switch value {
             case let date as Date: return .date(date)

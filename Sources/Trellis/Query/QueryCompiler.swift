@@ -115,7 +115,10 @@ final class QueryCompiler {
                 return false
             }
         }
-        return quantified(c.quantifier, lhs.values, c.op, c.options) { _ in value }
+        // realm-core orders a String or Data property of the row itself against a constant as
+        // its StringData and BinaryData do: nil before every value.
+        let nullsFirst = lhs.directColumn != nil && (lhs.type == .string || lhs.type == .data)
+        return quantified(c.quantifier, lhs.values, c.op, c.options, nullsFirst: nullsFirst) { _ in value }
     }
 
     /// An integer column of the row at `depth` against a constant (nil never matches). Spells
@@ -150,12 +153,14 @@ final class QueryCompiler {
     }
 
     private func quantified(_ quantifier: QueryQuantifier, _ lhs: QueryValueSource, _ op: QueryOperator,
-                            _ options: QueryStringOptions, rhs: @escaping (QueryScope) -> QueryValue)
-        -> (QueryScope) -> Bool
+                            _ options: QueryStringOptions, nullsFirst: Bool = false,
+                            rhs: @escaping (QueryScope) -> QueryValue) -> (QueryScope) -> Bool
     {
         switch lhs {
         case .single(let left):
-            let test = { (scope: QueryScope) in QueryValueComparison.matches(left(scope), op, rhs(scope), options) }
+            let test = { (scope: QueryScope) in
+                QueryValueComparison.matches(left(scope), op, rhs(scope), options, nullsFirst: nullsFirst)
+            }
             return quantifier == .none ? { !test($0) } : test
         case .many(let visit):
             switch quantifier {

@@ -64,7 +64,8 @@ enum QueryArguments {
         case .objectId(let o): .objectId(o)
         case .decimal128(let d): .decimal(d)
         case .uuid(let u): .uuid(u)
-        case .list, .dictionary: .nestedCollection
+        case .list: .nestedCollection(.list)
+        case .dictionary: .nestedCollection(.dictionary)
         }
     }
 }

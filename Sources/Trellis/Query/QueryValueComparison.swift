@@ -81,6 +81,7 @@ package enum QueryValueComparison {
         case (.uuid(let a), .uuid(let b)): return sign(a.uuidString, b.uuidString)
         case (.bool(let a), .bool(let b)): return a == b ? 0 : nil
         case (.data(let a), .data(let b)): return a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+        case (.nestedCollection(let a), .nestedCollection(let b)): return a == b ? 0 : nil
         default: return nil
         }
     }
@@ -168,7 +169,7 @@ extension QueryValue: Hashable {
         case .object(let o): hasher.combine(ObjectIdentifier(o))
         case .link(let t, let k): hasher.combine(t); hasher.combine(k)
         case .list(let items): hasher.combine(items)
-        case .nestedCollection: hasher.combine(1)
+        case .nestedCollection(let kind): hasher.combine(kind)
         case .geo(let shape): hasher.combine(shape)
         }
     }

@@ -12,6 +12,12 @@ final class QueryCompiler {
     let resolver: QueryClassResolver
     /// Subquery variables in scope: their depth in ``QueryScope`` and their class.
     var variables: [String: (depth: Int, info: ClassInfo)] = [:]
+    /// The element of the innermost SUBQUERY being compiled: where a key path without a
+    /// variable starts inside it, as in realm-core (and NSPredicate), which evaluates a
+    /// SUBQUERY's predicate on each element (`SUBQUERY(kids, $k, $k.age > age)` compares two
+    /// ages of the element; an inner `SUBQUERY(kids, …)` counts the element's kids). Nil outside
+    /// any SUBQUERY: the object being tested.
+    var innermostElement: (depth: Int, info: ClassInfo)?
     private var depth = 0
     private(set) var maximumDepth = 0
 
@@ -222,10 +228,12 @@ final class QueryCompiler {
         depth += 1
         let level = depth
         maximumDepth = max(maximumDepth, level)
-        let shadowed = variables[variable]
+        let shadowed = variables[variable], enclosing = innermostElement
         variables[variable] = (level, element)
+        innermostElement = (level, element)
         defer {
             variables[variable] = shadowed
+            innermostElement = enclosing
             depth -= 1
         }
         let test = try self.predicate(predicate)

@@ -161,7 +161,7 @@ extension QueryValue {
         case .objectId(let id): id
         case .uuid(let uuid): uuid
         case .decimal(let d): d
-        case .object(let object): object
+        case .object(let object), .memberwise(let object): object
         case .link(let tableId, let key): (tableId, key)
         case .list(let items): items.map(\.argumentValue)
         case .geo(let shape): shape

@@ -182,6 +182,10 @@ package enum QueryValue {
     case decimal(Decimal128)
     /// An object passed as an argument (compared by identity).
     case object(ObjectBase)
+    /// A custom persistable value passed as an argument whose persisted type is an (embedded)
+    /// object: `==` and `!=` compare a stored object with it property by property, as in Realm
+    /// (see QueryCompiler+Memberwise.swift).
+    case memberwise(ObjectBase)
     /// An object read from a row: its table and key.
     case link(tableId: UInt32, key: ObjectKey)
     /// An array or set passed as an argument (`IN %@`, `BETWEEN %@`).

@@ -104,6 +104,9 @@ final class QueryCompiler {
             return quantified(c.quantifier, lhs.values, c.op, c.options) { right($0) }
         }
         let value = try constant(c.rhs)
+        if case .memberwise(let object) = value, lhs.type == .object {
+            return try memberwise(c, object)
+        }
         try check(c.op, c.options, for: lhs)
         try check(value, c.op, against: lhs)
         if let direct = lhs.directColumn, lhs.type == .int, c.quantifier == .single, c.options.isEmpty,

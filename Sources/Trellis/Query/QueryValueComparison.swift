@@ -149,7 +149,7 @@ extension QueryValue: Hashable {
     package static func == (lhs: QueryValue, rhs: QueryValue) -> Bool {
         switch (lhs, rhs) {
         case (.list(let a), .list(let b)): a == b
-        case (.object(let a), .object(let b)): a === b
+        case (.object(let a), .object(let b)), (.memberwise(let a), .memberwise(let b)): a === b
         default: QueryValueComparison.equal(lhs, rhs)
         }
     }
@@ -166,7 +166,7 @@ extension QueryValue: Hashable {
         case .date(let d): hasher.combine(d)
         case .objectId(let o): hasher.combine(o)
         case .uuid(let u): hasher.combine(u)
-        case .object(let o): hasher.combine(ObjectIdentifier(o))
+        case .object(let o), .memberwise(let o): hasher.combine(ObjectIdentifier(o))
         case .link(let t, let k): hasher.combine(t); hasher.combine(k)
         case .list(let items): hasher.combine(items)
         case .nestedCollection(let kind): hasher.combine(kind)

@@ -35,6 +35,11 @@ extension Query {
 struct TypedQueryText {
     private(set) var text = ""
     private(set) var arguments: [Any] = []
+    /// SUBQUERYs written so far: Realm numbers their variables in the order it writes them
+    /// (`$col1`, `$col2`, an inner one after its outer one).
+    private var subqueries = 0
+    /// The name each subquery variable of the tree is written with, while it is in scope.
+    private var variableNames: [String: String] = [:]
 
     /// `asOperand`: the condition is the whole query or an operand of `&&`/`||`, where Realm
     /// writes a `Bool` property without parentheses.
@@ -103,8 +108,12 @@ struct TypedQueryText {
         case .subqueryCount(let collection, let variable, let predicate):
             text += "SUBQUERY("
             keyPath(collection)
-            text += ", $\(variable), "
+            subqueries += 1
+            let name = "col\(subqueries)", enclosing = variableNames[variable]
+            variableNames[variable] = name
+            text += ", $\(name), "
             condition(predicate, asOperand: false)
+            variableNames[variable] = enclosing
             text += ").@count"
         }
     }
@@ -112,11 +121,12 @@ struct TypedQueryText {
     /// The key path's text, as QueryDescription.swift writes it; a map key (`map[%@]`) takes
     /// its value from the arguments.
     mutating func keyPath(_ path: QueryKeyPath) {
-        var written = path.variable.map { "$" + $0 } ?? ""
+        var written = path.variable.map { "$" + (variableNames[$0] ?? $0) } ?? ""
         for component in path.components {
             let piece: String
             if case .mapKey(let key) = component {
                 var inner = TypedQueryText()
+                inner.variableNames = variableNames
                 inner.expression(key)
                 arguments += inner.arguments
                 piece = "[\(inner.text)]"
@@ -151,7 +161,7 @@ extension QueryValue {
         case .objectId(let id): id
         case .uuid(let uuid): uuid
         case .decimal(let d): d
-        case .object(let object): object
+        case .object(let object), .memberwise(let object): object
         case .link(let tableId, let key): (tableId, key)
         case .list(let items): items.map(\.argumentValue)
         case .geo(let shape): shape

@@ -55,14 +55,16 @@ extension Query {
     {
         switch node {
         case .expression(let expression):
+            // An inner `(…).count` or the like: in a SUBQUERY, it is the element's.
             let comparison = QueryComparison(quantifier: .single, lhs: expression, op: op, options: options, rhs: value)
-            return Query<Bool>(.predicate(.comparison(comparison), subquery: nil))
+            return Query<Bool>(.predicate(.comparison(comparison),
+                                          subquery: QuerySubqueryParts(collection: nil, element: .comparison(comparison))))
         case .predicate:
             throwRealmException("Cannot compare a condition ('\(self)') with a value; compare its .count instead.")
         case .path(let path, let prefix):
             let comparison = QueryComparison(quantifier: quantifier ?? (prefix == nil ? .single : .any),
                                              lhs: .keyPath(path), op: op, options: options, rhs: value)
-            var parts: QuerySubqueryParts?
+            var parts = QuerySubqueryParts(collection: nil, element: .comparison(comparison))
             if let prefix {
                 let collection = QueryKeyPath(Array(path.components[..<prefix]))
                 let element = QueryKeyPath(variable: "col1", Array(path.components[prefix...]))
@@ -288,34 +290,35 @@ extension Query where T == Bool {
 
     /// Both conditions hold.
     public static func && (lhs: Query, rhs: Query) -> Query {
-        var parts: QuerySubqueryParts?
-        if let a = lhs.subqueryParts, let b = rhs.subqueryParts, a.collection.description == b.collection.description {
-            parts = QuerySubqueryParts(collection: a.collection, element: .conjunction(a.element, b.element, keepingRightGroup: true))
+        let parts = QuerySubqueryParts.combining(lhs.subqueryParts, rhs.subqueryParts) {
+            .conjunction($0, $1, keepingRightGroup: true)
         }
         return Query(.predicate(.conjunction(lhs.predicate, rhs.predicate, keepingRightGroup: true), subquery: parts))
     }
 
     /// Either condition holds.
     public static func || (lhs: Query, rhs: Query) -> Query {
-        var parts: QuerySubqueryParts?
-        if let a = lhs.subqueryParts, let b = rhs.subqueryParts, a.collection.description == b.collection.description {
-            parts = QuerySubqueryParts(collection: a.collection, element: .disjunction(a.element, b.element, keepingRightGroup: true))
+        let parts = QuerySubqueryParts.combining(lhs.subqueryParts, rhs.subqueryParts) {
+            .disjunction($0, $1, keepingRightGroup: true)
         }
         return Query(.predicate(.disjunction(lhs.predicate, rhs.predicate, keepingRightGroup: true), subquery: parts))
     }
 
     /// The condition does not hold.
     public static prefix func ! (query: Query) -> Query {
-        Query(.predicate(.not(query.predicate), subquery: nil))
+        let parts = query.subqueryParts.map { QuerySubqueryParts(collection: $0.collection, element: .not($0.element)) }
+        return Query(.predicate(.not(query.predicate), subquery: parts))
     }
 
     /// How many elements of the collection satisfy this condition (a `SUBQUERY`):
-    /// `($0.dogs.age > 5).count > 1`.
+    /// `($0.dogs.age > 5).count > 1`. Inside it, the parts that name no collection are the
+    /// element's, as in Realm: `($0.dogs.age > 1 && ($0.dogs.age > 5).count > 0).count` counts
+    /// the dogs older than 1 with a dog of their own older than 5.
     public var count: Query<Int> {
-        guard let parts = subqueryParts else {
+        guard let parts = subqueryParts, let collection = parts.collection else {
             throwRealmException("Subqueries must contain a keypath starting with a collection.")
         }
-        return Query<Int>(.expression(.subqueryCount(collection: parts.collection, variable: "col1",
+        return Query<Int>(.expression(.subqueryCount(collection: collection, variable: "col1",
                                                      predicate: parts.element)))
     }
 }

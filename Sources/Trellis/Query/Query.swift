@@ -33,15 +33,28 @@ enum QueryNode {
     /// (comparisons then use ANY, and `.count` turns them into a SUBQUERY over that prefix).
     case path(QueryKeyPath, collectionPrefix: Int?)
     case expression(QueryExpression)
-    /// A predicate; `subquery` is the same condition on one element of a collection, for `.count`.
+    /// A predicate; `subquery` is the same condition on one element of a collection, for `.count`
+    /// (nil: the condition cannot be part of a SUBQUERY).
     case predicate(QueryPredicate, subquery: QuerySubqueryParts?)
 }
 
 /// A condition over the elements of one collection: what `SUBQUERY(collection, $col1, element)`
-/// is made of.
+/// is made of. As in Realm, a key path that reaches no collection (`$0.intCol`, or an inner
+/// `(…).count`) stays as it is in `element`, where it is the element's: `collection` is nil
+/// when no part of the condition names one, and such a condition is no SUBQUERY on its own.
 struct QuerySubqueryParts {
-    let collection: QueryKeyPath
+    let collection: QueryKeyPath?
     let element: QueryPredicate
+
+    /// Both conditions' parts joined by `combine`, when they name the same collection or only
+    /// one of them names one (Realm allows one collection per SUBQUERY).
+    static func combining(_ a: QuerySubqueryParts?, _ b: QuerySubqueryParts?,
+                          _ combine: (QueryPredicate, QueryPredicate) -> QueryPredicate) -> QuerySubqueryParts?
+    {
+        guard let a, let b else { return nil }
+        if let first = a.collection, let second = b.collection, first.description != second.description { return nil }
+        return QuerySubqueryParts(collection: a.collection ?? b.collection, element: combine(a.element, b.element))
+    }
 }
 
 // MARK: - Key paths

@@ -182,15 +182,27 @@ package enum QueryValue {
     case decimal(Decimal128)
     /// An object passed as an argument (compared by identity).
     case object(ObjectBase)
+    /// A custom persistable value passed as an argument whose persisted type is an (embedded)
+    /// object: `==` and `!=` compare a stored object with it property by property, as in Realm
+    /// (see QueryCompiler+Memberwise.swift).
+    case memberwise(ObjectBase)
     /// An object read from a row: its table and key.
     case link(tableId: UInt32, key: ObjectKey)
     /// An array or set passed as an argument (`IN %@`, `BETWEEN %@`).
     case list([QueryValue])
-    /// A list or dictionary nested in an `AnyRealmValue`: not nil, equal to nothing and
-    /// ordered with nothing (its elements are reached with `[index]`, `['key']` or `[*]`).
-    case nestedCollection
+    /// A list or dictionary nested in an `AnyRealmValue` (its elements are reached with
+    /// `[index]`, `['key']` or `[*]`), or passed as one (`anyCol == %@` with
+    /// `AnyRealmValue.list(…)`). As realm-core's Mixed, it is not nil and equals (and orders
+    /// equal to) every collection of its kind, whatever they hold, and nothing else.
+    case nestedCollection(NestedCollectionKind)
     /// A ``GeoBox``, ``GeoPolygon`` or ``GeoCircle`` (`location IN %@`, `geoWithin`).
     case geo(GeoShape)
 
     var isNull: Bool { if case .null = self { true } else { false } }
+}
+
+/// What a ``QueryValue/nestedCollection(_:)`` is.
+package enum NestedCollectionKind: Hashable {
+    case list
+    case dictionary
 }

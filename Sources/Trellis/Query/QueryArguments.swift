@@ -29,7 +29,10 @@ enum QueryArguments {
         case let v as ObjectBase: return .object(v)
         case let v as AnyRealmValue: return anyRealmValue(v)
         case let v as any RLMGeospatial: return .geo(v._geoShape)
-        case let v as any _CustomPersistable: return value(CustomPersistableArgument.persisted(v))
+        case let v as any _CustomPersistable:
+            let persisted = CustomPersistableArgument.persisted(v)
+            if let object = persisted as? ObjectBase { return .memberwise(object) }
+            return value(persisted)
         case let v as any RawRepresentable: return value(v.rawValue)
         case let v as any _QueryArgumentSequence: return .list(v._queryValues)
         // `IN %@` with Results, a List, a MutableSet or LinkingObjects: their elements.
@@ -64,7 +67,8 @@ enum QueryArguments {
         case .objectId(let o): .objectId(o)
         case .decimal128(let d): .decimal(d)
         case .uuid(let u): .uuid(u)
-        case .list, .dictionary: .nestedCollection
+        case .list: .nestedCollection(.list)
+        case .dictionary: .nestedCollection(.dictionary)
         }
     }
 }

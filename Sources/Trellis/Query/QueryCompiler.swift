@@ -12,6 +12,12 @@ final class QueryCompiler {
     let resolver: QueryClassResolver
     /// Subquery variables in scope: their depth in ``QueryScope`` and their class.
     var variables: [String: (depth: Int, info: ClassInfo)] = [:]
+    /// The element of the innermost SUBQUERY being compiled: where a key path without a
+    /// variable starts inside it, as in realm-core (and NSPredicate), which evaluates a
+    /// SUBQUERY's predicate on each element (`SUBQUERY(kids, $k, $k.age > age)` compares two
+    /// ages of the element; an inner `SUBQUERY(kids, …)` counts the element's kids). Nil outside
+    /// any SUBQUERY: the object being tested.
+    var innermostElement: (depth: Int, info: ClassInfo)?
     private var depth = 0
     private(set) var maximumDepth = 0
 
@@ -98,6 +104,9 @@ final class QueryCompiler {
             return quantified(c.quantifier, lhs.values, c.op, c.options) { right($0) }
         }
         let value = try constant(c.rhs)
+        if case .memberwise(let object) = value, lhs.type == .object {
+            return try memberwise(c, object)
+        }
         try check(c.op, c.options, for: lhs)
         try check(value, c.op, against: lhs)
         if let direct = lhs.directColumn, lhs.type == .int, c.quantifier == .single, c.options.isEmpty,
@@ -115,7 +124,10 @@ final class QueryCompiler {
                 return false
             }
         }
-        return quantified(c.quantifier, lhs.values, c.op, c.options) { _ in value }
+        // realm-core orders a String or Data property of the row itself against a constant as
+        // its StringData and BinaryData do: nil before every value.
+        let nullsFirst = lhs.directColumn != nil && (lhs.type == .string || lhs.type == .data)
+        return quantified(c.quantifier, lhs.values, c.op, c.options, nullsFirst: nullsFirst) { _ in value }
     }
 
     /// An integer column of the row at `depth` against a constant (nil never matches). Spells
@@ -150,12 +162,14 @@ final class QueryCompiler {
     }
 
     private func quantified(_ quantifier: QueryQuantifier, _ lhs: QueryValueSource, _ op: QueryOperator,
-                            _ options: QueryStringOptions, rhs: @escaping (QueryScope) -> QueryValue)
-        -> (QueryScope) -> Bool
+                            _ options: QueryStringOptions, nullsFirst: Bool = false,
+                            rhs: @escaping (QueryScope) -> QueryValue) -> (QueryScope) -> Bool
     {
         switch lhs {
         case .single(let left):
-            let test = { (scope: QueryScope) in QueryValueComparison.matches(left(scope), op, rhs(scope), options) }
+            let test = { (scope: QueryScope) in
+                QueryValueComparison.matches(left(scope), op, rhs(scope), options, nullsFirst: nullsFirst)
+            }
             return quantifier == .none ? { !test($0) } : test
         case .many(let visit):
             switch quantifier {
@@ -217,10 +231,12 @@ final class QueryCompiler {
         depth += 1
         let level = depth
         maximumDepth = max(maximumDepth, level)
-        let shadowed = variables[variable]
+        let shadowed = variables[variable], enclosing = innermostElement
         variables[variable] = (level, element)
+        innermostElement = (level, element)
         defer {
             variables[variable] = shadowed
+            innermostElement = enclosing
             depth -= 1
         }
         let test = try self.predicate(predicate)

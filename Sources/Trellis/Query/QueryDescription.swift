@@ -77,7 +77,7 @@ extension QueryValue {
         case .objectId(let id): "oid(\(id.stringValue))"
         case .uuid(let uuid): "uuid(\(uuid.uuidString))"
         case .decimal(let d): d.stringValue
-        case .object, .link, .nestedCollection: "%@"
+        case .object, .memberwise, .link, .nestedCollection: "%@"
         case .geo(let shape): shape.description
         case .list(let items): "{" + items.map(\.literal).joined(separator: ", ") + "}"
         }

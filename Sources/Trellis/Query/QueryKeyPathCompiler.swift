@@ -22,10 +22,10 @@ struct QueryOperand {
 /// `@links.Person.dogs`) into value readers over rows, with Realm's errors for paths the
 /// class does not have. Part of ``QueryCompiler``.
 extension QueryCompiler {
-    /// The scope depth and class a key path starts at: the object being tested (depth 0), or a
-    /// subquery variable's element.
-    private func origin(_ path: QueryKeyPath) throws(QueryError) -> (depth: Int, info: ClassInfo) {
-        guard let variable = path.variable else { return (0, rootInfo) }
+    /// The scope depth and class a key path starts at: a subquery variable's element, else the
+    /// innermost SUBQUERY's element, else the object being tested (depth 0).
+    func origin(_ path: QueryKeyPath) throws(QueryError) -> (depth: Int, info: ClassInfo) {
+        guard let variable = path.variable else { return innermostElement ?? (0, rootInfo) }
         guard let bound = variables[variable] else {
             throw QueryError(message: "Unknown variable '$\(variable)': variables are declared by SUBQUERY",
                              offset: nil)

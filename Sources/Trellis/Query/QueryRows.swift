@@ -102,7 +102,8 @@ enum QueryColumnReader {
         case .decimal(let d): .decimal(d)
         case .uuid(let u): .uuid(u)
         case .link(let tableId, let key): .link(tableId: tableId, key: key)
-        case .list, .dictionary: .nestedCollection
+        case .list: .nestedCollection(.list)
+        case .dictionary: .nestedCollection(.dictionary)
         }
     }
 }

@@ -1,19 +1,24 @@
 import Foundation
 
 /// How two query values compare, with Realm's rules: numbers compare across widths and
-/// kinds, nil equals only nil and orders with nothing, strings honour `[c]` and `[d]`,
-/// objects compare by identity.
+/// kinds, nil equals only nil, strings honour `[c]` and `[d]`, objects compare by identity.
+///
+/// nil in `<`, `<=`, `>`, `>=` follows realm-core (v14): two nils are `<=` and `>=` each other
+/// and nil orders with nothing else, except where realm-core compares a String or Data
+/// property of the object itself (or of a SUBQUERY's element) with a constant: there nil comes
+/// before every string and every Data, as its StringData and BinaryData order
+/// (`nullsFirst`; `optString < "a"` matches nil, `optString > nil` every string).
 package enum QueryValueComparison {
     static func matches(_ lhs: QueryValue, _ op: QueryOperator, _ rhs: QueryValue,
-                        _ options: QueryStringOptions) -> Bool
+                        _ options: QueryStringOptions, nullsFirst: Bool = false) -> Bool
     {
         switch op {
         case .equal: return equal(lhs, rhs, options)
         case .notEqual: return !equal(lhs, rhs, options)
-        case .less: return order(lhs, rhs, options).map { $0 < 0 } ?? false
-        case .lessOrEqual: return order(lhs, rhs, options).map { $0 <= 0 } ?? false
-        case .greater: return order(lhs, rhs, options).map { $0 > 0 } ?? false
-        case .greaterOrEqual: return order(lhs, rhs, options).map { $0 >= 0 } ?? false
+        case .less: return ordered(lhs, rhs, options, nullsFirst) { $0 < 0 }
+        case .lessOrEqual: return ordered(lhs, rhs, options, nullsFirst) { $0 <= 0 }
+        case .greater: return ordered(lhs, rhs, options, nullsFirst) { $0 > 0 }
+        case .greaterOrEqual: return ordered(lhs, rhs, options, nullsFirst) { $0 >= 0 }
         case .beginsWith, .endsWith, .contains, .like: return stringMatch(lhs, op, rhs, options)
         case .in:
             guard case .list(let items) = rhs else { return equal(lhs, rhs, options) }
@@ -21,6 +26,18 @@ package enum QueryValueComparison {
         case .between:
             guard case .list(let bounds) = rhs, bounds.count == 2 else { return false }
             return matches(lhs, .greaterOrEqual, bounds[0], options) && matches(lhs, .lessOrEqual, bounds[1], options)
+        }
+    }
+
+    /// An ordering operator's answer: `test` of the order, nil handled as realm-core does.
+    private static func ordered(_ lhs: QueryValue, _ rhs: QueryValue, _ options: QueryStringOptions,
+                                _ nullsFirst: Bool, _ test: (Int) -> Bool) -> Bool
+    {
+        switch (lhs, rhs) {
+        case (.null, .null): return test(0)
+        case (.null, _): return nullsFirst && test(-1)
+        case (_, .null): return nullsFirst && test(1)
+        default: return order(lhs, rhs, options).map(test) ?? false
         }
     }
 
@@ -64,6 +81,7 @@ package enum QueryValueComparison {
         case (.uuid(let a), .uuid(let b)): return sign(a.uuidString, b.uuidString)
         case (.bool(let a), .bool(let b)): return a == b ? 0 : nil
         case (.data(let a), .data(let b)): return a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+        case (.nestedCollection(let a), .nestedCollection(let b)): return a == b ? 0 : nil
         default: return nil
         }
     }
@@ -131,7 +149,7 @@ extension QueryValue: Hashable {
     package static func == (lhs: QueryValue, rhs: QueryValue) -> Bool {
         switch (lhs, rhs) {
         case (.list(let a), .list(let b)): a == b
-        case (.object(let a), .object(let b)): a === b
+        case (.object(let a), .object(let b)), (.memberwise(let a), .memberwise(let b)): a === b
         default: QueryValueComparison.equal(lhs, rhs)
         }
     }
@@ -148,10 +166,10 @@ extension QueryValue: Hashable {
         case .date(let d): hasher.combine(d)
         case .objectId(let o): hasher.combine(o)
         case .uuid(let u): hasher.combine(u)
-        case .object(let o): hasher.combine(ObjectIdentifier(o))
+        case .object(let o), .memberwise(let o): hasher.combine(ObjectIdentifier(o))
         case .link(let t, let k): hasher.combine(t); hasher.combine(k)
         case .list(let items): hasher.combine(items)
-        case .nestedCollection: hasher.combine(1)
+        case .nestedCollection(let kind): hasher.combine(kind)
         case .geo(let shape): hasher.combine(shape)
         }
     }

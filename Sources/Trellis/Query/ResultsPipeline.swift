@@ -197,7 +197,7 @@ struct ResultsPipeline {
         case .date: 5
         case .objectId: 6
         case .uuid: 7
-        case .object, .link: 8
+        case .object, .memberwise, .link: 8
         case .list, .nestedCollection, .geo: 9
         }
     }

@@ -19,6 +19,7 @@ func countOfOptionals<T: _RealmCollectionValueInsideOptional>(_ list: List<T?>) 
 func isDiscoverable<T: _RealmSchemaDiscoverable>(_: T.Type) -> Bool { true }
 func isMapEntry<E: _RealmMapValue>(_: E.Type) -> Bool where E.Key == String { true }
 func declaresInverse<L: LinkingObjectsProtocol>(_: L.Type) -> L { L(fromType: L.Element.self, property: "dogs") }
+func madeByDefault<T: _DefaultConstructible>(_: T.Type) -> T { T() }
 func saved<T: Object>(_ object: T, in realm: Realm) -> Object {
     realm.create(type(of: object), value: object, update: .modified)
 }
@@ -31,6 +32,24 @@ func saved<T: Object>(_ object: T, in realm: Realm) -> Object {
         #expect(_name(for: \Owner.name) == "name")
         #expect(_name(for: \Owner.dog?.name) == "dog.name")
         #expect(_name(for: \Owner.dogs) == "dogs")
+    }
+
+    /// Realm's `_DefaultConstructible`: the persistable types made by `init()`.
+    @Test func defaultConstructibleTypesMakeTheirDefaultValue() {
+        #expect(madeByDefault(Int.self) == 0)
+        #expect(madeByDefault(Int8.self) == 0)
+        #expect(madeByDefault(Bool.self) == false)
+        #expect(madeByDefault(Double.self) == 0)
+        #expect(madeByDefault(String.self) == "")
+        #expect(madeByDefault(Data.self).isEmpty)
+        #expect(madeByDefault(Decimal128.self) == 0)
+        #expect(madeByDefault(ObjectId.self) == ObjectId())
+        #expect(madeByDefault(AnyRealmValue.self) == .none)
+        #expect(madeByDefault(Owner.self).realm == nil)
+        #expect(madeByDefault(WrappedCounter.self).realm == nil)
+        #expect(madeByDefault(List<Int>.self).isEmpty)
+        #expect(madeByDefault(MutableSet<String>.self).isEmpty)
+        #expect(madeByDefault(Map<String, Int>.self).isEmpty)
     }
 
     @Test func sharedSchemaIsTheClassesSchema() {

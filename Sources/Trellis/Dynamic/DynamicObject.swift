@@ -32,6 +32,9 @@ public final class DynamicObject: Object {
     /// row (see ``MissingLinkTarget``): its class's properties with their defaults.
     var missingTarget: MissingTargetValues?
 
+    /// False: `DynamicObject` is no model class, as in Realm.
+    public override class func shouldIncludeInDefaultSchema() -> Bool { false }
+
     /// `object.name`: the same as `object["name"]`.
     public subscript(dynamicMember member: String) -> Any? {
         get { self[member] }

@@ -74,6 +74,11 @@ extension _CustomPersistable {
         if row.isNull(column), PersistedType.self is ObjectBase.Type { return _trellisDefaultValue() }
         let persisted = PersistedType._trellisRead(row, column)
         if let value = _trellisMake(persisted) { return value }
+        // A `create` stores a value the init refuses, as Realm does. Realm's message says where it
+        // was read: a property (read with its object) or a collection's element (with none).
+        if row.owner == nil {
+            throwRealmException("Could not convert value '\(persisted)' to type '\(Self.self)'.")
+        }
         throwRealmException("Failed to convert persisted value '\(persisted)' to type '\(Self.self)' in a "
             + "non-optional context.")
     }

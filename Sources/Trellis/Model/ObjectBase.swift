@@ -110,6 +110,13 @@ open class ObjectBase: CustomStringConvertible {
     /// file's names). Names not declared as properties are ignored.
     open class func propertiesMapping() -> [String: String] { [:] }
 
+    /// Whether the class is in the default schema: the classes of a Realm opened without
+    /// ``Realm/Configuration/objectTypes``, as in Realm. Override it to return false for a class
+    /// only some Realms hold: a Realm without `objectTypes` then leaves it out of its
+    /// ``Realm/schema`` and traps when it is used, with Realm's "is not managed by the Realm";
+    /// a Realm whose `objectTypes` list it holds it as any other.
+    open class func shouldIncludeInDefaultSchema() -> Bool { true }
+
     /// The name of the class in the schema: the Swift type name.
     open class func className() -> String {
         String(describing: self)

@@ -2,6 +2,8 @@
 // They are not documented API in Realm either (`:nodoc:`), but code written against Realm
 // names them, so they exist here with the same meaning.
 
+import Foundation
+
 /// The property names a key path designates, joined by dots: `_name(for: \Person.dog.name)` is
 /// `"dog.name"`, `_name(for: \Person.dogs)` is `"dogs"` (Realm's `_name(for:)`).
 public func _name<T: ObjectBase>(for keyPath: PartialKeyPath<T>) -> String {
@@ -47,6 +49,35 @@ public struct MapIndex: Hashable, Sendable {
     /// The entry at `offset`.
     public init(offset: UInt) { self.offset = offset }
 }
+
+/// A persistable type whose `init()` makes its default value (Realm's `_DefaultConstructible`):
+/// the value types, `AnyRealmValue` (`.none`), objects and collections (empty), as in Realm.
+/// `Optional` is not one: its default is `nil`.
+public protocol _DefaultConstructible {
+    /// The type's default value.
+    init()
+}
+
+extension Int: _DefaultConstructible {}
+extension Int8: _DefaultConstructible {}
+extension Int16: _DefaultConstructible {}
+extension Int32: _DefaultConstructible {}
+extension Int64: _DefaultConstructible {}
+extension Bool: _DefaultConstructible {}
+extension Float: _DefaultConstructible {}
+extension Double: _DefaultConstructible {}
+extension String: _DefaultConstructible {}
+extension Data: _DefaultConstructible {}
+extension Date: _DefaultConstructible {}
+extension UUID: _DefaultConstructible {}
+extension ObjectId: _DefaultConstructible {}
+extension Decimal128: _DefaultConstructible {}
+extension AnyRealmValue: _DefaultConstructible {}
+extension Object: _DefaultConstructible {}
+extension EmbeddedObject: _DefaultConstructible {}
+extension List: _DefaultConstructible {}
+extension MutableSet: _DefaultConstructible {}
+extension Map: _DefaultConstructible {}
 
 extension ObjectBase {
     /// The schema of this class as a Realm would store it (Realm's `sharedSchema()`); nil for

@@ -25,6 +25,11 @@ enum ValueConversion {
             case .converted(let converted): return converted as? Value
             case .notAValue: return nil
             case .refused(let persisted):
+                // `create` stores it as given, as Realm does (see RefusedPersistedValues).
+                if let collector = RefusedPersistedValues.current {
+                    collector.noteRefusal()
+                    return nil
+                }
                 // Realm: an optional property takes a value its type's init refuses as nil;
                 // any other place traps with Realm's message.
                 if Value.self is any OptionalProtocol.Type { return Value._trellisDefaultValue() }
@@ -135,8 +140,17 @@ enum ObjectInitializer {
     static func populate(_ object: ObjectBase, from value: Any) {
         let info = ClassInfo.unbound(for: type(of: object))
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        // Inside `create`: values a failable custom type refuses are kept to store as given.
+        let collector = RefusedPersistedValues.current
         func set(_ field: FieldInfo, _ newValue: Any?) {
-            if !field.witness.setUnmanaged(at: base + field.offset, newValue) {
+            let stored = if let collector {
+                collector.setting(field, of: object, to: newValue) {
+                    field.witness.setUnmanaged(at: base + field.offset, newValue)
+                }
+            } else {
+                field.witness.setUnmanaged(at: base + field.offset, newValue)
+            }
+            if !stored {
                 throwRealmException("Invalid value '\(newValue.map { "\($0)" } ?? "nil")' of type "
                     + "'\(newValue.map { "\(type(of: $0))" } ?? "nil")' for '\(field.typeInfo.swiftName)' property "
                     + "'\(info.className).\(field.name)'.")

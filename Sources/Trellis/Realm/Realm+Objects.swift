@@ -67,11 +67,14 @@ extension Realm {
             }
             return existing
         }
-        // `type` may be a subclass's metatype held as `Object.Type`: make what it names.
-        let object = type.init()
-        ObjectInitializer.populate(object, from: value)
-        withAddSession(policy: update) { $0.add(object) }
-        return object
+        // `type` may be a subclass's metatype held as `Object.Type`: make what it names. Values a
+        // failable custom type refuses are stored as given, as in Realm (RefusedPersistedValues).
+        return RefusedPersistedValues.collecting(in: core) {
+            let object = type.init()
+            ObjectInitializer.populate(object, from: value)
+            withAddSession(policy: update) { $0.add(object) }
+            return object
+        }
     }
 
     // MARK: - Deleting

@@ -86,11 +86,18 @@ extension RealmCore {
         func isValid(_ changeStamp: UInt64) -> Bool { stamp == changeStamp || stamp == Self.wholeWrite }
     }
 
-    /// Traps with Realm's message when the configuration's `objectTypes` leave `type` out
-    /// (bindTable's check, for a table another Realm of the file bound). Internal walks of the
+    /// Traps with Realm's message when the configuration's `objectTypes` leave `type` out, or,
+    /// without `objectTypes`, when `type` is left out of the default schema
+    /// (``ObjectBase/shouldIncludeInDefaultSchema()``) (bindTable's check, for a table another
+    /// Realm of the file bound). Internal walks of the
     /// file's tables (links, the consistency check) do not check.
     func verifyConfigured(_ type: ObjectBase.Type) {
-        if let types = configuration.objectTypes, storedSchema == nil, !types.contains(where: { $0 == type }) {
+        guard storedSchema == nil else { return }
+        if let types = configuration.objectTypes {
+            if !types.contains(where: { $0 == type }) { notManagedByTheRealm(type.className()) }
+        } else if !type.shouldIncludeInDefaultSchema(), type != DynamicObject.self {
+            // Left out of the default schema (a Realm without objectTypes), as in Realm
+            // (DynamicObject gets bindTable's own message).
             notManagedByTheRealm(type.className())
         }
     }

@@ -25,10 +25,12 @@ enum ProgramModelClasses {
     /// The model class with this schema name (``ObjectBase/className()``), when exactly one has it.
     static func modelClass(named className: String) -> ObjectBase.Type? { found.byName[className] }
 
-    /// The schema of each class ``modelClass(named:)`` finds, made once.
+    /// The schema of each class ``modelClass(named:)`` finds and the default schema includes
+    /// (``ObjectBase/shouldIncludeInDefaultSchema()``), made once.
     static var objectSchemas: [ObjectSchema] { schemas }
 
-    private static let schemas: [ObjectSchema] = found.byName.values.map { ClassInfo.unbound(for: $0).objectSchema }
+    private static let schemas: [ObjectSchema] = found.byName.values.filter { $0.shouldIncludeInDefaultSchema() }
+        .map { ClassInfo.unbound(for: $0).objectSchema }
 
     private struct Found: @unchecked Sendable {
         // @unchecked Sendable: class metatypes, immutable once found.

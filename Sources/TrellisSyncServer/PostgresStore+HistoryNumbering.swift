@@ -27,7 +27,8 @@ extension PostgresStore {
             ALTER TABLE trellis_history ALTER COLUMN version SET DEFAULT -nextval('\(unescaped: Self.pendingSequence)')
             """, logger: logger)
         // The transaction's first pending entry remembers itself (a transaction-local setting,
-        // undone with a rolled back savepoint), so the numbering trigger is queued once.
+        // undone with a rolled back savepoint), so the numbering trigger is queued once. The
+        // trigger's condition repeats the function's, so the other entries call no function.
         try await connection.query("""
             CREATE OR REPLACE FUNCTION trellis_history_pending() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
@@ -39,7 +40,8 @@ extension PostgresStore {
             """, logger: logger)
         try await connection.query("""
             CREATE OR REPLACE TRIGGER trellis_history_pending BEFORE INSERT ON trellis_history
-            FOR EACH ROW EXECUTE FUNCTION trellis_history_pending()
+            FOR EACH ROW WHEN (NEW.version < 0 AND coalesce(current_setting('trellis.first_pending', true), '') = '')
+            EXECUTE FUNCTION trellis_history_pending()
             """, logger: logger)
         // At the commit: the lock, then the pending entries written since the first (those of
         // other transactions in that range are invisible here) numbered in the order written.

@@ -88,9 +88,12 @@ extension PostgresStore {
             return try await client.withTransaction(logger: logger) { connection -> [RefusedChange] in
                 let objects = plan.flatMap { collection in collection.versions.ids.map { collection.className + "/" + $0 } }
                 var applied: Int64 = -1
-                for try await (last) in try await connection.query("""
-                    SELECT \(unescaped: Self.beginUploadFunction)(\(clientId), \(upload.uploadId), \(objects)::text[])
-                    """, logger: logger).decode(Int64.self)
+                // The upload's statements write their own history entries (PostgresStore+OwnHistory.swift):
+                // set here, not in the function, which a server of an earlier version may have replaced.
+                for try await (last, _) in try await connection.query("""
+                    SELECT \(unescaped: Self.beginUploadFunction)(\(clientId), \(upload.uploadId), \(objects)::text[]),
+                      set_config(\(Self.ownHistorySetting), 'on', true)
+                    """, logger: logger).decode((Int64, String).self)
                 { applied = last }
                 if applied >= upload.uploadId { return [] }
                 // Another connection of the client applied some of these entries since the merge
@@ -275,12 +278,12 @@ extension PostgresStore {
         return (states, versions, lastUploadId)
     }
 
-    /// The statements that write the outcome of a collection's changes, one per kind of write,
-    /// and those that write history entries directly (pending, numbered at the commit).
+    /// The statements that write the outcome of a collection's changes, one per kind of write
+    /// (the upsert and the delete with their history entries), and those that write history
+    /// entries alone (pending, numbered at the commit).
     private static func writes(of outcome: UploadOutcome, className: String, shape: SchemaShape)
         -> (writes: [PostgresQuery], historyWrites: [PostgresQuery])
     {
-        let table = quoted(className), type = columnType(shape)
         var writes = [PostgresQuery]()
         var historyWrites = [PostgresQuery]()
         if !outcome.kept.isEmpty {
@@ -288,17 +291,11 @@ extension PostgresStore {
             let ids = outcome.kept.map { idText($0.primaryKey) }
             let docs = outcome.kept.map { JSONValue.object($0.stored?.document ?? [:]).jsonText }
             let metas = outcome.kept.map { JSONValue.object(($0.stored?.timestamps ?? [:]).mapValues(JSONValue.string)).jsonText }
-            writes.append("""
-                INSERT INTO \(unescaped: table) (_id, doc, _meta)
-                SELECT u.id::\(unescaped: type), u.doc::jsonb, u.meta::jsonb
-                FROM unnest(\(ids)::text[], \(docs)::text[], \(metas)::text[]) WITH ORDINALITY AS u(id, doc, meta, n)
-                ORDER BY u.n
-                ON CONFLICT (_id) DO UPDATE SET doc = EXCLUDED.doc, _meta = EXCLUDED._meta
-                """)
+            writes.append(upsertWithHistory(className: className, shape: shape, ids: ids, docs: docs, metas: metas))
         }
         if !outcome.removed.isEmpty {
             let ids = outcome.removed.map { idText($0.primaryKey) }
-            writes.append("DELETE FROM \(unescaped: table) WHERE _id = ANY(\(ids)::\(unescaped: type)[])")
+            writes.append(deleteWithHistory(className: className, shape: shape, ids: ids))
         }
         if !outcome.alreadyGone.isEmpty {
             // Nothing to delete (deleted before, or an update that lost to a delete): the history

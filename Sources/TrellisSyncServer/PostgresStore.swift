@@ -5,8 +5,9 @@ import TrellisSyncProtocol
 
 /// PostgreSQL as the system of record (see docs/SYNC.md, "Tables"): one table per collection
 /// (`_id` typed, `doc jsonb`, `_meta jsonb` with the per-property timestamps), the history
-/// `trellis_history` written by a trigger on every collection table (so a change made with
-/// SQL by another program is synced like any other), tombstones of deleted objects, and each
+/// `trellis_history` written with every write to a collection table (by the server's upload
+/// statements themselves, by a trigger for everyone else's: a change made with SQL by another
+/// program is synced like any other), tombstones of deleted objects, and each
 /// client's last applied upload (so an upload retried after a crash is applied once).
 struct PostgresStore: Sendable {
     let client: PostgresClient
@@ -66,6 +67,8 @@ struct PostgresStore: Sendable {
             for function in SQLWriteStamps.functions { try await connection.query(PostgresQuery(unsafeSQL: function), logger: logger) }
             try await connection.query(PostgresQuery(unsafeSQL: Self.beginUploadFunctionSQL), logger: logger)
             try await prepareHistoryNumbering(on: connection)
+            // The entries of rows written by SQL (and by servers of earlier versions); the
+            // server's uploads write theirs in their statements (PostgresStore+OwnHistory.swift).
             try await connection.query("""
                 CREATE OR REPLACE FUNCTION trellis_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
                 DECLARE
@@ -100,26 +103,13 @@ struct PostgresStore: Sendable {
                     CREATE TABLE IF NOT EXISTS \(unescaped: table) (_id \(unescaped: Self.columnType(shape)) PRIMARY KEY,
                       doc jsonb NOT NULL, _meta jsonb NOT NULL DEFAULT '{}')
                     """, logger: logger)
+                // Only SQL writes are stamped: the server's own (client id set) skip the call.
                 try await connection.query("""
                     CREATE OR REPLACE TRIGGER trellis_stamp BEFORE INSERT OR UPDATE ON \(unescaped: table)
-                    FOR EACH ROW EXECUTE FUNCTION trellis_stamp_sql_write()
+                    FOR EACH ROW WHEN (coalesce(current_setting('trellis.client_id', true), '') = '')
+                    EXECUTE FUNCTION trellis_stamp_sql_write()
                     """, logger: logger)
-                // Immediate (the entry is written with the row, outside the history lock, and
-                // numbered at the commit: docs/SYNC.md, "History order"). Databases made before
-                // have a deferred constraint trigger: it is replaced.
-                var isDeferred: Bool?
-                for try await (deferred) in try await connection.query("""
-                    SELECT tginitdeferred FROM pg_trigger WHERE tgrelid = \(table)::regclass AND tgname = 'trellis_history'
-                    """, logger: logger).decode(Bool.self) { isDeferred = deferred }
-                if isDeferred != false {
-                    if isDeferred != nil {
-                        try await connection.query("DROP TRIGGER trellis_history ON \(unescaped: table)", logger: logger)
-                    }
-                    try await connection.query("""
-                        CREATE TRIGGER trellis_history AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
-                        FOR EACH ROW EXECUTE FUNCTION trellis_record_change('\(unescaped: key)')
-                        """, logger: logger)
-                }
+                try await prepareHistoryTrigger(on: table, primaryKey: key, connection: connection)
             }
         }
     }

@@ -74,7 +74,11 @@ extension SyncSQLTranslator {
         default: return nil
         }
         switch literal {
-        case .null: return "FALSE"
+        case .null:
+            // As realm-core's Mixed order (QueryValueComparison): nil orders with nothing, but two
+            // nils are `<=` and `>=` each other.
+            guard kind == .null, op == .lessOrEqual || op == .greaterOrEqual else { return "FALSE" }
+            return "TRUE"
         case .bool(let b):
             // Bools are equal or unordered.
             guard kind == .bool, op == .lessOrEqual || op == .greaterOrEqual else { return "FALSE" }

@@ -115,10 +115,6 @@ extension Query {
         return Query<V>(.path(path, collectionPrefix: prefix))
     }
 
-    /// `collection.@count`, `.@min`, …: an operation on the collection this path ends with. A
-    /// collection reached through another one keeps the outer one's prefix, so the comparison
-    /// still matches ANY outer element and `.count` of it is a SUBQUERY over the outer
-    /// collection (`($0.dogs.toys.count > 1).count`).
     /// Every element (a map: every value) of the collection this path ends with lies between
     /// `low` and `high`: `@min >= low && @max <= high`, `@max < high` when `closed` is false.
     /// What `contains(_:)` of a range on a collection or a map builds.
@@ -128,6 +124,10 @@ extension Query {
             && max.compare(closed ? .lessOrEqual : .less, Self.argument(high))
     }
 
+    /// `collection.@count`, `.@min`, …: an operation on the collection this path ends with. A
+    /// collection reached through another one keeps the outer one's prefix, so the comparison
+    /// still matches ANY outer element and `.count` of it is a SUBQUERY over the outer
+    /// collection (`($0.dogs.toys.count > 1).count`).
     func appendingCollectionOperation<V>(_ op: QueryCollectionOperation) -> Query<V> {
         var path = self.path
         let outerPrefix = collectionPrefix.flatMap { $0 < path.components.count ? $0 : nil }

@@ -43,19 +43,23 @@ final class RefusedPersistedValues {
         return key
     }()
 
+    /// This thread's collector, once a `create` has run on it.
+    private static var threadCollector: RefusedPersistedValues? {
+        pthread_getspecific(key).map { Unmanaged<RefusedPersistedValues>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     /// The collector of the `create` running on this thread, if any.
     static var current: RefusedPersistedValues? {
-        guard let pointer = pthread_getspecific(key) else { return nil }
-        let collector = Unmanaged<RefusedPersistedValues>.fromOpaque(pointer).takeUnretainedValue()
-        return collector.isActive ? collector : nil
+        guard let collector = threadCollector, collector.isActive else { return nil }
+        return collector
     }
 
     /// Runs `body` (which fills and adds the objects of one `create`) collecting refused values,
     /// then writes them to the objects, now managed, of `core`.
     static func collecting<R>(in core: RealmCore, _ body: () -> R) -> R {
         let collector: RefusedPersistedValues
-        if let pointer = pthread_getspecific(key) {
-            collector = Unmanaged<RefusedPersistedValues>.fromOpaque(pointer).takeUnretainedValue()
+        if let existing = threadCollector {
+            collector = existing
         } else {
             collector = RefusedPersistedValues()
             pthread_setspecific(key, Unmanaged.passRetained(collector).toOpaque())

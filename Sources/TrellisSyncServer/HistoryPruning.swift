@@ -56,7 +56,7 @@ struct HistoryPruning: Sendable {
                 """, logger: store.logger)
             let entries = try await connection.query("""
                 WITH gone AS (DELETE FROM trellis_history h WHERE h.version <= \(floor) AND (h.doc IS NULL
-                  OR EXISTS (SELECT 1 FROM trellis_history n WHERE n.collection = h.collection AND n.pk = h.pk
+                  OR EXISTS (SELECT 1 FROM trellis_history n WHERE \(unescaped: PostgresStore.sameHistoryObject("n", "h"))
                     AND n.version > h.version)) RETURNING 1)
                 SELECT count(*)::bigint FROM gone
                 """, logger: store.logger).collect().first?.decode(Int64.self) ?? 0

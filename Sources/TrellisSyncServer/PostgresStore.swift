@@ -46,9 +46,7 @@ struct PostgresStore: Sendable {
                   pk jsonb NOT NULL, doc jsonb, client_id text, recorded_at timestamptz NOT NULL DEFAULT now())
                 """, logger: logger)
             // Each object's previous state (SessionPermissions: may a client hold a copy?).
-            try await connection.query("""
-                CREATE INDEX IF NOT EXISTS trellis_history_object ON trellis_history (collection, pk, version)
-                """, logger: logger)
+            try await prepareHistoryObjectIndex(on: connection)
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS trellis_tombstones (collection text NOT NULL, pk jsonb NOT NULL,
                   deleted_at text NOT NULL, PRIMARY KEY (collection, pk))
@@ -220,15 +218,16 @@ struct PostgresStore: Sendable {
     }
 
     /// History entries after `version`, oldest first, each with the object's document before
-    /// it (the newest earlier entry's, found through the `(collection, pk, version)` index)
+    /// it (the newest earlier entry's, found through the object's hashed key and the version:
+    /// `PostgresStore+HistoryObjectIndex.swift`)
     /// and the client that wrote it.
     func history(after version: Int64, limit: Int = 500) async throws -> [HistoryEntry] {
         let rows = try await client.query("""
             SELECT h.version, h.collection, h.pk::text, h.doc::text, h.stamp, h.client_id, p.doc::text,
               p.version IS NOT NULL OR (SELECT history_floor FROM trellis_server_identity WHERE id = 1) = 0
             FROM trellis_history h
-            LEFT JOIN LATERAL (SELECT e.version, e.doc FROM trellis_history e WHERE e.collection = h.collection
-              AND e.pk = h.pk AND e.version < h.version ORDER BY e.version DESC LIMIT 1) p ON true
+            LEFT JOIN LATERAL (SELECT e.version, e.doc FROM trellis_history e WHERE \(unescaped: Self.sameHistoryObject("e", "h"))
+              AND e.version < h.version ORDER BY e.version DESC LIMIT 1) p ON true
             WHERE h.version > \(version) ORDER BY h.version LIMIT \(limit)
             """, logger: logger)
         var entries = [HistoryEntry]()

@@ -38,6 +38,7 @@ struct PostgresStore: Sendable {
 
     private func prepareTables(schemaVersion: UInt64) async throws {
         try await client.withTransaction(logger: logger) { connection in
+            try await checkSupportedVersion(on: connection)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.setupLock))", logger: logger)
             try await adoptSchema(version: schemaVersion, on: connection)
             try await prepareIdentity(on: connection)

@@ -109,7 +109,14 @@ public struct SchemaShape: Sendable, Equatable {
 
     /// Why a stored document does not fit the schema, or nil when it does. Properties the
     /// schema does not know are left alone (a column added with SQL, a schema that grew).
+    ///
+    /// Every document a bootstrap sends is checked: the properties are first checked in the
+    /// dictionary's order, and sorted (so the problem reported is the same whatever the
+    /// order) only when one does not fit.
     public func problem(inDocument document: [String: JSONValue]) -> String? {
+        guard document.contains(where: { types[$0.key] != nil && mismatch($0.value, at: $0.key) != nil }) else {
+            return nil
+        }
         for (key, value) in document.sorted(by: { $0.key < $1.key }) where types[key] != nil {
             if let problem = mismatch(value, at: key) { return problem }
         }
@@ -123,7 +130,7 @@ public struct SchemaShape: Sendable, Equatable {
         let fits: Bool
         switch type {
         case "objectId":
-            fits = value["$oid"]?.stringValue.map { $0.utf8.count == 24 && $0.allSatisfy(\.isHexDigit) } ?? false
+            fits = value["$oid"]?.stringValue.map { $0.utf8.count == 24 && $0.utf8.allSatisfy(Self.isASCIIHexDigit) } ?? false
         case "long", "int":
             let number: Int64?
             switch value {
@@ -150,25 +157,41 @@ public struct SchemaShape: Sendable, Equatable {
             fits = data != nil && (type != "uuid" || data?.count == 16)
         case "array":
             guard let items = value.arrayValue else { return "'\(className).\(path)' must be an array" }
-            for item in items { if let problem = mismatch(item, at: path + ".[]") { return problem } }
+            let itemPath = path + ".[]"
+            for item in items { if let problem = mismatch(item, at: itemPath) { return problem } }
             return nil
         case "object":
             guard let object = value.objectValue else { return "'\(className).\(path)' must be a document" }
-            if types[path + ".{}"] != nil {
+            let prefix = path + "."
+            let valuePath = prefix + "{}"
+            if types[valuePath] != nil {
+                // Sorted only to name the same key whatever the order (as in `problem(inDocument:)`).
+                guard object.values.contains(where: { mismatch($0, at: valuePath) != nil }) else { return nil }
                 for (key, item) in object.sorted(by: { $0.key < $1.key }) {
-                    if let problem = mismatch(item, at: path + ".{}") { return problem + " (key '\(key)')" }
+                    if let problem = mismatch(item, at: valuePath) { return problem + " (key '\(key)')" }
                 }
                 return nil
             }
-            let isMixedMap = !types.keys.contains { $0.hasPrefix(path + ".") }
+            let isMixedMap = !types.keys.contains { $0.hasPrefix(prefix) }
             if isMixedMap { return nil }
+            guard object.contains(where: { mismatch($0.value, at: prefix + $0.key) != nil }) else { return nil }
             for (key, item) in object.sorted(by: { $0.key < $1.key }) {
-                if let problem = mismatch(item, at: path + "." + key) { return problem }
+                if let problem = mismatch(item, at: prefix + key) { return problem }
             }
             return nil
         default: fits = true
         }
         return fits ? nil : "'\(className).\(path)' is \(type), not \(value.jsonText)"
+    }
+
+    /// `0`-`9`, `a`-`f`, `A`-`F` (an ObjectId's 24 characters; `Character.isHexDigit` also
+    /// takes fullwidth digits, which no ObjectId holds).
+    static func isASCIIHexDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+             UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        default: false
+        }
     }
 }
 

@@ -45,7 +45,7 @@ struct ServerOptions: Sendable {
     var historyPollMilliseconds = 1_000
     /// How long a SIGTERM or SIGINT waits for the sessions to finish what they received
     /// (`--shutdown-timeout SECONDS`, 10) before they are cancelled; the process exits at
-    /// the latest 5 s after that.
+    /// the latest 5 s after that (2 × the timeout + 5 s after the signal, whatever it waits for).
     var shutdownTimeoutSeconds = 10
     /// How long history entries and tombstones are kept (`--history-retention SECONDS`; nil:
     /// forever). Clients that synced longer ago are reset (``HistoryPruning``).

@@ -69,12 +69,21 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
     let tokens = TokenStore(client: client, logger: logger)
     let watch = HistoryWatch(pollInterval: .milliseconds(options.historyPollMilliseconds))
     let metrics = ServerMetrics()
-    let shutdown = GracefulShutdown()
+    let stop = StopDeadline(logger: logger)
+    let timeout = Duration.seconds(options.shutdownTimeoutSeconds)
+    let shutdown = GracefulShutdown(timeout: timeout, stop: stop)
 
     // Taken before anything slow, so a parent that dies during the database setup is seen.
     let parentWatch = options.parentPid.map(ParentWatch.init(parent:))
 
     try await withThrowingTaskGroup(of: Void.self) { group in
+        // However the server stops (a signal, its parent gone, an error), its tasks are then
+        // cancelled and awaited: a wait that ignores the cancellation (PostgresNIO's, on a
+        // PostgreSQL that stopped answering) must not keep the process alive.
+        defer {
+            stop.arm(after: timeout + .seconds(5),
+                     reason: "the server stopped, but its tasks (PostgreSQL connections) did not end within \(timeout + .seconds(5))")
+        }
         group.addTask { await client.run() }
         // PostgresNIO retries a refused connection quietly: give up with a clear error instead.
         let signingKey = try await withThrowingTaskGroup(of: String?.self) { setup in
@@ -84,7 +93,14 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
                 return try await tokens.signingKey()
             }
             setup.addTask {
-                try await Task.sleep(for: .seconds(30))
+                // A SIGTERM or SIGINT during the setup stops it too.
+                let limit = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < limit {
+                    if let signal = shutdown.signalReceived {
+                        throw OptionError("Stopped by signal \(signal) while preparing the database at \(options.postgresURL).")
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
                 throw OptionError("Could not prepare the database at \(options.postgresURL) within 30 s: is PostgreSQL "
                     + "running there, and may this user create tables?")
             }
@@ -104,23 +120,16 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         }
         // SIGTERM/SIGINT: `shutdown` drains the sessions, then stops the service group.
         var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: logger)
-        configuration.maximumGracefulShutdownDuration = .seconds(options.shutdownTimeoutSeconds)
+        configuration.maximumGracefulShutdownDuration = timeout
         let services = ServiceGroup(configuration: configuration)
         group.addTask { try await services.run() }
-        group.addTask {
-            await shutdown.run(services: services, watch: watch, timeout: .seconds(options.shutdownTimeoutSeconds),
-                               logger: logger)
-        }
+        group.addTask { await shutdown.run(services: services, watch: watch, timeout: timeout, logger: logger) }
         if let parentWatch {
             group.addTask {
                 try await parentWatch.waitUntilGone()
                 logger.notice("the parent process \(parentWatch.parent) is gone: stopping")
                 // The stop below is bounded too: a server whose starter is gone must not linger.
-                Task.detached {
-                    try await Task.sleep(for: .seconds(options.shutdownTimeoutSeconds + 10))
-                    logger.error("the stop after the parent process ended took too long: exiting now")
-                    exit(1)
-                }
+                stop.arm(after: timeout + .seconds(10), reason: "the stop after the parent process ended took too long")
             }
         }
         try await group.next()

@@ -111,4 +111,106 @@ struct GracefulShutdownTests {
         await device.close()
         await other.close()
     }
+
+    /// The processes of a PostgreSQL cluster: its postmaster (from `DIR/data/postmaster.pid`)
+    /// and the backends and workers it started.
+    static func clusterProcesses(_ folder: URL) throws -> [pid_t] {
+        let pidFile = try String(contentsOf: folder.appendingPathComponent("data/postmaster.pid"), encoding: .utf8)
+        let postmaster = try pid_t(pidFile.split(separator: "\n").first.map(String.init) ?? "").unwrapped("the postmaster's pid")
+        var processes = [postmaster]
+        for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") {
+            guard let pid = pid_t(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            // "pid (command) state ppid ...": the parent follows the state.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster { processes.append(pid) }
+        }
+        return processes
+    }
+
+    /// A throwaway PostgreSQL whose processes `body` may stop (`stop()` sends SIGSTOP to the
+    /// postmaster and its backends: it keeps every connection open and answers nothing, as a
+    /// database host that hangs does); continued and removed when `body` returns.
+    private func withHangingPostgres(_ body: (_ databaseURL: String, _ stop: () throws -> Void) async throws -> Void)
+        async throws
+    {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-hung-pg-\(UUID().uuidString)")
+        var stopped = [pid_t]()
+        defer {
+            for pid in stopped { kill(pid, SIGCONT) }
+            _ = try? runTool("/bin/bash", [PostgresFixture.scriptPath, "stop", folder.path])
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let base = try runTool("/bin/bash", [PostgresFixture.scriptPath, "start", folder.path])
+            .split(separator: "\n").last.map(String.init).unwrapped("the PostgreSQL's URL")
+        try PostgresFixture.psql(base, "CREATE DATABASE hung")
+        let slash = try base.lastIndex(of: "/").unwrapped("a slash in \(base)")
+        try await body(String(base[...slash]) + "hung") {
+            stopped = try Self.clusterProcesses(folder)
+            for pid in stopped { kill(pid, SIGSTOP) }
+        }
+    }
+
+    /// Waits for `pid` to end, at most `limit`; how long it took (nil: it did not end).
+    static func waitForExit(_ hasExited: () -> Bool, limit: Duration) async throws -> Duration? {
+        let start = ContinuousClock.now
+        let exited = try await eventually(limit, interval: .milliseconds(50)) { hasExited() }
+        return exited ? ContinuousClock.now - start : nil
+    }
+
+    @Test func sigtermExitsWithinItsBoundWhenPostgreSQLStopsAnswering() async throws {
+        try await withHangingPostgres { database, stopPostgres in
+            let timeout = 2
+            let server = try ServerProcess(database: database, schema: try makeSchemaFile(),
+                                           arguments: ["--shutdown-timeout", String(timeout)])
+            // A device with an open session: the server holds connections (its history watch's
+            // LISTEN among them) when PostgreSQL stops.
+            let device = try await Device(server: server)
+            try device.write { $0.add(SyncDog(value: ["name": "Rex"])) }
+            try await device.sync()
+            try stopPostgres()
+            // The history watch's poll (every second) now waits for PostgreSQL.
+            try await Task.sleep(for: .seconds(2))
+            kill(server.pid, SIGTERM)
+            let bound = Duration.seconds(2 * timeout + 5)
+            // Waited for longer than the bound (a loaded machine delays a process), then held to it.
+            let took = try await Self.waitForExit({ server.hasExited }, limit: bound + .seconds(15))
+            #expect(took.map { $0 < bound + .seconds(2) } == true,
+                    "the server exited \(String(describing: took)) after SIGTERM (bound \(bound)): \(server.log.suffix(2_000))")
+            #expect(server.log.contains("signal 15: draining"), "\(server.log.suffix(2_000))")
+            device.quit()
+        }
+    }
+
+    @Test func sigtermWhileTheDatabaseSetupWaitsForAHungPostgreSQLExitsWithinItsBound() async throws {
+        try await withHangingPostgres { database, stopPostgres in
+            try stopPostgres()
+            // Started by hand: it never says it listens (ServerProcess waits for that).
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hung-setup-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let timeout = 2
+            let pid = try spawnBackground(ServerProcess.executable.path, [
+                "--postgres", database, "--schema", try makeSchemaFile().path, "--port", "0", "--jwt-key", testJWTKey,
+                "--allow-all", "--auth", "anonymous", "--parent-pid", String(getpid()), "--shutdown-timeout", String(timeout),
+            ], stdout: folder.appendingPathComponent("out").path, stderr: folder.appendingPathComponent("err").path)
+            var reaped = false
+            defer { if !reaped { kill(pid, SIGKILL); waitpid(pid, nil, 0) } }
+            let hasExited = {
+                if !reaped { reaped = waitpid(pid, nil, WNOHANG) == pid }
+                return reaped
+            }
+            // The setup waits for PostgreSQL (it gives up after 30 s by itself).
+            try await Task.sleep(for: .seconds(2))
+            #expect(!hasExited(), "the server ended before the signal")
+            kill(pid, SIGTERM)
+            let bound = Duration.seconds(2 * timeout + 5)
+            let took = try await Self.waitForExit(hasExited, limit: bound + .seconds(30))
+            let log = (try? String(contentsOf: folder.appendingPathComponent("err"), encoding: .utf8)) ?? ""
+            #expect(took.map { $0 < bound + .seconds(2) } == true,
+                    "the server exited \(String(describing: took)) after SIGTERM (bound \(bound)): \(log.suffix(2_000))")
+            #expect(log.contains("signal 15"), "\(log.suffix(2_000))")
+        }
+    }
 }

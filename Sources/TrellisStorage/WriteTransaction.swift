@@ -15,7 +15,7 @@ public final class WriteTransaction: TreeReading {
     private var pool: [UInt64]
     /// Reusable pages compaction keeps out of this commit's reach (recorded as free again).
     private var heldBack: [UInt64] = []
-    private let catalog: TreeState
+    private var catalog: TreeState
     /// The well-formed meta slots when the transaction began, newest first (unchanged until it
     /// publishes: it holds the writer lock).
     private let slots: [(slot: Int, meta: MetaSlot)]
@@ -56,6 +56,14 @@ public final class WriteTransaction: TreeReading {
         pool = spares.allSatisfy(inside) ? spares : spares.filter(inside)
         catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
                                                                   depth: Int(snapshot.meta.catalogDepth)))
+        // Taken whether or not they fit: an aborted transaction must not hand back what it changed.
+        if let carried = environment.carriedTrees {
+            environment.carriedTrees = nil
+            if carried.isCommit(of: snapshot) {
+                trees = carried.trees
+                catalog = carried.catalogState
+            }
+        }
     }
 
     deinit { abort() }
@@ -236,7 +244,13 @@ public final class WriteTransaction: TreeReading {
         try checkAlive()
         defer { abort() }
         let changed = trees.all.filter(\.isChanged).sorted { $0.name < $1.name }
-        guard !changed.isEmpty || !dropped.isEmpty || newPageCount != nil else { return }
+        guard !changed.isEmpty || !dropped.isEmpty || newPageCount != nil else {
+            // Nothing to write: the next transaction begins on this one's snapshot.
+            carry([], writtenRoots: [], txnID: snapshot.meta.txnID, catalog: snapshot.meta.catalog)
+            return
+        }
+        var writtenRoots: [PageReference?] = []
+        writtenRoots.reserveCapacity(changed.count)
         let txnID = self.txnID
         let allocator = PageAllocator(pool: pool, pageCount: snapshot.meta.pageCount, source: freeRecords, limit: newPageCount)
         var serializer = PageSerializer(txnID: txnID, allocator: allocator)
@@ -254,6 +268,7 @@ public final class WriteTransaction: TreeReading {
         }
         for state in changed {
             let root = state.root.map { serializer.flush($0) }
+            writtenRoots.append(root)
             let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
             let key = Array(state.name.utf8), value = descriptor.encoded()
             // As a lookup would decode it. One that would not decode (never written by this
@@ -301,6 +316,20 @@ public final class WriteTransaction: TreeReading {
             // The commit that no longer counts the pages past its mark is durable: cut them off.
             try environment.file.truncate(to: end)
         }
+        // Compaction moved pages under every tree: its next transaction looks them up again.
+        if newPageCount == nil { carry(changed, writtenRoots: writtenRoots, txnID: txnID, catalog: catalogRoot) }
+    }
+
+    /// Hands the trees this published commit (number `txnID`, catalog root `catalog`) wrote, and
+    /// those it only read, to the next write transaction (`CarriedTrees`), as the commit left
+    /// them; none when they are many (the next transaction then looks up only its own).
+    private func carry(_ changed: [TreeState], writtenRoots: [PageReference?], txnID: UInt64, catalog: PageReference?) {
+        guard trees.all.count <= CarriedTrees.limit else { return }
+        for (state, root) in zip(changed, writtenRoots) { state.settle(root: root) }
+        self.catalog.settle(root: catalog)
+        environment.carriedTrees = CarriedTrees(txnID: txnID, catalog: catalog, catalogState: self.catalog, trees: trees)
+        // The transaction has ended: the next one is the trees' only user.
+        trees = TransactionTrees()
     }
 
     /// Compaction: takes every reusable record now; pages at or above `limit` are not reused by

@@ -21,7 +21,7 @@ struct CarriedTrees {
     let catalog: PageReference?
     /// The catalog's state (its page memory kept too).
     let catalogState: TreeState
-    let trees: TransactionTrees
+    let trees: [TreeState]
 
     /// Whether `snapshot` is the commit that carried the trees.
     func isCommit(of snapshot: Snapshot) -> Bool {

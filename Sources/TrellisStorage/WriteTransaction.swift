@@ -27,6 +27,10 @@ public final class WriteTransaction: TreeReading {
     /// `access(_:)` of `lastTree`.
     @exclusivity(unchecked) private var lastAccess: TreeAccess?
     @exclusivity(unchecked) private var dropped: Set<String> = []
+    /// The trees the commit this transaction began on wrote or read (`CarriedTrees`), not used
+    /// yet: a tree moves from here to `trees` when first used, so that `trees` holds only this
+    /// transaction's trees, in the order it used them (its lookups by name search no others).
+    @exclusivity(unchecked) private var carried: [TreeState] = []
     private let liveness = Liveness()
     /// This transaction's use of decrypted pages (Pager.beginUse), ended with it.
     private let epoch: UInt64
@@ -60,7 +64,7 @@ public final class WriteTransaction: TreeReading {
         if let carried = environment.carriedTrees {
             environment.carriedTrees = nil
             if carried.isCommit(of: snapshot) {
-                trees = carried.trees
+                self.carried = carried.trees
                 catalog = carried.catalogState
             }
         }
@@ -87,6 +91,12 @@ public final class WriteTransaction: TreeReading {
             return state
         }
         if !dropped.isEmpty, dropped.contains(name) { return nil }
+        if !carried.isEmpty, let index = carried.firstIndex(where: { $0.name == name }) {
+            let state = carried.remove(at: index)
+            trees.append(state)
+            lastTree = state
+            return state
+        }
         // The catalog is edited only at commit, so it is still the snapshot's: its descriptors
         // are the ones read transactions (and the previous commit) left in the cache.
         let snapshot = snapshot, catalog = catalog
@@ -322,14 +332,17 @@ public final class WriteTransaction: TreeReading {
 
     /// Hands the trees this published commit (number `txnID`, catalog root `catalog`) wrote, and
     /// those it only read, to the next write transaction (`CarriedTrees`), as the commit left
-    /// them; none when they are many (the next transaction then looks up only its own).
+    /// them; none when they are many (the next transaction then looks up only its own). Trees
+    /// carried to this transaction that it did not use are not carried on.
     private func carry(_ changed: [TreeState], writtenRoots: [PageReference?], txnID: UInt64, catalog: PageReference?) {
         guard trees.all.count <= CarriedTrees.limit else { return }
         for (state, root) in zip(changed, writtenRoots) { state.settle(root: root) }
         self.catalog.settle(root: catalog)
-        environment.carriedTrees = CarriedTrees(txnID: txnID, catalog: catalog, catalogState: self.catalog, trees: trees)
+        environment.carriedTrees = CarriedTrees(txnID: txnID, catalog: catalog, catalogState: self.catalog,
+                                                trees: trees.all)
         // The transaction has ended: the next one is the trees' only user.
         trees = TransactionTrees()
+        carried = []
     }
 
     /// Compaction: takes every reusable record now; pages at or above `limit` are not reused by

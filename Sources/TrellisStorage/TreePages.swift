@@ -51,10 +51,10 @@ final class TreePages {
             PageBufferPool.shared.give(Array(buffers[kept...]))
             buffers.removeSubrange(kept...)
         }
-        if spare.count != buffers.count {
-            spare.removeAll(keepingCapacity: true)
-            for buffer in buffers { spare.append(DirtyPage(base: buffer)) }
-        }
+        // Made again from the buffers kept, always: the spares may hold buffers just given back
+        // (two trees would then edit one buffer).
+        spare.removeAll(keepingCapacity: true)
+        for buffer in buffers { spare.append(DirtyPage(base: buffer)) }
         if !pending.isEmpty {
             for value in pending { value.deallocate() }
             pending.removeAll()

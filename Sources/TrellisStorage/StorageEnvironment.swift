@@ -53,6 +53,8 @@ public final class StorageEnvironment: @unchecked Sendable {
     let latest = Mutex<LatestSnapshot?>(nil)
     /// The meta slots as this process's writer last saw them (plain files; the writer's only).
     var writerSlots = WriterSlotCache()
+    /// The trees this process's last commit wrote, for its next write transaction (the writer's only).
+    var carriedTrees: CarriedTrees?
     private var isClosed = false
     /// Whether the file was opened read-only (``Options/readOnly``).
     public let isReadOnly: Bool

@@ -28,6 +28,15 @@ final class TreeState {
         count = descriptor.count
         depth = descriptor.depth
     }
+
+    /// After the commit that wrote the tree's root as `written` published: the state is the
+    /// committed tree's, for the next write transaction (`CarriedTrees`).
+    func settle(root written: PageReference?) {
+        root = written.map { .clean($0) }
+        version += 1
+        isChanged = false
+        storedPages?.settle(keeping: CarriedTrees.keptBuffers)
+    }
 }
 
 /// Pages a write transaction stopped using (copied or deleted), to be recorded in the free list.

@@ -42,6 +42,30 @@ final class TreePages {
     /// A page no longer referenced by the tree, for reuse.
     func recycle(_ page: DirtyPage) { spare.append(page) }
 
+    /// After a commit wrote the tree (its root is a committed page again, no dirty page is
+    /// referenced): every buffer is spare again, for the tree's next write transaction
+    /// (`CarriedTrees`), at most `kept` of them (the others go back to the pool); the values kept
+    /// for the commit, written as overflow runs by now, are freed.
+    func settle(keeping kept: Int) {
+        if buffers.count > kept {
+            PageBufferPool.shared.give(Array(buffers[kept...]))
+            buffers.removeSubrange(kept...)
+        }
+        // Made again from the buffers kept, always: the spares may hold buffers just given back
+        // (two trees would then edit one buffer).
+        spare.removeAll(keepingCapacity: true)
+        for buffer in buffers { spare.append(DirtyPage(base: buffer)) }
+        if !pending.isEmpty {
+            for value in pending { value.deallocate() }
+            pending.removeAll()
+        }
+        if !retired.isEmpty {
+            for value in retired { value.deallocate() }
+            retired.removeAll()
+            retainedBytes = 0
+        }
+    }
+
     /// A copy of a value too large for a leaf, kept until commit writes its overflow run; the
     /// leaf cell references it by its address with `DirtyPage.marker` set.
     func keep(_ value: UnsafeRawBufferPointer) -> UInt64 {

@@ -15,7 +15,7 @@ public final class WriteTransaction: TreeReading {
     private var pool: [UInt64]
     /// Reusable pages compaction keeps out of this commit's reach (recorded as free again).
     private var heldBack: [UInt64] = []
-    private let catalog: TreeState
+    private var catalog: TreeState
     /// The well-formed meta slots when the transaction began, newest first (unchanged until it
     /// publishes: it holds the writer lock).
     private let slots: [(slot: Int, meta: MetaSlot)]
@@ -27,6 +27,10 @@ public final class WriteTransaction: TreeReading {
     /// `access(_:)` of `lastTree`.
     @exclusivity(unchecked) private var lastAccess: TreeAccess?
     @exclusivity(unchecked) private var dropped: Set<String> = []
+    /// The trees the commit this transaction began on wrote or read (`CarriedTrees`), not used
+    /// yet: a tree moves from here to `trees` when first used, so that `trees` holds only this
+    /// transaction's trees, in the order it used them (its lookups by name search no others).
+    @exclusivity(unchecked) private var carried: [TreeState] = []
     private let liveness = Liveness()
     /// This transaction's use of decrypted pages (Pager.beginUse), ended with it.
     private let epoch: UInt64
@@ -56,6 +60,14 @@ public final class WriteTransaction: TreeReading {
         pool = spares.allSatisfy(inside) ? spares : spares.filter(inside)
         catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
                                                                   depth: Int(snapshot.meta.catalogDepth)))
+        // Taken whether or not they fit: an aborted transaction must not hand back what it changed.
+        if let carried = environment.carriedTrees {
+            environment.carriedTrees = nil
+            if carried.isCommit(of: snapshot) {
+                self.carried = carried.trees
+                catalog = carried.catalogState
+            }
+        }
     }
 
     deinit { abort() }
@@ -79,6 +91,12 @@ public final class WriteTransaction: TreeReading {
             return state
         }
         if !dropped.isEmpty, dropped.contains(name) { return nil }
+        if !carried.isEmpty, let index = carried.firstIndex(where: { $0.name == name }) {
+            let state = carried.remove(at: index)
+            trees.append(state)
+            lastTree = state
+            return state
+        }
         // The catalog is edited only at commit, so it is still the snapshot's: its descriptors
         // are the ones read transactions (and the previous commit) left in the cache.
         let snapshot = snapshot, catalog = catalog
@@ -236,7 +254,13 @@ public final class WriteTransaction: TreeReading {
         try checkAlive()
         defer { abort() }
         let changed = trees.all.filter(\.isChanged).sorted { $0.name < $1.name }
-        guard !changed.isEmpty || !dropped.isEmpty || newPageCount != nil else { return }
+        guard !changed.isEmpty || !dropped.isEmpty || newPageCount != nil else {
+            // Nothing to write: the next transaction begins on this one's snapshot.
+            carry([], writtenRoots: [], txnID: snapshot.meta.txnID, catalog: snapshot.meta.catalog)
+            return
+        }
+        var writtenRoots: [PageReference?] = []
+        writtenRoots.reserveCapacity(changed.count)
         let txnID = self.txnID
         let allocator = PageAllocator(pool: pool, pageCount: snapshot.meta.pageCount, source: freeRecords, limit: newPageCount)
         var serializer = PageSerializer(txnID: txnID, allocator: allocator)
@@ -254,6 +278,7 @@ public final class WriteTransaction: TreeReading {
         }
         for state in changed {
             let root = state.root.map { serializer.flush($0) }
+            writtenRoots.append(root)
             let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
             let key = Array(state.name.utf8), value = descriptor.encoded()
             // As a lookup would decode it. One that would not decode (never written by this
@@ -301,6 +326,23 @@ public final class WriteTransaction: TreeReading {
             // The commit that no longer counts the pages past its mark is durable: cut them off.
             try environment.file.truncate(to: end)
         }
+        // Compaction moved pages under every tree: its next transaction looks them up again.
+        if newPageCount == nil { carry(changed, writtenRoots: writtenRoots, txnID: txnID, catalog: catalogRoot) }
+    }
+
+    /// Hands the trees this published commit (number `txnID`, catalog root `catalog`) wrote, and
+    /// those it only read, to the next write transaction (`CarriedTrees`), as the commit left
+    /// them; none when they are many (the next transaction then looks up only its own). Trees
+    /// carried to this transaction that it did not use are not carried on.
+    private func carry(_ changed: [TreeState], writtenRoots: [PageReference?], txnID: UInt64, catalog: PageReference?) {
+        guard trees.all.count <= CarriedTrees.limit else { return }
+        for (state, root) in zip(changed, writtenRoots) { state.settle(root: root) }
+        self.catalog.settle(root: catalog)
+        environment.carriedTrees = CarriedTrees(txnID: txnID, catalog: catalog, catalogState: self.catalog,
+                                                trees: trees.all)
+        // The transaction has ended: the next one is the trees' only user.
+        trees = TransactionTrees()
+        carried = []
     }
 
     /// Compaction: takes every reusable record now; pages at or above `limit` are not reused by

@@ -4,11 +4,12 @@ import Testing
 import TrellisTestSupport
 
 /// TrellisStorage against LMDB: seeded random operations on many named trees, applied to both,
-/// every read compared. `TRELLIS_STORAGE_OPS` sets the number of operations per seed (the
-/// default keeps a debug-build CI run short; see docs/RELIABILITY.md and notes for figures).
+/// every read compared. `TRELLIS_STORAGE_OPS` sets the number of operations per seed and
+/// `TRELLIS_STORAGE_SEEDS` the number of seeds, 1 to N (the defaults, 4 seeds, keep a debug-build
+/// CI run short; see docs/RELIABILITY.md and notes for figures).
 @Suite(.serialized) struct DifferentialTests {
     static let defaultOperations = 250_000
-    static let seeds: [UInt64] = [1, 2, 3, 4]
+    static let seeds: [UInt64] = (1...UInt64(max(1, environmentInteger("TRELLIS_STORAGE_SEEDS", default: 4)))).map { $0 }
 
     @Test(arguments: seeds)
     func randomOperationsMatchLMDB(seed: UInt64) throws {

@@ -282,6 +282,12 @@ struct PostgresURL {
             }
         }
     }
+
+    /// The URL without its password, for messages and logs: `postgres://USER@HOST:PORT/DATABASE`,
+    /// with `sslmode` when it is not `disable`.
+    var described: String {
+        "postgres://\(user)@\(host):\(port)/\(database)" + (sslMode == .disable ? "" : "?sslmode=\(sslMode.rawValue)")
+    }
 }
 
 /// The server's schema: one shape per collection, from the schema file.

@@ -97,11 +97,11 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
                 let limit = ContinuousClock.now + .seconds(30)
                 while ContinuousClock.now < limit {
                     if let signal = shutdown.signalReceived {
-                        throw OptionError("Stopped by signal \(signal) while preparing the database at \(options.postgresURL).")
+                        throw OptionError("Stopped by signal \(signal) while preparing the database at \(url.described).")
                     }
                     try await Task.sleep(for: .milliseconds(50))
                 }
-                throw OptionError("Could not prepare the database at \(options.postgresURL) within 30 s: is PostgreSQL "
+                throw OptionError("Could not prepare the database at \(url.described) within 30 s: is PostgreSQL "
                     + "running there, and may this user create tables?")
             }
             defer { setup.cancelAll() }

@@ -75,6 +75,9 @@ struct PostgresTLSTests {
         #expect(try PostgresURL("postgresql://me@h/app?sslmode=require").sslMode == .require)
         #expect(throws: OptionError.self) { try PostgresURL("postgres://me@h/app?sslmode=always") }
         #expect(throws: OptionError.self) { try PostgresURL("postgres://me@h/app?connect_timeout=5") }
+        // Messages name the database without the password.
+        #expect(full.described == "postgres://me@db.example.com:5432/app?sslmode=verify-full")
+        #expect(plain.described == "postgres://me@db.example.com:6543/app")
         // A root certificate that cannot be read is an error at start, not a silent default.
         #expect(throws: OptionError.self) { try PostgresURL("postgres://me@h/app?sslmode=verify-ca&sslrootcert=/nonexistent").tls() }
     }

@@ -110,15 +110,20 @@ public struct SchemaShape: Sendable, Equatable {
     /// Why a stored document does not fit the schema, or nil when it does. Properties the
     /// schema does not know are left alone (a column added with SQL, a schema that grew).
     ///
-    /// Every document a bootstrap sends is checked: the properties are first checked in the
-    /// dictionary's order, and sorted (so the problem reported is the same whatever the
-    /// order) only when one does not fit.
+    /// Every document a bootstrap sends is checked (``firstProblem(in:_:)``).
     public func problem(inDocument document: [String: JSONValue]) -> String? {
-        guard document.contains(where: { types[$0.key] != nil && mismatch($0.value, at: $0.key) != nil }) else {
-            return nil
-        }
-        for (key, value) in document.sorted(by: { $0.key < $1.key }) where types[key] != nil {
-            if let problem = mismatch(value, at: key) { return problem }
+        Self.firstProblem(in: document) { key, value in types[key] == nil ? nil : mismatch(value, at: key) }
+    }
+
+    /// The problem `problem` finds in the first entry of `object`, in key order, that has one.
+    /// The entries are checked in the dictionary's order first, and sorted (so the problem named
+    /// is the same whatever the order) only when one does not fit: every document a bootstrap
+    /// sends is checked, and almost all fit.
+    private static func firstProblem(in object: [String: JSONValue],
+                                     _ problem: (_ key: String, _ value: JSONValue) -> String?) -> String? {
+        guard object.contains(where: { problem($0.key, $0.value) != nil }) else { return nil }
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+            if let found = problem(key, value) { return found }
         }
         return nil
     }
@@ -165,20 +170,13 @@ public struct SchemaShape: Sendable, Equatable {
             let prefix = path + "."
             let valuePath = prefix + "{}"
             if types[valuePath] != nil {
-                // Sorted only to name the same key whatever the order (as in `problem(inDocument:)`).
-                guard object.values.contains(where: { mismatch($0, at: valuePath) != nil }) else { return nil }
-                for (key, item) in object.sorted(by: { $0.key < $1.key }) {
-                    if let problem = mismatch(item, at: valuePath) { return problem + " (key '\(key)')" }
+                return Self.firstProblem(in: object) { key, item in
+                    mismatch(item, at: valuePath).map { $0 + " (key '\(key)')" }
                 }
-                return nil
             }
             let isMixedMap = !types.keys.contains { $0.hasPrefix(prefix) }
             if isMixedMap { return nil }
-            guard object.contains(where: { mismatch($0.value, at: prefix + $0.key) != nil }) else { return nil }
-            for (key, item) in object.sorted(by: { $0.key < $1.key }) {
-                if let problem = mismatch(item, at: prefix + key) { return problem }
-            }
-            return nil
+            return Self.firstProblem(in: object) { key, item in mismatch(item, at: prefix + key) }
         default: fits = true
         }
         return fits ? nil : "'\(className).\(path)' is \(type), not \(value.jsonText)"

@@ -260,7 +260,10 @@ struct PostgresURL {
     init(_ text: String) throws {
         guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? ""),
               let host = components.host, !host.isEmpty
-        else { throw OptionError("'\(text)' is not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE).") }
+        else {
+            throw OptionError("'\(PostgresURL.redacting(text))' is not a PostgreSQL URL "
+                + "(postgres://USER:PASSWORD@HOST:PORT/DATABASE).")
+        }
         user = components.user ?? "postgres"
         password = components.password
         self.host = host

@@ -61,10 +61,7 @@ func runServer(_ options: ServerOptions, logger: Logging.Logger) async throws {
         tls = try ServerTLS.configuration(certificatePath: certificate, keyPath: key)
     }
     let url = try PostgresURL(options.postgresURL)
-    var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.user,
-                                                     password: url.password, database: url.database, tls: try url.tls())
-    configuration.options.maximumConnections = 16
-    let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    let client = PostgresClient(configuration: try url.clientConfiguration(), backgroundLogger: logger)
     let store = PostgresStore(client: client, schema: schema, logger: logger, faults: options.faults)
     let tokens = TokenStore(client: client, logger: logger)
     let watch = HistoryWatch(pollInterval: .milliseconds(options.historyPollMilliseconds))

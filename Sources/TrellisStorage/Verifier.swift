@@ -36,13 +36,16 @@ struct Verifier {
                              pageCount: snapshot.meta.pageCount)
     }
 
-    private mutating func claim(_ page: UInt64, count: Int = 1, by what: String) throws {
+    /// Records `count` pages from `page` as used by `what` (an overflow run of it with
+    /// `overflow`); a page claimed twice is damage.
+    private mutating func claim(_ page: UInt64, count: Int = 1, by what: String, overflow: Bool = false) throws {
         guard full else { return }
         for offset in 0..<UInt64(count) {
             if let previous = owner[page + offset] {
-                throw StorageError.corrupt(page: page + offset, "the page is used by both \(previous) and \(what)")
+                throw StorageError.corrupt(page: page + offset, "the page is used by both \(previous) and \(what)"
+                    + (overflow ? " (overflow)" : ""))
             }
-            owner[page + offset] = what
+            owner[page + offset] = overflow ? what + " (overflow)" : what
         }
         report.pagesInUse += count
     }
@@ -124,38 +127,45 @@ struct Verifier {
             throw view.corrupt("a \(view.isLeaf ? "leaf" : "branch") at level \(level) of \(tree) of depth \(depth)")
         }
         try claim(reference.page, by: tree)
-        var previous: [UInt8]? = lower
-        var previousIsBound = true
+        // Keys are compared where they lie in the page (no copy per entry): the previous key of
+        // this page, or before the first one the parent's separator `lower` (which may equal it).
+        var previous: UnsafeRawBufferPointer?
         var total: UInt64 = 0
+        // The keys rise strictly (checked below), so the last one below `upper` is all of them.
+        let firstKeyed = view.isLeaf ? 0 : 1
+        if full, let upper, view.count > firstKeyed {
+            let below = { (index: Int) throws -> Bool in
+                try upper.withUnsafeBytes { order.compare(try view.key(at: index), $0) } < 0
+            }
+            if try !below(view.count - 1) {
+                let first = try (firstKeyed..<view.count).first { try !below($0) } ?? view.count - 1
+                throw view.corrupt("entry \(first) is not below its parent's next separator")
+            }
+        }
         for index in 0..<view.count {
-            let key: [UInt8]? = (!view.isLeaf && index == 0) ? nil : Array(try view.key(at: index))
+            let key: UnsafeRawBufferPointer? = (!view.isLeaf && index == 0) ? nil : try view.key(at: index)
             if full, let key {
                 if let previous {
-                    let comparison = previous.withUnsafeBytes { p in key.withUnsafeBytes { order.compare(p, $0) } }
-                    guard comparison < 0 || (previousIsBound && comparison == 0) else {
+                    guard order.compare(previous, key) < 0 else { throw view.corrupt("keys out of order at entry \(index)") }
+                } else if let lower {
+                    guard lower.withUnsafeBytes({ order.compare($0, key) }) <= 0 else {
                         throw view.corrupt("keys out of order at entry \(index)")
                     }
                 }
-                if let upper {
-                    guard key.withUnsafeBytes({ k in upper.withUnsafeBytes { order.compare(k, $0) } }) < 0 else {
-                        throw view.corrupt("entry \(index) is not below its parent's next separator")
-                    }
-                }
                 previous = key
-                previousIsBound = false
             }
             if view.isLeaf {
                 total += 1
                 let location = try view.value(at: index)
                 if case .overflow(let run, let length) = location {
                     let bytes = try snapshot.overflowValue(run, length: length)
-                    try claim(run.page, count: Layout.overflowPages(valueLength: length), by: "\(tree) (overflow)")
-                    try visit?(key ?? [], bytes)
-                } else if case .inline(let bytes) = location {
-                    try visit?(key ?? [], bytes)
+                    try claim(run.page, count: Layout.overflowPages(valueLength: length), by: tree, overflow: true)
+                    try visit?(key.map(Array.init) ?? [], bytes)
+                } else if case .inline(let bytes) = location, let visit {
+                    try visit(key.map(Array.init) ?? [], bytes)
                 }
             } else {
-                let childLower = index == 0 ? lower : key
+                let childLower = index == 0 ? lower : key.map(Array.init)
                 let childUpper = index + 1 < view.count ? Array(try view.key(at: index + 1)) : upper
                 total += try walk(try view.child(at: index), order: order, depth: depth, level: level + 1,
                                   lower: childLower, upper: childUpper, tree: tree, visit: visit)

@@ -122,6 +122,19 @@ enum JSONText {
         try parse(String(decoding: data, as: UTF8.self))
     }
 
+    /// Parses a frame's UTF-8 text, noting where each change of a download frame
+    /// (`{"download": {"_0": {"changes": [{…, "document": …}]}}}`) has its document in `bytes`:
+    /// one range per change object, in order (nil for a change whose document is not an object:
+    /// none, or null). For any other text the ranges name nothing meaningful.
+    static func parseNotingDocuments(_ bytes: UnsafeBufferPointer<UInt8>) throws -> (JSONValue, [Range<Int>?]) {
+        var parser = Parser(bytes: bytes)
+        parser.notesDocuments = true
+        let value = try parser.value(depth: 0)
+        parser.skipSpace()
+        guard parser.position == bytes.count else { throw parser.error("text after the value") }
+        return (value, parser.documentRanges)
+    }
+
     /// Why a text is not JSON, and where.
     struct SyntaxError: Error, CustomStringConvertible {
         let offset: Int
@@ -134,6 +147,12 @@ enum JSONText {
         var position = 0
         /// Nesting deeper than this is refused (a stack overflow otherwise).
         static let maxDepth = 512
+        /// Whether to note where the objects at ``changeDepth`` have their `document`.
+        var notesDocuments = false
+        /// Per object at ``changeDepth``, in order, the range of its `document` value.
+        var documentRanges: [Range<Int>?] = []
+        /// The depth of a download frame's change objects (frame, `download`, `_0`, `changes`, change).
+        static let changeDepth = 4
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -177,8 +196,11 @@ enum JSONText {
             skipSpace()
             if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
                 position += 1
+                if notesDocuments, depth == Self.changeDepth { documentRanges.append(nil) }
                 return .object(fields)
             }
+            let notes = notesDocuments && depth == Self.changeDepth
+            var document: Range<Int>?
             while true {
                 skipSpace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key") }
@@ -186,12 +208,21 @@ enum JSONText {
                 skipSpace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
                 position += 1
-                fields[key] = try value(depth: depth + 1)
+                if notes, key == "document" {
+                    skipSpace()
+                    let start = position
+                    let parsed = try value(depth: depth + 1)
+                    if case .object = parsed { document = start..<position } else { document = nil }
+                    fields[key] = parsed
+                } else {
+                    fields[key] = try value(depth: depth + 1)
+                }
                 skipSpace()
                 guard position < bytes.count else { throw error("unexpected end") }
                 if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
                 guard bytes[position] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
                 position += 1
+                if notes { documentRanges.append(document) }
                 return .object(fields)
             }
         }

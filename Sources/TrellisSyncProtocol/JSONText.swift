@@ -153,6 +153,10 @@ enum JSONText {
         var documentRanges: [Range<Int>?] = []
         /// The depth of a download frame's change objects (frame, `download`, `_0`, `changes`, change).
         static let changeDepth = 4
+        /// The members of the objects being read, innermost last: an object's members gather
+        /// here and go into a dictionary made at its end with room for all of them, so no
+        /// dictionary grows (each growth hashed every key again) while a document is read.
+        var members: [(key: String, value: JSONValue)] = []
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -192,13 +196,13 @@ enum JSONText {
 
         mutating func object(depth: Int) throws -> JSONValue {
             position += 1
-            var fields = [String: JSONValue]()
             skipSpace()
             if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
                 position += 1
                 if notesDocuments, depth == Self.changeDepth { documentRanges.append(nil) }
-                return .object(fields)
+                return .object([:])
             }
+            let first = members.count
             let notes = notesDocuments && depth == Self.changeDepth
             var document: Range<Int>?
             while true {
@@ -208,21 +212,23 @@ enum JSONText {
                 skipSpace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
                 position += 1
+                skipSpace()
+                let start = position
+                let parsed = try value(depth: depth + 1)
                 if notes, key == "document" {
-                    skipSpace()
-                    let start = position
-                    let parsed = try value(depth: depth + 1)
                     if case .object = parsed { document = start..<position } else { document = nil }
-                    fields[key] = parsed
-                } else {
-                    fields[key] = try value(depth: depth + 1)
                 }
+                members.append((key, parsed))
                 skipSpace()
                 guard position < bytes.count else { throw error("unexpected end") }
                 if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
                 guard bytes[position] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
                 position += 1
                 if notes { documentRanges.append(document) }
+                // A key given twice keeps its last value, as before.
+                var fields = [String: JSONValue](minimumCapacity: members.count - first)
+                for member in members[first...] { fields[member.key] = member.value }
+                members.removeSubrange(first...)
                 return .object(fields)
             }
         }

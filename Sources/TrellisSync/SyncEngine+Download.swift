@@ -37,7 +37,7 @@ extension SyncEngine {
                 if case .object(let fields)? = change.document {
                     do {
                         if let created = try write(fields, of: change.className, primaryKey: change.primaryKey, type, schema,
-                                                   documentText: keepsText ? documentText?.document(at: index) : nil,
+                                                   text: keepsText ? documentText?.change(at: index) : nil,
                                                    writer: writer, in: realm)
                         {
                             arrived.append(created)
@@ -72,12 +72,12 @@ extension SyncEngine {
 
     /// Writes one downloaded document (creating or updating its object) and its mirror, and
     /// records the links it has to objects the file does not have (instead of those it had).
-    /// Returns the object when it was created. `documentText`, when given, is the document's
-    /// JSON text (the frame's bytes of it), stored as the mirror's.
+    /// Returns the object when it was created. `text`, when given, is the frame's text of the
+    /// document and its primary key, stored as the mirror entry's.
     ///
     /// - Throws: ``UnusableDocument`` for a document the model cannot hold (nothing is written).
     func write(_ fields: [String: JSONValue], of className: String, primaryKey: JSONValue, _ type: Object.Type,
-               _ schema: ObjectSchema, documentText: ArraySlice<UInt8>? = nil, writer: DocumentRowWriter,
+               _ schema: ObjectSchema, text: FrameDocumentText.Change? = nil, writer: DocumentRowWriter,
                in realm: Realm) throws -> ArrivedObject?
     {
         // Straight into the rows; an object that holds the document already is not written.
@@ -90,7 +90,7 @@ extension SyncEngine {
             }
             if let outcome {
                 try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, outcome.objectKey),
-                                              primaryKey: primaryKey, document: fields, documentText: documentText)
+                                              primaryKey: primaryKey, document: fields, text: text)
                 if !outcome.created { try dropUnresolvedLinks(from: className, outcome.objectKey, in: realm) }
                 try recordUnresolvedLinks(writer.missingTargets, from: className, outcome.objectKey, in: realm)
                 return outcome.created
@@ -106,7 +106,7 @@ extension SyncEngine {
         // but costs a conversion and a comparison per property.
         if let existing, let key = realm.syncObjectKey(existing), (try? Self.document(of: existing)) == fields {
             try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key), primaryKey: primaryKey,
-                                          document: fields, documentText: documentText)
+                                          document: fields, text: text)
             // Every link of the document is set (a missing target would leave it out).
             try dropUnresolvedLinks(from: className, key, in: realm)
             return nil
@@ -121,7 +121,7 @@ extension SyncEngine {
         let object = Self.upsert(realm, type, values)
         guard let key = realm.syncObjectKey(object) else { return nil }
         try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key), primaryKey: primaryKey,
-                                      document: fields, documentText: documentText)
+                                      document: fields, text: text)
         if existing != nil { try dropUnresolvedLinks(from: className, key, in: realm) }
         try recordUnresolvedLinks(missing, from: className, key, in: realm)
         guard existing == nil, let keyName = schema.primaryKeyProperty?.name, let keyValue = values[keyName] else {
@@ -275,7 +275,7 @@ extension SyncEngine {
     }
 }
 
-/// A downloaded document the model cannot hold (``SyncEngine/write(_:of:primaryKey:_:_:documentText:writer:in:)``).
+/// A downloaded document the model cannot hold (``SyncEngine/write(_:of:primaryKey:_:_:text:writer:in:)``).
 struct UnusableDocument: Error {
     let error: any Error
 }

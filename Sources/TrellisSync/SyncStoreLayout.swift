@@ -148,11 +148,12 @@ struct MirrorEntry: Codable {
     }
 
     /// An entry's text made from its document's JSON text as it is (a download frame's bytes):
-    /// `{"document":<document text>,"primaryKey":…}`, read as any other entry (the text of
-    /// ``jsonText`` differs only in the document's key order and spacing, when the frame's has
-    /// others). No document tree is walked or written.
-    static func jsonBytes(primaryKey: JSONValue, documentText: ArraySlice<UInt8>) -> [UInt8] {
-        let key = primaryKey.jsonText.utf8
+    /// `{"document":<document text>,"primaryKey":<key text>}`, read as any other entry (the text
+    /// of ``jsonText`` differs only in key order and spacing, when the frame's has others). No
+    /// document tree is walked or written; the key is written only when `primaryKeyText` is nil.
+    static func jsonBytes(primaryKey: JSONValue, documentText: ArraySlice<UInt8>,
+                          primaryKeyText: ArraySlice<UInt8>? = nil) -> [UInt8] {
+        let key = primaryKeyText ?? ArraySlice(primaryKey.jsonText.utf8)
         var bytes = [UInt8]()
         bytes.reserveCapacity(documentHead.count + documentText.count + keyHead.count + key.count + 1)
         bytes += documentHead
@@ -183,12 +184,14 @@ extension SyncStoreLayout {
     }
 
     /// A downloaded document's mirror entry: from the frame's text of it when there is one
-    /// (``MirrorEntry/jsonBytes(primaryKey:documentText:)``), else written from the document.
+    /// (``MirrorEntry/jsonBytes(primaryKey:documentText:primaryKeyText:)``), else written from
+    /// the document.
     static func putMirror(_ realm: Realm, _ key: [UInt8], primaryKey: JSONValue, document: [String: JSONValue],
-                          documentText: ArraySlice<UInt8>?) throws {
-        guard let documentText else {
+                          text: FrameDocumentText.Change?) throws {
+        guard let text else {
             return try putMirror(realm, key, MirrorEntry(primaryKey: primaryKey, document: document))
         }
-        try realm.syncStorePut(key, MirrorEntry.jsonBytes(primaryKey: primaryKey, documentText: documentText))
+        try realm.syncStorePut(key, MirrorEntry.jsonBytes(primaryKey: primaryKey, documentText: text.document,
+                                                          primaryKeyText: text.primaryKey))
     }
 }

@@ -1,25 +1,33 @@
 import Foundation
 
-/// A download frame's documents as the frame's text holds them. The client keeps each
+/// A download frame's documents (and their primary keys) as the frame's text holds them. The client keeps each
 /// downloaded document in its mirror as JSON text; copying the frame's bytes costs far less
 /// than writing the parsed document as text again (session 36: that writing was ~10 % of the
 /// client's CPU in an initial download).
 public struct FrameDocumentText: Sendable {
     /// The frame's UTF-8 text.
     private let bytes: [UInt8]
-    /// Per change of the download, in order, where its document is in `bytes`.
-    private let ranges: [Range<Int>?]
+    /// Per change of the download, in order, where its document and primary key are in `bytes`.
+    private let ranges: [JSONText.ChangeRanges]
 
-    init(bytes: [UInt8], ranges: [Range<Int>?]) {
+    init(bytes: [UInt8], ranges: [JSONText.ChangeRanges]) {
         self.bytes = bytes
         self.ranges = ranges
     }
 
-    /// The JSON text of change `index`'s document, exactly as the frame holds it (it parses to
-    /// the change's `document`); nil when that is not an object (none, null).
-    public func document(at index: Int) -> ArraySlice<UInt8>? {
-        guard ranges.indices.contains(index), let range = ranges[index] else { return nil }
-        return bytes[range]
+    /// A change's document and primary key as the frame's text holds them.
+    public struct Change: Sendable {
+        /// The document's JSON text (an object); it parses to the change's `document`.
+        public let document: ArraySlice<UInt8>
+        /// The primary key's JSON text; it parses to the change's `primaryKey`.
+        public let primaryKey: ArraySlice<UInt8>?
+    }
+
+    /// The text of change `index`'s document and primary key, exactly as the frame holds them;
+    /// nil when its document is not an object (none, null).
+    public func change(at index: Int) -> Change? {
+        guard ranges.indices.contains(index), let document = ranges[index].document else { return nil }
+        return Change(document: bytes[document], primaryKey: ranges[index].primaryKey.map { bytes[$0] })
     }
 }
 

@@ -39,17 +39,19 @@ struct MirrorTextTests {
                 }
                 let documents = try #require(frame.documents)
                 for (index, change) in decoded.changes.enumerated() {
-                    let documentText = documents.document(at: index)
+                    let documentText = documents.change(at: index)?.document
                     guard let document = change.document, case .object = document else {
                         #expect(documentText == nil)
                         continue
                     }
                     let bytes = try #require(documentText)
                     #expect(try JSONValue(jsonBytes: bytes) == document)
+                    let keyText = try #require(documents.change(at: index)?.primaryKey)
+                    #expect(try JSONValue(jsonBytes: keyText) == change.primaryKey)
                     // The frame's own bytes: found as they are in the frame's text.
                     #expect(text.utf8.count >= bytes.count && Array(text.utf8)[bytes.startIndex..<bytes.endIndex] == bytes)
                 }
-                #expect(documents.document(at: decoded.changes.count) == nil)
+                #expect(documents.change(at: decoded.changes.count) == nil)
             }
         }
         let ack = try SyncCoding.decodeNotingDocumentText(SyncCoding.encode(.ack(.init(uploadId: 3, serverVersion: 4))))
@@ -57,7 +59,7 @@ struct MirrorTextTests {
     }
 
     /// A document applied from a frame whose text spaces and orders it unlike the client's
-    /// writer: its mirror entry holds the frame's text of it; a local edit then uploads only the
+    /// writer: its mirror entry holds the frame's text of it and of its primary key; a local edit then uploads only the
     /// field edited (the mirror is what conflicts are measured against). A mirror entry as
     /// earlier versions wrote it (the document written again, keys sorted) is read the same way.
     @Test func aDownloadedMirrorEntryIsTheFramesTextAndEntriesOfEarlierVersionsStillRead() async throws {
@@ -70,7 +72,7 @@ struct MirrorTextTests {
         let framedText = #"{ "name" : "Rex \/ \u00e9",  "age" : { "$numberLong" : "3" }, "_id" : { "$oid" : "\#(framed.stringValue)" } }"#
         let oldText = #"{"_id":{"$oid":"\#(old.stringValue)"},"age":{"$numberLong":"5"},"name":"Old"}"#
         let frame = #"{"download":{"_0":{"changes":["#
-            + #"{"className":"SyncDog","document":\#(framedText),"primaryKey":{"$oid":"\#(framed.stringValue)"},"serverVersion":0},"#
+            + #"{"className":"SyncDog","document":\#(framedText),"primaryKey": { "$oid" : "\#(framed.stringValue)" },"serverVersion":0},"#
             + #"{"className":"SyncDog","document":\#(oldText),"primaryKey":{"$oid":"\#(old.stringValue)"},"serverVersion":0}"#
             + #"],"hasMore":false,"serverVersion":0}}}"#
         let decoded = try SyncCoding.decodeNotingDocumentText(frame)
@@ -91,7 +93,7 @@ struct MirrorTextTests {
         }
         try device.run { realm in
             let stored = realm.syncStoreGet(SyncStoreLayout.mirror("SyncDog", keys.0)).map { String(decoding: $0, as: UTF8.self) }
-            #expect(stored == #"{"document":\#(framedText),"primaryKey":{"$oid":"\#(framed.stringValue)"}}"#)
+            #expect(stored == #"{"document":\#(framedText),"primaryKey":{ "$oid" : "\#(framed.stringValue)" }}"#)
             // The second object's entry as an earlier version wrote it.
             try realm.write { try realm.syncStorePut(SyncStoreLayout.mirror("SyncDog", keys.1), Array(oldEntry.utf8)) }
             #expect(MirrorEntry(jsonBytes: Array(oldEntry.utf8))?.document == (try JSONValue(jsonText: oldText)).objectValue)

@@ -1,9 +1,9 @@
 import Foundation
 
-/// A download frame's documents (and their primary keys) as the frame's text holds them. The client keeps each
-/// downloaded document in its mirror as JSON text; copying the frame's bytes costs far less
-/// than writing the parsed document as text again (session 36: that writing was ~10 % of the
-/// client's CPU in an initial download).
+/// A download frame's documents and their primary keys as the frame's text holds them. The
+/// client keeps each downloaded document in its mirror as JSON text; copying the frame's bytes
+/// costs far less than writing the parsed document as text again (session 36: that writing was
+/// ~10 % of the client's CPU in an initial download).
 public struct FrameDocumentText: Sendable {
     /// The frame's UTF-8 text.
     private let bytes: [UInt8]
@@ -32,8 +32,8 @@ public struct FrameDocumentText: Sendable {
 }
 
 extension SyncCoding {
-    /// ``decode(_:)``, and for a download frame also where each change's document is in the
-    /// frame's text (nil for other frames).
+    /// ``decode(_:)``, and for a download frame also where each change's document and primary
+    /// key are in the frame's text (nil for other frames).
     public static func decodeNotingDocumentText(_ text: String) throws
         -> (message: SyncMessage, documents: FrameDocumentText?)
     {
@@ -42,8 +42,8 @@ extension SyncCoding {
         guard let message = try SyncMessage(fastJSON: json) else {
             return (try JSONDecoder().decode(SyncMessage.self, from: Data(bytes)), nil)
         }
-        // One range per change object; anything else (a change that is not an object) and the
-        // ranges are not used.
+        // One entry per change object; when the counts differ (a change that is not an object:
+        // the frame does not decode anyway) the ranges are not used.
         guard case .download(let download) = message, ranges.count == download.changes.count else {
             return (message, nil)
         }

@@ -46,6 +46,8 @@ struct Options {
                              server's 100 messages a second per connection, which it enforces by waiting)
           --json             one JSON object instead of the table
           --downloads-through-create  the clients apply downloads through Realm.create (before session 27)
+          --mirror-written-from-documents  the clients write each downloaded document's mirror entry
+                             from the parsed document (before session 36), not from the frame's text
           --smoke            tiny sizes (200 objects, 20 rounds, 1 repetition): checks it runs
         SyncBench --load --postgres URL [--clients N] [--writers W] [--rate R] [--seconds S] [--owner-only] [--json]
           N sessions (default 1000, at most 5000), each its own anonymous user subscribed to one of 20
@@ -82,6 +84,9 @@ struct Options {
             case "--downloads-through-create":
                 // The client's apply path before session 27, to measure against (docs/BENCHMARKS.md).
                 DocumentRowWriter.measuresCreateInstead.store(true, ordering: .relaxed)
+            case "--mirror-written-from-documents":
+                // The mirror's writing before session 36, to measure against (docs/BENCHMARKS.md).
+                SyncDownloadMeasurement.writesMirrorFromDocuments.store(true, ordering: .relaxed)
             case "--load": options.load = options.load ?? LoadOptions()
             case "--clients":
                 options.load = options.load ?? LoadOptions()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Trellis
 import TrellisSyncProtocol
 
@@ -6,8 +7,9 @@ import TrellisSyncProtocol
 /// embedded objects behave as for local writes), not queued for upload.
 extension SyncEngine {
     /// Applies one download frame; objects with local changes not yet acknowledged are left
-    /// alone (the server sends them again once it merged those changes).
-    func apply(_ download: SyncMessage.Download) throws {
+    /// alone (the server sends them again once it merged those changes). `documentText`, the
+    /// frame's text of each change's document, becomes the mirror entries' text as it is.
+    func apply(_ download: SyncMessage.Download, documentText: FrameDocumentText? = nil) throws {
         let realm = try engineRealm()
         realm.refresh()
         let pending = pendingObjects(realm)
@@ -23,8 +25,9 @@ extension SyncEngine {
             var skipped = [SyncError]()
             // The objects this frame created, which links downloaded before may be waiting for.
             var arrived = [ArrivedObject]()
-            for change in download.changes {
-                if pending.contains(change.className + "\u{0}" + change.primaryKey.jsonText) { continue }
+            let keepsText = !SyncDownloadMeasurement.writesMirrorFromDocuments.load(ordering: .relaxed)
+            for (index, change) in download.changes.enumerated() {
+                if pending.count > 0, pending.contains(change.className + "\u{0}" + change.primaryKey.jsonText) { continue }
                 if classes[change.className] == nil {
                     classes[change.className] = objectType(change.className).flatMap { type in
                         decoder.objectSchema(change.className).map { (type, $0) }
@@ -34,6 +37,7 @@ extension SyncEngine {
                 if case .object(let fields)? = change.document {
                     do {
                         if let created = try write(fields, of: change.className, primaryKey: change.primaryKey, type, schema,
+                                                   text: keepsText ? documentText?.change(at: index) : nil,
                                                    writer: writer, in: realm)
                         {
                             arrived.append(created)
@@ -68,11 +72,13 @@ extension SyncEngine {
 
     /// Writes one downloaded document (creating or updating its object) and its mirror, and
     /// records the links it has to objects the file does not have (instead of those it had).
-    /// Returns the object when it was created.
+    /// Returns the object when it was created. `text`, when given, is the frame's text of the
+    /// document and its primary key, stored as the mirror entry's.
     ///
     /// - Throws: ``UnusableDocument`` for a document the model cannot hold (nothing is written).
     func write(_ fields: [String: JSONValue], of className: String, primaryKey: JSONValue, _ type: Object.Type,
-               _ schema: ObjectSchema, writer: DocumentRowWriter, in realm: Realm) throws -> ArrivedObject?
+               _ schema: ObjectSchema, text: FrameDocumentText.Change? = nil, writer: DocumentRowWriter,
+               in realm: Realm) throws -> ArrivedObject?
     {
         // Straight into the rows; an object that holds the document already is not written.
         if !writer.leavesPropertiesToWrappers(className), !DocumentRowWriter.measuresCreateInstead.load(ordering: .relaxed) {
@@ -84,7 +90,7 @@ extension SyncEngine {
             }
             if let outcome {
                 try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, outcome.objectKey),
-                                              MirrorEntry(primaryKey: primaryKey, document: fields))
+                                              primaryKey: primaryKey, document: fields, text: text)
                 if !outcome.created { try dropUnresolvedLinks(from: className, outcome.objectKey, in: realm) }
                 try recordUnresolvedLinks(writer.missingTargets, from: className, outcome.objectKey, in: realm)
                 return outcome.created
@@ -99,8 +105,8 @@ extension SyncEngine {
         // merged and unchanged) is not written again: an upsert would set nothing (`.modified`)
         // but costs a conversion and a comparison per property.
         if let existing, let key = realm.syncObjectKey(existing), (try? Self.document(of: existing)) == fields {
-            try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key),
-                                          MirrorEntry(primaryKey: primaryKey, document: fields))
+            try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key), primaryKey: primaryKey,
+                                          document: fields, text: text)
             // Every link of the document is set (a missing target would leave it out).
             try dropUnresolvedLinks(from: className, key, in: realm)
             return nil
@@ -114,8 +120,8 @@ extension SyncEngine {
         let missing = decoder.missingTargets
         let object = Self.upsert(realm, type, values)
         guard let key = realm.syncObjectKey(object) else { return nil }
-        try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key),
-                                      MirrorEntry(primaryKey: primaryKey, document: fields))
+        try SyncStoreLayout.putMirror(realm, SyncStoreLayout.mirror(className, key), primaryKey: primaryKey,
+                                      document: fields, text: text)
         if existing != nil { try dropUnresolvedLinks(from: className, key, in: realm) }
         try recordUnresolvedLinks(missing, from: className, key, in: realm)
         guard existing == nil, let keyName = schema.primaryKeyProperty?.name, let keyValue = values[keyName] else {
@@ -269,7 +275,14 @@ extension SyncEngine {
     }
 }
 
-/// A downloaded document the model cannot hold (``SyncEngine/write(_:of:primaryKey:_:_:writer:in:)``).
+/// A downloaded document the model cannot hold (``SyncEngine/write(_:of:primaryKey:_:_:text:writer:in:)``).
 struct UnusableDocument: Error {
     let error: any Error
+}
+
+/// For measurements only (`SyncBench --mirror-written-from-documents`): downloads then write
+/// their mirror entries from the parsed documents, as before session 36, instead of keeping the
+/// frame's text of them.
+package enum SyncDownloadMeasurement {
+    package static let writesMirrorFromDocuments = Atomic<Bool>(false)
 }

@@ -272,8 +272,10 @@ final class SyncEngine: @unchecked Sendable {
                     case .mark(let id):
                         try await outbound.write(.text(SyncCoding.encode(.mark(.init(id: id)))))
                     case .frame(let text):
-                        guard let message = try? SyncCoding.decode(text) else { continue }
-                        if try await !self.receive(message, inFlight: &inFlight, continuation: continuation) { break loop }
+                        // A download's documents are kept in the mirror as the frame's text of them.
+                        guard let frame = try? SyncCoding.decodeNotingDocumentText(text) else { continue }
+                        if try await !self.receive(frame.message, documents: frame.documents, inFlight: &inFlight,
+                                                   continuation: continuation) { break loop }
                     }
                 }
                 group.cancelAll()
@@ -291,7 +293,7 @@ final class SyncEngine: @unchecked Sendable {
     static let maxUploadsInFlight = 4
 
     /// Handles a server frame; false when the session must end.
-    private func receive(_ message: SyncMessage, inFlight: inout [Int64],
+    private func receive(_ message: SyncMessage, documents: FrameDocumentText?, inFlight: inout [Int64],
                          continuation: AsyncStream<EngineEvent>.Continuation) async throws -> Bool {
         switch message {
         case .download(let download):
@@ -303,7 +305,7 @@ final class SyncEngine: @unchecked Sendable {
                 }
                 return true
             }
-            try await onQueue { [self] in try apply(download) }
+            try await onQueue { [self] in try apply(download, documentText: documents) }
             report(.download, transferred: Int64(download.changes.count), pending: download.hasMore ? 1 : 0)
             if let version = download.completesSubscriptionVersion { completeSubscriptions(version) }
         case .ack(let ack):

@@ -147,6 +147,26 @@ struct MirrorEntry: Codable {
         self.document = document
     }
 
+    /// An entry's text made from its document's JSON text as it is (a download frame's bytes):
+    /// `{"document":<document text>,"primaryKey":<key text>}`, read as any other entry (the text
+    /// of ``jsonText`` differs only in key order and spacing, when the frame's has others). No
+    /// document tree is walked or written; the key is written only when `primaryKeyText` is nil.
+    static func jsonBytes(primaryKey: JSONValue, documentText: ArraySlice<UInt8>,
+                          primaryKeyText: ArraySlice<UInt8>? = nil) -> [UInt8] {
+        let key = primaryKeyText ?? ArraySlice(primaryKey.jsonText.utf8)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(documentHead.count + documentText.count + keyHead.count + key.count + 1)
+        bytes += documentHead
+        bytes += documentText
+        bytes += keyHead
+        bytes += key
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    private static let documentHead = Array(#"{"document":"#.utf8)
+    private static let keyHead = Array(#","primaryKey":"#.utf8)
+
     init?(jsonBytes: some Collection<UInt8>) {
         guard let json = try? JSONValue(jsonBytes: jsonBytes), let key = json["primaryKey"],
               case .object(let document)? = json["document"] else { return nil }
@@ -161,5 +181,17 @@ extension SyncStoreLayout {
 
     static func putMirror(_ realm: Realm, _ key: [UInt8], _ entry: MirrorEntry) throws {
         try realm.syncStorePut(key, Array(entry.jsonText.utf8))
+    }
+
+    /// A downloaded document's mirror entry: from the frame's text of it when there is one
+    /// (``MirrorEntry/jsonBytes(primaryKey:documentText:primaryKeyText:)``), else written from
+    /// the document.
+    static func putMirror(_ realm: Realm, _ key: [UInt8], primaryKey: JSONValue, document: [String: JSONValue],
+                          text: FrameDocumentText.Change?) throws {
+        guard let text else {
+            return try putMirror(realm, key, MirrorEntry(primaryKey: primaryKey, document: document))
+        }
+        try realm.syncStorePut(key, MirrorEntry.jsonBytes(primaryKey: primaryKey, documentText: text.document,
+                                                          primaryKeyText: text.primaryKey))
     }
 }

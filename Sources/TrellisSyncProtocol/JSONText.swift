@@ -122,6 +122,26 @@ enum JSONText {
         try parse(String(decoding: data, as: UTF8.self))
     }
 
+    /// Parses a frame's UTF-8 text, noting where each change of a download frame
+    /// (`{"download": {"_0": {"changes": [{…, "document": …, "primaryKey": …}]}}}`) has its
+    /// document and its primary key in `bytes`: one entry per change object, in order (the
+    /// document's range nil when it is not an object: none, or null). For any other text the
+    /// ranges name nothing meaningful.
+    static func parseNotingDocuments(_ bytes: UnsafeBufferPointer<UInt8>) throws -> (JSONValue, [ChangeRanges]) {
+        var parser = Parser(bytes: bytes)
+        parser.notesDocuments = true
+        let value = try parser.value(depth: 0)
+        parser.skipSpace()
+        guard parser.position == bytes.count else { throw parser.error("text after the value") }
+        return (value, parser.documentRanges)
+    }
+
+    /// Where a download frame's change has its document (an object) and its primary key.
+    struct ChangeRanges {
+        var document: Range<Int>?
+        var primaryKey: Range<Int>?
+    }
+
     /// Why a text is not JSON, and where.
     struct SyntaxError: Error, CustomStringConvertible {
         let offset: Int
@@ -134,6 +154,16 @@ enum JSONText {
         var position = 0
         /// Nesting deeper than this is refused (a stack overflow otherwise).
         static let maxDepth = 512
+        /// Whether to note where the objects at ``changeDepth`` have their `document` and `primaryKey`.
+        var notesDocuments = false
+        /// Per object at ``changeDepth``, in order, where its `document` and `primaryKey` are.
+        var documentRanges: [ChangeRanges] = []
+        /// The depth of a download frame's change objects (frame, `download`, `_0`, `changes`, change).
+        static let changeDepth = 4
+        /// The members of the objects being read, innermost last: an object's members gather
+        /// here and go into a dictionary made at its end with room for all of them, so no
+        /// dictionary grows (each growth hashed every key again) while a document is read.
+        var members: [(key: String, value: JSONValue)] = []
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -173,12 +203,15 @@ enum JSONText {
 
         mutating func object(depth: Int) throws -> JSONValue {
             position += 1
-            var fields = [String: JSONValue]()
             skipSpace()
             if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
                 position += 1
-                return .object(fields)
+                if notesDocuments, depth == Self.changeDepth { documentRanges.append(ChangeRanges()) }
+                return .object([:])
             }
+            let first = members.count
+            let notes = notesDocuments && depth == Self.changeDepth
+            var ranges = ChangeRanges()
             while true {
                 skipSpace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key") }
@@ -186,12 +219,25 @@ enum JSONText {
                 skipSpace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
                 position += 1
-                fields[key] = try value(depth: depth + 1)
+                skipSpace()
+                let start = position
+                let parsed = try value(depth: depth + 1)
+                if notes, key == "document" {
+                    if case .object = parsed { ranges.document = start..<position } else { ranges.document = nil }
+                } else if notes, key == "primaryKey" {
+                    ranges.primaryKey = start..<position
+                }
+                members.append((key, parsed))
                 skipSpace()
                 guard position < bytes.count else { throw error("unexpected end") }
                 if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
                 guard bytes[position] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
                 position += 1
+                if notes { documentRanges.append(ranges) }
+                // A key given twice keeps its last value, as before.
+                var fields = [String: JSONValue](minimumCapacity: members.count - first)
+                for member in members[first...] { fields[member.key] = member.value }
+                members.removeSubrange(first...)
                 return .object(fields)
             }
         }

@@ -103,4 +103,19 @@ struct SyncCodingTests {
             #expect(throws: (any Error).self, "\(bad)") { try JSONValue(jsonText: bad) }
         }
     }
+
+    /// Session 36: an object's members are gathered and put into a dictionary of their number
+    /// at its end (no dictionary grows while a document is read). A key given twice keeps its
+    /// last value at every depth, as the parser kept it before, and nested objects' members stay
+    /// their own.
+    @Test func anObjectKeyGivenTwiceKeepsItsLastValueAndNestedMembersStayTheirOwn() throws {
+        let text = #"{"a":1,"b":{"a":2,"c":{"a":3,"a":4},"d":{}},"a":5,"e":[{"a":6},{"a":7,"b":8}],"f":{"g":{"h":{"i":9}}}}"#
+        let expected = JSONValue.object([
+            "a": .int(5),
+            "b": .object(["a": .int(2), "c": .object(["a": .int(4)]), "d": .object([:])]),
+            "e": .array([.object(["a": .int(6)]), .object(["a": .int(7), "b": .int(8)])]),
+            "f": .object(["g": .object(["h": .object(["i": .int(9)])])]),
+        ])
+        #expect(try JSONValue(jsonText: text) == expected)
+    }
 }

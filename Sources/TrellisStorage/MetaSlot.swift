@@ -25,7 +25,7 @@ enum FileHeader {
     /// of pages rewritten at every commit; they are refused (docs/STORAGE.md, 2.1).
     static let chainFreeListVersions: ClosedRange<UInt32> = 1...2
 
-    /// The header page of a new file (version 8 with the cipher's fields when encrypted).
+    /// The header page of a new file (version 10 with the cipher's fields when encrypted).
     static func encode(into page: UnsafeMutableRawPointer, cipher: PageCipher? = nil) {
         page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
         page.storeLE(magic, at: 0)

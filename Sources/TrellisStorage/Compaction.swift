@@ -133,7 +133,7 @@ struct PageLayoutScan {
         self.snapshot = snapshot
         let meta = snapshot.meta
         catalogDepth = Int(meta.catalogDepth)
-        freeEntries = Int(meta.freeListCount) + meta.spares.count
+        freeEntries = Int(meta.freeListCount) + meta.spares.count + meta.freed.count
         if let root = meta.freeList {
             try walkFreeTree(root, level: 1, depth: Int(meta.freeTreeDepth))
         }

@@ -93,9 +93,15 @@ struct ReuseBound {
     var durable: UInt64
 
     func allows(_ key: FreeRecordKey, writtenAfter: UInt64) -> Bool {
-        switch key.section {
-        case .durable: return key.freedBy <= min(oldestReader, durable)
-        case .ownWrites: return key.freedBy <= oldestReader && (writtenAfter == durable || key.freedBy <= durable)
+        allows(key.section, freedBy: key.freedBy, writtenAfter: writtenAfter)
+    }
+
+    /// The same rule for pages of `section` freed by commit `freedBy` (a record's, or those a
+    /// meta slot lists, 2.10).
+    func allows(_ section: FreeRecordKey.Section, freedBy: UInt64, writtenAfter: UInt64) -> Bool {
+        switch section {
+        case .durable: return freedBy <= min(oldestReader, durable)
+        case .ownWrites: return freedBy <= oldestReader && (writtenAfter == durable || freedBy <= durable)
         }
     }
 }
@@ -124,9 +130,10 @@ enum FreeList {
         return records
     }
 
-    /// Every free page of a commit: its records' pages and its spares.
+    /// Every free page of a commit: its records' pages, its spares and the pages its slot lists.
     static func pages(_ snapshot: Snapshot) throws -> [UInt64] {
-        try records(snapshot).flatMap(\.value.pages) + snapshot.meta.spares
+        try records(snapshot).flatMap(\.value.pages) + snapshot.meta.spares + snapshot.meta.freed.own
+            + snapshot.meta.freed.others
     }
 
     /// About how many pages a free tree holding `entries` pages takes (compaction's margin).

@@ -1,11 +1,13 @@
 /// The last part of a commit's step 1 (docs/STORAGE.md, section 4): brings the free tree up to
 /// date, editing only what changed, and writes its changed pages.
 ///
-/// The edits are: delete the records the allocator pulled, record the pages this commit freed
-/// (including the free tree's own copied pages) under `freedBy = txnID`, and record again the
-/// reusable pages the commit pulled but does not keep as spares. Editing the free tree frees its
-/// pages and writing it needs pages, so the edits are repeated until nothing changes: at most a
-/// few rounds, each bounded by the tree's depth.
+/// The edits are: delete the records the allocator pulled, record the pages the commit before
+/// listed in its slot that this one may not reuse yet (under that commit's `freedBy`, 2.10),
+/// record the pages this commit freed (including the free tree's own copied pages) under
+/// `freedBy = txnID` unless they fit the slot's list, and record again the reusable pages the
+/// commit pulled but does not keep as spares. Editing the free tree frees its pages and writing
+/// it needs pages, so the edits are repeated until nothing changes: at most a few rounds, each
+/// bounded by the tree's depth. A small commit whose pages in hand suffice edits nothing.
 struct FreeTreeUpdate {
     let txnID: UInt64
     let editor: TreeEditor
@@ -18,6 +20,12 @@ struct FreeTreeUpdate {
     let durable: UInt64
     /// Compaction's shrinking commit: freed pages at or past the new end are not recorded.
     var limit = UInt64.max
+    /// Whether the pages this commit frees go to its slot's list when they fit (versions 9 and
+    /// 10, docs/STORAGE.md 2.10).
+    var listsInSlot = false
+    /// The pages the commit before listed in its slot (freed by commit `txnID - 1`) that this
+    /// commit may not reuse yet: recorded in the free tree.
+    var waiting = FreedInSlot()
 
     /// What the commit records in its meta slot.
     struct Result {
@@ -26,7 +34,9 @@ struct FreeTreeUpdate {
         /// Pages in the free tree's records.
         var count: UInt64
         var spares: [UInt64]
-        /// Pages recorded in the `durable` section (they wait for a sync).
+        /// The pages this commit freed, when they are listed in its slot instead of the tree.
+        var freed: FreedInSlot
+        /// Pages freed in the `durable` section, in the tree or the slot (they wait for a sync).
         var awaitingSync: Int
     }
 
@@ -41,16 +51,34 @@ struct FreeTreeUpdate {
         var recorded: (freed: Int, returned: Int) = (-1, -1)
         var ownCount = 0
         var durableCount = 0
+        // Whether this commit's freed pages are (still) meant for its slot.
+        var inSlot = listsInSlot
+        var slotList = FreedInSlot()
+        if !waiting.isEmpty {
+            // Freed by the commit before (whose number is txnID - 1); written by this one.
+            try record(waiting.own, section: .ownWrites, freedBy: txnID - 1, writtenAfter: waiting.writtenAfter)
+            try record(waiting.others, section: .durable, freedBy: txnID - 1, writtenAfter: 0)
+        }
         while true {
             if let source {
                 for key in source.consumed[deleted...] { try key.withUnsafeBytes { try editor.remove(tree, key: $0) } }
                 deleted = source.consumed.count
             }
             let freedNow = recordablePages()
+            if inSlot && freedNow.count > MetaSlot.freedCapacity {
+                // More than the slot holds: all of them go to the tree (2.10).
+                inSlot = false
+                recorded = (-1, -1)
+            }
             if freedNow.count != recorded.freed || returned.count != recorded.returned {
                 let (own, others) = sections(of: freedNow)
-                try record(own, section: .ownWrites, freedBy: txnID, writtenAfter: durable)
-                try record(others, section: .durable, freedBy: txnID, writtenAfter: 0)
+                if inSlot {
+                    slotList = FreedInSlot(writtenAfter: own.isEmpty ? 0 : durable, own: own, others: others)
+                } else {
+                    slotList = FreedInSlot()
+                    try record(own, section: .ownWrites, freedBy: txnID, writtenAfter: durable)
+                    try record(others, section: .durable, freedBy: txnID, writtenAfter: 0)
+                }
                 // Free for any commit (they were reusable by this one): freedBy 0.
                 try record(returned, section: .durable, freedBy: 0, writtenAfter: 0)
                 recorded = (freedNow.count, returned.count)
@@ -70,8 +98,9 @@ struct FreeTreeUpdate {
         if let failure = serializer.allocator.failure { throw failure }
         serializer.allocator.mayPull = false
         let root = tree.root.map { serializer.flush($0) }
-        let count = previousCount - UInt64(source?.consumedPages ?? 0) + UInt64(ownCount + durableCount + returned.count)
-        return Result(root: root, depth: tree.depth, count: count, spares: serializer.allocator.pool,
+        let inTree = inSlot ? 0 : ownCount + durableCount
+        let count = previousCount - UInt64(source?.consumedPages ?? 0) + UInt64(inTree + returned.count + waiting.count)
+        return Result(root: root, depth: tree.depth, count: count, spares: serializer.allocator.pool, freed: slotList,
                       awaitingSync: durableCount)
     }
 

@@ -1,22 +1,31 @@
 /// The file header (page 0) and the two meta slots (pages 1 and 2): docs/STORAGE.md, 2.1-2.2.
 enum FileHeader {
     static let magic: UInt64 = 0x4552_4F54_534C_5254 // "TRLSTORE" read little-endian
-    /// The plain format written (version 7: leaves of 4-byte cell headers, docs/STORAGE.md 2.5;
-    /// tree pages checksummed over their used bytes, 2.4).
-    static let version: UInt32 = 7
-    /// The encrypted format written (section 12): version 7's structures in encrypted pages.
-    static let encryptedVersion: UInt32 = 8
+    /// The plain format written (version 9: leaves of 4-byte cell headers, docs/STORAGE.md 2.5;
+    /// tree pages checksummed over their used bytes, 2.4; the pages a commit freed listed in its
+    /// meta slot, 2.10).
+    static let version: UInt32 = 9
+    /// The encrypted format written (section 12): version 9's structures in encrypted pages.
+    static let encryptedVersion: UInt32 = 10
     /// Versions read besides those written, plain and encrypted: 3 and 4 (leaves of 8-byte cell
-    /// headers, kind 2) and 5 and 6 (4-byte cell headers, kind 6), both with every page
-    /// checksummed over all its bytes. Such a file opens, is read (each page by its own kind and
-    /// flag) and takes commits; the pages a commit writes are of this build's layout, and its
-    /// header keeps the version it was made with (docs/STORAGE.md 2.1).
-    static let olderVersions: [(plain: UInt32, encrypted: UInt32)] = [(3, 4), (5, 6)]
+    /// headers, kind 2), 5 and 6 (4-byte cell headers, kind 6), both with every page
+    /// checksummed over all its bytes, and 7 and 8 (used-bytes checksums). Such a file opens, is
+    /// read (each page by its own kind and flag) and takes commits; the pages a commit writes are
+    /// of this build's layout, its header keeps the version it was made with, and its commits
+    /// record every freed page in the free tree, never in the slot (docs/STORAGE.md 2.1, 2.10).
+    static let olderVersions: [(plain: UInt32, encrypted: UInt32)] = [(3, 4), (5, 6), (7, 8)]
+
+    /// Whether commits to a file of `version` list the pages they free in their meta slot
+    /// (docs/STORAGE.md 2.10): versions 9 and 10 only. A build that knows only older versions
+    /// refuses such a file (its header version), so it never reads such a slot as damage.
+    static func listsFreedPagesInSlot(version: UInt32) -> Bool {
+        version == Self.version || version == encryptedVersion
+    }
     /// Versions 1 (plain) and 2 (encrypted) of development builds kept the free list as a chain
     /// of pages rewritten at every commit; they are refused (docs/STORAGE.md, 2.1).
     static let chainFreeListVersions: ClosedRange<UInt32> = 1...2
 
-    /// The header page of a new file (version 8 with the cipher's fields when encrypted).
+    /// The header page of a new file (version 10 with the cipher's fields when encrypted).
     static func encode(into page: UnsafeMutableRawPointer, cipher: PageCipher? = nil) {
         page.initializeMemory(as: UInt8.self, repeating: 0, count: Layout.pageSize)
         page.storeLE(magic, at: 0)
@@ -26,9 +35,10 @@ enum FileHeader {
         cipher?.encodeHeaderFields(into: page)
     }
 
-    /// Checks a header page; returns whether the file is encrypted (version 4, 6 or 8).
+    /// Checks a header page; returns whether the file is encrypted (version 4, 6, 8 or 10) and
+    /// its version.
     @discardableResult
-    static func validate(_ page: UnsafeRawPointer) throws -> Bool {
+    static func validate(_ page: UnsafeRawPointer) throws -> (encrypted: Bool, version: UInt32) {
         guard page.loadLE(UInt64.self, at: 0) == magic else {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file is not a TrellisStorage file (wrong magic). "
                 + "Open it with the engine that wrote it.")
@@ -47,12 +57,27 @@ enum FileHeader {
         let encrypted = olderVersions.map(\.encrypted) + [encryptedVersion]
         guard plain.contains(version) || encrypted.contains(version), pageSize == UInt32(Layout.pageSize) else {
             throw StorageError(.incompatibleFile, "TrellisStorage: the file has format version \(version) and page size "
-                + "\(pageSize); this build reads versions 3, 5 and \(Self.version) (plain), 4, 6 and \(encryptedVersion) "
+                + "\(pageSize); this build reads versions 3, 5, 7 and \(Self.version) (plain), 4, 6, 8 and \(encryptedVersion) "
                 + "(encrypted) with \(Layout.pageSize)-byte pages. A newer version was written by a newer build: open it "
                 + "with that build.")
         }
-        return encrypted.contains(version)
+        return (encrypted.contains(version), version)
     }
+}
+
+/// The pages a commit freed, listed in its meta slot for the commit after it (docs/STORAGE.md
+/// 2.10): that commit reuses them, or records them in the free tree, under `freedBy` = the
+/// slot's commit, exactly as a record of the free tree would hold them.
+struct FreedInSlot: Equatable {
+    /// For `own`: the durable commit the pages were written after (a record's `writtenAfter`).
+    var writtenAfter: UInt64 = 0
+    /// Pages of the `ownWrites` section (written by the committing process after `writtenAfter`).
+    var own: [UInt64] = []
+    /// Pages of the `durable` section.
+    var others: [UInt64] = []
+
+    var count: Int { own.count + others.count }
+    var isEmpty: Bool { own.isEmpty && others.isEmpty }
 }
 
 /// One commit as its meta slot records it.
@@ -63,6 +88,9 @@ struct MetaSlot: Equatable {
     static let sparesOffset = checkedLength + 8
     /// At most this many spare pages (reusable pages the commit left over, section 2.9).
     static let spareCapacity = 256
+    /// At most this many pages freed by the commit listed in the slot (2.10): with 256 spares
+    /// and the list's `writtenAfter`, the slot still fits its page.
+    static let freedCapacity = 240
     /// More pages than any file can have: 2^40 (4 PiB); on 32-bit platforms (watchOS's arm64_32)
     /// as many as an `Int` byte offset reaches, so that no count of a damaged slot traps when it
     /// is converted to `Int`.
@@ -74,14 +102,29 @@ struct MetaSlot: Equatable {
     var catalog: PageReference?
     /// The root of the free tree (docs/STORAGE.md, 2.9).
     var freeList: PageReference?
-    /// Pages recorded in the free tree (spares not counted).
+    /// Pages recorded in the free tree (spares and the freed list not counted).
     var freeListCount: UInt64
     var catalogDepth: UInt64
     var freeTreeDepth: UInt64 = 0
     /// Pages free for any later commit, kept in the slot (at most `spareCapacity`).
     var spares: [UInt64] = []
+    /// The pages this commit freed, when it kept them in the slot (2.10; versions 9 and 10).
+    var freed = FreedInSlot()
 
-    /// Writes the slot into a page buffer: every one of its 4,096 bytes (zeros past the spares).
+    /// The word at offset 88: the spare count in bits 0-15, the freed list's `own` count in bits
+    /// 16-31 and its `others` count in bits 32-47 (2.2, 2.10). A slot without a freed list has
+    /// just the spare count there, as versions 3 to 8 wrote it.
+    private static func counts(spares: Int, own: Int, others: Int) -> UInt64 {
+        UInt64(spares) | UInt64(own) << 16 | UInt64(others) << 32
+    }
+
+    /// Bytes from `sparesOffset` that the spares and the freed list take (what the checksum at
+    /// 96 covers).
+    private static func listBytes(spares: Int, freed: Int) -> Int {
+        spares * 8 + (freed > 0 ? 8 + freed * 8 : 0)
+    }
+
+    /// Writes the slot into a page buffer: every one of its 4,096 bytes (zeros past the lists).
     func encode(into page: UnsafeMutableRawPointer) {
         page.storeLE(Self.magic, at: 0)
         page.storeLE(txnID, at: 8)
@@ -94,17 +137,34 @@ struct MetaSlot: Equatable {
         page.storeLE(freeListCount, at: 64)
         page.storeLE(catalogDepth, at: 72)
         page.storeLE(freeTreeDepth, at: 80)
-        page.storeLE(UInt64(spares.count), at: 88)
-        for (index, spare) in spares.enumerated() { page.storeLE(spare, at: Self.sparesOffset + index * 8) }
-        let sparesEnd = Self.sparesOffset + spares.count * 8
-        (page + sparesEnd).zeroBytes(count: Layout.pageSize - sparesEnd)
-        page.storeLE(Checksum.xxh64(UnsafeRawBufferPointer(start: page + Self.sparesOffset, count: spares.count * 8)), at: 96)
+        page.storeLE(Self.counts(spares: spares.count, own: freed.own.count, others: freed.others.count), at: 88)
+        var offset = Self.sparesOffset
+        for spare in spares {
+            page.storeLE(spare, at: offset)
+            offset += 8
+        }
+        if !freed.isEmpty {
+            page.storeLE(freed.writtenAfter, at: offset)
+            offset += 8
+            for number in freed.own {
+                page.storeLE(number, at: offset)
+                offset += 8
+            }
+            for number in freed.others {
+                page.storeLE(number, at: offset)
+                offset += 8
+            }
+        }
+        (page + offset).zeroBytes(count: Layout.pageSize - offset)
+        page.storeLE(Checksum.xxh64(UnsafeRawBufferPointer(start: page + Self.sparesOffset, count: offset - Self.sparesOffset)),
+                     at: 96)
         let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: page, count: Self.checkedLength))
         page.storeLE(checksum, at: Self.checkedLength)
     }
 
-    /// The bytes of a slot that `decode` reads: the checked fields, their checksum and the spares.
-    static let encodedLength = sparesOffset + spareCapacity * 8
+    /// The most bytes of a slot that `decode` reads: the checked fields, their checksum, the
+    /// spares and the freed list.
+    static let encodedLength = sparesOffset + listBytes(spares: spareCapacity, freed: freedCapacity)
 
     /// The slot in `page`, or nil when it is not well-formed (never written, torn or damaged).
     ///
@@ -132,11 +192,29 @@ struct MetaSlot: Equatable {
     {
         withUnsafeTemporaryAllocation(byteCount: encodedLength, alignment: 8) { copy in
             guard let base = copy.baseAddress else { return nil }
-            base.copyMemory(from: page, byteCount: encodedLength)
+            // The checked fields first, then as many bytes of lists as their counts (in that
+            // copy) say: bytes of another write read in the second copy fail the checksum at 96,
+            // which is in the first.
+            base.copyMemory(from: page, byteCount: sparesOffset)
+            guard let lists = listLength(UnsafeRawPointer(base)) else { return nil }
+            (base + sparesOffset).copyMemory(from: page + sparesOffset, byteCount: lists)
             guard let meta = decodeStable(UnsafeRawPointer(base)) else { return nil }
             guard keepingCheckedWords else { return (meta, []) }
             return (meta, (0..<checkedWordCount).map { base.load(fromByteOffset: $0 * 8, as: UInt64.self) })
         }
+    }
+
+    /// The counts at offset 88 split, or nil when they are out of bounds.
+    private static func splitCounts(_ page: UnsafeRawPointer) -> (spares: Int, own: Int, others: Int)? {
+        let word = page.loadLE(UInt64.self, at: 88)
+        let spares = Int(word & 0xFFFF), own = Int(word >> 16 & 0xFFFF), others = Int(word >> 32 & 0xFFFF)
+        guard word >> 48 == 0, spares <= spareCapacity, own + others <= freedCapacity else { return nil }
+        return (spares, own, others)
+    }
+
+    /// Bytes of lists after `sparesOffset` that the slot's counts say it has.
+    private static func listLength(_ page: UnsafeRawPointer) -> Int? {
+        splitCounts(page).map { listBytes(spares: $0.spares, freed: $0.own + $0.others) }
     }
 
     /// `decode` of bytes no one changes meanwhile.
@@ -149,19 +227,30 @@ struct MetaSlot: Equatable {
         let pageCount = page.loadLE(UInt64.self, at: 24)
         let catalogDepth = page.loadLE(UInt64.self, at: 72)
         let freeTreeDepth = page.loadLE(UInt64.self, at: 80)
-        let spareCount = page.loadLE(UInt64.self, at: 88)
         // Counts that no file can have make the slot unusable (a depth past Int.max trapped on
         // conversion, and a commit number of UInt64.max left no number for the next commit:
         // fuzzer findings), like a failed checksum.
         guard txnID > 0, txnID < UInt64.max, pageCount >= Layout.firstDataPage, pageCount < maximumPageCount, catalogDepth <= 32,
-              freeTreeDepth <= 32, spareCount <= UInt64(spareCapacity),
+              freeTreeDepth <= 32, let counts = splitCounts(page),
               page.loadLE(UInt64.self, at: 64) < maximumPageCount,
               page.loadLE(UInt64.self, at: 96)
-                == Checksum.xxh64(UnsafeRawBufferPointer(start: page + sparesOffset, count: Int(spareCount) * 8))
+                == Checksum.xxh64(UnsafeRawBufferPointer(start: page + sparesOffset,
+                                                         count: listBytes(spares: counts.spares, freed: counts.own + counts.others)))
         else { return nil }
-        var spares: [UInt64] = []
-        spares.reserveCapacity(Int(spareCount))
-        for index in 0..<Int(spareCount) { spares.append(page.loadLE(UInt64.self, at: sparesOffset + index * 8)) }
+        func numbers(_ count: Int, at start: Int) -> [UInt64] {
+            var result: [UInt64] = []
+            result.reserveCapacity(count)
+            for index in 0..<count { result.append(page.loadLE(UInt64.self, at: start + index * 8)) }
+            return result
+        }
+        let spares = numbers(counts.spares, at: sparesOffset)
+        var freed = FreedInSlot()
+        if counts.own + counts.others > 0 {
+            let listStart = sparesOffset + counts.spares * 8
+            freed.writtenAfter = page.loadLE(UInt64.self, at: listStart)
+            freed.own = numbers(counts.own, at: listStart + 8)
+            freed.others = numbers(counts.others, at: listStart + 8 + counts.own * 8)
+        }
         func reference(_ offset: Int) -> PageReference? {
             let number = page.loadLE(UInt64.self, at: offset)
             return number == 0 ? nil : PageReference(page: number, checksum: page.loadLE(UInt64.self, at: offset + 8))
@@ -169,7 +258,7 @@ struct MetaSlot: Equatable {
         return MetaSlot(txnID: txnID, durableTxnID: page.loadLE(UInt64.self, at: 16), pageCount: pageCount,
                         catalog: reference(32), freeList: reference(48),
                         freeListCount: page.loadLE(UInt64.self, at: 64),
-                        catalogDepth: catalogDepth, freeTreeDepth: freeTreeDepth, spares: spares)
+                        catalogDepth: catalogDepth, freeTreeDepth: freeTreeDepth, spares: spares, freed: freed)
     }
 }
 

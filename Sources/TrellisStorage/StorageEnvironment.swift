@@ -56,6 +56,9 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// The trees this process's last commit wrote, for its next write transaction (the writer's only).
     var carriedTrees: CarriedTrees?
     private var isClosed = false
+    /// Whether commits list the pages they free in their meta slot (versions 9 and 10,
+    /// docs/STORAGE.md 2.10); files of older versions keep recording them in the free tree.
+    private(set) var listsFreedPagesInSlot = false
     /// Whether the file was opened read-only (``Options/readOnly``).
     public let isReadOnly: Bool
     /// The largest size the file may grow to (``Options/maximumFileSize``).
@@ -221,7 +224,8 @@ public final class StorageEnvironment: @unchecked Sendable {
         try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
         let cipher: PageCipher? = try header.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { return nil }
-            let encrypted = try FileHeader.validate(base)
+            let (encrypted, version) = try FileHeader.validate(base)
+            listsFreedPagesInSlot = FileHeader.listsFreedPagesInSlot(version: version)
             switch (encrypted, options.encryptionKey) {
             case (false, nil): return nil
             case (true, let key?): return try PageCipher.opening(header: base, key: key, path: file.name)

@@ -8,7 +8,7 @@ public struct CheckReport: Sendable, Equatable {
     public var entries: UInt64
     /// Pages reachable from the commit (tree pages, overflow runs, free-tree pages).
     public var pagesInUse: Int
-    /// Free pages (in the free tree's records and the meta slot's spares).
+    /// Free pages (in the free tree's records, the meta slot's spares and its list of freed pages).
     public var freePages: Int
     /// The high-water mark.
     public var pageCount: UInt64
@@ -77,7 +77,7 @@ struct Verifier {
                 report.entries += count
             }
         }
-        var free: [UInt64] = meta.spares
+        var free: [UInt64] = meta.spares + meta.freed.own + meta.freed.others
         var recorded: UInt64 = 0
         if let root = meta.freeList, try full || snapshot.treePage(root).txnID > bound {
             let depth = Int(meta.freeTreeDepth)
@@ -99,6 +99,9 @@ struct Verifier {
             }
             for page in meta.spares where page < Layout.firstDataPage || page >= meta.pageCount {
                 throw StorageError.corrupt(page: 1, "a spare page of the meta slot is page \(page)")
+            }
+            for page in meta.freed.own + meta.freed.others where page < Layout.firstDataPage || page >= meta.pageCount {
+                throw StorageError.corrupt(page: 1, "a freed page the meta slot lists is page \(page)")
             }
             for page in free { try claim(page, by: "the free list entries") }
             report.pagesInUse -= free.count

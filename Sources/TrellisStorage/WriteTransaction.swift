@@ -15,6 +15,9 @@ public final class WriteTransaction: TreeReading {
     private var pool: [UInt64]
     /// Reusable pages compaction keeps out of this commit's reach (recorded as free again).
     private var heldBack: [UInt64] = []
+    /// The pages the commit before listed in its slot that this one may not reuse yet (readers
+    /// or the durable commit may reach them): the commit records them in the free tree (2.10).
+    private let waiting: FreedInSlot
     private var catalog: TreeState
     /// The well-formed meta slots when the transaction began, newest first (unchanged until it
     /// publishes: it holds the writer lock).
@@ -58,6 +61,25 @@ public final class WriteTransaction: TreeReading {
         let spares = snapshot.meta.spares, pageCount = snapshot.meta.pageCount
         let inside = { (page: UInt64) in page >= Layout.firstDataPage && page < pageCount }
         pool = spares.allSatisfy(inside) ? spares : spares.filter(inside)
+        // The pages the commit before freed and listed in its slot (2.10): reused now when the
+        // free tree's rule for their section allows it, recorded in the tree otherwise.
+        let listed = snapshot.meta.freed
+        var waiting = FreedInSlot()
+        if !listed.isEmpty {
+            let freedBy = snapshot.meta.txnID
+            if reuseBound.allows(.ownWrites, freedBy: freedBy, writtenAfter: listed.writtenAfter) {
+                pool += listed.own.lazy.filter(inside)
+            } else {
+                waiting.own = listed.own.filter(inside)
+                waiting.writtenAfter = listed.writtenAfter
+            }
+            if reuseBound.allows(.durable, freedBy: freedBy, writtenAfter: 0) {
+                pool += listed.others.lazy.filter(inside)
+            } else {
+                waiting.others = listed.others.filter(inside)
+            }
+        }
+        self.waiting = waiting
         catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
                                                                   depth: Int(snapshot.meta.catalogDepth)))
         // Taken whether or not they fit: an aborted transaction must not hand back what it changed.
@@ -299,13 +321,16 @@ public final class WriteTransaction: TreeReading {
         var update = FreeTreeUpdate(txnID: txnID, editor: editor, tree: freeTree, freed: freed, ownWrites: ownWrites,
                                     durable: reuseBound.durable)
         if let newPageCount { update.limit = newPageCount }
+        update.listsInSlot = environment.listsFreedPagesInSlot
+        update.waiting = waiting
         let heldBack = newPageCount.map { limit in self.heldBack.filter { $0 < limit } } ?? self.heldBack
         let free = try update.run(serializer: &serializer, source: freeRecords, previousCount: snapshot.meta.freeListCount,
                                   returned: heldBack)
         let durable = try environment.readers.withLock { environment.readers.durableTxnID }
         let meta = MetaSlot(txnID: txnID, durableTxnID: durable, pageCount: serializer.allocator.pageCount,
                             catalog: catalogRoot, freeList: free.root, freeListCount: free.count,
-                            catalogDepth: UInt64(catalog.depth), freeTreeDepth: UInt64(free.depth), spares: free.spares)
+                            catalogDepth: UInt64(catalog.depth), freeTreeDepth: UInt64(free.depth), spares: free.spares,
+                            freed: free.freed)
         try writePages(serializer.pages, pageCount: meta.pageCount)
         // Relaxed mode: pages freed since the last sync stay reserved for the durable commit.
         // When they become many, this commit syncs (a checkpoint) so that they can be reused.
@@ -357,10 +382,11 @@ public final class WriteTransaction: TreeReading {
     var reusableCount: Int { pool.count }
 
     /// Free pages that live snapshots (or the last durable commit) may still reach: the free
-    /// tree's records this transaction may not reuse (compaction; reads the whole free tree).
+    /// tree's records this transaction may not reuse and the slot's listed pages it may not
+    /// reuse (compaction; reads the whole free tree).
     func pinnedPages() throws -> [UInt64] {
         while let pages = try freeRecords.next() { pool += pages }
-        return try freeRecords.remainingPages()
+        return try freeRecords.remainingPages() + waiting.own + waiting.others
     }
 
     /// Compaction: rewrites the catalog entry of `name` at commit (moving the catalog's pages

@@ -221,8 +221,13 @@ struct ChecksumFixer {
             if catalog != 0, let checksum = fixTree(catalog, level: 1, catalog: true) { store(checksum, base + 40) }
             let freeTree = load(UInt64.self, base + 48)
             if freeTree != 0, let checksum = fixTree(freeTree, level: 1, catalog: false) { store(checksum, base + 56) }
-            let spares = Int(min(load(UInt64.self, base + 88), 256))
-            store(hash(base + 112, spares * 8), base + 96)
+            // The counts word (docs/STORAGE.md 2.2, 2.10): spares in bits 0-15, the freed list's
+            // two parts in bits 16-31 and 32-47; the lists checksum covers the spares, then the
+            // list's `writtenAfter` and pages when there is a list.
+            let counts = load(UInt64.self, base + 88)
+            let spares = Int(min(counts & 0xFFFF, 256))
+            let freed = Int(min((counts >> 16 & 0xFFFF) + (counts >> 32 & 0xFFFF), 240))
+            store(hash(base + 112, spares * 8 + (freed > 0 ? 8 + freed * 8 : 0)), base + 96)
             store(hash(base, 104), base + 104)
         }
     }

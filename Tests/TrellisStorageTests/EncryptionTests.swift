@@ -83,10 +83,11 @@ import TrellisTestSupport
         defer { reopened.close() }
         _ = try reopened.check()
         try Self.expectContents(data, in: reopened)
-        // Version 8 on disk (the encrypted format of 4-byte leaf cells and used-bytes checksums),
+        // Version 10 on disk (the encrypted format of 4-byte leaf cells, used-bytes checksums and
+        // freed pages listed in the slot),
         // with 4,128-byte pages.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(UInt32(bytes[8]) == FileHeader.encryptedVersion && FileHeader.encryptedVersion == 8)
+        #expect(UInt32(bytes[8]) == FileHeader.encryptedVersion && FileHeader.encryptedVersion == 10)
         #expect(bytes.count % PageCipher.physicalPageSize == 0)
     }
 

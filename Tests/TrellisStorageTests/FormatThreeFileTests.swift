@@ -114,7 +114,7 @@ import TrellisTestSupport
             environment.close()
         }
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(bytes[8] == 7 && FileHeader.version == 7)
+        #expect(UInt32(bytes[8]) == FileHeader.version && FileHeader.version == 9)
         // The tree's one leaf: the page of kind 6 holding 2 entries.
         let leaves = stride(from: 3 * 4096, to: bytes.count, by: 4096).filter { bytes[$0] == 6 && bytes[$0 + 2] == 2 }
         #expect(leaves.count == 1)

@@ -41,7 +41,7 @@ import TrellisTestSupport
         let meta = try environment.read { $0.snapshot.meta }
         environment.close()
         let image = file.contents
-        #expect(image[8] == 7 && FileHeader.version == 7, "the header's format version")
+        #expect(UInt32(image[8]) == FileHeader.version && FileHeader.version == 9, "the header's format version")
         var treePages = 0
         for number in Layout.firstDataPage..<meta.pageCount {
             let page = Self.page(image, number)
@@ -150,7 +150,7 @@ import TrellisTestSupport
         var header = Array(file.contents.prefix(Layout.pageSize))
         header.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
-            base.storeLE(UInt32(9), at: 8)
+            base.storeLE(UInt32(11), at: 8)
             base.storeLE(Checksum.xxh64(UnsafeRawBufferPointer(start: base, count: 16)), at: 16)
         }
         try header.withUnsafeBytes { try file.write($0, at: 0) }
@@ -159,7 +159,7 @@ import TrellisTestSupport
             _ = try StorageEnvironment(file: file)
         } throws: { error in
             guard let error = error as? StorageError, case .incompatibleFile = error.code else { return false }
-            return "\(error)".contains("format version 9") && "\(error)".contains("versions 3, 5 and 7")
+            return "\(error)".contains("format version 11") && "\(error)".contains("versions 3, 5, 7 and 9")
         }
         #expect(file.contents == before)
     }

@@ -30,7 +30,8 @@ final class Transaction {
     /// Set when the snapshot is read from several threads at once (a frozen Realm): then trees
     /// not looked up before are looked up under `sharedLock` and not cached.
     private var isShared = false
-    private let sharedLock = NSLock()
+    /// Made by ``shareBetweenThreads()`` (most transactions are never shared).
+    private var sharedLock: NSLock?
     /// Trees looked up under `sharedLock` once the snapshot is shared.
     private var sharedAccesses: [DatabaseHandle: TreeAccess] = [:]
     /// Whether this write transaction holds the environment's write gate.
@@ -63,6 +64,8 @@ final class Transaction {
                 releaseGate()
                 throw StorageError.wrapping(error, operation: "beginning a write transaction")
             }
+            // The last write transaction's array, emptied: under the gate, which this one holds.
+            swap(&accesses, &environment.spareWriteAccesses)
         }
     }
 
@@ -88,6 +91,9 @@ final class Transaction {
     private func releaseGate() {
         if holdsGate {
             holdsGate = false
+            // Handed to the next write transaction while the gate is still held, emptied.
+            forgetTrees()
+            swap(&accesses, &environment.spareWriteAccesses)
             environment.handles.gate.release()
         }
     }
@@ -194,9 +200,17 @@ final class Transaction {
         return lookUp(dbi)
     }
 
+    /// The access of `dbi`'s tree if this (unshared) transaction looked it up already, else nil.
+    @inline(__always)
+    private func lookedUp(_ dbi: DatabaseHandle) -> TreeAccess? {
+        let index = Int(dbi)
+        return !isShared && index < accesses.count ? accesses[index] : nil
+    }
+
     private func lookUp(_ dbi: DatabaseHandle) -> TreeAccess? {
         if isShared {
             if Int(dbi) < accesses.count, let access = accesses[Int(dbi)] { return access }
+            guard let sharedLock else { return nil }
             return sharedLock.withLock {
                 if let access = sharedAccesses[dbi] { return access }
                 guard let access = resolve(dbi) else { return nil }
@@ -287,6 +301,7 @@ final class Transaction {
     func shareBetweenThreads() {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
         for dbi in environment.handles.all { _ = access(dbi) }
+        sharedLock = NSLock()
         isShared = true
     }
 
@@ -409,6 +424,9 @@ final class Transaction {
         return withUnsafeBytes(of: &key) { get(dbi, searchingKey: $0) }
     }
 
+    /// The name of `dbi`'s tree, for messages.
+    private func treeName(_ dbi: DatabaseHandle) -> String { environment.handles.name(of: dbi) ?? "#\(dbi)" }
+
     private func writableTree(_ dbi: DatabaseHandle, _ operation: String) throws -> (WriteTransaction, String) {
         guard let writer, let name = environment.handles.name(of: dbi) else {
             throw StorageError(code: EACCES, operation: operation, detail: "not in a write transaction")
@@ -420,6 +438,27 @@ final class Transaction {
     /// returned.
     func put(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
              noOverwrite: Bool = false) throws -> Bool
+    {
+        // Through the tree's access when this transaction read the tree already: no search of the
+        // engine's trees by name (a first lookup costs more than that search, so a tree only
+        // written to is written by name).
+        guard let writer, let access = lookedUp(dbi) else {
+            return try putByName(dbi, key: key, value: value, noOverwrite: noOverwrite)
+        }
+        do {
+            try writer.put(access, key: key, value: value, mode: noOverwrite ? .noOverwrite : .upsert)
+            return true
+        } catch let error as TrellisStorage.StorageError where error.code == .keyExists {
+            return false
+        } catch {
+            throw StorageError.wrapping(error, operation: "writing a value to '\(treeName(dbi))'")
+        }
+    }
+
+    /// ``put(_:key:value:noOverwrite:)`` by the tree's name: outside a write transaction, or for
+    /// a tree this snapshot does not have (the engine's error names it).
+    private func putByName(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                           noOverwrite: Bool) throws -> Bool
     {
         let (writer, name) = try writableTree(dbi, "writing a value")
         do {
@@ -436,20 +475,36 @@ final class Transaction {
     /// every key in the database (a new object's key): the engine then fills pages completely; a
     /// key that is not larger falls back to a normal put.
     func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
-        let (writer, name) = try writableTree(dbi, "writing a value")
+        guard append else {
+            var keyValue = integerKey.littleEndian
+            _ = try withUnsafeBytes(of: &keyValue) { try put(dbi, key: $0, value: value) }
+            return
+        }
+        guard let writer, let access = lookedUp(dbi) else {
+            let (writer, name) = try writableTree(dbi, "writing a value")
+            try appending(integerKey, value, name) { try writer.put(name, key: $0, value: $1, mode: $2) }
+            return
+        }
+        try appending(integerKey, value, treeName(dbi)) { try writer.put(access, key: $0, value: $1, mode: $2) }
+    }
+
+    /// An append of `value` under `integerKey` through `put`, as a normal put when the key is not
+    /// past the last one.
+    @inline(__always)
+    private func appending(_ integerKey: UInt64, _ value: UnsafeRawBufferPointer, _ name: @autoclosure () -> String,
+                           _ put: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, PutMode) throws -> Bool) throws
+    {
         var keyValue = integerKey.littleEndian
         do {
             try withUnsafeBytes(of: &keyValue) { key in
-                if append {
-                    do {
-                        try writer.put(name, key: key, value: value, mode: .append)
-                        return
-                    } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
-                }
-                try writer.put(name, key: key, value: value, mode: .upsert)
+                do {
+                    _ = try put(key, value, .append)
+                    return
+                } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
+                _ = try put(key, value, .upsert)
             }
         } catch {
-            throw StorageError.wrapping(error, operation: "writing a value to '\(name)'")
+            throw StorageError.wrapping(error, operation: "writing a value to '\(name())'")
         }
     }
 

@@ -11,17 +11,19 @@ import TrellisStorage
 /// its own copy of a page, valid until the next change. Callers decode them at once and never
 /// keep the pointer (the LMDB build's rule too).
 final class Transaction {
+    // A transaction is used by one thread at a time (a shared snapshot's threads only read these
+    // fields): dynamic exclusivity checks on them are skipped, as they cost more than the reads.
     let environment: Environment
     let isReadOnly: Bool
-    private var reader: ReadTransaction?
-    private var writer: WriteTransaction?
-    private var isEnded = false
+    @exclusivity(unchecked) private var reader: ReadTransaction?
+    @exclusivity(unchecked) private var writer: WriteTransaction?
+    @exclusivity(unchecked) private var isEnded = false
     /// The engine's view of each tree this transaction used, by handle (nil: not looked up yet).
     @exclusivity(unchecked) private var accesses: [TreeAccess?] = []
     /// Handles whose tree this snapshot does not have.
     @exclusivity(unchecked) private var absent: Set<DatabaseHandle> = []
     /// Trees this write transaction created (published to the process when it commits).
-    private var createdHandles: Set<DatabaseHandle> = []
+    @exclusivity(unchecked) private var createdHandles: Set<DatabaseHandle> = []
     /// The first change refused for want of space. Kept for the LMDB build's contract: the
     /// engine writes pages only at commit, where a full disk is thrown, so this stays nil.
     private(set) var resourceFailure: StorageError?
@@ -35,7 +37,7 @@ final class Transaction {
     /// Trees looked up under `sharedLock` once the snapshot is shared.
     private var sharedAccesses: [DatabaseHandle: TreeAccess] = [:]
     /// Whether this write transaction holds the environment's write gate.
-    private var holdsGate = false
+    @exclusivity(unchecked) private var holdsGate = false
     /// Leaf pages a read snapshot kept for the lookups that follow (``get(_:nearIntegerKey:)``,
     /// ``get(_:nearKey:)``): one per database for the two integer-keyed ones used last (an
     /// owner's class and its links'), and one byte-keyed (a collection's chunks). A read
@@ -149,7 +151,7 @@ final class Transaction {
     }
 
     /// The version a suspended snapshot read before it let go (see ``suspend()``).
-    private var suspendedVersion: Int?
+    @exclusivity(unchecked) private var suspendedVersion: Int?
 
     /// Whether the snapshot let go of its version (``suspend()``) and must be renewed first.
     var isSuspended: Bool { suspendedVersion != nil }

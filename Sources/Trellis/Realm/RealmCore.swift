@@ -95,6 +95,10 @@ final class RealmCore {
     /// The counters this core's last commit stored, and its version (see
     /// ``noteCommittedKeyCounters(_:)``).
     @exclusivity(unchecked) var committedKeyCounters = (version: -1, counters: TableIdMap<ObjectKey>())
+    /// The change log's header as this write stored it (``persistChangeRecord(_:)``), and as
+    /// this core's last commit stored it with that commit's version (``noteOwnCommit(_:changedSchema:)``).
+    @exclusivity(unchecked) var pendingLogHeader: ChangeLogHeader?
+    @exclusivity(unchecked) var committedLogHeader: (version: Int, header: ChangeLogHeader)?
     /// Whether reads have moved off a write transaction that ran out of space.
     @exclusivity(unchecked) private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).
@@ -365,6 +369,7 @@ final class RealmCore {
                            "Start write \(StorageLog.nextId()): \(writeTransaction.version) on '\(environmentPath)'")
         }
         keyCounters.removeAll()
+        columnLog.beginWrite()
         noteChange()
         if let writeTransaction { verifyStoredLayouts(writeTransaction) }
     }
@@ -460,6 +465,7 @@ final class RealmCore {
     /// are published with the catalog when it commits.
     func adoptMigratedTables(_ tables: [Table], catalog: SchemaCatalog) {
         cachedTables = (nil, nil)
+        columnLog.forgetDeltaStates()
         // The tables used before the migration have the old layout: this core no longer uses them.
         storedLayoutCheck = StoredLayoutCheck()
         for table in tables { pendingTables[ObjectIdentifier(table.info.objectType)] = table }
@@ -483,6 +489,11 @@ final class RealmCore {
         dynamicClasses?.endWrite()
         cachedTables = (nil, nil)
         noticedWriteFailure = false
+        if rolledBack {
+            columnLog.noteCommit(nil)
+            committedLogHeader = nil
+        }
+        pendingLogHeader = nil
         recordedChanges.reset()
         if !syncClearedCollections.isEmpty { syncClearedCollections = [] }
         columnLog.reset()

@@ -41,6 +41,34 @@ import Testing
         #expect(header.totalBytes == stored.bytes)
     }
 
+    /// A write after the core's own commit takes the log's header from that commit (session
+    /// 36); commits of another Realm and cancelled or failed writes between keep it counting
+    /// every record.
+    @Test func theHeaderCountsEveryRecordThroughOtherRealmsCommitsAndCancelledWrites() throws {
+        let configuration = fastConfiguration()
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.add(Dog(value: ["name": "a"])) }
+        let dog = try #require(realm.objects(Dog.self).first)
+        for round in 0..<20 {
+            try realm.write { dog.age = round }
+            if round % 5 == 1 {
+                try onOtherThread {
+                    let other = try Realm(configuration: configuration)
+                    try other.write { other.add(Dog(value: ["name": "other \(round)"])) }
+                }
+                realm.refresh()
+            }
+            if round % 7 == 3 {
+                realm.beginWrite()
+                dog.age = -1
+                realm.cancelWrite()
+            }
+            let stored = try storedRecordBytes(realm)
+            let header = try #require(ChangeLogHeader.read(realm.core.transaction, meta: realm.core.file.meta))
+            #expect(header.totalBytes == stored.bytes, "round \(round)")
+        }
+    }
+
     @Test func tinyCommitsOnAnEmptyFileLeaveItSmall() throws {
         let realm = try Realm(configuration: fastConfiguration())
         try realm.write { realm.add(Dog(value: ["name": "only"])) }

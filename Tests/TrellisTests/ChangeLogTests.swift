@@ -92,6 +92,9 @@ import Testing
             header.checkpoints = header.checkpoints.map { (version: $0.version, time: $0.time - 3600) }
             header.checkpoints.append((version: realm.core.transaction.version - 1, time: Date().timeIntervalSince1970 - 1))
             try header.write(realm.core.transaction, meta: realm.core.file.meta)
+            // Written behind the core's back: its copy of the header its last commit stored
+            // (which a write based on that commit uses instead of reading `meta`) is stale.
+            realm.core.committedLogHeader = nil
             dog.age = 100
         }
         let stored = try storedRecordBytes(realm)

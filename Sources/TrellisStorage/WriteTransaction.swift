@@ -148,6 +148,7 @@ public final class WriteTransaction: TreeReading {
         guard let state = try tree(name) else { return false }
         if let root = state.root { try editor.freeAll(root, depth: 1, in: state) }
         trees[name] = nil
+        state.isDropped = true
         lastTree = nil
         lastAccess = nil
         dropped.insert(name)
@@ -449,9 +450,9 @@ extension WriteTransaction {
     /// Stores `value` under `key` in the tree `access` stands for, as `put(_:key:value:mode:)`
     /// does by name: for a caller that keeps the access this transaction gave it
     /// (`access(_:)`), so that each put skips the search of the transaction's trees by name.
-    /// An access of another transaction, or one this transaction ended, is `misuse`; after a
-    /// tree was dropped in this transaction the tree is found by name again (a tree created
-    /// since under the same name is a new one). Returns whether the key is new.
+    /// An access of another transaction, or one this transaction ended, is `misuse`; the access
+    /// of a tree this transaction dropped finds the tree by name again (a tree created since
+    /// under the same name is a new one). Returns whether the key is new.
     @discardableResult
     public func put(_ access: TreeAccess, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                     mode: PutMode = .upsert) throws -> Bool {
@@ -461,7 +462,7 @@ extension WriteTransaction {
         guard access.tracksChanges, access.snapshot === snapshot, access.isAlive else {
             throw StorageError.misuse("a tree access of another transaction was used to write")
         }
-        let state = dropped.isEmpty ? access.tree : try existingTree(access.tree.name)
+        let state = access.tree.isDropped ? try existingTree(access.tree.name) : access.tree
         try validate(key, value: value, order: state.order)
         return try editor.put(state, key: key, value: value, mode: mode)
     }

@@ -10,6 +10,9 @@ final class TreeState {
     @exclusivity(unchecked) var depth: Int
     @exclusivity(unchecked) var version = 0
     @exclusivity(unchecked) var isChanged = false
+    /// Set when the write transaction drops the tree (`dropTree`): a tree of the same name made
+    /// later is another state (see `WriteTransaction.put(_:key:value:mode:)` through an access).
+    @exclusivity(unchecked) var isDropped = false
     /// A write transaction's dirty pages and kept values of this tree (made on the first change).
     @exclusivity(unchecked) private var storedPages: TreePages?
 

@@ -170,6 +170,7 @@ public final class WriteTransaction: TreeReading {
         guard let state = try tree(name) else { return false }
         if let root = state.root { try editor.freeAll(root, depth: 1, in: state) }
         trees[name] = nil
+        state.isDropped = true
         lastTree = nil
         lastAccess = nil
         dropped.insert(name)
@@ -466,5 +467,29 @@ struct TransactionTrees {
     private mutating func reindex() {
         byName = [:]
         for (index, state) in all.enumerated() { byName[state.name] = index }
+    }
+}
+
+// MARK: - Writing through a tree access (session 36)
+
+extension WriteTransaction {
+    /// Stores `value` under `key` in the tree `access` stands for, as `put(_:key:value:mode:)`
+    /// does by name: for a caller that keeps the access this transaction gave it
+    /// (`access(_:)`), so that each put skips the search of the transaction's trees by name.
+    /// An access of another transaction, or one this transaction ended, is `misuse`; the access
+    /// of a tree this transaction dropped finds the tree by name again (a tree created since
+    /// under the same name is a new one). Returns whether the key is new.
+    @discardableResult
+    public func put(_ access: TreeAccess, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                    mode: PutMode = .upsert) throws -> Bool {
+        try checkAlive()
+        // A write transaction's own accesses track changes and read its snapshot; one of an
+        // earlier write transaction on the same snapshot (an empty commit's) has ended.
+        guard access.tracksChanges, access.snapshot === snapshot, access.isAlive else {
+            throw StorageError.misuse("a tree access of another transaction was used to write")
+        }
+        let state = access.tree.isDropped ? try existingTree(access.tree.name) : access.tree
+        try validate(key, value: value, order: state.order)
+        return try editor.put(state, key: key, value: value, mode: mode)
     }
 }

@@ -41,6 +41,34 @@ import Testing
         #expect(header.totalBytes == stored.bytes)
     }
 
+    /// A write after the core's own commit takes the log's header from that commit (session
+    /// 36); commits of another Realm and cancelled or failed writes between keep it counting
+    /// every record.
+    @Test func theHeaderCountsEveryRecordThroughOtherRealmsCommitsAndCancelledWrites() throws {
+        let configuration = fastConfiguration()
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.add(Dog(value: ["name": "a"])) }
+        let dog = try #require(realm.objects(Dog.self).first)
+        for round in 0..<20 {
+            try realm.write { dog.age = round }
+            if round % 5 == 1 {
+                try onOtherThread {
+                    let other = try Realm(configuration: configuration)
+                    try other.write { other.add(Dog(value: ["name": "other \(round)"])) }
+                }
+                realm.refresh()
+            }
+            if round % 7 == 3 {
+                realm.beginWrite()
+                dog.age = -1
+                realm.cancelWrite()
+            }
+            let stored = try storedRecordBytes(realm)
+            let header = try #require(ChangeLogHeader.read(realm.core.transaction, meta: realm.core.file.meta))
+            #expect(header.totalBytes == stored.bytes, "round \(round)")
+        }
+    }
+
     @Test func tinyCommitsOnAnEmptyFileLeaveItSmall() throws {
         let realm = try Realm(configuration: fastConfiguration())
         try realm.write { realm.add(Dog(value: ["name": "only"])) }
@@ -64,6 +92,9 @@ import Testing
             header.checkpoints = header.checkpoints.map { (version: $0.version, time: $0.time - 3600) }
             header.checkpoints.append((version: realm.core.transaction.version - 1, time: Date().timeIntervalSince1970 - 1))
             try header.write(realm.core.transaction, meta: realm.core.file.meta)
+            // Written behind the core's back: its copy of the header its last commit stored
+            // (which a write based on that commit uses instead of reading `meta`) is stale.
+            realm.core.committedLogHeader = nil
             dog.age = 100
         }
         let stored = try storedRecordBytes(realm)

@@ -131,6 +131,52 @@ import TrellisTestSupport
         #expect(realm._consistencyProblems().isEmpty)
     }
 
+    /// A small write after the core's own commit takes the delta's state from that commit
+    /// (session 36): the delta stays exact when another Realm's commit, a cancelled write or a
+    /// `deleteAll` comes between, and when a write flushes twice (a copy inside it).
+    @Test func smallWritesAfterOtherWritesCancelsAndDeleteAllKeepTheDeltaExact() throws {
+        let realm = try open("delta-after.realm", chunkShift: 6)
+        let configuration = realm.configuration
+        try realm.write { realm.add((0..<40).map { i in ColumnSample(value: ["serial": i, "int": i]) }) }
+        let all = realm.objects(ColumnSample.self)
+        func check(_ step: String) {
+            let problems = realm._consistencyProblems()
+            #expect(problems.isEmpty, "\(step): \(problems.prefix(3))")
+            let expected = Array(all).filter { $0.int >= 1000 }.count
+            #expect(all.filter("int >= 1000").count == expected, "\(step)")
+        }
+        for serial in 0..<3 { try realm.write { all.filter("serial == \(serial)").first?.int = 1000 } }
+        check("own small writes")
+        // Another Realm (another core) changes covered objects: the delta's state moves.
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            let objects = other.objects(ColumnSample.self)
+            for serial in 3..<6 { try other.write { objects.filter("serial == \(serial)").first?.int = 1000 } }
+        }
+        realm.refresh()
+        try realm.write { all.filter("serial == 6").first?.int = 1000 }
+        check("after another Realm's commits")
+        realm.beginWrite()
+        all.filter("serial == 7").first?.int = 1000
+        realm.cancelWrite()
+        try realm.write { all.filter("serial == 8").first?.int = 1000 }
+        check("after a cancelled write")
+        try realm.write {
+            all.filter("serial == 9").first?.int = 1000
+            try realm.writeCopy(toFile: folder.file("delta-copy.realm"))
+            all.filter("serial == 10").first?.int = 1000
+        }
+        try realm.write { all.filter("serial == 11").first?.int = 1000 }
+        check("after a write that flushed twice")
+        try realm.write {
+            realm.deleteAll()
+            realm.add((100..<110).map { i in ColumnSample(value: ["serial": i, "int": i]) })
+        }
+        for serial in 100..<104 { try realm.write { all.filter("serial == \(serial)").first?.int = 1000 } }
+        check("after deleteAll")
+        #expect(all.filter("int >= 1000").count == 4)
+    }
+
     @Test func aWriteThatIsCancelledLeavesTheColumnCopyAsItWas() throws {
         let realm = try open("cancel.realm")
         try realm.write { realm.add((0..<10).map { i in ColumnSample(value: ["serial": i, "int": i]) }) }

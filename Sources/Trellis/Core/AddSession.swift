@@ -2,18 +2,18 @@
 /// once (cycles included), managed targets are linked in place.
 final class AddSession {
     let core: RealmCore
-    private(set) var policy: Realm.UpdatePolicy
+    @exclusivity(unchecked) private(set) var policy: Realm.UpdatePolicy
     // Unchecked: a session runs on its Realm's thread, within one add.
     @exclusivity(unchecked) private var added = AddedObjects()
     /// Unmanaged embedded objects that `update: .modified` writes into an existing embedded row
     /// instead of replacing it (Realm updates embedded objects in place under `.modified`).
-    private var inPlace: [ObjectIdentifier: ObjectKey] = [:]
+    @exclusivity(unchecked) private var inPlace: [ObjectIdentifier: ObjectKey] = [:]
     /// Objects made for this add by a custom type's `persistableValue`, kept alive until it
     /// ends: the session knows the objects it added by identity, and a temporary released
     /// early could give its address to the next one, which would then look added already.
-    private var temporaries: [ObjectBase] = []
+    @exclusivity(unchecked) private var temporaries: [ObjectBase] = []
     /// The trap message for linking an embedded object that already has a parent.
-    var embeddedReuseMessage = AddSession.defaultEmbeddedReuseMessage
+    @exclusivity(unchecked) var embeddedReuseMessage = AddSession.defaultEmbeddedReuseMessage
     private static let defaultEmbeddedReuseMessage = "Can't set link to existing managed embedded object"
 
     init(core: RealmCore, policy: Realm.UpdatePolicy) {
@@ -83,7 +83,7 @@ final class AddSession {
 
     /// Whether the object whose collection is being attached was just inserted (it then has
     /// no stored elements to clear). Set before each collection's attach.
-    private(set) var ownerIsNew = false
+    @exclusivity(unchecked) private(set) var ownerIsNew = false
 
     /// Notes, for sync, that the collection `binding` of an existing object is replaced whole
     /// (`update: .all`): as realm-core's assign under `UpdateAll` clears it first, which drops

@@ -20,7 +20,13 @@ extension RealmCore {
     func persistChangeRecord(_ txn: Transaction) throws {
         guard let database = file.changes, !recordedChanges.isEmpty else { return }
         let version = txn.version
-        var header = try ChangeLogHeader.current(txn, meta: file.meta, changes: database)
+        // As this core's own last commit stored it when `txn` is based on that commit and this
+        // write changed no schema (a commit that adds a class writes a header too).
+        var header = if let committed = committedLogHeader, committed.version == version - 1, pendingCatalog == nil {
+            committed.header
+        } else {
+            try ChangeLogHeader.current(txn, meta: file.meta, changes: database)
+        }
         header.totalBytes += try ChangeRecordEncoding.withEncoded(recordedChanges) { bytes in
             try txn.put(database, integerKey: UInt64(version), value: bytes)
             return bytes.count
@@ -32,6 +38,7 @@ extension RealmCore {
         }
         try trim(&header, txn, database, now: now, newest: version)
         try header.write(txn, meta: file.meta)
+        pendingLogHeader = header
     }
 
     /// Deletes the oldest records while the log is over its size budget (down to three

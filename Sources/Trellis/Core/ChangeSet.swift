@@ -106,11 +106,11 @@ extension ChangeRecorder.TableRecord {
 enum ChangeRecordEncoding {
     /// Calls `body` with the stored form of `recorder`'s changes (valid only during the call).
     static func withEncoded<R>(_ recorder: ChangeRecorder, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        let tables = recorder.records.sorted
+        let tables = recorder.records
         var count = 0
-        for (_, record) in tables { count += encodedSize(of: record) }
+        tables.forEachSorted { _, record in count += encodedSize(of: record) }
         return try LittleEndianWriter.withBytes(count: count, { writer in
-            for (tableId, record) in tables { encode(tableId, record, into: &writer) }
+            tables.forEachSorted { tableId, record in encode(tableId, record, into: &writer) }
         }, body)
     }
 

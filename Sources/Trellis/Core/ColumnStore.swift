@@ -105,6 +105,9 @@ final class ColumnLog {
         let rows = ByteBuffer(capacity: 4096)
         /// The first key of an object this transaction made (its objects are in the log).
         @exclusivity(unchecked) var firstNewKey = ObjectKey.max
+        /// The delta's state (``ColumnStorage/deltaState(in:)``) as the last flush left it: in
+        /// which write (``ColumnLog/currentWrite``), of which version, for which delta tree.
+        @exclusivity(unchecked) var knownState: KnownDeltaState?
         static let deleted = UInt64.max
         /// An entry whose values are read from the object's row as it is (a folded delta key).
         static let fromRow = UInt64.max - 1
@@ -124,6 +127,20 @@ final class ColumnLog {
     @exclusivity(unchecked) private var count = 0
     /// Entries kept before a flush, so that one huge transaction does not hold every row twice.
     private static let flushThreshold = 1 << 13
+    /// The number of the core's current write transaction (``beginWrite()``).
+    @exclusivity(unchecked) private var currentWrite: UInt64 = 0
+    /// The core's last write that committed as its own commit (``noteCommit(_:)``), and the
+    /// version it made.
+    @exclusivity(unchecked) private var committedWrite: (write: UInt64, version: Int)?
+
+    /// The delta's state as one flush left it.
+    struct KnownDeltaState {
+        let write: UInt64
+        let version: Int
+        let delta: DatabaseHandle
+        let covered: ObjectKey
+        let count: Int
+    }
 
     var isEmpty: Bool { count == 0 }
 
@@ -169,6 +186,37 @@ final class ColumnLog {
         count = 0
     }
 
+    /// A write transaction of the core begins (the states known from earlier flushes are
+    /// trusted only as ``deltaState(_:_:in:)`` says).
+    func beginWrite() { currentWrite &+= 1 }
+
+    /// The core's write ended: committed as its own commit making `version` (nothing another
+    /// writer did comes between it and that version), or (nil) rolled back, or committed with
+    /// a schema change.
+    func noteCommit(_ version: Int?) {
+        committedWrite = version.map { (currentWrite, $0) }
+    }
+
+    /// Forgets every delta state known from a flush: something other than a flush changed the
+    /// deltas in this write (`deleteAll`, a migration).
+    func forgetDeltaStates() {
+        committedWrite = nil
+        for case let log? in logs { log.knownState = nil }
+    }
+
+    /// The delta's state as `txn` sees it: as a flush left it earlier in this write, or in the
+    /// core's own commit that `txn` is based on; else read (a lookup of the delta tree).
+    private func deltaState(_ log: TableLog, _ delta: DatabaseHandle, in txn: Transaction) -> (covered: ObjectKey, count: Int) {
+        if let known = log.knownState, known.delta == delta,
+           known.write == currentWrite && known.version == txn.version
+            || known.write == committedWrite?.write && known.version == committedWrite?.version
+                && known.version == txn.version - 1
+        {
+            return (known.covered, known.count)
+        }
+        return log.storage.deltaState(in: txn)
+    }
+
     /// Writes every chunk the recorded rows fall in.
     func flush(in txn: Transaction) throws {
         guard count > 0 else { return }
@@ -187,7 +235,7 @@ final class ColumnLog {
         if let delta = storage.delta, entries.count <= ColumnDelta.smallTransaction {
             // A small transaction: the keys of covered objects it changed go to the delta, new
             // objects (past the covered key) are read from the rows; no chunk is written.
-            let state = storage.deltaState(in: txn)
+            let state = deltaState(log, delta, in: txn)
             let changed = entries.filter { $0.key < state.covered }
             let newest = entries.reduce(state.covered) { Swift.max($0, $1.key &+ 1) }
             if state.count + changed.count + Int(newest - state.covered) <= ColumnDelta.limit {
@@ -197,9 +245,12 @@ final class ColumnLog {
                 if !changed.isEmpty {
                     try storage.setDeltaState(covered: state.covered, count: state.count + changed.count, in: txn)
                 }
+                log.knownState = KnownDeltaState(write: currentWrite, version: txn.version, delta: delta,
+                                                 covered: state.covered, count: state.count + changed.count)
                 return
             }
         }
+        log.knownState = nil
         // Objects past the covered key that this transaction made are in the log already.
         let pending = storage.deltaKeys(from: 0, to: .max, rowsBelow: log.firstNewKey, in: txn)
         if let delta = storage.delta {

@@ -488,6 +488,7 @@ final class Migrator {
                 try txn.empty(database)
             }
         }
+        core.columnLog.forgetDeltaStates()
         var owned = [UInt8]()
         BigEndian.append(stored.tableId, to: &owned)
         try deleteEntries(of: core.file.collections) { $0.starts(with: owned) }

@@ -61,6 +61,16 @@ struct TableIdMap<Value> {
         return result
     }
 
+    /// Calls `body` with every (number, value), by increasing number, making no array for one
+    /// number (the usual write changes one table).
+    func forEachSorted(_ body: (UInt32, Value) throws -> Void) rethrows {
+        if ids.count <= 1 {
+            for id in ids { if let value = self[id] { try body(id, value) } }
+            return
+        }
+        for id in ids.sorted() { if let value = self[id] { try body(id, value) } }
+    }
+
     /// Forgets every value, keeping the room of `ids` (the map is emptied after every write).
     mutating func removeAll() {
         if ids.isEmpty { return }

@@ -135,6 +135,7 @@ extension Realm {
             }
             // The rows recorded for the column copies are gone with the copies.
             core.columnLog.reset()
+            core.columnLog.forgetDeltaStates()
             try txn.empty(core.file.backlinks)
             core.backlinkCountLog.reset()
             if let counts = core.file.backlinkCounts { try txn.empty(counts) }

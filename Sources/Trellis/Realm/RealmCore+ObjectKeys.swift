@@ -68,7 +68,7 @@ extension RealmCore {
     func persistKeyCounters(_ txn: Transaction) throws {
         // By table number alone: every counter must be kept, or a later write would hand out
         // the same keys again.
-        for (tableId, next) in keyCounters.sorted {
+        try keyCounters.forEachSorted { tableId, next in
             var value = next
             try Self.withCounterKey(tableId) { (k) in
                 _ = try withUnsafeBytes(of: &value) { (v) in try txn.put(file.meta, key: k, value: v) }

@@ -81,7 +81,8 @@ extension RealmCore {
 
     /// After this core committed `version`: when its snapshot is there and the commit changed no
     /// schema, nothing another Realm did needs checking, the catalog checksum its write checked
-    /// the indexes against still holds, and the object-key counters it stored are the file's.
+    /// the indexes against still holds, and the object-key counters, the change log's header and
+    /// the column deltas' states it stored are the file's.
     ///
     /// Only a commit that wrote something made `version` (a change record or a counter is a
     /// write): after a write that changed nothing, the next commit, perhaps another process's,
@@ -92,5 +93,7 @@ extension RealmCore {
         storedLayoutCheck.ownCommit = isOwn ? version : -1
         storedIndexCheck.ownCommit = isOwn && storedIndexCheck.version == version ? version : -1
         noteCommittedKeyCounters(isOwn ? version : nil)
+        columnLog.noteCommit(isOwn ? version : nil)
+        committedLogHeader = isOwn ? pendingLogHeader.map { (version, $0) } : nil
     }
 }

@@ -66,7 +66,7 @@ final class RealmCore {
     var propertyUpdatePolicy = Realm.UpdatePolicy.error
 
     /// Tables created in the current write transaction, published when it commits.
-    var pendingTables: [ObjectIdentifier: Table] = [:]
+    @exclusivity(unchecked) var pendingTables: [ObjectIdentifier: Table] = [:]
     /// The last two tables ``table(for:create:)`` found (RealmCore+Tables.swift).
     @exclusivity(unchecked) var cachedTables: (CachedTable?, CachedTable?) = (nil, nil)
     /// The last answer of ``backlinkOrigin(_:originType:originProperty:)``.
@@ -75,18 +75,18 @@ final class RealmCore {
     /// every table of a rolled-back write is: accessors reference their tables unowned). Their
     /// objects stay invalidated even when a later write makes the class's table again (in
     /// realm-core, they reference a table accessor the rollback detached).
-    private var rolledBackTables: Set<ObjectIdentifier> = []
-    var pendingCatalog: SchemaCatalog?
+    @exclusivity(unchecked) private var rolledBackTables: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) var pendingCatalog: SchemaCatalog?
     /// The catalog this core last checked its tables' indexes against (RealmCore+StoredIndexes.swift).
-    var storedIndexCheck = StoredIndexCheck()
+    @exclusivity(unchecked) var storedIndexCheck = StoredIndexCheck()
     /// The tables this core handed out and the snapshot their layout was last checked in
     /// (RealmCore+StoredLayouts.swift).
-    var storedLayoutCheck = StoredLayoutCheck()
+    @exclusivity(unchecked) var storedLayoutCheck = StoredLayoutCheck()
     /// The classes of the file's stored schema, while an import without model classes writes
     /// through them (links and backlinks then find their tables by class name).
     var storedSchema: StoredSchemaClasses?
     /// The classes as ``DynamicObject``s see them, made on first dynamic use (see `dynamicSchema`).
-    var dynamicClasses: DynamicSchema?
+    @exclusivity(unchecked) var dynamicClasses: DynamicSchema?
     /// What `withObservationTracking` closures read in this Realm (see ``ObservationTracker``).
     var trackedObservations: ObservationTracker?
     /// The next object key of each table written in this write transaction (see
@@ -95,8 +95,12 @@ final class RealmCore {
     /// The counters this core's last commit stored, and its version (see
     /// ``noteCommittedKeyCounters(_:)``).
     @exclusivity(unchecked) var committedKeyCounters = (version: -1, counters: TableIdMap<ObjectKey>())
+    /// The change log's header as this write stored it (``persistChangeRecord(_:)``), and as
+    /// this core's last commit stored it with that commit's version (``noteOwnCommit(_:changedSchema:)``).
+    @exclusivity(unchecked) var pendingLogHeader: ChangeLogHeader?
+    @exclusivity(unchecked) var committedLogHeader: (version: Int, header: ChangeLogHeader)?
     /// Whether reads have moved off a write transaction that ran out of space.
-    private var noticedWriteFailure = false
+    @exclusivity(unchecked) private var noticedWriteFailure = false
     /// What the current write transaction changed so far (see ``ChangeRecorder``).
     @exclusivity(unchecked) var recordedChanges = ChangeRecorder()
     /// The rows this write transaction changed, for the column copies (see ``ColumnLog``).
@@ -124,7 +128,7 @@ final class RealmCore {
     /// The last commit queued changes for upload (the sync hook is told after it commits).
     var committedSyncChanges = false
     /// The collections of links the app emptied in this write transaction (``noteSyncClear(_:)``).
-    var syncClearedCollections = Set<SyncClearedCollection>()
+    @exclusivity(unchecked) var syncClearedCollections = Set<SyncClearedCollection>()
     /// The observers of this Realm and the version they were last told about.
     let observers = ObserverList()
     /// The asynchronous writes of this Realm (``Realm/beginAsyncWrite(_:)``).
@@ -365,6 +369,7 @@ final class RealmCore {
                            "Start write \(StorageLog.nextId()): \(writeTransaction.version) on '\(environmentPath)'")
         }
         keyCounters.removeAll()
+        columnLog.beginWrite()
         noteChange()
         if let writeTransaction { verifyStoredLayouts(writeTransaction) }
     }
@@ -460,6 +465,7 @@ final class RealmCore {
     /// are published with the catalog when it commits.
     func adoptMigratedTables(_ tables: [Table], catalog: SchemaCatalog) {
         cachedTables = (nil, nil)
+        columnLog.forgetDeltaStates()
         // The tables used before the migration have the old layout: this core no longer uses them.
         storedLayoutCheck = StoredLayoutCheck()
         for table in tables { pendingTables[ObjectIdentifier(table.info.objectType)] = table }
@@ -483,6 +489,11 @@ final class RealmCore {
         dynamicClasses?.endWrite()
         cachedTables = (nil, nil)
         noticedWriteFailure = false
+        if rolledBack {
+            columnLog.noteCommit(nil)
+            committedLogHeader = nil
+        }
+        pendingLogHeader = nil
         recordedChanges.reset()
         if !syncClearedCollections.isEmpty { syncClearedCollections = [] }
         columnLog.reset()

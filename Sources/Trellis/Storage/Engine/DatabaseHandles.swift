@@ -17,8 +17,9 @@ final class DatabaseHandles: Sendable {
     private struct State {
         var byName: [String: DatabaseHandle] = [:]
         var names: [String] = []
-        /// Names of trees some transaction of this process saw or created (LMDB's published handles).
-        var known: Set<DatabaseHandle> = []
+        /// By handle: whether some transaction of this process saw or created the tree (LMDB's
+        /// published handles). An array, as handles are small and dense: noted on every lookup.
+        var known: [Bool] = []
     }
     private let state = Mutex(State())
 
@@ -47,11 +48,21 @@ final class DatabaseHandles: Sendable {
 
     /// Records that a transaction saw (or committed) the tree of `handle`.
     func noteExists(_ handle: DatabaseHandle) {
-        _ = state.withLock { $0.known.insert(handle) }
+        state.withLock { state in
+            let index = Int(handle)
+            if index < state.known.count {
+                state.known[index] = true
+            } else {
+                state.known += repeatElement(false, count: index - state.known.count)
+                state.known.append(true)
+            }
+        }
     }
 
     /// Whether some transaction of this process saw the tree of `handle`.
-    func isKnownToExist(_ handle: DatabaseHandle) -> Bool { state.withLock { $0.known.contains(handle) } }
+    func isKnownToExist(_ handle: DatabaseHandle) -> Bool {
+        state.withLock { Int(handle) < $0.known.count && $0.known[Int(handle)] }
+    }
 
     /// Every handle made so far.
     var all: [DatabaseHandle] { state.withLock { (0..<DatabaseHandle($0.names.count)).map { $0 } } }

@@ -19,6 +19,11 @@ final class Environment: Sendable {
     let mapSizeLimit: Int
     /// The names behind the database handles, and the gate of the write transactions.
     let handles = DatabaseHandles()
+    /// The tree accesses array of the last write transaction, emptied (every entry nil), for the
+    /// next one: grown once, not per write. Used only by the holder of the write gate
+    /// (`handles.gate`), which a write transaction takes before it takes this and gives back
+    /// after it leaves it here.
+    nonisolated(unsafe) var spareWriteAccesses: [TreeAccess?] = []
     /// A shared lock on the first byte of the lock file, held while the environment is open:
     /// how ``ExclusiveFileUse`` tells that another process has the file open (as with LMDB);
     /// -1 when a read-only open could not make the lock file.

@@ -11,17 +11,19 @@ import TrellisStorage
 /// its own copy of a page, valid until the next change. Callers decode them at once and never
 /// keep the pointer (the LMDB build's rule too).
 final class Transaction {
+    // A transaction is used by one thread at a time (a shared snapshot's threads only read these
+    // fields): dynamic exclusivity checks on them are skipped, as they cost more than the reads.
     let environment: Environment
     let isReadOnly: Bool
-    private var reader: ReadTransaction?
-    private var writer: WriteTransaction?
-    private var isEnded = false
+    @exclusivity(unchecked) private var reader: ReadTransaction?
+    @exclusivity(unchecked) private var writer: WriteTransaction?
+    @exclusivity(unchecked) private var isEnded = false
     /// The engine's view of each tree this transaction used, by handle (nil: not looked up yet).
     @exclusivity(unchecked) private var accesses: [TreeAccess?] = []
     /// Handles whose tree this snapshot does not have.
     @exclusivity(unchecked) private var absent: Set<DatabaseHandle> = []
     /// Trees this write transaction created (published to the process when it commits).
-    private var createdHandles: Set<DatabaseHandle> = []
+    @exclusivity(unchecked) private var createdHandles: Set<DatabaseHandle> = []
     /// The first change refused for want of space. Kept for the LMDB build's contract: the
     /// engine writes pages only at commit, where a full disk is thrown, so this stays nil.
     private(set) var resourceFailure: StorageError?
@@ -30,11 +32,12 @@ final class Transaction {
     /// Set when the snapshot is read from several threads at once (a frozen Realm): then trees
     /// not looked up before are looked up under `sharedLock` and not cached.
     private var isShared = false
-    private let sharedLock = NSLock()
+    /// Made by ``shareBetweenThreads()`` (most transactions are never shared).
+    private var sharedLock: NSLock?
     /// Trees looked up under `sharedLock` once the snapshot is shared.
     private var sharedAccesses: [DatabaseHandle: TreeAccess] = [:]
     /// Whether this write transaction holds the environment's write gate.
-    private var holdsGate = false
+    @exclusivity(unchecked) private var holdsGate = false
     /// Leaf pages a read snapshot kept for the lookups that follow (``get(_:nearIntegerKey:)``,
     /// ``get(_:nearKey:)``): one per database for the two integer-keyed ones used last (an
     /// owner's class and its links'), and one byte-keyed (a collection's chunks). A read
@@ -63,6 +66,8 @@ final class Transaction {
                 releaseGate()
                 throw StorageError.wrapping(error, operation: "beginning a write transaction")
             }
+            // The last write transaction's array, emptied: under the gate, which this one holds.
+            swap(&accesses, &environment.spareWriteAccesses)
         }
     }
 
@@ -88,6 +93,9 @@ final class Transaction {
     private func releaseGate() {
         if holdsGate {
             holdsGate = false
+            // Handed to the next write transaction while the gate is still held, emptied.
+            forgetTrees()
+            swap(&accesses, &environment.spareWriteAccesses)
             environment.handles.gate.release()
         }
     }
@@ -143,7 +151,7 @@ final class Transaction {
     }
 
     /// The version a suspended snapshot read before it let go (see ``suspend()``).
-    private var suspendedVersion: Int?
+    @exclusivity(unchecked) private var suspendedVersion: Int?
 
     /// Whether the snapshot let go of its version (``suspend()``) and must be renewed first.
     var isSuspended: Bool { suspendedVersion != nil }
@@ -194,9 +202,17 @@ final class Transaction {
         return lookUp(dbi)
     }
 
+    /// The access of `dbi`'s tree if this (unshared) transaction looked it up already, else nil.
+    @inline(__always)
+    private func lookedUp(_ dbi: DatabaseHandle) -> TreeAccess? {
+        let index = Int(dbi)
+        return !isShared && index < accesses.count ? accesses[index] : nil
+    }
+
     private func lookUp(_ dbi: DatabaseHandle) -> TreeAccess? {
         if isShared {
             if Int(dbi) < accesses.count, let access = accesses[Int(dbi)] { return access }
+            guard let sharedLock else { return nil }
             return sharedLock.withLock {
                 if let access = sharedAccesses[dbi] { return access }
                 guard let access = resolve(dbi) else { return nil }
@@ -287,6 +303,7 @@ final class Transaction {
     func shareBetweenThreads() {
         precondition(isReadOnly, "Trellis internal error: only read transactions can be shared.")
         for dbi in environment.handles.all { _ = access(dbi) }
+        sharedLock = NSLock()
         isShared = true
     }
 
@@ -409,6 +426,9 @@ final class Transaction {
         return withUnsafeBytes(of: &key) { get(dbi, searchingKey: $0) }
     }
 
+    /// The name of `dbi`'s tree, for messages.
+    private func treeName(_ dbi: DatabaseHandle) -> String { environment.handles.name(of: dbi) ?? "#\(dbi)" }
+
     private func writableTree(_ dbi: DatabaseHandle, _ operation: String) throws -> (WriteTransaction, String) {
         guard let writer, let name = environment.handles.name(of: dbi) else {
             throw StorageError(code: EACCES, operation: operation, detail: "not in a write transaction")
@@ -420,6 +440,27 @@ final class Transaction {
     /// returned.
     func put(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
              noOverwrite: Bool = false) throws -> Bool
+    {
+        // Through the tree's access when this transaction read the tree already: no search of the
+        // engine's trees by name (a first lookup costs more than that search, so a tree only
+        // written to is written by name).
+        guard let writer, let access = lookedUp(dbi) else {
+            return try putByName(dbi, key: key, value: value, noOverwrite: noOverwrite)
+        }
+        do {
+            try writer.put(access, key: key, value: value, mode: noOverwrite ? .noOverwrite : .upsert)
+            return true
+        } catch let error as TrellisStorage.StorageError where error.code == .keyExists {
+            return false
+        } catch {
+            throw StorageError.wrapping(error, operation: "writing a value to '\(treeName(dbi))'")
+        }
+    }
+
+    /// ``put(_:key:value:noOverwrite:)`` by the tree's name: outside a write transaction, or for
+    /// a tree this snapshot does not have (the engine's error names it).
+    private func putByName(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                           noOverwrite: Bool) throws -> Bool
     {
         let (writer, name) = try writableTree(dbi, "writing a value")
         do {
@@ -436,20 +477,36 @@ final class Transaction {
     /// every key in the database (a new object's key): the engine then fills pages completely; a
     /// key that is not larger falls back to a normal put.
     func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
-        let (writer, name) = try writableTree(dbi, "writing a value")
+        guard append else {
+            var keyValue = integerKey.littleEndian
+            _ = try withUnsafeBytes(of: &keyValue) { try put(dbi, key: $0, value: value) }
+            return
+        }
+        guard let writer, let access = lookedUp(dbi) else {
+            let (writer, name) = try writableTree(dbi, "writing a value")
+            try appending(integerKey, value, name) { try writer.put(name, key: $0, value: $1, mode: $2) }
+            return
+        }
+        try appending(integerKey, value, treeName(dbi)) { try writer.put(access, key: $0, value: $1, mode: $2) }
+    }
+
+    /// An append of `value` under `integerKey` through `put`, as a normal put when the key is not
+    /// past the last one.
+    @inline(__always)
+    private func appending(_ integerKey: UInt64, _ value: UnsafeRawBufferPointer, _ name: @autoclosure () -> String,
+                           _ put: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, PutMode) throws -> Bool) throws
+    {
         var keyValue = integerKey.littleEndian
         do {
             try withUnsafeBytes(of: &keyValue) { key in
-                if append {
-                    do {
-                        try writer.put(name, key: key, value: value, mode: .append)
-                        return
-                    } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
-                }
-                try writer.put(name, key: key, value: value, mode: .upsert)
+                do {
+                    _ = try put(key, value, .append)
+                    return
+                } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
+                _ = try put(key, value, .upsert)
             }
         } catch {
-            throw StorageError.wrapping(error, operation: "writing a value to '\(name)'")
+            throw StorageError.wrapping(error, operation: "writing a value to '\(name())'")
         }
     }
 

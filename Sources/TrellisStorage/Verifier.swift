@@ -36,16 +36,13 @@ struct Verifier {
                              pageCount: snapshot.meta.pageCount)
     }
 
-    /// Records `count` pages from `page` as used by `what` (an overflow run of it with
-    /// `overflow`); a page claimed twice is damage.
-    private mutating func claim(_ page: UInt64, count: Int = 1, by what: String, overflow: Bool = false) throws {
+    private mutating func claim(_ page: UInt64, count: Int = 1, by what: String) throws {
         guard full else { return }
         for offset in 0..<UInt64(count) {
             if let previous = owner[page + offset] {
-                throw StorageError.corrupt(page: page + offset, "the page is used by both \(previous) and \(what)"
-                    + (overflow ? " (overflow)" : ""))
+                throw StorageError.corrupt(page: page + offset, "the page is used by both \(previous) and \(what)")
             }
-            owner[page + offset] = overflow ? what + " (overflow)" : what
+            owner[page + offset] = what
         }
         report.pagesInUse += count
     }
@@ -77,7 +74,8 @@ struct Verifier {
                 report.entries += count
             }
         }
-        var free: [UInt64] = meta.spares + meta.freed.own + meta.freed.others
+        let listed = meta.freed.own + meta.freed.others
+        var free: [UInt64] = meta.spares + listed
         var recorded: UInt64 = 0
         if let root = meta.freeList, try full || snapshot.treePage(root).txnID > bound {
             let depth = Int(meta.freeTreeDepth)
@@ -100,7 +98,7 @@ struct Verifier {
             for page in meta.spares where page < Layout.firstDataPage || page >= meta.pageCount {
                 throw StorageError.corrupt(page: 1, "a spare page of the meta slot is page \(page)")
             }
-            for page in meta.freed.own + meta.freed.others where page < Layout.firstDataPage || page >= meta.pageCount {
+            for page in listed where page < Layout.firstDataPage || page >= meta.pageCount {
                 throw StorageError.corrupt(page: 1, "a freed page the meta slot lists is page \(page)")
             }
             for page in free { try claim(page, by: "the free list entries") }
@@ -162,7 +160,7 @@ struct Verifier {
                 let location = try view.value(at: index)
                 if case .overflow(let run, let length) = location {
                     let bytes = try snapshot.overflowValue(run, length: length)
-                    try claim(run.page, count: Layout.overflowPages(valueLength: length), by: tree, overflow: true)
+                    try claim(run.page, count: Layout.overflowPages(valueLength: length), by: "\(tree) (overflow)")
                     try visit?(key.map(Array.init) ?? [], bytes)
                 } else if case .inline(let bytes) = location, let visit {
                     try visit(key.map(Array.init) ?? [], bytes)

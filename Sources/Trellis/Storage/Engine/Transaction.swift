@@ -444,32 +444,27 @@ final class Transaction {
         // Through the tree's access when this transaction read the tree already: no search of the
         // engine's trees by name (a first lookup costs more than that search, so a tree only
         // written to is written by name).
+        let mode: PutMode = noOverwrite ? .noOverwrite : .upsert
         guard let writer, let access = lookedUp(dbi) else {
-            return try putByName(dbi, key: key, value: value, noOverwrite: noOverwrite)
+            // By name: outside a write transaction, or a tree this snapshot does not have (the
+            // engine's error names it).
+            let (writer, name) = try writableTree(dbi, "writing a value")
+            return try putting(name) { try writer.put(name, key: key, value: value, mode: mode) }
         }
-        do {
-            try writer.put(access, key: key, value: value, mode: noOverwrite ? .noOverwrite : .upsert)
-            return true
-        } catch let error as TrellisStorage.StorageError where error.code == .keyExists {
-            return false
-        } catch {
-            throw StorageError.wrapping(error, operation: "writing a value to '\(treeName(dbi))'")
-        }
+        return try putting(treeName(dbi)) { try writer.put(access, key: key, value: value, mode: mode) }
     }
 
-    /// ``put(_:key:value:noOverwrite:)`` by the tree's name: outside a write transaction, or for
-    /// a tree this snapshot does not have (the engine's error names it).
-    private func putByName(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-                           noOverwrite: Bool) throws -> Bool
-    {
-        let (writer, name) = try writableTree(dbi, "writing a value")
+    /// Runs one put: true when it wrote, false when `.noOverwrite` found the key, the engine's
+    /// other errors wrapped naming the tree.
+    @inline(__always)
+    private func putting(_ name: @autoclosure () -> String, _ put: () throws -> Void) throws -> Bool {
         do {
-            try writer.put(name, key: key, value: value, mode: noOverwrite ? .noOverwrite : .upsert)
+            try put()
             return true
         } catch let error as TrellisStorage.StorageError where error.code == .keyExists {
             return false
         } catch {
-            throw StorageError.wrapping(error, operation: "writing a value to '\(name)'")
+            throw StorageError.wrapping(error, operation: "writing a value to '\(name())'")
         }
     }
 

@@ -1,11 +1,13 @@
+import Synchronization
+
 /// One class's storage inside one file: its rows and its primary-key index.
 ///
 /// Rows live in an integer-keyed database named `t.<Class>` (object key → row); a class with a
 /// primary key also has `pk.<Class>` (encoded key value → object key); the column copy of the
 /// rows is `c.<Class>` (see ``ColumnStorage``; absent in files of format 2 opened read-only).
 final class Table: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is immutable after init; the handles are
-    // plain integers valid for the environment's lifetime.
+    // @unchecked Sendable: every stored property is immutable after init but the atomic
+    // `accessorSetupState`; the handles are plain integers valid for the environment's lifetime.
     let info: ClassInfo
     let rows: DatabaseHandle
     let primaryKeys: DatabaseHandle?
@@ -19,11 +21,34 @@ final class Table: @unchecked Sendable {
     let columnDatabase: Int
     /// The to-one link fields, whose targets keep backlinks (looked at on every row written).
     let toOneLinks: [FieldInfo]
+    /// Whether the class has fields declared without `@Persisted`, which a new accessor binds.
+    private let hasLegacyFields: Bool
+    /// What a new accessor needs, once decided: 0 not yet; 1 nothing; 2 its legacy fields
+    /// bound; 3 its properties marked managed (an `Encodable` class), and legacy fields if any.
+    private let accessorSetupState = Atomic<UInt8>(0)
+
     /// Whether the class is `Encodable`: its accessors mark their properties managed, so that
-    /// encoding one fails as in Realm instead of encoding stale values.
-    let isEncodable: Bool
-    /// Whether a new accessor needs more than its core and key (either of the above).
-    let needsAccessorSetup: Bool
+    /// encoding one fails as in Realm instead of encoding stale values. Decided when the first
+    /// accessor is made, not when the table opens: the conformance lookup of a class met for the
+    /// first time scans every conformance record of the process (~0.3M instructions), which
+    /// every launch paid for each class of the schema.
+    var isEncodable: Bool { accessorSetup == 3 }
+
+    /// Whether a new accessor needs more than its core and key (legacy fields, or `Encodable`).
+    var needsAccessorSetup: Bool { accessorSetup >= 2 }
+
+    /// ``accessorSetupState``, decided on first use (then one load).
+    private var accessorSetup: UInt8 {
+        let state = accessorSetupState.load(ordering: .relaxed)
+        return state != 0 ? state : decideAccessorSetup()
+    }
+
+    @inline(never)
+    private func decideAccessorSetup() -> UInt8 {
+        let state: UInt8 = info.objectType is any Encodable.Type ? 3 : hasLegacyFields ? 2 : 1
+        accessorSetupState.store(state, ordering: .relaxed)
+        return state
+    }
 
     init(info: ClassInfo, tableId: UInt32, rows: DatabaseHandle, primaryKeys: DatabaseHandle?,
          indexes: [SecondaryIndex] = [], columns: ColumnStorage? = nil)
@@ -36,8 +61,7 @@ final class Table: @unchecked Sendable {
         self.columns = columns
         self.columnDatabase = columns.map { Int($0.database) } ?? -1
         self.toOneLinks = info.storedFields.filter { $0.isLink && $0.typeInfo.collection == .none }
-        self.isEncodable = info.objectType is any Encodable.Type
-        self.needsAccessorSetup = isEncodable || !info.legacyFields.isEmpty
+        self.hasLegacyFields = !info.legacyFields.isEmpty
     }
 
     /// Every database of the table.

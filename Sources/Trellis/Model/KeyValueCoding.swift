@@ -20,7 +20,7 @@ extension ObjectBase {
         // On a legacy `RealmProperty`/`RealmOptional` this sets its `value`, whose primary-key
         // message is realm-core's (the subscript's is the accessor's).
         if let managed = _managed, let field = managed.info.field(named: key), field.isPrimaryKey,
-           field.witness is any LegacyFieldWitness.Type
+           field.witness.isLegacyField
         {
             managed.core.refusePrimaryKeyChange(managed, field, legacyValue: true)
         }

@@ -136,7 +136,7 @@ final class ClassInfo: Sendable {
         // An accessor holds nothing of its row but what `ObjectBase` holds and its wrappers'
         // kept collection accessors, which belong to one generation: no field of the model's own,
         // no legacy declaration.
-        let legacyFields = fields.filter { $0.witness is any LegacyFieldWitness.Type }
+        let legacyFields = fields.filter { $0.witness.isLegacyField }
         self.accessorsAreReusable = !hasOtherStoredFields && legacyFields.isEmpty
         self.legacyFields = legacyFields
         self.objectType = objectType
@@ -151,7 +151,7 @@ final class ClassInfo: Sendable {
                                          computedProperties: fields.filter(\.isLinkingObjects).map(\.property),
                                          isEmbedded: isEmbedded)
         wrapperSlots = !hasWrappers ? [] : fields.compactMap { field in
-            guard !(field.witness is any LegacyFieldWitness.Type) else { return nil }
+            guard !field.witness.isLegacyField else { return nil }
             // The column a read decodes from the row; for LinkingObjects (made from the object
             // alone, no row read) `-2 - field index`; -1 for collections, whose accessor is kept.
             let column = field.isLinkingObjects ? Self.linkingObjectsColumn(fieldIndex: field.index)

@@ -26,6 +26,8 @@ protocol LegacyFieldWitness: PersistedFieldWitness {
 }
 
 extension LegacyFieldWitness {
+    static var isLegacyField: Bool { true }
+
     static func isValue(_ read: Any, at field: UnsafeRawPointer) -> Bool {
         guard type(of: read) is AnyObject.Type, let holder = holder(at: field) else { return false }
         return holder === (read as AnyObject)

@@ -11,6 +11,10 @@ protocol PersistedFieldWitness: SendableMetatype {
     /// Whether the field is a to-one property to an `Object` class laid out as
     /// `Persisted<Object?>` (see ``ObjectLinkField``).
     static var holdsOptionalObject: Bool { get }
+    /// Whether this is a ``LegacyFieldWitness`` (a field declared without `@Persisted`). Asked
+    /// instead of casting: a failed cast of a witness met for the first time scans every
+    /// conformance record of the process.
+    static var isLegacyField: Bool { get }
     static func declaration(at field: UnsafeRawPointer) -> PropertyDeclaration
     /// Encodes the unmanaged value held at `field` (computing its default if needed).
     static func encodeUnmanaged(at field: UnsafeMutableRawPointer, _ context: _EncodingContext) -> _StoredValue
@@ -40,6 +44,7 @@ protocol PersistedFieldWitness: SendableMetatype {
 
 extension PersistedFieldWitness {
     static var holdsOptionalObject: Bool { false }
+    static var isLegacyField: Bool { false }
 
     /// The two steps one after the other (fields other than `Persisted` hold no unmanaged value
     /// to let go of in one step).
@@ -75,22 +80,27 @@ enum SchemaDiscovery {
         let legacyIndexed = Set((type as? Object.Type)?.indexedProperties() ?? [])
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { namePointer, offset, fieldType, _ in
             visited += 1
-            if visited > objectBaseFieldCount, !(fieldType is any PersistedFieldWitness.Type) {
-                otherFields += 1
-            }
+            // ObjectBase's own fields are never properties.
+            guard visited > objectBaseFieldCount else { return true }
+            // Each cast below looks the conformance up, and the first lookup for a type scans
+            // every conformance record of the process (~0.3M instructions on Linux) whether it
+            // succeeds or not; a class's to-one property type (`Persisted<Next?>`) is new for
+            // each class. So the common case, `Persisted`, is asked first and alone.
             let rawName = String(cString: namePointer)
             let witness: any PersistedFieldWitness.Type
             let name: String
             var isLegacy = false
-            if let legacyType = fieldType as? any _LegacyFieldType.Type {
+            if let persisted = fieldType as? any PersistedFieldWitness.Type {
+                witness = persisted
+                name = rawName.hasPrefix("_") ? String(rawName.dropFirst()) : rawName
+            } else if let legacyType = fieldType as? any _LegacyFieldType.Type {
                 // `let dogs = List<Dog>()`: the Swift name is the property name.
+                otherFields += 1
                 witness = legacyType.legacyWitness
                 name = rawName
                 isLegacy = true
-            } else if let persisted = fieldType as? any PersistedFieldWitness.Type {
-                witness = persisted
-                name = rawName.hasPrefix("_") ? String(rawName.dropFirst()) : rawName
             } else {
+                otherFields += 1
                 return true
             }
             let info = witness.valueTypeInfo
@@ -125,7 +135,14 @@ enum SchemaDiscovery {
 extension Persisted: PersistedFieldWitness {
     static var valueTypeInfo: _PropertyTypeInfo { Value._trellisTypeInfo }
 
-    static var cachedAccessorType: (any _CachedAccessor.Type)? { Value.self as? any _CachedAccessor.Type }
+    static var cachedAccessorType: (any _CachedAccessor.Type)? {
+        // Only collections and LinkingObjects keep their accessor. Any other type is not asked:
+        // a failed conformance lookup of a type met for the first time (a to-one property's
+        // `Next?`, new for each class) scans every conformance record of the process.
+        let info = Value._trellisTypeInfo
+        guard info.collection != .none || info.type == .linkingObjects else { return nil }
+        return Value.self as? any _CachedAccessor.Type
+    }
     static var holdsOptionalObject: Bool { ObjectLinkField.qualifies(Value.self) }
 
 

@@ -262,7 +262,9 @@ struct SchemaCatalog: Codable, Equatable {
         return (try? Array(encoder.encode(self))) ?? []
     }
 
+    /// The catalog stored as `bytes`: read by ``read(_:)``, or by `JSONDecoder` where that
+    /// reader meets what it does not expect.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> SchemaCatalog? {
-        try? JSONDecoder().decode(SchemaCatalog.self, from: Data(bytes))
+        read(bytes) ?? (try? JSONDecoder().decode(SchemaCatalog.self, from: Data(bytes)))
     }
 }

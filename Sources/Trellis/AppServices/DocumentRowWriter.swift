@@ -75,16 +75,19 @@ package final class DocumentRowWriter {
                        identity: Self.identity(plan.info.className, pk))
     }
 
-    /// The identity of an object of `className` with the stored primary key `pk`.
+    /// The identity of an object of `className` with the stored primary key `pk`: the text of
+    /// ``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)`` (records of
+    /// unresolved links in the file are keyed by it), written without boxing the key in `Any`
+    /// for `String(describing:)`.
     static func identity(_ className: String, _ pk: _StoredValue.Payload) -> String {
-        let key: Any = switch pk {
-        case .int(let value): Int(value)
+        let key: String = switch pk {
+        case .objectId(let value): value.hexDigits
         case .string(let value): value
-        case .objectId(let value): value
-        case .uuid(let value): value
+        case .int(let value): String(value)
+        case .uuid(let value): value.uuidString
         default: "\(pk)"
         }
-        return ExtendedJSONBatchDecoder.linkTargetIdentity(className: className, primaryKey: key)
+        return className + "\u{0}" + key
     }
 
     // MARK: - Plans

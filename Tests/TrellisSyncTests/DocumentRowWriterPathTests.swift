@@ -38,4 +38,40 @@ import TrellisTestSupport
         #expect(ObjectId().hexDigits == "000000000000000000000000")
         #expect(ObjectId("ffffffffffffffffffffffff").hexDigits == "ffffffffffffffffffffffff")
     }
+
+    /// The writer reads an `$oid` from its text's bytes (`ObjectId(hexDigits:)`): the same
+    /// ObjectId as `ObjectId(string:)`, either case, and nothing where that throws.
+    @Test func anObjectIdReadFromItsDigitsIsTheOneObjectIdStringReads() throws {
+        for _ in 0..<200 {
+            let id = ObjectId.generate()
+            #expect(ObjectId(hexDigits: id.stringValue) == id)
+            #expect(ObjectId(hexDigits: id.stringValue.uppercased()) == id)
+        }
+        let texts = ["", "0", String(repeating: "a", count: 23), String(repeating: "a", count: 25),
+                     "00000000000000000000000g", "0000000000000000000000 0", "0x0000000000000000000000",
+                     "00000000000000000000000\u{FF10}", "é00000000000000000000000", "ABCDEFabcdef012345678900",
+                     "ffffffffffffffffffffffff", "000000000000000000000000", "GGGGGGGGGGGGGGGGGGGGGGGG"]
+        for text in texts {
+            #expect(ObjectId(hexDigits: text) == (try? ObjectId(string: text)), "\(text)")
+        }
+        // Text not stored as native UTF-8 (bridged from Foundation) reads the same.
+        let bridged = NSString(string: "0123456789abcdefABCDEF01") as String
+        #expect(ObjectId(hexDigits: bridged) == (try ObjectId(string: "0123456789abcdefABCDEF01")))
+    }
+
+    /// A wrapper's text as the download reads it (a one-member document's member compared by
+    /// name, not hashed) is what the document's member `key` holds, for every shape of node.
+    @Test func aWrappersTextIsItsMembersText() {
+        let nodes: [JSONValue] = [
+            .object(["$oid": .string("abc")]), .object(["$numberLong": .string("5")]), .object(["$oid": .int(5)]),
+            .object(["$oid": .null]), .object([:]), .object(["$oid": .string("a"), "other": .string("b")]),
+            .object(["other": .string("b"), "x": .null]), .string("$oid"), .null, .array([.string("abc")]),
+            .object(["$oid": .object(["$oid": .string("nested")])]),
+        ]
+        for node in nodes {
+            for key in ["$oid", "$numberLong", "other", ""] {
+                #expect(node.wrapped(key) == node.objectValue?[key]?.stringValue, "\(node) \(key)")
+            }
+        }
+    }
 }

@@ -288,7 +288,7 @@ package final class DocumentRowWriter {
             guard let value = node.stringValue else { throw mismatch(node, field, schema) }
             return .string(value)
         case .objectId:
-            guard let text = node.wrapped("$oid"), let value = try? ObjectId(string: text) else {
+            guard let text = node.wrapped("$oid"), let value = ObjectId(hexDigits: text) else {
                 throw mismatch(node, field, schema)
             }
             return .objectId(value)

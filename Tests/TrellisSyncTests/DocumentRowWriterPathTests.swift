@@ -74,4 +74,59 @@ import TrellisTestSupport
             }
         }
     }
+
+    /// A new object's list of embedded objects (stored from its children's keys, as a new
+    /// owner's list of links) is stored as an existing object's list written through
+    /// `listSplice`: the same header and chunk entries (lengths around a chunk's 256 elements),
+    /// each child linked once from its owner; the file stays consistent when the list later
+    /// shrinks (surplus children deleted) and grows.
+    @Test func aNewObjectsEmbeddedListIsStoredAsAnExistingObjectsListIs() throws {
+        try withRealm([SyncDog.self, SyncPerson.self, SyncAddress.self]) { realm in
+            let writer = DocumentRowWriter(realm: realm)
+            func person(_ id: ObjectId, _ addresses: Int) -> [String: JSONValue] {
+                ["_id": .object(["$oid": .string(id.stringValue)]), "name": .string("P"), "dog": .null, "dogs": .array([]),
+                 "address": .null,
+                 "previousAddresses": .array((0..<addresses).map { .object(["street": .string("s\($0)"), "city": .null]) })]
+            }
+            func entries(_ id: ObjectId) throws -> [[UInt8]: [UInt8]] {
+                let stored = try #require(realm.object(ofType: SyncPerson.self, forPrimaryKey: id))
+                let location = try #require(stored.previousAddresses.storage.binding).location
+                var entries: [[UInt8]: [UInt8]] = [:]
+                for entry in realm.core.collectionEntries(prefix: location.ownerPrefix) {
+                    entries[Array(entry.key.dropFirst(CollectionKey.ownerSize))] = Array(entry.value)
+                }
+                return entries
+            }
+            for length in [0, 1, 2, 255, 256, 257, 600] {
+                let new = ObjectId.generate(), existing = ObjectId.generate()
+                try realm.write {
+                    #expect(try writer.write(person(new, length), className: "SyncPerson")?.created == true)
+                    _ = try writer.write(person(existing, 0), className: "SyncPerson")
+                    #expect(try writer.write(person(existing, length), className: "SyncPerson")?.changed == (length > 0))
+                }
+                let made = try entries(new), spliced = try entries(existing)
+                #expect(made.count == (length + 255) / 256 + (length > 0 ? 1 : 0), "length \(length)")
+                #expect(Set(made.keys) == Set(spliced.keys), "length \(length)")
+                for (key, bytes) in made {
+                    // A chunk holds other children's keys than its twin's, in as many bytes.
+                    #expect(bytes.count == spliced[key]?.count, "length \(length)")
+                }
+                let stored = try #require(realm.object(ofType: SyncPerson.self, forPrimaryKey: new))
+                #expect(stored.previousAddresses.map(\.street) == (0..<length).map { "s\($0)" })
+                #expect(try SyncEngine.document(of: stored) == person(new, length))
+                for address in stored.previousAddresses {
+                    let managed = try #require(address._managed)
+                    let backlinks = realm.core.backlinks(to: managed.table, key: managed.key)
+                    #expect(backlinks.map(\.count) == [1] && backlinks.first?.key.originKey == stored._managed?.key)
+                }
+                #expect(realm._consistencyProblems().isEmpty, "length \(length)")
+                try realm.write {
+                    _ = try writer.write(person(new, length / 2), className: "SyncPerson")
+                    _ = try writer.write(person(existing, length + 3), className: "SyncPerson")
+                }
+                #expect(stored.previousAddresses.count == length / 2)
+                #expect(realm._consistencyProblems().isEmpty, "length \(length), resized")
+            }
+        }
+    }
 }

@@ -395,7 +395,15 @@ package final class DocumentRowWriter {
     /// Makes a list of embedded objects hold `children`: the elements it has are updated in
     /// place, extra ones appended, surplus ones removed (and deleted); whether it changed.
     private func storeEmbeddedList(_ children: [DecodedRow], at location: CollectionLocation, isNew: Bool) -> Bool {
-        let current = isNew ? [] : core.listElements(location).compactMap(CollectionElement.linkKey)
+        if isNew {
+            // A new owner's list holds only its new children: stored from their keys, as a new
+            // owner's list of links (the same chunks, header and a backlink from each child to
+            // its owner as `listSplice` writes), without an encoded element each.
+            guard !children.isEmpty else { return false }
+            core.storeNewLinkList(location, children.map { store($0, existing: nil, primaryKey: nil).key })
+            return true
+        }
+        let current = core.listElements(location).compactMap(CollectionElement.linkKey)
         var changed = false
         for (child, key) in zip(children, current) {
             changed = store(child, existing: key, primaryKey: nil).changed || changed

@@ -52,6 +52,20 @@ extension JSONValue: DocumentNode {
         }
     }
     package var foundationValue: Any { decodableObject }
+
+    /// The wrapper's text without a hashed lookup when the document has one member (every
+    /// Extended JSON wrapper): that member's name compared with `key`.
+    package func wrapped(_ key: String) -> String? {
+        guard case .object(let members) = self else { return nil }
+        let member: JSONValue?
+        if members.count == 1, let only = members.first {
+            member = only.key == key ? only.value : nil
+        } else {
+            member = members[key]
+        }
+        guard case .string(let text)? = member else { return nil }
+        return text
+    }
 }
 
 /// A local change's document is read from the object's row into these values directly

@@ -17,6 +17,10 @@ package protocol DocumentNode {
     /// The value as ``ExtendedJSON``'s decoder reads it: `String`, `Bool`, `NSNumber`, `NSNull`,
     /// `[Any]` and `[String: Any]` (for what ``DocumentRowWriter`` leaves to that decoder).
     var foundationValue: Any { get }
+    /// The text of a one-member wrapper (`{"$oid": "…"}`): the string member `key` of a
+    /// document. A node type that reads a member without copying its document out (a lookup
+    /// per scalar and per link of a download) gives it here; by default, `objectValue?[key]`.
+    func wrapped(_ key: String) -> String?
 }
 
 extension DocumentNode {
@@ -24,5 +28,5 @@ extension DocumentNode {
     subscript(member key: String) -> Self? { objectValue?[key] }
 
     /// The text of a one-member wrapper (`{"$oid": "…"}`).
-    func wrapped(_ key: String) -> String? { self[member: key]?.stringValue }
+    package func wrapped(_ key: String) -> String? { self[member: key]?.stringValue }
 }

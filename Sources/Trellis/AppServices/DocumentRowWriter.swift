@@ -24,6 +24,8 @@ package final class DocumentRowWriter {
     /// Decodes what the writer leaves to the generic path, and looks classes up.
     package let decoder: ExtendedJSONBatchDecoder
     private var plans: [String: ClassPlan] = [:]
+    /// The plan ``plan(_:)`` gave last.
+    private var lastPlan: ClassPlan?
     /// The targets of the links the last ``write(_:className:)`` left out, as
     /// ``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)`` names them.
     package private(set) var missingTargets: [String] = []
@@ -75,16 +77,19 @@ package final class DocumentRowWriter {
                        identity: Self.identity(plan.info.className, pk))
     }
 
-    /// The identity of an object of `className` with the stored primary key `pk`.
+    /// The identity of an object of `className` with the stored primary key `pk`: the text of
+    /// ``ExtendedJSONBatchDecoder/linkTargetIdentity(className:primaryKey:)`` (records of
+    /// unresolved links in the file are keyed by it), written without boxing the key in `Any`
+    /// for `String(describing:)`.
     static func identity(_ className: String, _ pk: _StoredValue.Payload) -> String {
-        let key: Any = switch pk {
-        case .int(let value): Int(value)
+        let key: String = switch pk {
+        case .objectId(let value): value.hexDigits
         case .string(let value): value
-        case .objectId(let value): value
-        case .uuid(let value): value
+        case .int(let value): String(value)
+        case .uuid(let value): value.uuidString
         default: "\(pk)"
         }
-        return ExtendedJSONBatchDecoder.linkTargetIdentity(className: className, primaryKey: key)
+        return className + "\u{0}" + key
     }
 
     // MARK: - Plans
@@ -94,6 +99,8 @@ package final class DocumentRowWriter {
         let info: ClassInfo
         let table: Table
         var columns: [ColumnPlan] = []
+        /// Some property is set through its wrapper (``Kind/generic``).
+        var leavesPropertiesToWrappers = false
         var primaryKeyColumn: Int? { info.primaryKeyField?.rowColumn }
 
         init(info: ClassInfo, table: Table) {
@@ -107,12 +114,20 @@ package final class DocumentRowWriter {
         let kind: Kind
     }
 
+    /// The class a link names and how its primary key is read, found once per class.
+    struct LinkTarget {
+        let table: Table
+        let primaryKey: FieldInfo
+        let keyKind: DocumentScalarKind
+        let schema: ObjectSchema
+    }
+
     enum Kind {
         case scalar(DocumentScalarKind)
         /// A to-one link to a class with a primary key.
-        case link(Table, primaryKey: FieldInfo)
+        case link(LinkTarget)
         case embedded(ClassPlan)
-        case linkList(Table, primaryKey: FieldInfo)
+        case linkList(LinkTarget)
         case embeddedList(ClassPlan)
         /// Left to ``ExtendedJSONBatchDecoder`` and the property's wrapper.
         case generic
@@ -120,9 +135,15 @@ package final class DocumentRowWriter {
 
     /// The plan of a class of the configuration's `objectTypes`.
     private func plan(_ className: String) -> ClassPlan? {
-        if let known = plans[className] { return known }
-        guard let type = decoder.objectType(className) else { return nil }
-        return plan(of: type)
+        // A download's documents come class by class: the last plan, without hashing the name.
+        if let last = lastPlan, last.info.className == className { return last }
+        if let known = plans[className] {
+            lastPlan = known
+            return known
+        }
+        guard let type = decoder.objectType(className), let made = plan(of: type) else { return nil }
+        lastPlan = made
+        return made
     }
 
     private func plan(of type: ObjectBase.Type) -> ClassPlan? {
@@ -132,14 +153,14 @@ package final class DocumentRowWriter {
         // Registered before its columns: an embedded class may hold itself.
         plans[type.className()] = plan
         plan.columns = table.info.storedFields.map { ColumnPlan(field: $0, kind: kind(of: $0)) }
+        plan.leavesPropertiesToWrappers = plan.columns.contains { if case .generic = $0.kind { true } else { false } }
         return plan
     }
 
     /// Whether some property of the class is set through its wrapper (``Kind/generic``): such a
     /// property is set again even when it holds the document's value already.
     package func leavesPropertiesToWrappers(_ className: String) -> Bool {
-        guard let plan = plan(className) else { return true }
-        return plan.columns.contains { if case .generic = $0.kind { true } else { false } }
+        plan(className)?.leavesPropertiesToWrappers ?? true
     }
 
     private func kind(of field: FieldInfo) -> Kind {
@@ -152,8 +173,9 @@ package final class DocumentRowWriter {
                 guard let plan = plan(of: targetType) else { return .generic }
                 return type.collection == .list ? .embeddedList(plan) : .embedded(plan)
             }
-            guard let key = target.info.primaryKeyField, DocumentScalarKind(key.typeInfo) != nil else { return .generic }
-            return type.collection == .list ? .linkList(target, primaryKey: key) : .link(target, primaryKey: key)
+            guard let key = target.info.primaryKeyField, let keyKind = DocumentScalarKind(key.typeInfo) else { return .generic }
+            let link = LinkTarget(table: target, primaryKey: key, keyKind: keyKind, schema: target.info.objectSchema)
+            return type.collection == .list ? .linkList(link) : .link(link)
         }
         guard type.collection == .none, let scalar = DocumentScalarKind(type) else { return .generic }
         return .scalar(scalar)
@@ -183,11 +205,11 @@ package final class DocumentRowWriter {
             switch column.kind {
             case .scalar(let kind):
                 row.payloads[field.rowColumn] = try scalar(node, kind, field, schema)
-            case .link(let target, let key):
+            case .link(let target):
                 if node.isNull {
                     row.payloads[field.rowColumn] = .null
                 } else {
-                    row.payloads[field.rowColumn] = try link(node, target, key, field, schema).map { .link($0) } ?? .null
+                    row.payloads[field.rowColumn] = try link(node, target, field, schema).map { .link($0) } ?? .null
                 }
             case .embedded(let childPlan):
                 if node.isNull {
@@ -196,13 +218,13 @@ package final class DocumentRowWriter {
                     guard let child = node.objectValue else { throw mismatch(node, field, schema) }
                     row.embedded.append((field.rowColumn, try decode(child, childPlan)))
                 }
-            case .linkList(let target, let key):
+            case .linkList(let target):
                 var keys = [ObjectKey]()
                 let elements = node.isNull ? [] : try elementsOf(node, field, schema)
                 keys.reserveCapacity(elements.count)
                 for element in elements {
                     if element.isNull { throw ExtendedJSON.notOptional(field.property, schema) }
-                    if let found = try link(element, target, key, field, schema) { keys.append(found) }
+                    if let found = try link(element, target, field, schema) { keys.append(found) }
                 }
                 row.linkLists.append((field, keys))
             case .embeddedList(let childPlan):
@@ -234,13 +256,12 @@ package final class DocumentRowWriter {
 
     /// The key of the object a link names, nil (and noted in ``missingTargets``) when it is not
     /// in the Realm.
-    private func link<Node: DocumentNode>(_ node: Node, _ target: Table, _ key: FieldInfo, _ field: FieldInfo,
+    private func link<Node: DocumentNode>(_ node: Node, _ target: LinkTarget, _ field: FieldInfo,
                                           _ schema: ObjectSchema) throws -> ObjectKey?
     {
-        guard let kind = DocumentScalarKind(key.typeInfo) else { throw mismatch(node, field, schema) }
-        let pk = try scalar(node, kind, key, target.info.objectSchema)
-        if let found = core.lookUpPrimaryKey(target, pk) { return found }
-        missingTargets.append(Self.identity(target.info.className, pk))
+        let pk = try scalar(node, target.keyKind, target.primaryKey, target.schema)
+        if let found = core.lookUpPrimaryKey(target.table, pk) { return found }
+        missingTargets.append(Self.identity(target.table.info.className, pk))
         return nil
     }
 
@@ -285,7 +306,7 @@ package final class DocumentRowWriter {
             guard let value = node.stringValue else { throw mismatch(node, field, schema) }
             return .string(value)
         case .objectId:
-            guard let text = node.wrapped("$oid"), let value = try? ObjectId(string: text) else {
+            guard let text = node.wrapped("$oid"), let value = ObjectId(hexDigits: text) else {
                 throw mismatch(node, field, schema)
             }
             return .objectId(value)
@@ -392,7 +413,15 @@ package final class DocumentRowWriter {
     /// Makes a list of embedded objects hold `children`: the elements it has are updated in
     /// place, extra ones appended, surplus ones removed (and deleted); whether it changed.
     private func storeEmbeddedList(_ children: [DecodedRow], at location: CollectionLocation, isNew: Bool) -> Bool {
-        let current = isNew ? [] : core.listElements(location).compactMap(CollectionElement.linkKey)
+        if isNew {
+            // A new owner's list holds only its new children: stored from their keys, as a new
+            // owner's list of links (the same chunks, header and a backlink from each child to
+            // its owner as `listSplice` writes), without an encoded element each.
+            guard !children.isEmpty else { return false }
+            core.storeNewLinkList(location, children.map { store($0, existing: nil, primaryKey: nil).key })
+            return true
+        }
+        let current = core.listElements(location).compactMap(CollectionElement.linkKey)
         var changed = false
         for (child, key) in zip(children, current) {
             changed = store(child, existing: key, primaryKey: nil).changed || changed

@@ -13,6 +13,11 @@ final class TreeState {
     /// Set when the write transaction drops the tree (`dropTree`): a tree of the same name made
     /// later is another state (see `WriteTransaction.put(_:key:value:mode:)` through an access).
     @exclusivity(unchecked) var isDropped = false
+    /// Whether the last put landed after the last key of its leaf: the next put then first
+    /// compares its key with the last key of each page on its way down (ascending keys, as a
+    /// bulk insert's primary keys and backlinks are, skip the searches). Only a hint: the
+    /// comparison decides, and a key not past a page's last key is searched for as before.
+    @exclusivity(unchecked) var lastPutAtEnd = false
     /// A write transaction's dirty pages and kept values of this tree (made on the first change).
     @exclusivity(unchecked) private var storedPages: TreePages?
 
@@ -161,8 +166,11 @@ struct TreeEditor {
                     throw StorageError(.keyExists, "TrellisStorage: append needs a key after the tree's last key.")
                 }
                 (index, found) = (count, false)
+            } else if tree.lastPutAtEnd, count > 0, order.compare(page.key(at: count &- 1), key) < 0 {
+                (index, found) = (count, false)
             } else {
                 (index, found) = try page.view.lowerBound(key, order: order)
+                tree.lastPutAtEnd = index == count
             }
             if found && mode != .upsert {
                 throw StorageError(.keyExists, "TrellisStorage: the key is already in the tree")
@@ -177,7 +185,17 @@ struct TreeEditor {
             return putIntoLeaf(page, at: index, replacing: found, key: key, value: value, tree: tree)
         }
         // Appending goes down the rightmost path: a key after the last one is in its range.
-        let index = try mode == .append ? page.count &- 1 : childIndex(page, for: key, order: order)
+        let index: Int
+        let count = page.count
+        if mode == .append {
+            index = count &- 1
+        } else if tree.lastPutAtEnd, count >= 2, order.compare(page.key(at: count &- 1), key) < 0 {
+            // Past the last separator: the last child's range.
+            index = count &- 1
+        } else {
+            tree.lastPutAtEnd = false
+            index = try childIndex(page, for: key, order: order)
+        }
         let child = try dirty(page.child(at: index), in: tree)
         page.setChild(at: index, .dirty(child))
         let result = try insert(into: child, key: key, value: value, mode: mode, tree: tree)

@@ -4,7 +4,7 @@
 public final class WriteTransaction: TreeReading {
     let snapshot: Snapshot
     private let environment: StorageEnvironment
-    private let freed = FreedPages()
+    private let freed: FreedPages
     /// When free pages may be reused, and the pages freed pages go to the `ownWrites` section
     /// for (docs/STORAGE.md, 2.9).
     private let reuseBound: ReuseBound
@@ -53,6 +53,9 @@ public final class WriteTransaction: TreeReading {
         self.slots = slots
         self.environment = environment
         self.snapshot = snapshot
+        let freed = FreedPages()
+        self.freed = freed
+        editor = TreeEditor(snapshot: snapshot, freed: freed)
         reuseBound = ReuseBound(oldestReader: oldestReader, durable: durable)
         ownWrites = writtenSinceDurable
         freeRecords = FreeRecordSource(snapshot: snapshot, bound: reuseBound)
@@ -97,7 +100,8 @@ public final class WriteTransaction: TreeReading {
     /// The number this transaction's commit will have.
     public var txnID: UInt64 { snapshot.meta.txnID + 1 }
 
-    private var editor: TreeEditor { TreeEditor(snapshot: snapshot, freed: freed) }
+    /// Made once: a put through it then retains neither the snapshot nor the freed pages.
+    private let editor: TreeEditor
 
     private func checkAlive() throws {
         guard liveness.isAlive else { throw StorageError.misuse("a write transaction was used after it ended") }
@@ -488,8 +492,9 @@ extension WriteTransaction {
         guard access.tracksChanges, access.snapshot === snapshot, access.isAlive else {
             throw StorageError.misuse("a tree access of another transaction was used to write")
         }
-        let state = access.tree.isDropped ? try existingTree(access.tree.name) : access.tree
-        try validate(key, value: value, order: state.order)
-        return try editor.put(state, key: key, value: value, mode: mode)
+        let tree = access.tree
+        if tree.isDropped { return try put(tree.name, key: key, value: value, mode: mode) }
+        try validate(key, value: value, order: tree.order)
+        return try editor.put(tree, key: key, value: value, mode: mode)
     }
 }

@@ -209,6 +209,22 @@ final class Transaction {
         return !isShared && index < accesses.count ? accesses[index] : nil
     }
 
+    /// Puts this write transaction made by name (``writeAccess(_:)``).
+    @exclusivity(unchecked) private var namedPuts = 0
+    /// The puts by name a write transaction makes before it looks up the trees it writes.
+    private static let namedPutLimit = 16
+
+    /// The access to put through into `dbi`'s tree, nil to put by name. A first lookup costs about
+    /// two puts by name, so a small write transaction (a handful of puts) writes a tree it did not
+    /// read by name; one that made more than ``namedPutLimit`` puts (a bulk insert) looks each
+    /// tree it writes up once and puts through its access from then on.
+    @inline(__always)
+    private func writeAccess(_ dbi: DatabaseHandle) -> TreeAccess? {
+        if let access = lookedUp(dbi) { return access }
+        namedPuts &+= 1
+        return namedPuts > Self.namedPutLimit && !isShared ? lookUp(dbi) : nil
+    }
+
     private func lookUp(_ dbi: DatabaseHandle) -> TreeAccess? {
         if isShared {
             if Int(dbi) < accesses.count, let access = accesses[Int(dbi)] { return access }
@@ -441,11 +457,10 @@ final class Transaction {
     func put(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
              noOverwrite: Bool = false) throws -> Bool
     {
-        // Through the tree's access when this transaction read the tree already: no search of the
-        // engine's trees by name (a first lookup costs more than that search, so a tree only
-        // written to is written by name).
+        // Through the tree's access when this transaction read the tree already, or made many
+        // puts: no search of the engine's trees by name (see ``writeAccess(_:)``).
         let mode: PutMode = noOverwrite ? .noOverwrite : .upsert
-        guard let writer, let access = lookedUp(dbi) else {
+        guard let writer, let access = writeAccess(dbi) else {
             // By name: outside a write transaction, or a tree this snapshot does not have (the
             // engine's error names it).
             let (writer, name) = try writableTree(dbi, "writing a value")
@@ -477,7 +492,7 @@ final class Transaction {
             _ = try withUnsafeBytes(of: &keyValue) { try put(dbi, key: $0, value: value) }
             return
         }
-        guard let writer, let access = lookedUp(dbi) else {
+        guard let writer, let access = writeAccess(dbi) else {
             let (writer, name) = try writableTree(dbi, "writing a value")
             try appending(integerKey, value, name) { try writer.put(name, key: $0, value: $1, mode: $2) }
             return

@@ -339,6 +339,7 @@ public final class WriteTransaction: TreeReading {
                             catalog: catalogRoot, freeList: free.root, freeListCount: free.count,
                             catalogDepth: UInt64(catalog.depth), freeTreeDepth: UInt64(free.depth), spares: free.spares,
                             freed: free.freed)
+        serializer.sortByPage()
         try writePages(serializer.pages, pageCount: meta.pageCount)
         // Relaxed mode: pages freed since the last sync stay reserved for the durable commit.
         // When they become many, this commit syncs (a checkpoint) so that they can be reused.

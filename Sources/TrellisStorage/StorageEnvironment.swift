@@ -157,8 +157,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         let current = try slots()
         guard let newest = current.first, newest.meta.durableTxnID < newest.meta.txnID else { return }
         try syncFile()
-        var sealed = newest.meta
-        sealed.durableTxnID = sealed.txnID
+        let sealed = newest.meta.with(durableTxnID: newest.meta.txnID)
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
         page.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }

@@ -304,16 +304,21 @@ struct TreeDescriptor: Equatable {
     var depth: Int
 
     func encoded() -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: Self.encodedLength)
-        bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
+        withEncoded { Array($0) }
+    }
+
+    /// The encoding lent to `body`, on the stack.
+    func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: Self.encodedLength, alignment: 8) { buffer in
+            guard let base = buffer.baseAddress else { return try body(UnsafeRawBufferPointer(buffer)) }
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.encodedLength)
             base.storeLE(root?.page ?? 0, at: 0)
             base.storeLE(root?.checksum ?? 0, at: 8)
             base.storeLE(count, at: 16)
             base.storeLE(order.rawValue, at: 24)
             base.storeLE(UInt8(clamping: depth), at: 25)
+            return try body(UnsafeRawBufferPointer(buffer))
         }
-        return bytes
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, page: UInt64) throws -> TreeDescriptor {

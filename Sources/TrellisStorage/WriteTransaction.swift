@@ -310,16 +310,19 @@ public final class WriteTransaction: TreeReading {
             let root = state.root.map { serializer.flush($0) }
             writtenRoots.append(root)
             let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
-            let key = Array(state.name.utf8), value = descriptor.encoded()
-            // As a lookup would decode it. One that would not decode (never written by this
-            // code: depth <= 32) leaves the cache on the old catalog, so that nothing is cached.
-            if let written = value.withUnsafeBytes({ try? TreeDescriptor.decode($0, page: 0) }) {
-                catalogChanges?.append((state.name, written))
-            } else {
-                catalogChanges = nil
-            }
-            _ = try key.withUnsafeBytes { key in
-                try value.withUnsafeBytes { try editor.put(catalog, key: key, value: $0, mode: .upsert) }
+            // Key and value on the stack (two arrays a tree cost ~1K instructions a small commit).
+            var name = state.name
+            try descriptor.withEncoded { value in
+                // As a lookup would decode it. One that would not decode (never written by this
+                // code: depth <= 32) leaves the cache on the old catalog, so that nothing is cached.
+                if let written = try? TreeDescriptor.decode(value, page: 0) {
+                    catalogChanges?.append((state.name, written))
+                } else {
+                    catalogChanges = nil
+                }
+                _ = try name.withUTF8 { key in
+                    try editor.put(catalog, key: UnsafeRawBufferPointer(key), value: value, mode: .upsert)
+                }
             }
         }
         let catalogRoot = catalog.root.map { serializer.flush($0) }

@@ -47,7 +47,7 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// Pages this process's relaxed commits wrote after the durable commit `since` (used and
     /// changed by the writer only): freed again, they need not wait for a sync to be reused, so
     /// relaxed commits keep a small file small.
-    private var writtenSinceDurable: (since: UInt64, pages: Set<UInt64>) = (0, [])
+    private var writtenSinceDurable: (since: UInt64, pages: PageSet) = (0, PageSet())
     /// The snapshot read transactions began on last (or this process's writer published last),
     /// and the meta slot it was decoded from.
     let latest = Mutex<LatestSnapshot?>(nil)
@@ -450,10 +450,8 @@ public final class StorageEnvironment: @unchecked Sendable {
                 let current = readers.currentTxnID
                 return (min(readers.oldestReader() ?? UInt64.max, current == 0 ? UInt64.max : current), durable)
             }
-            let written = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : []
             return try WriteTransaction(environment: self, snapshot: snapshot, slots: current,
-                                        oldestReader: oldestReader, durable: durable, writtenSinceDurable: written,
-                                        epoch: epoch)
+                                        oldestReader: oldestReader, durable: durable, epoch: epoch)
         } catch {
             endWrite(epoch: epoch)
             throw error
@@ -479,13 +477,20 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// record is then dropped (``beginWrite()`` compares).
     func noteWritten(_ runs: some Sequence<(first: UInt64, count: Int)>, by durable: UInt64?) {
         guard let durable else {
-            writtenSinceDurable = (0, [])
+            writtenSinceDurable = (0, PageSet())
             return
         }
-        if writtenSinceDurable.since != durable { writtenSinceDurable = (durable, []) }
+        if writtenSinceDurable.since != durable { writtenSinceDurable = (durable, PageSet()) }
         for run in runs {
             for page in run.first..<run.first + UInt64(max(run.count, 1)) { writtenSinceDurable.pages.insert(page) }
         }
+    }
+
+    /// The pages this process's commits wrote after the durable commit `durable` (none when
+    /// the record is of another durable commit). The writer's commit asks, and lets go of the
+    /// set before it records its own pages (`noteWritten`), so that they are added in place.
+    func pagesWritten(after durable: UInt64) -> PageSet {
+        writtenSinceDurable.since == durable ? writtenSinceDurable.pages : PageSet()
     }
 
     /// Pages recorded as waiting for a sync after the durable commit `durable` (see `awaitingSync`).

@@ -5,10 +5,8 @@ public final class WriteTransaction: TreeReading {
     let snapshot: Snapshot
     private let environment: StorageEnvironment
     private let freed = FreedPages()
-    /// When free pages may be reused, and the pages freed pages go to the `ownWrites` section
-    /// for (docs/STORAGE.md, 2.9).
+    /// When free pages may be reused (docs/STORAGE.md, 2.9).
     private let reuseBound: ReuseBound
-    private let ownWrites: Set<UInt64>
     /// Reusable records, read off the free tree as the commit needs pages.
     private let freeRecords: FreeRecordSource
     /// Pages in hand before the commit: the committed spares, and compaction's pulled records.
@@ -44,17 +42,16 @@ public final class WriteTransaction: TreeReading {
     /// - Parameters:
     ///   - oldestReader: the oldest snapshot a live reader holds (`UInt64.max`: none).
     ///   - durable: the newest durable commit, whose pages stay intact until the next sync.
-    ///   - writtenSinceDurable: pages this process's commits wrote after `durable`: it cannot
-    ///     reach them, so once freed they wait only for the readers.
+    ///     The pages this process's commits wrote after it (`StorageEnvironment.pagesWritten`)
+    ///     it cannot reach, so once freed they wait only for the readers.
     init(environment: StorageEnvironment, snapshot: Snapshot, slots: [(slot: Int, meta: MetaSlot)], oldestReader: UInt64,
-         durable: UInt64, writtenSinceDurable: Set<UInt64>, epoch: UInt64) throws
+         durable: UInt64, epoch: UInt64) throws
     {
         self.epoch = epoch
         self.slots = slots
         self.environment = environment
         self.snapshot = snapshot
         reuseBound = ReuseBound(oldestReader: oldestReader, durable: durable)
-        ownWrites = writtenSinceDurable
         freeRecords = FreeRecordSource(snapshot: snapshot, bound: reuseBound)
         // The spares were reusable by the commit that left them, so by every later one.
         // (Shared, not copied, when every one is inside the file, as they are unless damaged.)
@@ -329,14 +326,19 @@ public final class WriteTransaction: TreeReading {
         let freeTree = FreeList.tree(snapshot.meta)
         // Its dirty pages are written from its buffers (writePages below).
         defer { withExtendedLifetime(freeTree) {} }
-        var update = FreeTreeUpdate(txnID: txnID, editor: editor, tree: freeTree, freed: freed, ownWrites: ownWrites,
-                                    durable: reuseBound.durable)
-        if let newPageCount { update.limit = newPageCount }
-        update.listsInSlot = environment.listsFreedPagesInSlot
-        update.waiting = waiting
-        let heldBack = newPageCount.map { limit in self.heldBack.filter { $0 < limit } } ?? self.heldBack
-        let free = try update.run(serializer: &serializer, source: freeRecords, previousCount: snapshot.meta.freeListCount,
+        let free: FreeTreeUpdate.Result
+        do {
+            // Scoped: the written pages' set is let go of before `noteWritten` adds to it.
+            var update = FreeTreeUpdate(txnID: txnID, editor: editor, tree: freeTree, freed: freed,
+                                        ownWrites: environment.pagesWritten(after: reuseBound.durable),
+                                        durable: reuseBound.durable)
+            if let newPageCount { update.limit = newPageCount }
+            update.listsInSlot = environment.listsFreedPagesInSlot
+            update.waiting = waiting
+            let heldBack = newPageCount.map { limit in self.heldBack.filter { $0 < limit } } ?? self.heldBack
+            free = try update.run(serializer: &serializer, source: freeRecords, previousCount: snapshot.meta.freeListCount,
                                   returned: heldBack)
+        }
         let durable = try environment.readers.withLock { environment.readers.durableTxnID }
         let meta = MetaSlot(txnID: txnID, durableTxnID: durable, pageCount: serializer.allocator.pageCount,
                             catalog: catalogRoot, freeList: free.root, freeListCount: free.count,

@@ -16,7 +16,7 @@ struct FreeTreeUpdate {
     let freed: FreedPages
     /// Pages this process wrote after the durable commit `durable`: once freed, they are
     /// recorded in the `ownWrites` section (they wait only for the readers).
-    let ownWrites: Set<UInt64>
+    let ownWrites: PageSet
     let durable: UInt64
     /// Compaction's shrinking commit: freed pages at or past the new end are not recorded.
     var limit = UInt64.max
@@ -105,7 +105,7 @@ struct FreeTreeUpdate {
     }
 
     /// `pages` split into those this process wrote after the durable commit (`ownWrites`) and
-    /// the others, in their order: one set lookup a page.
+    /// the others, in their order: one bit tested a page.
     private func sections(of pages: [UInt64]) -> (own: [UInt64], others: [UInt64]) {
         guard !ownWrites.isEmpty else { return ([], pages) }
         var own: [UInt64] = [], others: [UInt64] = []

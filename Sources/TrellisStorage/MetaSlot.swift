@@ -80,8 +80,11 @@ struct FreedInSlot: Equatable {
     var isEmpty: Bool { own.isEmpty && others.isEmpty }
 }
 
-/// One commit as its meta slot records it.
-struct MetaSlot: Equatable {
+/// One commit as its meta slot records it. Immutable, and a class: a slot is handed on (the
+/// writer's slots, each snapshot, the writer's cache) several times a commit, and a struct of
+/// three arrays was copied and destroyed through outlined value witnesses each time (~4K
+/// instructions a small commit, issue 37); a reference costs one retain.
+final class MetaSlot: Equatable, Sendable {
     static let magic: UInt64 = 0x4154_454D_534C_5254 // "TRLSMETA"
     static let checkedLength = 104
     /// Where the spare pages start in the slot's page.
@@ -96,20 +99,49 @@ struct MetaSlot: Equatable {
     /// is converted to `Int`.
     static let maximumPageCount: UInt64 = MemoryLayout<Int>.size >= 8 ? 1 << 40 : UInt64(Int.max / Layout.pageSize)
 
-    var txnID: UInt64
-    var durableTxnID: UInt64
-    var pageCount: UInt64
-    var catalog: PageReference?
+    let txnID: UInt64
+    let durableTxnID: UInt64
+    let pageCount: UInt64
+    let catalog: PageReference?
     /// The root of the free tree (docs/STORAGE.md, 2.9).
-    var freeList: PageReference?
+    let freeList: PageReference?
     /// Pages recorded in the free tree (spares and the freed list not counted).
-    var freeListCount: UInt64
-    var catalogDepth: UInt64
-    var freeTreeDepth: UInt64 = 0
+    let freeListCount: UInt64
+    let catalogDepth: UInt64
+    let freeTreeDepth: UInt64
     /// Pages free for any later commit, kept in the slot (at most `spareCapacity`).
-    var spares: [UInt64] = []
+    let spares: [UInt64]
     /// The pages this commit freed, when it kept them in the slot (2.10; versions 9 and 10).
-    var freed = FreedInSlot()
+    let freed: FreedInSlot
+
+    init(txnID: UInt64, durableTxnID: UInt64, pageCount: UInt64, catalog: PageReference?, freeList: PageReference?,
+         freeListCount: UInt64, catalogDepth: UInt64, freeTreeDepth: UInt64 = 0, spares: [UInt64] = [],
+         freed: FreedInSlot = FreedInSlot()) {
+        self.txnID = txnID
+        self.durableTxnID = durableTxnID
+        self.pageCount = pageCount
+        self.catalog = catalog
+        self.freeList = freeList
+        self.freeListCount = freeListCount
+        self.catalogDepth = catalogDepth
+        self.freeTreeDepth = freeTreeDepth
+        self.spares = spares
+        self.freed = freed
+    }
+
+    /// The same commit with another durable commit (a sealed slot, section 5).
+    func with(durableTxnID: UInt64) -> MetaSlot {
+        MetaSlot(txnID: txnID, durableTxnID: durableTxnID, pageCount: pageCount, catalog: catalog, freeList: freeList,
+                 freeListCount: freeListCount, catalogDepth: catalogDepth, freeTreeDepth: freeTreeDepth, spares: spares,
+                 freed: freed)
+    }
+
+    static func == (lhs: MetaSlot, rhs: MetaSlot) -> Bool {
+        lhs.txnID == rhs.txnID && lhs.durableTxnID == rhs.durableTxnID && lhs.pageCount == rhs.pageCount
+            && lhs.catalog == rhs.catalog && lhs.freeList == rhs.freeList && lhs.freeListCount == rhs.freeListCount
+            && lhs.catalogDepth == rhs.catalogDepth && lhs.freeTreeDepth == rhs.freeTreeDepth && lhs.spares == rhs.spares
+            && lhs.freed == rhs.freed
+    }
 
     /// The word at offset 88: the spare count in bits 0-15, the freed list's `own` count in bits
     /// 16-31 and its `others` count in bits 32-47 (2.2, 2.10). A slot without a freed list has
@@ -272,16 +304,21 @@ struct TreeDescriptor: Equatable {
     var depth: Int
 
     func encoded() -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: Self.encodedLength)
-        bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
+        withEncoded { Array($0) }
+    }
+
+    /// The encoding lent to `body`, on the stack.
+    func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: Self.encodedLength, alignment: 8) { buffer in
+            guard let base = buffer.baseAddress else { return try body(UnsafeRawBufferPointer(buffer)) }
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.encodedLength)
             base.storeLE(root?.page ?? 0, at: 0)
             base.storeLE(root?.checksum ?? 0, at: 8)
             base.storeLE(count, at: 16)
             base.storeLE(order.rawValue, at: 24)
             base.storeLE(UInt8(clamping: depth), at: 25)
+            return try body(UnsafeRawBufferPointer(buffer))
         }
-        return bytes
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, page: UInt64) throws -> TreeDescriptor {

@@ -6,7 +6,7 @@ struct WrittenPage {
     /// An overflow run's bytes; nil for a tree page, written from `buffer`.
     private let run: [UInt8]?
     /// A tree page's dirty page (`DirtyPage`), alive until its transaction ends.
-    private let buffer: UnsafeRawPointer?
+    let buffer: UnsafeRawPointer?
     let checksum: UInt64
 
     init(page: UInt64, bytes: [UInt8], checksum: UInt64) {
@@ -46,6 +46,11 @@ struct PageSerializer {
         self.txnID = txnID
         self.allocator = allocator
         pages.reserveCapacity(16)
+    }
+
+    /// Puts the pages in page order (in place: the order `Pager.writeCoalesced` writes them in).
+    mutating func sortByPage() {
+        pages.sort { $0.page < $1.page }
     }
 
     private static func header(_ base: UnsafeMutableRawPointer, kind: PageKind, count: Int, page: UInt64, txnID: UInt64) {

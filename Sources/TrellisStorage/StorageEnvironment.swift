@@ -47,7 +47,7 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// Pages this process's relaxed commits wrote after the durable commit `since` (used and
     /// changed by the writer only): freed again, they need not wait for a sync to be reused, so
     /// relaxed commits keep a small file small.
-    private var writtenSinceDurable: (since: UInt64, pages: Set<UInt64>) = (0, [])
+    private var writtenSinceDurable: (since: UInt64, pages: PageSet) = (0, PageSet())
     /// The snapshot read transactions began on last (or this process's writer published last),
     /// and the meta slot it was decoded from.
     let latest = Mutex<LatestSnapshot?>(nil)
@@ -157,8 +157,7 @@ public final class StorageEnvironment: @unchecked Sendable {
         let current = try slots()
         guard let newest = current.first, newest.meta.durableTxnID < newest.meta.txnID else { return }
         try syncFile()
-        var sealed = newest.meta
-        sealed.durableTxnID = sealed.txnID
+        let sealed = newest.meta.with(durableTxnID: newest.meta.txnID)
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
         page.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -451,10 +450,8 @@ public final class StorageEnvironment: @unchecked Sendable {
                 let current = readers.currentTxnID
                 return (min(readers.oldestReader() ?? UInt64.max, current == 0 ? UInt64.max : current), durable)
             }
-            let written = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : []
             return try WriteTransaction(environment: self, snapshot: snapshot, slots: current,
-                                        oldestReader: oldestReader, durable: durable, writtenSinceDurable: written,
-                                        epoch: epoch)
+                                        oldestReader: oldestReader, durable: durable, epoch: epoch)
         } catch {
             endWrite(epoch: epoch)
             throw error
@@ -480,13 +477,20 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// record is then dropped (``beginWrite()`` compares).
     func noteWritten(_ runs: some Sequence<(first: UInt64, count: Int)>, by durable: UInt64?) {
         guard let durable else {
-            writtenSinceDurable = (0, [])
+            writtenSinceDurable = (0, PageSet())
             return
         }
-        if writtenSinceDurable.since != durable { writtenSinceDurable = (durable, []) }
+        if writtenSinceDurable.since != durable { writtenSinceDurable = (durable, PageSet()) }
         for run in runs {
             for page in run.first..<run.first + UInt64(max(run.count, 1)) { writtenSinceDurable.pages.insert(page) }
         }
+    }
+
+    /// The pages this process's commits wrote after the durable commit `durable` (none when
+    /// the record is of another durable commit). The writer's commit asks, and lets go of the
+    /// set before it records its own pages (`noteWritten`), so that they are added in place.
+    func pagesWritten(after durable: UInt64) -> PageSet {
+        writtenSinceDurable.since == durable ? writtenSinceDurable.pages : PageSet()
     }
 
     /// Pages recorded as waiting for a sync after the durable commit `durable` (see `awaitingSync`).
@@ -509,17 +513,18 @@ public final class StorageEnvironment: @unchecked Sendable {
     /// `current`: the well-formed slots, newest first, as the write transaction found them (they
     /// have not changed since: it holds the writer lock).
     func publish(_ meta: MetaSlot, sync: Bool, slots current: [(slot: Int, meta: MetaSlot)]) throws {
-        // `encode` writes every byte of the page.
-        let page = [UInt8](unsafeUninitializedCapacity: Layout.pageSize) { buffer, initialized in
-            if let base = buffer.baseAddress { meta.encode(into: UnsafeMutableRawPointer(base)) }
-            initialized = Layout.pageSize
-        }
+        // `encode` writes every byte of the page: a pooled buffer (an array of a page, made and
+        // freed, cost ~700 instructions a commit).
+        let buffer = PageBufferPool.shared.take()
+        defer { PageBufferPool.shared.give(buffer) }
+        meta.encode(into: buffer)
+        let page = UnsafeRawBufferPointer(start: buffer, count: Layout.pageSize)
         let target: Int = try readers.withLock {
             // Never overwrite the slot of the newest durable commit.
             let durable = readers.durableTxnID
             let keep = current.first { $0.meta.txnID == durable }?.slot
             let target = keep.map { 1 - $0 } ?? (current.last.map { current.count == 2 ? $0.slot : 1 - $0.slot } ?? 0)
-            try page.withUnsafeBytes { try pager.writePages($0, at: Layout.metaPages[target]) }
+            try pager.writePages(page, at: Layout.metaPages[target])
             return target
         }
         if sync {
@@ -534,7 +539,7 @@ public final class StorageEnvironment: @unchecked Sendable {
             }
             try readers.withLock { readers.durableTxnID = meta.txnID }
         }
-        page.withUnsafeBytes { published(meta, slot: target, page: $0) }
+        published(meta, slot: target, page: page)
         // New read transactions begin on the commit from now on (after its sync when it syncs).
         readers.publishCurrent(meta.txnID)
     }

@@ -5,10 +5,8 @@ public final class WriteTransaction: TreeReading {
     let snapshot: Snapshot
     private let environment: StorageEnvironment
     private let freed: FreedPages
-    /// When free pages may be reused, and the pages freed pages go to the `ownWrites` section
-    /// for (docs/STORAGE.md, 2.9).
+    /// When free pages may be reused (docs/STORAGE.md, 2.9).
     private let reuseBound: ReuseBound
-    private let ownWrites: Set<UInt64>
     /// Reusable records, read off the free tree as the commit needs pages.
     private let freeRecords: FreeRecordSource
     /// Pages in hand before the commit: the committed spares, and compaction's pulled records.
@@ -44,10 +42,10 @@ public final class WriteTransaction: TreeReading {
     /// - Parameters:
     ///   - oldestReader: the oldest snapshot a live reader holds (`UInt64.max`: none).
     ///   - durable: the newest durable commit, whose pages stay intact until the next sync.
-    ///   - writtenSinceDurable: pages this process's commits wrote after `durable`: it cannot
-    ///     reach them, so once freed they wait only for the readers.
+    ///     The pages this process's commits wrote after it (`StorageEnvironment.pagesWritten`)
+    ///     it cannot reach, so once freed they wait only for the readers.
     init(environment: StorageEnvironment, snapshot: Snapshot, slots: [(slot: Int, meta: MetaSlot)], oldestReader: UInt64,
-         durable: UInt64, writtenSinceDurable: Set<UInt64>, epoch: UInt64) throws
+         durable: UInt64, epoch: UInt64) throws
     {
         self.epoch = epoch
         self.slots = slots
@@ -57,30 +55,36 @@ public final class WriteTransaction: TreeReading {
         self.freed = freed
         editor = TreeEditor(snapshot: snapshot, freed: freed)
         reuseBound = ReuseBound(oldestReader: oldestReader, durable: durable)
-        ownWrites = writtenSinceDurable
         freeRecords = FreeRecordSource(snapshot: snapshot, bound: reuseBound)
         // The spares were reusable by the commit that left them, so by every later one.
         // (Shared, not copied, when every one is inside the file, as they are unless damaged.)
         let spares = snapshot.meta.spares, pageCount = snapshot.meta.pageCount
         let inside = { (page: UInt64) in page >= Layout.firstDataPage && page < pageCount }
-        pool = spares.allSatisfy(inside) ? spares : spares.filter(inside)
         // The pages the commit before freed and listed in its slot (2.10): reused now when the
         // free tree's rule for their section allows it, recorded in the tree otherwise.
         let listed = snapshot.meta.freed
         var waiting = FreedInSlot()
-        if !listed.isEmpty {
+        if listed.isEmpty {
+            pool = spares.allSatisfy(inside) ? spares : spares.filter(inside)
+        } else {
+            // One array sized for all of them (appending a lazy filter grew it page by page:
+            // ~4 reallocations a small commit).
+            var pages: [UInt64] = []
+            pages.reserveCapacity(spares.count + listed.count)
+            for page in spares where inside(page) { pages.append(page) }
             let freedBy = snapshot.meta.txnID
             if reuseBound.allows(.ownWrites, freedBy: freedBy, writtenAfter: listed.writtenAfter) {
-                pool += listed.own.lazy.filter(inside)
+                for page in listed.own where inside(page) { pages.append(page) }
             } else {
                 waiting.own = listed.own.filter(inside)
                 waiting.writtenAfter = listed.writtenAfter
             }
             if reuseBound.allows(.durable, freedBy: freedBy, writtenAfter: 0) {
-                pool += listed.others.lazy.filter(inside)
+                for page in listed.others where inside(page) { pages.append(page) }
             } else {
                 waiting.others = listed.others.filter(inside)
             }
+            pool = pages
         }
         self.waiting = waiting
         catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
@@ -307,35 +311,44 @@ public final class WriteTransaction: TreeReading {
             let root = state.root.map { serializer.flush($0) }
             writtenRoots.append(root)
             let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
-            let key = Array(state.name.utf8), value = descriptor.encoded()
-            // As a lookup would decode it. One that would not decode (never written by this
-            // code: depth <= 32) leaves the cache on the old catalog, so that nothing is cached.
-            if let written = value.withUnsafeBytes({ try? TreeDescriptor.decode($0, page: 0) }) {
-                catalogChanges?.append((state.name, written))
-            } else {
-                catalogChanges = nil
-            }
-            _ = try key.withUnsafeBytes { key in
-                try value.withUnsafeBytes { try editor.put(catalog, key: key, value: $0, mode: .upsert) }
+            // Key and value on the stack (two arrays a tree cost ~1K instructions a small commit).
+            var name = state.name
+            try descriptor.withEncoded { value in
+                // As a lookup would decode it. One that would not decode (never written by this
+                // code: depth <= 32) leaves the cache on the old catalog, so that nothing is cached.
+                if let written = try? TreeDescriptor.decode(value, page: 0) {
+                    catalogChanges?.append((state.name, written))
+                } else {
+                    catalogChanges = nil
+                }
+                _ = try name.withUTF8 { key in
+                    try editor.put(catalog, key: UnsafeRawBufferPointer(key), value: value, mode: .upsert)
+                }
             }
         }
         let catalogRoot = catalog.root.map { serializer.flush($0) }
         let freeTree = FreeList.tree(snapshot.meta)
         // Its dirty pages are written from its buffers (writePages below).
         defer { withExtendedLifetime(freeTree) {} }
-        var update = FreeTreeUpdate(txnID: txnID, editor: editor, tree: freeTree, freed: freed, ownWrites: ownWrites,
-                                    durable: reuseBound.durable)
-        if let newPageCount { update.limit = newPageCount }
-        update.listsInSlot = environment.listsFreedPagesInSlot
-        update.waiting = waiting
-        let heldBack = newPageCount.map { limit in self.heldBack.filter { $0 < limit } } ?? self.heldBack
-        let free = try update.run(serializer: &serializer, source: freeRecords, previousCount: snapshot.meta.freeListCount,
+        let free: FreeTreeUpdate.Result
+        do {
+            // Scoped: the written pages' set is let go of before `noteWritten` adds to it.
+            var update = FreeTreeUpdate(txnID: txnID, editor: editor, tree: freeTree, freed: freed,
+                                        ownWrites: environment.pagesWritten(after: reuseBound.durable),
+                                        durable: reuseBound.durable)
+            if let newPageCount { update.limit = newPageCount }
+            update.listsInSlot = environment.listsFreedPagesInSlot
+            update.waiting = waiting
+            let heldBack = newPageCount.map { limit in self.heldBack.filter { $0 < limit } } ?? self.heldBack
+            free = try update.run(serializer: &serializer, source: freeRecords, previousCount: snapshot.meta.freeListCount,
                                   returned: heldBack)
+        }
         let durable = try environment.readers.withLock { environment.readers.durableTxnID }
         let meta = MetaSlot(txnID: txnID, durableTxnID: durable, pageCount: serializer.allocator.pageCount,
                             catalog: catalogRoot, freeList: free.root, freeListCount: free.count,
                             catalogDepth: UInt64(catalog.depth), freeTreeDepth: UInt64(free.depth), spares: free.spares,
                             freed: free.freed)
+        serializer.sortByPage()
         try writePages(serializer.pages, pageCount: meta.pageCount)
         // Relaxed mode: pages freed since the last sync stay reserved for the durable commit.
         // When they become many, this commit syncs (a checkpoint) so that they can be reused.

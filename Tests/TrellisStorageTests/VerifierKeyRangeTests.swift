@@ -62,8 +62,10 @@ import Testing
             let newCatalog = PageReference(page: catalog.page,
                                            checksum: try Checksum.ofPages(page(catalog.page), count: 1, page: catalog.page))
             for (number, slot) in zip([UInt64(1), 2], slots) {
-                var rewritten = slot
-                rewritten.catalog = newCatalog
+                let rewritten = MetaSlot(txnID: slot.txnID, durableTxnID: slot.durableTxnID, pageCount: slot.pageCount,
+                                         catalog: newCatalog, freeList: slot.freeList, freeListCount: slot.freeListCount,
+                                         catalogDepth: slot.catalogDepth, freeTreeDepth: slot.freeTreeDepth,
+                                         spares: slot.spares, freed: slot.freed)
                 rewritten.encode(into: page(number))
             }
         }

@@ -34,8 +34,10 @@ final class Table: @unchecked Sendable {
     /// every launch paid for each class of the schema.
     var isEncodable: Bool { accessorSetup == 3 }
 
-    /// Whether a new accessor needs more than its core and key (legacy fields, or `Encodable`).
-    var needsAccessorSetup: Bool { accessorSetup >= 2 }
+    /// Whether a new accessor may need more than its core and key: legacy fields, `Encodable`,
+    /// or not decided yet (``isEncodable`` decides when the setup asks). One load, as the
+    /// stored flag it replaces.
+    var needsAccessorSetup: Bool { accessorSetupState.load(ordering: .relaxed) != 1 }
 
     /// ``accessorSetupState``, decided on first use (then one load).
     private var accessorSetup: UInt8 {

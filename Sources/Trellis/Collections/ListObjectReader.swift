@@ -21,9 +21,11 @@ struct ListObjectReader {
         guard binding.location.field.typeInfo.type == .object, let type = Element.self as? ObjectBase.Type,
               type != DynamicObject.self, let table = binding.core.table(for: type, create: false)
         else { return nil }
+        // Asked before `table` is stored: afterwards the table would be retained once more for
+        // the question (its answer is an atomic load the compiler does not move).
+        reusesAccessors = binding.core.reusesAccessors(of: table)
         self.type = type
         self.table = table
-        reusesAccessors = binding.core.reusesAccessors(of: table)
         self.spare = spare()
         if reusesAccessors {
             handedOut = self.spare.accessor

@@ -20,31 +20,6 @@ import TrellisTestSupport
 
     private static func bigEndian(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
 
-    /// Every entry of `dbi` in the order a cursor walks them.
-    private func entries(_ dbi: DatabaseHandle, _ txn: Transaction) throws -> [([UInt8], [UInt8])] {
-        let cursor = try txn.cursor(dbi)
-        var out: [([UInt8], [UInt8])] = []
-        var entry = cursor.first()
-        while let (key, value) = entry {
-            out.append((Array(key), Array(value)))
-            entry = cursor.next()
-        }
-        return out
-    }
-
-    /// Checks `dbi` against `model` (walk in key order, `get` of every key).
-    private func check(_ dbi: DatabaseHandle, _ model: [[UInt8]: [UInt8]], _ txn: Transaction,
-                       ordered: ([UInt8], [UInt8]) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let expected = model.sorted { ordered($0.key, $1.key) }
-        let walked = try entries(dbi, txn)
-        #expect(walked.map(\.0) == expected.map(\.key), sourceLocation: sourceLocation)
-        #expect(walked.map(\.1) == expected.map(\.value), sourceLocation: sourceLocation)
-        for (key, value) in model {
-            let found = key.withUnsafeBytes { txn.get(dbi, key: $0).map(Array.init) }
-            #expect(found == value, "key \(key)", sourceLocation: sourceLocation)
-        }
-    }
-
     @Test(arguments: [1, 2, 3])
     func aLongMixOfPutsInOneTransactionLeavesWhatTheySay(seed: UInt64) throws {
         let environment = try makeEnvironment()
@@ -91,14 +66,14 @@ import TrellisTestSupport
                 if integerTree { integerModel[k] = nil } else { bytesModel[k] = nil }
             }
             if step % 5_000 == 4_999 {
-                try check(bytes, bytesModel, txn, ordered: { $0.lexicographicallyPrecedes($1) })
-                try check(integers, integerModel, txn, ordered: Self.integerOrder)
+                try expectTree(bytes, holds: bytesModel, in: txn, ordered: { $0.lexicographicallyPrecedes($1) })
+                try expectTree(integers, holds: integerModel, in: txn, ordered: Self.integerOrder)
             }
         }
         try txn.commit()
         let read = try environment.beginRead()
-        try check(bytes, bytesModel, read, ordered: { $0.lexicographicallyPrecedes($1) })
-        try check(integers, integerModel, read, ordered: Self.integerOrder)
+        try expectTree(bytes, holds: bytesModel, in: read, ordered: { $0.lexicographicallyPrecedes($1) })
+        try expectTree(integers, holds: integerModel, in: read, ordered: Self.integerOrder)
         read.abort()
     }
 
@@ -132,8 +107,8 @@ import TrellisTestSupport
         }
         try txn.commit()
         let read = try environment.beginRead()
-        #expect(try entries(rows, read).count == 40)
-        #expect(try entries(created, read).count == 40)
+        #expect(try treeEntries(rows, read).count == 40)
+        #expect(try treeEntries(created, read).count == 40)
         read.abort()
     }
 }

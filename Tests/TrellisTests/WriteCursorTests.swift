@@ -17,18 +17,6 @@ import TrellisTestSupport
         try Environment(path: folder.file().path, readOnly: false, initialMapSize: 1 << 24, mapSizeLimit: 1 << 30)
     }
 
-    /// Every entry of `dbi`, in the order a cursor walks them.
-    private func entries(_ dbi: DatabaseHandle, _ txn: Transaction) throws -> [([UInt8], [UInt8])] {
-        let cursor = try txn.cursor(dbi)
-        var out: [([UInt8], [UInt8])] = []
-        var entry = cursor.first()
-        while let (key, value) = entry {
-            out.append((Array(key), Array(value)))
-            entry = cursor.next()
-        }
-        return out
-    }
-
     /// LMDB's byte order for keys of one database (shorter first on a common prefix).
     private static func ordered(_ a: [UInt8], _ b: [UInt8]) -> Bool { a.lexicographicallyPrecedes(b) }
 
@@ -38,14 +26,7 @@ import TrellisTestSupport
     /// every key, the file's structure check).
     private func check(_ environment: Environment, _ dbi: DatabaseHandle, _ model: [[UInt8]: [UInt8]],
                        _ txn: Transaction, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let expected = model.sorted { Self.ordered($0.key, $1.key) }
-        let walked = try entries(dbi, txn)
-        #expect(walked.map(\.0) == expected.map(\.key), sourceLocation: sourceLocation)
-        #expect(walked.map(\.1) == expected.map(\.value), sourceLocation: sourceLocation)
-        for (key, value) in model {
-            let found = key.withUnsafeBytes { txn.get(dbi, key: $0).map(Array.init) }
-            #expect(found == value, "key \(key)", sourceLocation: sourceLocation)
-        }
+        try expectTree(dbi, holds: model, in: txn, ordered: Self.ordered, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: [1, 2, 3])
@@ -129,7 +110,7 @@ import TrellisTestSupport
         for key in UInt64(5_001)...5_400 { try put(key, append: true) }
         try txn.commit()
         let read = try environment.beginRead()
-        let keys = try entries(rows, read).map { $0.0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
+        let keys = try treeEntries(rows, read).map { $0.0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
         #expect(keys == expected.sorted())
         for key in expected { #expect(read.get(rows, integerKey: key).map(Array.init) == value) }
         read.abort()
@@ -160,7 +141,7 @@ import TrellisTestSupport
         }
         let read = try environment.beginRead()
         let rows = try #require(try read.database(named: "rows", create: false))
-        let keys = try entries(rows, read).map { $0.0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
+        let keys = try treeEntries(rows, read).map { $0.0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
         #expect(keys == committed)
         read.abort()
     }
@@ -191,8 +172,8 @@ import TrellisTestSupport
         #expect(environment.writeCursors.openCount == 0)
         try next.commit()
         let read = try environment.beginRead()
-        #expect(try entries(rows, read).count == 1)
-        #expect(try entries(other, read).count == WriteCursors.writesBeforeCursors)
+        #expect(try treeEntries(rows, read).count == 1)
+        #expect(try treeEntries(other, read).count == WriteCursors.writesBeforeCursors)
         read.abort()
     }
 }

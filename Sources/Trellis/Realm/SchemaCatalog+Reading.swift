@@ -35,21 +35,24 @@ extension SchemaCatalog {
               let name = members["name"]?.string,
               let tableId = members["tableId"]?.int(as: UInt32.self),
               let embedded = members["embedded"]?.bool,
-              let properties = members["properties"]?.elements,
-              let computed = members["computed"]?.elements,
+              let properties = members["properties"].flatMap(storedProperties),
+              let computed = members["computed"].flatMap(storedProperties),
               let swiftType = members.optional("swiftType", \.string)
         else { return nil }
-        var storedProperties = [StoredProperty](), storedComputed = [StoredProperty]()
-        for value in properties {
-            guard let property = storedProperty(value) else { return nil }
-            storedProperties.append(property)
+        return StoredClass(name: name, tableId: tableId, embedded: embedded, properties: properties,
+                           computed: computed, swiftType: swiftType)
+    }
+
+    /// The properties of an array, or nil when it is not one or one of them does not read.
+    private static func storedProperties(_ value: CatalogJSON) -> [StoredProperty]? {
+        guard let elements = value.elements else { return nil }
+        var properties = [StoredProperty]()
+        properties.reserveCapacity(elements.count)
+        for element in elements {
+            guard let property = storedProperty(element) else { return nil }
+            properties.append(property)
         }
-        for value in computed {
-            guard let property = storedProperty(value) else { return nil }
-            storedComputed.append(property)
-        }
-        return StoredClass(name: name, tableId: tableId, embedded: embedded, properties: storedProperties,
-                           computed: storedComputed, swiftType: swiftType)
+        return properties
     }
 
     private static func storedProperty(_ value: CatalogJSON) -> StoredProperty? {

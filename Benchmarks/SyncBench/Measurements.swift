@@ -45,17 +45,23 @@ struct UploadResult {
     var objects: Int
     var localWriteSeconds: Double
     var uploadSeconds: Double
+    /// CPU microseconds per object the server and PostgreSQL spent on the upload (nil: not measured).
+    var serverMicrosPerObject: Double?
+    var postgresMicrosPerObject: Double?
 }
 
-func measureUpload(_ client: BenchClient, count: Int, batch: Int) async throws -> UploadResult {
+func measureUpload(_ client: BenchClient, count: Int, batch: Int, serverPid: pid_t) async throws -> UploadResult {
     let session = try client.session
     session.suspend()
     let writeSeconds = try writeObjects(client, count: count, batch: batch)
+    let before = CPUReading(serverPid: serverPid)
     let start = now()
     session.resume()
     try await session.wait(for: .upload)
     let uploadSeconds = seconds(start, now())
-    return UploadResult(objects: count, localWriteSeconds: writeSeconds, uploadSeconds: uploadSeconds)
+    let cpu = before.microsPerObject(until: CPUReading(serverPid: serverPid), objects: count)
+    return UploadResult(objects: count, localWriteSeconds: writeSeconds, uploadSeconds: uploadSeconds,
+                        serverMicrosPerObject: cpu.server, postgresMicrosPerObject: cpu.postgres)
 }
 
 /// Download: a new client with an empty file, from `Realm.asyncOpen` to the Realm handed over

@@ -145,7 +145,7 @@ func run(_ options: Options) async throws {
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
 
         let a = try await BenchClient("A", baseURL: server.baseURL, folder: files)
-        let upload = try await measureUpload(a, count: options.objects, batch: options.batch)
+        let upload = try await measureUpload(a, count: options.objects, batch: options.batch, serverPid: server.pid)
         let stored = try runTool("/usr/bin/env", ["psql", database, "-At", "-c",
             "SELECT (SELECT count(*) FROM \"BenchDog\") + (SELECT count(*) FROM \"BenchPerson\")"])
         guard Int(stored) == upload.objects else {
@@ -236,6 +236,9 @@ func report(_ options: Options, uploads: [UploadResult], downloads: [Double], la
             "objects": options.objects, "repetitions": options.repetitions, "rounds": latencies.count,
             "uploadObjectsPerSecond": uploadRates.map { $0.rounded() },
             "downloadObjectsPerSecond": downloadRates.map { $0.rounded() },
+            // CPU per uploaded object (until acknowledged): steadier than the rate on a shared machine.
+            "uploadServerCpuMicrosPerObject": uploads.compactMap { $0.serverMicrosPerObject.map { $0.rounded() } },
+            "uploadPostgresCpuMicrosPerObject": uploads.compactMap { $0.postgresMicrosPerObject.map { $0.rounded() } },
             "latencyMs": ["median": median(latencies), "p95": percentile(latencies, 0.95),
                           "p99": percentile(latencies, 0.99), "min": latencies.min() ?? 0, "max": latencies.max() ?? 0],
             // Issue 39's keys (medians over the repetitions).
@@ -259,6 +262,11 @@ func report(_ options: Options, uploads: [UploadResult], downloads: [Double], la
     print("| local write (offline, \(options.batch) objects per transaction), objects/s | \(f0(median(writeRates))) | "
         + "\(list(writeRates)) |")
     print("| upload until acknowledged, objects/s | \(f0(median(uploadRates))) | \(list(uploadRates)) |")
+    let serverCPU = uploads.compactMap(\.serverMicrosPerObject), postgresCPU = uploads.compactMap(\.postgresMicrosPerObject)
+    if !serverCPU.isEmpty {
+        print("| upload: server CPU per object, µs | \(f0(median(serverCPU))) | \(list(serverCPU)) |")
+        print("| upload: PostgreSQL CPU per object, µs | \(f0(median(postgresCPU))) | \(list(postgresCPU)) |")
+    }
     print("| initial download (asyncOpen), objects/s | \(f0(median(downloadRates))) | \(list(downloadRates)) |")
     print("| commit on A -> notification on B, ms | \(f1(median(latencies))) (p95 \(f1(percentile(latencies, 0.95))), "
         + "p99 \(f1(percentile(latencies, 0.99))), "

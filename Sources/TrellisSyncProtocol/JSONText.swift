@@ -149,7 +149,8 @@ enum JSONText {
         var description: String { "not valid JSON at byte \(offset): \(reason)" }
     }
 
-    private struct Parser {
+    /// Internal, not private: the upload reader (UploadFrameReader.swift) reads with it.
+    struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
         /// Nesting deeper than this is refused (a stack overflow otherwise).

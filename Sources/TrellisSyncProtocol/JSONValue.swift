@@ -90,17 +90,21 @@ public enum JSONValue: Codable, Sendable, Hashable {
 }
 
 /// Encodes and decodes frames: uploads and downloads (the frames that carry documents) by
-/// hand through ``JSONValue`` (``SyncMessage/fastJSON``), the others with `Codable`; the JSON
-/// is the same either way.
+/// hand (written straight to text: ``SyncMessage/frameText``; read through ``JSONValue``:
+/// ``SyncMessage/fastJSON``), the others with `Codable`; the JSON is the same either way.
 public enum SyncCoding {
     public static func encode(_ message: SyncMessage) -> String {
-        if let json = message.fastJSON { return json.jsonText }
+        if let text = message.frameText { return text }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? String(decoding: encoder.encode(message), as: UTF8.self)) ?? "{}"
     }
 
     public static func decode(_ text: String) throws -> SyncMessage {
+        var text = text
+        // An upload read straight into its changes; any other frame, or an upload not in the
+        // form that reader takes, the general way (which reports what is wrong with it).
+        if let upload = text.withUTF8({ JSONText.parseUpload($0) }) { return .upload(upload) }
         if let message = try SyncMessage(fastJSON: try JSONValue(jsonText: text)) { return message }
         return try JSONDecoder().decode(SyncMessage.self, from: Data(text.utf8))
     }

@@ -96,7 +96,12 @@ extension SyncObjectChange {
     }
 
     /// The change as compact JSON text (the outbox's form).
-    public var jsonText: String { json.jsonText }
+    public var jsonText: String {
+        var out = [UInt8]()
+        out.reserveCapacity(256)
+        FrameWriter.write(self, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
 
     /// A change read from JSON text (written by ``jsonText`` or by `JSONEncoder`).
     public init(jsonBytes: some Collection<UInt8>) throws {

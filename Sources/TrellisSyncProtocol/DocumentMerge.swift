@@ -96,6 +96,11 @@ public enum DocumentMerge {
     /// more dots) when `stamp` is not older than the last write of the path nor of any
     /// embedded object above it.
     static func set(_ value: JSONValue, at path: String, stamp: String, in stored: inout Stored) {
+        // A property (no dot), the usual case: no split of the path into its parts.
+        if !path.utf8.contains(UInt8(ascii: ".")) {
+            if stamp < (stored.timestamps[path] ?? "") { return }
+            return setProperty(value, at: path, stamp: stamp, in: &stored)
+        }
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var prefix = ""
         for part in parts {
@@ -103,26 +108,27 @@ public enum DocumentMerge {
             if stamp < (stored.timestamps[prefix] ?? "") { return }
         }
         guard let top = parts.first else { return }
-        if parts.count == 1 {
-            var replacement = value
-            // A whole embedded object (or map): the newer edits of its fields stay.
-            if case .object = value, let current = stored.document[path], case .object = current {
-                for (key, fieldStamp) in stored.timestamps where key.hasPrefix(path + ".") && fieldStamp > stamp {
-                    let fieldPath = key.dropFirst(path.count + 1).split(separator: ".").map(String.init)
-                    if let kept = field(at: fieldPath[...], in: current),
-                       let updated = replacing(replacement, at: fieldPath[...], with: kept) {
-                        replacement = updated
-                    }
-                }
-            }
-            stored.document[path] = replacement
-            stored.timestamps[path] = stamp
-            return
-        }
         // A field of an embedded object: only while the object is there.
         guard let current = stored.document[top], let updated = replacing(current, at: parts.dropFirst(), with: value)
         else { return }
         stored.document[top] = updated
+        stored.timestamps[path] = stamp
+    }
+
+    /// Sets property `path` (a name without dots; its timestamp checked by the caller).
+    private static func setProperty(_ value: JSONValue, at path: String, stamp: String, in stored: inout Stored) {
+        var replacement = value
+        // A whole embedded object (or map): the newer edits of its fields stay.
+        if case .object = value, let current = stored.document[path], case .object = current {
+            for (key, fieldStamp) in stored.timestamps where key.hasPrefix(path + ".") && fieldStamp > stamp {
+                let fieldPath = key.dropFirst(path.count + 1).split(separator: ".").map(String.init)
+                if let kept = field(at: fieldPath[...], in: current),
+                   let updated = replacing(replacement, at: fieldPath[...], with: kept) {
+                    replacement = updated
+                }
+            }
+        }
+        stored.document[path] = replacement
         stored.timestamps[path] = stamp
     }
 

@@ -289,8 +289,8 @@ extension PostgresStore {
         if !outcome.kept.isEmpty {
             // An update with no effect still runs: its history entry tells the uploader the outcome.
             let ids = outcome.kept.map { idText($0.primaryKey) }
-            let docs = outcome.kept.map { JSONValue.object($0.stored?.document ?? [:]).jsonText }
-            let metas = outcome.kept.map { JSONValue.object(($0.stored?.timestamps ?? [:]).mapValues(JSONValue.string)).jsonText }
+            let docs = outcome.kept.map { $0.stored?.documentText ?? "{}" }
+            let metas = outcome.kept.map { $0.stored?.timestampsText ?? "{}" }
             writes.append(upsertWithHistory(className: className, shape: shape, ids: ids, docs: docs, metas: metas))
         }
         if !outcome.removed.isEmpty {

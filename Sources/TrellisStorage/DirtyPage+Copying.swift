@@ -15,6 +15,13 @@ extension DirtyPage {
         setCellStart(Layout.headerSize &+ count &* Layout.slotSize)
     }
 
+    /// Makes this buffer, which holds a committed page exactly as this process's commit wrote it
+    /// (`CommittedBuffer`), a dirty page again: as `copy(_:)` leaves a copy of that page.
+    func reopen() {
+        base.storeLE(UInt64(0), at: Self.pendingFlagOffset)
+        setCellStart(Layout.headerSize &+ count &* Layout.slotSize)
+    }
+
     /// The one-piece copy; false when the page is not laid out as format 7 writes it.
     private func copyPacked(_ view: PageView) throws -> Bool {
         let page = view.base

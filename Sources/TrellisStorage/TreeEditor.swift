@@ -75,14 +75,21 @@ struct TreeEditor {
     let snapshot: Snapshot
     let freed: FreedPages
 
-    /// The dirty page for a child, copying a committed page (whose page is then free).
+    /// The dirty page for a child, copying a committed page (whose page is then free): from
+    /// the buffer this process's commit wrote it from when the tree still has it
+    /// (`CommittedBuffer`), else from the map.
     func dirty(_ child: Child, in tree: TreeState) throws -> DirtyPage {
         switch child {
         case .dirty(let page):
             return page
         case .clean(let reference):
-            let view = try snapshot.treePage(reference)
             let pages = tree.pages
+            if let page = pages.takeCommitted(reference) {
+                page.reopen()
+                freed.free(reference)
+                return page
+            }
+            let view = try snapshot.treePage(reference)
             let page = pages.newPage()
             do {
                 try page.copy(view)

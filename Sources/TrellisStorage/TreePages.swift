@@ -15,6 +15,11 @@ final class TreePages {
     // transaction on one thread.
     @exclusivity(unchecked) private var buffers: [UnsafeMutableRawPointer] = []
     @exclusivity(unchecked) private var spare: [DirtyPage] = []
+    /// Spare buffers that still hold a page exactly as a commit wrote it (`CommittedBuffer`).
+    @exclusivity(unchecked) private var committed: [CommittedBuffer] = []
+    /// Pages written from this tree's buffers by the commit under way (`noteWritten`), committed
+    /// buffers once it settles.
+    @exclusivity(unchecked) private var written: [CommittedBuffer] = []
     /// Values put by the transaction that its leaves still reference, by address.
     @exclusivity(unchecked) private var pending: Set<UnsafeMutableRawPointer> = []
     @exclusivity(unchecked) private var retired: [UnsafeMutableRawPointer] = []
@@ -30,13 +35,47 @@ final class TreePages {
     /// Buffers allocated for this tree (in use or spare).
     var bufferCount: Int { buffers.count }
 
-    /// A buffer for a dirty page (its content is to be written by the caller).
+    /// A buffer for a dirty page (its content is to be written by the caller). A blank spare
+    /// first; a committed buffer only when there is none (the page it held is copied from the
+    /// map if the tree changes it later).
     @inline(__always)
     func newPage() -> DirtyPage {
         if let page = spare.popLast() { return page }
+        if let held = committed.popLast() { return held.page }
         let buffer = PageBufferPool.shared.take()
         buffers.append(buffer)
         return DirtyPage(base: buffer)
+    }
+
+    /// The spare buffer that holds the committed page `reference` exactly as this process wrote
+    /// it (its used bytes are the ones `reference.checksum` was computed over), taken for
+    /// editing; nil when no buffer does (the page is then copied from the map).
+    @inline(__always)
+    func takeCommitted(_ reference: PageReference) -> DirtyPage? {
+        guard !committed.isEmpty else { return nil }
+        return takeCommittedBuffer(reference)
+    }
+
+    private func takeCommittedBuffer(_ reference: PageReference) -> DirtyPage? {
+        for index in committed.indices where committed[index].reference == reference {
+            let held = committed[index].page
+            // Order does not matter: the last one takes its place.
+            committed[index] = committed[committed.count &- 1]
+            committed.removeLast()
+            return held
+        }
+        return nil
+    }
+
+    /// The commit under way wrote `pages` (those of them that are tree pages, from this tree's
+    /// buffers) with these numbers and checksums; once it has published, `settle` keeps their
+    /// buffers as committed ones.
+    func noteWritten(_ pages: ArraySlice<WrittenPage>) {
+        for page in pages {
+            guard let buffer = page.buffer else { continue }
+            written.append(CommittedBuffer(page: DirtyPage(base: UnsafeMutableRawPointer(mutating: buffer)),
+                                           reference: PageReference(page: page.page, checksum: page.checksum)))
+        }
     }
 
     /// A page no longer referenced by the tree, for reuse.
@@ -52,9 +91,18 @@ final class TreePages {
             buffers.removeSubrange(kept...)
         }
         // Made again from the buffers kept, always: the spares may hold buffers just given back
-        // (two trees would then edit one buffer).
+        // (two trees would then edit one buffer). The committed buffers are those the commit
+        // just wrote and those still untouched since an earlier commit wrote them (their bytes
+        // unchanged: a buffer taken for any other use left `committed` then), when kept.
+        if !written.isEmpty {
+            committed.append(contentsOf: written)
+            written.removeAll(keepingCapacity: true)
+        }
+        if !committed.isEmpty { committed.removeAll { !buffers.contains($0.page.base) } }
         spare.removeAll(keepingCapacity: true)
-        for buffer in buffers { spare.append(DirtyPage(base: buffer)) }
+        for buffer in buffers where !committed.contains(where: { $0.page.base == buffer }) {
+            spare.append(DirtyPage(base: buffer))
+        }
         if !pending.isEmpty {
             for value in pending { value.deallocate() }
             pending.removeAll()
@@ -98,3 +146,15 @@ final class TreePages {
         return UnsafeRawBufferPointer(start: value, count: length)
     }
 }
+
+/// A spare buffer of a tree that holds a committed page exactly as this process's commit wrote it
+/// (docs/STORAGE.md 13.3, "Session 38"): the page number and the checksum of its used bytes, as
+/// the commit wrote them into the page's parent. A later write transaction that changes the page
+/// edits this buffer instead of copying the page from the map: a reference with the same number
+/// and checksum names these very bytes (the checksum covers the number, the commit's number and
+/// every used byte). Nothing writes a committed buffer: any other use takes it out of the list.
+struct CommittedBuffer {
+    let page: DirtyPage
+    let reference: PageReference
+}
+

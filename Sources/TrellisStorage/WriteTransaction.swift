@@ -308,7 +308,10 @@ public final class WriteTransaction: TreeReading {
             if present { try key.withUnsafeBytes { try editor.remove(catalog, key: $0) } }
         }
         for state in changed {
+            let first = serializer.pages.count
             let root = state.root.map { serializer.flush($0) }
+            // The pages just written are this tree's: their buffers, kept, stand for them (`carry`).
+            if serializer.pages.count > first { state.pages.noteWritten(serializer.pages[first...]) }
             writtenRoots.append(root)
             let descriptor = TreeDescriptor(root: root, count: state.count, order: state.order, depth: state.depth)
             // Key and value on the stack (two arrays a tree cost ~1K instructions a small commit).
@@ -326,7 +329,9 @@ public final class WriteTransaction: TreeReading {
                 }
             }
         }
+        let catalogFirst = serializer.pages.count
         let catalogRoot = catalog.root.map { serializer.flush($0) }
+        if serializer.pages.count > catalogFirst { catalog.pages.noteWritten(serializer.pages[catalogFirst...]) }
         let freeTree = FreeList.tree(snapshot.meta)
         // Its dirty pages are written from its buffers (writePages below).
         defer { withExtendedLifetime(freeTree) {} }

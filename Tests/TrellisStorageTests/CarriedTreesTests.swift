@@ -144,4 +144,31 @@ import TrellisTestSupport
         let report = try environment.check()
         #expect(report.entries == UInt64(model.values.reduce(0) { $0 + $1.count }))
     }
+
+    /// A page the last commit wrote is changed from the buffer it was written from
+    /// (`CommittedBuffer`), not copied from the map: here the file's copy was changed behind the
+    /// writer's back (this process does not hash the pages it wrote again), and the next commit
+    /// still holds the value as it was put. Copied from the map, the changed byte went into the
+    /// next commit under a fresh checksum.
+    @Test func aPageTheLastCommitWroteIsChangedFromTheBytesItWrote() throws {
+        let file = MemoryFile()
+        var options = StorageEnvironment.Options()
+        options.syncOnCommit = false
+        let environment = try StorageEnvironment(file: file, options: options)
+        let value = Array("a value put once, then changed in the file only".utf8)
+        try environment.write { write in
+            try write.createTree("t")
+            try write.put("t", key: Self.key(1), value: value)
+        }
+        let contents = file.contents
+        let offsets = (0...(contents.count - value.count)).filter { contents[$0] == value[0] && Array(contents[$0..<$0 + value.count]) == value }
+        try #require(offsets.count == 1)
+        file.flip(at: offsets[0] + 3, with: 0x20)
+        try environment.write { try $0.put("t", key: Self.key(2), value: [2]) }
+        try environment.read { (read: ReadTransaction) throws in
+            #expect(try read.get("t", key: Self.key(1)) == value)
+            #expect(try read.get("t", key: Self.key(2)) == [2])
+        }
+        _ = try environment.check()
+    }
 }

@@ -73,6 +73,16 @@ import Testing
         #expect(try render(text) == rendered)
     }
 
+    @Test func keywordsMatchAnyCaseOfTheirASCIILettersOnly() throws {
+        #expect(try render("a == 1 aNd b == 2") == "((a == 1) && (b == 2))")
+        #expect(try render("a == 1 oR NoT b == 2") == "((a == 1) || (NOT b == 2))")
+        #expect(QueryToken.spells("SubQuery", "SUBQUERY"))
+        // Unicode case folding would take U+017F (long s) for "s"; realm-core's grammar does not.
+        #expect(!QueryToken.spells("\u{17F}ubquery", "SUBQUERY"))
+        #expect(!QueryToken.spells("AN", "AND"))
+        #expect(!QueryToken.spells("@ND", "`ND"))
+    }
+
     @Test func substitutesArguments() throws {
         #expect(try render("age > %@ AND name == %@", [5, "Rex"]) == "((age > %@) && (name == %@))")
         #expect(try render("%K == %@", ["name", "Rex"]) == "(name == %@)")

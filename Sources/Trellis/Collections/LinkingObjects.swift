@@ -272,16 +272,13 @@ extension LinkingObjects: _Persistable, _CachedAccessor, _LinkingObjectsProperty
         // The common case first: an iteration reading this property of each object moves the
         // source it kept from the previous object (when the caller let go of the value) to this
         // one, without looking the field up.
-        if object._isIterationAccessor, let managed = object._managed {
-            var spare: LinkingObjectsSource?
-            swap(&spare, &object._spareLinkingObjectsSource)
-            if isKnownUniquelyReferenced(&spare), let reusable = spare,
-               reusable.moveIfReading(column: column, of: managed)
-            {
-                object._spareLinkingObjectsSource = reusable
-                return Self(source: reusable)
-            }
-            swap(&spare, &object._spareLinkingObjectsSource)
+        // The spare stays where it is: the value returned is its one new reference (a retain, and
+        // no release).
+        if object._isIterationAccessor, let managed = object._managed,
+           isKnownUniquelyReferenced(&object._spareLinkingObjectsSource),
+           let reusable = object._spareLinkingObjectsSource, reusable.moveIfReading(column: column, of: managed)
+        {
+            return Self(source: reusable)
         }
         guard let managed = object._managed, let index = ClassInfo.linkingObjectsFieldIndex(column: column)
         else {

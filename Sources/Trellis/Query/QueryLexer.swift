@@ -22,6 +22,17 @@ struct QueryToken {
 
     let kind: Kind
     let offset: Int
+
+    /// Whether the identifier `name` is `keyword` (`AND`, `SUBQUERY`, …) in any case of its ASCII
+    /// letters, as realm-core's grammar matches keywords: byte by byte, no Unicode case folding
+    /// (which would also let non-ASCII names such as `ſubquery` pass, and costs a Foundation
+    /// string comparison per keyword tried).
+    static func spells(_ name: String, _ keyword: String) -> Bool {
+        @inline(__always) func lower(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
+        let name = name.utf8, keyword = keyword.utf8
+        guard name.count == keyword.count else { return false }
+        return zip(name, keyword).allSatisfy { lower($0) == lower($1) }
+    }
 }
 
 /// A query that does not parse or does not fit the class: what, and where.

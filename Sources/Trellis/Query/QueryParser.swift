@@ -70,7 +70,7 @@ struct QueryParser {
 
     private func isKeyword(_ keyword: String, _ token: QueryToken? = nil) -> Bool {
         if case .identifier(let name) = (token ?? current).kind {
-            return name.caseInsensitiveCompare(keyword) == .orderedSame
+            return QueryToken.spells(name, keyword)
         }
         return false
     }
@@ -249,7 +249,7 @@ struct QueryParser {
             return .list(items)
         case .identifier(let name):
             if let literal = literal(name) { return .constant(literal) }
-            if name.caseInsensitiveCompare("SUBQUERY") == .orderedSame {
+            if QueryToken.spells(name, "SUBQUERY") {
                 try enterNesting()
                 defer { depth -= 1 }
                 return try subquery()

@@ -17,6 +17,9 @@ final class Transaction {
     let isReadOnly: Bool
     @exclusivity(unchecked) private var reader: ReadTransaction?
     @exclusivity(unchecked) private var writer: WriteTransaction?
+    /// `writer`, not retained (set and cleared with it): a put calls the engine through it
+    /// without the retain and release that a load of `writer` costs.
+    @exclusivity(unchecked) private var unretainedWriter: Unmanaged<WriteTransaction>?
     @exclusivity(unchecked) private var isEnded = false
     /// The engine's view of each tree this transaction used, by handle (nil: not looked up yet).
     @exclusivity(unchecked) private var accesses: [TreeAccess?] = []
@@ -61,7 +64,9 @@ final class Transaction {
             if !holdingGate { environment.handles.gate.acquire() }
             holdsGate = true
             do {
-                writer = try environment.store.beginWrite()
+                let writer = try environment.store.beginWrite()
+                self.writer = writer
+                unretainedWriter = Unmanaged.passUnretained(writer)
             } catch {
                 releaseGate()
                 throw StorageError.wrapping(error, operation: "beginning a write transaction")
@@ -120,6 +125,7 @@ final class Transaction {
             throw StorageError.wrapping(error, operation: "committing the write transaction")
         }
         for handle in createdHandles { environment.handles.noteExists(handle) }
+        unretainedWriter = nil
         self.writer = nil
     }
 
@@ -134,6 +140,7 @@ final class Transaction {
         isEnded = true
         forgetTrees()
         writer?.abort()
+        unretainedWriter = nil
         writer = nil
         reader?.end()
         reader = nil
@@ -202,13 +209,6 @@ final class Transaction {
         return lookUp(dbi)
     }
 
-    /// The access of `dbi`'s tree if this (unshared) transaction looked it up already, else nil.
-    @inline(__always)
-    private func lookedUp(_ dbi: DatabaseHandle) -> TreeAccess? {
-        let index = Int(dbi)
-        return !isShared && index < accesses.count ? accesses[index] : nil
-    }
-
     /// Puts this write transaction made by name (``writeAccess(_:)``).
     @exclusivity(unchecked) private var namedPuts = 0
     /// The puts by name a write transaction makes before it looks up the trees it writes.
@@ -218,11 +218,30 @@ final class Transaction {
     /// two puts by name, so a small write transaction (a handful of puts) writes a tree it did not
     /// read by name; one that made more than ``namedPutLimit`` puts (a bulk insert) looks each
     /// tree it writes up once and puts through its access from then on.
+    ///
+    /// Not retained: `accesses` holds it until the transaction ends or forgets its trees, which
+    /// no put does (a put through it costs no retain and release).
     @inline(__always)
-    private func writeAccess(_ dbi: DatabaseHandle) -> TreeAccess? {
-        if let access = lookedUp(dbi) { return access }
+    private func writeAccess(_ dbi: DatabaseHandle) -> Unmanaged<TreeAccess>? {
+        if let access = unretainedLookedUp(dbi) { return access }
         namedPuts &+= 1
-        return namedPuts > Self.namedPutLimit && !isShared ? lookUp(dbi) : nil
+        guard namedPuts > Self.namedPutLimit, !isShared, let access = lookUp(dbi) else { return nil }
+        return Unmanaged.passUnretained(access)  // kept in `accesses` by `lookUp`
+    }
+
+    /// The access of `dbi`'s tree if this (unshared) transaction looked it up already, else nil;
+    /// read from `accesses` without retaining it (an element of an array of optional references
+    /// is one pointer, null for nil).
+    @inline(__always)
+    private func unretainedLookedUp(_ dbi: DatabaseHandle) -> Unmanaged<TreeAccess>? {
+        let index = Int(dbi)
+        guard !isShared, index < accesses.count else { return nil }
+        return accesses.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            return UnsafeRawPointer(base + index).load(as: UnsafeRawPointer?.self).map {
+                Unmanaged<TreeAccess>.fromOpaque($0)
+            }
+        }
     }
 
     private func lookUp(_ dbi: DatabaseHandle) -> TreeAccess? {
@@ -460,13 +479,15 @@ final class Transaction {
         // Through the tree's access when this transaction read the tree already, or made many
         // puts: no search of the engine's trees by name (see ``writeAccess(_:)``).
         let mode: PutMode = noOverwrite ? .noOverwrite : .upsert
-        guard let writer, let access = writeAccess(dbi) else {
+        guard let writer = unretainedWriter, let access = writeAccess(dbi) else {
             // By name: outside a write transaction, or a tree this snapshot does not have (the
             // engine's error names it).
             let (writer, name) = try writableTree(dbi, "writing a value")
             return try putting(name) { try writer.put(name, key: key, value: value, mode: mode) }
         }
-        return try putting(treeName(dbi)) { try writer.put(access, key: key, value: value, mode: mode) }
+        return try putting(treeName(dbi)) {
+            _ = try Self.put(writer, access) { try $0.put($1, key: key, value: value, mode: mode) }
+        }
     }
 
     /// Runs one put: true when it wrote, false when `.noOverwrite` found the key, the engine's
@@ -492,12 +513,25 @@ final class Transaction {
             _ = try withUnsafeBytes(of: &keyValue) { try put(dbi, key: $0, value: value) }
             return
         }
-        guard let writer, let access = writeAccess(dbi) else {
+        guard let writer = unretainedWriter, let access = writeAccess(dbi) else {
             let (writer, name) = try writableTree(dbi, "writing a value")
             try appending(integerKey, value, name) { try writer.put(name, key: $0, value: $1, mode: $2) }
             return
         }
-        try appending(integerKey, value, treeName(dbi)) { try writer.put(access, key: $0, value: $1, mode: $2) }
+        try appending(integerKey, value, treeName(dbi)) { key, value, mode in
+            try Self.put(writer, access) { try $0.put($1, key: key, value: value, mode: mode) }
+        }
+    }
+
+    /// Calls `body` with the write transaction and a tree access this transaction holds (in
+    /// `writer` and `accesses`, which a put leaves alone), neither retained for the call.
+    @inline(__always)
+    private static func put<R>(_ writer: Unmanaged<WriteTransaction>, _ access: Unmanaged<TreeAccess>,
+                               _ body: (WriteTransaction, TreeAccess) throws -> R) rethrows -> R
+    {
+        try writer._withUnsafeGuaranteedRef { writer in
+            try access._withUnsafeGuaranteedRef { access in try body(writer, access) }
+        }
     }
 
     /// An append of `value` under `integerKey` through `put`, as a normal put when the key is not

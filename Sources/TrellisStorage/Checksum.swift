@@ -115,3 +115,53 @@ extension Checksum {
         return xxh64(UnsafeRawBufferPointer(start: start, count: used))
     }
 }
+
+extension Checksum {
+    /// The XXH64 (seed 0) of `prefix` followed by zeros up to `total` bytes, without the zeros in
+    /// memory: an overflow run's checksum straight from its kept value (`PageSerializer.overflow`),
+    /// equal to `xxh64` of the padded run. `total` is a multiple of 32, at least 32 and at least
+    /// `prefix.count` (a run's pages).
+    static func xxh64(_ prefix: UnsafeRawBufferPointer, zeroPaddedTo total: Int) -> UInt64 {
+        precondition(total >= 32 && total % 32 == 0 && total >= prefix.count, "Checksum: bad padded length")
+        var lane1 = prime1 &+ prime2
+        var lane2 = prime2
+        var lane3: UInt64 = 0
+        var lane4 = 0 &- prime1
+        var offset = 0
+        if let base = prefix.baseAddress {
+            while offset &+ 32 <= prefix.count {
+                lane1 = round(lane1, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                lane2 = round(lane2, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)))
+                lane3 = round(lane3, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 16, as: UInt64.self)))
+                lane4 = round(lane4, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 24, as: UInt64.self)))
+                offset &+= 32
+            }
+            if offset < prefix.count {
+                // The stripe where the bytes end and the zeros begin, put together on the stack.
+                var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+                withUnsafeMutableBytes(of: &words) { stripe in
+                    stripe.baseAddress?.copyMemory(from: base + offset, byteCount: prefix.count &- offset)
+                }
+                lane1 = round(lane1, UInt64(littleEndian: words.0))
+                lane2 = round(lane2, UInt64(littleEndian: words.1))
+                lane3 = round(lane3, UInt64(littleEndian: words.2))
+                lane4 = round(lane4, UInt64(littleEndian: words.3))
+                offset &+= 32
+            }
+        }
+        while offset < total {
+            lane1 = round(lane1, 0)
+            lane2 = round(lane2, 0)
+            lane3 = round(lane3, 0)
+            lane4 = round(lane4, 0)
+            offset &+= 32
+        }
+        var hash = rotate(lane1, 1) &+ rotate(lane2, 7) &+ rotate(lane3, 12) &+ rotate(lane4, 18)
+        hash = merge(hash, lane1)
+        hash = merge(hash, lane2)
+        hash = merge(hash, lane3)
+        hash = merge(hash, lane4)
+        hash &+= UInt64(total)
+        return finish(hash, base: nil, from: 0, to: 0)
+    }
+}

@@ -1,35 +1,47 @@
 /// A page (or overflow run) a commit writes: where, its bytes, and their checksum.
 /// A struct rather than a tuple: an array of tuples holding an array is copied and destroyed
 /// through the runtime's generic tuple witnesses (~4,500 instructions per W6 commit).
+/// No bytes of its own: a tree page is written from its dirty page, an overflow run from the
+/// value its tree kept for commit (`TreePages.keep`, header in front), both alive until the
+/// transaction ends; a run's pages past the value are zeros, written but never held.
 struct WrittenPage {
     let page: UInt64
-    /// An overflow run's bytes; nil for a tree page, written from `buffer`.
-    private let run: [UInt8]?
-    /// A tree page's dirty page (`DirtyPage`), alive until its transaction ends.
-    let buffer: UnsafeRawPointer?
+    /// The dirty page (`DirtyPage`), or the run's header and value.
+    private let bytes: UnsafeRawPointer
+    /// The run's bytes at `bytes` (header and value); 0 for a tree page.
+    private let runLength: Int
     let checksum: UInt64
 
-    init(page: UInt64, bytes: [UInt8], checksum: UInt64) {
+    /// An overflow run: `length` bytes (header and value) at `run`, zeros after them.
+    init(page: UInt64, run: UnsafeRawPointer, length: Int, checksum: UInt64) {
         self.page = page
-        run = bytes
-        buffer = nil
+        bytes = run
+        runLength = length
         self.checksum = checksum
     }
 
     init(page: UInt64, buffer: UnsafeRawPointer, checksum: UInt64) {
         self.page = page
-        run = nil
-        self.buffer = buffer
+        bytes = buffer
+        runLength = 0
         self.checksum = checksum
     }
 
-    /// The pages written (1 for a tree page).
-    var pageCount: Int { (run?.count ?? Layout.pageSize) / Layout.pageSize }
+    /// A tree page's dirty page, written as it is; nil for an overflow run.
+    var buffer: UnsafeRawPointer? { runLength == 0 ? bytes : nil }
 
-    /// The bytes to write, lent to `body`.
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        if let run { return try run.withUnsafeBytes(body) }
-        return try body(UnsafeRawBufferPointer(start: buffer, count: Layout.pageSize))
+    /// The pages written (1 for a tree page).
+    var pageCount: Int { runLength == 0 ? 1 : (runLength &+ Layout.pageSize &- 1) / Layout.pageSize }
+
+    /// Copies the pages' bytes (a run's zero after its value) to `destination`, which has room
+    /// for `pageCount` pages.
+    func copy(to destination: UnsafeMutableRawPointer) {
+        guard runLength != 0 else {
+            destination.copyMemory(from: bytes, byteCount: Layout.pageSize)
+            return
+        }
+        destination.copyMemory(from: bytes, byteCount: runLength)
+        (destination + runLength).zeroBytes(count: pageCount &* Layout.pageSize &- runLength)
     }
 }
 
@@ -60,26 +72,20 @@ struct PageSerializer {
         base.storeLE(txnID, at: 16)
     }
 
-    /// Records a page (or run) to write; its checksum covers its first `checked` bytes.
-    private mutating func emit(_ page: UInt64, _ bytes: [UInt8], checked: Int) -> PageReference {
-        let checksum = bytes.withUnsafeBytes { Checksum.xxh64(UnsafeRawBufferPointer(rebasing: $0[0..<checked])) }
-        pages.append(WrittenPage(page: page, bytes: bytes, checksum: checksum))
-        return PageReference(page: page, checksum: checksum)
-    }
-
-    /// Writes a value into a new overflow run.
-    mutating func overflow(_ value: UnsafeRawBufferPointer) -> PageReference {
-        let count = Layout.overflowPages(valueLength: value.count)
+    /// Gives a kept value (`TreePages.keep`: `Layout.headerSize` bytes, then the value) its
+    /// overflow run: numbers it, fills in the header in front of the value, and records it to be
+    /// written from there (no copy).
+    mutating func overflow(_ run: UnsafeMutableRawPointer, valueLength: Int) -> PageReference {
+        let count = Layout.overflowPages(valueLength: valueLength)
         let first = allocator.allocate(count)
-        var bytes = [UInt8](repeating: 0, count: count * Layout.pageSize)
-        bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            Self.header(base, kind: .overflow, count: 0, page: first, txnID: txnID)
-            base.storeLE(UInt32(count), at: 4)
-            base.storeLE(UInt64(value.count), at: 24)
-            if let from = value.baseAddress { (base + Layout.headerSize).copyMemory(from: from, byteCount: value.count) }
-        }
-        return emit(first, bytes, checked: bytes.count)
+        run.zeroBytes(count: Layout.headerSize)
+        Self.header(run, kind: .overflow, count: 0, page: first, txnID: txnID)
+        run.storeLE(UInt32(count), at: 4)
+        run.storeLE(UInt64(valueLength), at: 24)
+        let length = Layout.headerSize &+ valueLength
+        let checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: run, count: length), zeroPaddedTo: count &* Layout.pageSize)
+        pages.append(WrittenPage(page: first, run: run, length: length, checksum: checksum))
+        return PageReference(page: first, checksum: checksum)
     }
 
     /// Writes a child and everything changed below it; a committed page is returned as it is.
@@ -105,8 +111,8 @@ struct PageSerializer {
                     let at = start &+ Layout.leafCellHeader &+ Int(base.loadLE(UInt16.self, at: start))
                     let length = Int(base.loadLE(UInt32.self, at: at &+ 16))
                     let kept = PageReference(page: base.loadLE(UInt64.self, at: at), checksum: 0)
-                    guard let value = TreePages.value(kept, length: length) else { continue }
-                    let run = overflow(value)
+                    guard let value = TreePages.run(kept) else { continue }
+                    let run = overflow(value, valueLength: length)
                     base.storeLE(run.page, at: at)
                     base.storeLE(run.checksum, at: at &+ 8)
                 }

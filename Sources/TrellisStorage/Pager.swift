@@ -134,8 +134,8 @@ final class Pager: @unchecked Sendable {
                     gathered = gathered && sorted[end].buffer != nil
                     end += 1
                 }
-                if end == start + 1 {
-                    try sorted[start].withBytes { try writePages($0, at: sorted[start].page) }
+                if end == start + 1, let buffer = sorted[start].buffer {
+                    try writePages(UnsafeRawBufferPointer(start: buffer, count: Layout.pageSize), at: sorted[start].page)
                 } else if gathered && cipher == nil {
                     // Tree pages' buffers, alive until the transaction ends.
                     for index in start..<end {
@@ -159,10 +159,8 @@ final class Pager: @unchecked Sendable {
         defer { buffer.deallocate() }
         var offset = 0
         for written in run {
-            written.withBytes { bytes in
-                if let source = bytes.baseAddress { (buffer + offset).copyMemory(from: source, byteCount: bytes.count) }
-                offset += bytes.count
-            }
+            written.copy(to: buffer + offset)
+            offset += written.pageCount * Layout.pageSize
         }
         try writePages(UnsafeRawBufferPointer(start: buffer, count: length), at: first.page)
     }

@@ -115,10 +115,12 @@ final class TreePages {
     }
 
     /// A copy of a value too large for a leaf, kept until commit writes its overflow run; the
-    /// leaf cell references it by its address with `DirtyPage.marker` set.
+    /// leaf cell references it by its address with `DirtyPage.marker` set. `Layout.headerSize`
+    /// bytes before the value are left for the run's header, so that the commit writes the run
+    /// from this copy (`PageSerializer.overflow`) and holds no other.
     func keep(_ value: UnsafeRawBufferPointer) -> UInt64 {
-        let copy = UnsafeMutableRawPointer.allocate(byteCount: max(1, value.count), alignment: 16)
-        if let source = value.baseAddress { copy.copyMemory(from: source, byteCount: value.count) }
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: Layout.headerSize &+ value.count, alignment: 16)
+        if let source = value.baseAddress { (copy + Layout.headerSize).copyMemory(from: source, byteCount: value.count) }
         pending.insert(copy)
         return DirtyPage.marker | UInt64(UInt(bitPattern: copy))
     }
@@ -140,10 +142,16 @@ final class TreePages {
     /// The bytes of a kept value (a marked overflow reference), or nil for a run in the file.
     @inline(__always)
     static func value(_ reference: PageReference, length: Int) -> UnsafeRawBufferPointer? {
-        guard reference.page & DirtyPage.marker != 0,
-              let value = UnsafeRawPointer(bitPattern: UInt(reference.page & ~DirtyPage.marker))
-        else { return nil }
-        return UnsafeRawBufferPointer(start: value, count: length)
+        guard let run = run(reference) else { return nil }
+        return UnsafeRawBufferPointer(start: run + Layout.headerSize, count: length)
+    }
+
+    /// A kept value's allocation (room for the run's header, then the value), or nil for a run
+    /// in the file.
+    @inline(__always)
+    static func run(_ reference: PageReference) -> UnsafeMutableRawPointer? {
+        guard reference.page & DirtyPage.marker != 0 else { return nil }
+        return UnsafeMutableRawPointer(bitPattern: UInt(reference.page & ~DirtyPage.marker))
     }
 }
 

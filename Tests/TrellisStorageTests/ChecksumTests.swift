@@ -23,4 +23,16 @@ import Testing
         let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
         #expect(bytes.withUnsafeBytes { Checksum.xxh64($0) } == expected)
     }
+
+    /// An overflow run's checksum is computed from its kept value without the zeros after it
+    /// (`xxh64(_:zeroPaddedTo:)`): it must equal the XXH64 of the run with its zeros in memory,
+    /// for values ending anywhere in a stripe, on a stripe boundary, and filling the pages.
+    @Test(arguments: [0, 1, 31, 32, 33, 63, 64, 4064, 4065, 4096, 8191, 8192])
+    func zeroPaddedChecksumEqualsTheChecksumOfThePaddedBytes(length: Int) {
+        let total = max(1, (length + 4095) / 4096) * 4096
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        let padded = bytes + [UInt8](repeating: 0, count: total - length)
+        let streamed = bytes.withUnsafeBytes { Checksum.xxh64($0, zeroPaddedTo: total) }
+        #expect(streamed == padded.withUnsafeBytes { Checksum.xxh64($0) })
+    }
 }

@@ -78,13 +78,28 @@ struct BacklinkCountBlockKey: Hashable, Comparable {
 
 /// The backlink count changes of one write transaction, not yet written to the count blocks.
 /// Recording one is an append; the flush sorts them and rewrites each block touched once.
+///
+/// A change is 16 bytes (W1 records one per link, 100,000 in its one transaction): the target's
+/// object key (its block and slot) and the delta, with the link (target table, origin table and
+/// column) as an index into `links`, the few distinct ones the transaction recorded. 32 bytes
+/// with the block key in each made W8's peak memory of W1 4 MiB of changes (session 39).
 struct BacklinkCountLog {
     private struct Change {
-        var block: BacklinkCountBlockKey
-        var slot: UInt8
+        var targetKey: ObjectKey
+        /// The link's index in `links`.
+        var link: UInt32
         var delta: Int32
     }
+    /// A link's tables and column: a block key without the block.
+    private struct Link: Equatable {
+        var targetTable: UInt32
+        var originTable: UInt32
+        var originColumn: UInt16
+    }
     private var changes: [Change] = []
+    private var links: [Link] = []
+    /// The index of the link recorded last (consecutive changes are mostly through one link).
+    private var lastLink = 0
 
     var isEmpty: Bool { changes.isEmpty }
 
@@ -92,32 +107,65 @@ struct BacklinkCountLog {
     // Not inlined: inlined, it made the link-writing path around it slower (W1 +1.7%).
     @inline(never)
     mutating func record(targetTable: UInt32, targetKey: ObjectKey, originTable: UInt32, originColumn: UInt16, delta: Int) {
-        let block = BacklinkCountBlockKey(targetTable: targetTable, targetKey: targetKey, originTable: originTable,
-                                          originColumn: originColumn)
-        changes.append(Change(block: block, slot: UInt8(truncatingIfNeeded: targetKey & 0xFF),
+        let link = Link(targetTable: targetTable, originTable: originTable, originColumn: originColumn)
+        changes.append(Change(targetKey: targetKey, link: UInt32(truncatingIfNeeded: index(of: link)),
                               delta: Int32(clamping: delta)))
     }
 
+    /// The index of `link` in `links`, added when new.
+    @inline(__always)
+    private mutating func index(of link: Link) -> Int {
+        if lastLink < links.count, links[lastLink] == link { return lastLink }
+        lastLink = links.firstIndex(of: link) ?? links.count
+        if lastLink == links.count { links.append(link) }
+        return lastLink
+    }
+
+    /// The block key of a change.
+    @inline(__always)
+    private func block(_ change: Change) -> BacklinkCountBlockKey {
+        let link = links[Int(change.link)]
+        return BacklinkCountBlockKey(targetTable: link.targetTable, targetKey: change.targetKey,
+                                     originTable: link.originTable, originColumn: link.originColumn)
+    }
+
     /// Forgets the changes (the transaction was cancelled, or its backlinks were all deleted).
-    mutating func reset() { changes.removeAll(keepingCapacity: true) }
+    mutating func reset() {
+        changes.removeAll(keepingCapacity: true)
+        links.removeAll(keepingCapacity: true)
+        lastLink = 0
+    }
 
     /// Writes the recorded changes into `database`: each block touched is read, changed and
     /// written once (deleted when it holds no count any more).
     mutating func flush(into database: DatabaseHandle, _ txn: Transaction) throws {
         guard !changes.isEmpty else { return }
         // The changes of a block are summed before they are applied, so their order is free.
-        changes.sort { $0.block < $1.block }
+        // In block key order (the order the blocks are written in): links sorted as block keys
+        // sort them, then the target's block.
+        let order = links.indices.sorted { a, b in
+            let x = links[a], y = links[b]
+            return (x.targetTable, x.originTable, x.originColumn) < (y.targetTable, y.originTable, y.originColumn)
+        }
+        var rank = [UInt32](repeating: 0, count: links.count)
+        for (position, link) in order.enumerated() { rank[link] = UInt32(truncatingIfNeeded: position) }
+        changes.sort { a, b in
+            let x = rank[Int(a.link)], y = rank[Int(b.link)]
+            return x != y ? x < y : a.targetKey &>> 8 < b.targetKey &>> 8
+        }
         var sums = [Int64](repeating: 0, count: BacklinkCountBlockKey.slots)
         var counts = [UInt32](repeating: 0, count: BacklinkCountBlockKey.slots)
         var start = 0
         while start < changes.count {
-            let block = changes[start].block
+            let link = changes[start].link
+            let number = changes[start].targetKey &>> 8
+            let block = self.block(changes[start])
             var end = start
             try block.withBytes { key in
                 Self.load(txn.get(database, key: key), into: &counts)
                 for slot in sums.indices { sums[slot] = Int64(counts[slot]) }
-                while end < changes.count, changes[end].block == block {
-                    sums[Int(changes[end].slot)] += Int64(changes[end].delta)
+                while end < changes.count, changes[end].link == link, changes[end].targetKey &>> 8 == number {
+                    sums[BacklinkCountBlockKey.slot(changes[end].targetKey)] += Int64(changes[end].delta)
                     end += 1
                 }
                 for slot in sums.indices { counts[slot] = UInt32(clamping: max(0, sums[slot])).littleEndian }
@@ -129,7 +177,7 @@ struct BacklinkCountLog {
             }
             start = end
         }
-        changes.removeAll(keepingCapacity: true)
+        reset()
     }
 
     /// The counts of a stored block (all zero for none, or for a block of the wrong size).

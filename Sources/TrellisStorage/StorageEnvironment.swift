@@ -483,10 +483,15 @@ public final class StorageEnvironment: @unchecked Sendable {
             writtenSinceDurable = (0, PageSet())
             return
         }
-        if writtenSinceDurable.since != durable { writtenSinceDurable = (durable, PageSet()) }
+        // Added to a local copy, the property's set let go of meanwhile so that the copy is
+        // its only owner and grows in place: an access to the property per page (each checked
+        // for exclusivity at run time) cost ~1.9K instructions a small commit.
+        var pages = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : PageSet()
+        writtenSinceDurable = (durable, PageSet())
         for run in runs {
-            for page in run.first..<run.first + UInt64(max(run.count, 1)) { writtenSinceDurable.pages.insert(page) }
+            for page in run.first..<run.first + UInt64(max(run.count, 1)) { pages.insert(page) }
         }
+        writtenSinceDurable = (durable, pages)
     }
 
     /// The pages this process's commits wrote after the durable commit `durable` (none when

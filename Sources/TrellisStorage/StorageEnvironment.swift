@@ -435,10 +435,13 @@ public final class StorageEnvironment: @unchecked Sendable {
             // The slots do not change until this transaction publishes: every writer of them
             // (a commit, a seal, recovery) holds the writer lock.
             let current = try slotsForWriter()
-            guard let meta = current.first?.meta else {
+            guard let newest = current.first else {
                 throw StorageError.corrupt(page: 1, "neither meta slot is readable")
             }
-            let snapshot = try Snapshot(meta: meta, pager: pager)
+            // After this process's own commit, the snapshot it published for readers (no new
+            // snapshot made and freed per write, ~1K instructions a small commit).
+            let meta = newest.meta
+            let snapshot = try publishedSnapshot(of: newest) ?? Snapshot(meta: meta, pager: pager)
             let (oldestReader, durable) = try readers.withLock {
                 // A writer killed after marking its commit durable and before publishing it
                 // (`publish`) left readers beginning on the commit before, whose pages that
@@ -480,10 +483,15 @@ public final class StorageEnvironment: @unchecked Sendable {
             writtenSinceDurable = (0, PageSet())
             return
         }
-        if writtenSinceDurable.since != durable { writtenSinceDurable = (durable, PageSet()) }
+        // Added to a local copy, the property's set let go of meanwhile so that the copy is
+        // its only owner and grows in place: an access to the property per page (each checked
+        // for exclusivity at run time) cost ~1.9K instructions a small commit.
+        var pages = writtenSinceDurable.since == durable ? writtenSinceDurable.pages : PageSet()
+        writtenSinceDurable = (durable, PageSet())
         for run in runs {
-            for page in run.first..<run.first + UInt64(max(run.count, 1)) { writtenSinceDurable.pages.insert(page) }
+            for page in run.first..<run.first + UInt64(max(run.count, 1)) { pages.insert(page) }
         }
+        writtenSinceDurable = (durable, pages)
     }
 
     /// The pages this process's commits wrote after the durable commit `durable` (none when

@@ -107,6 +107,18 @@ extension StorageEnvironment {
         latest.withLock { $0 = made }
     }
 
+    /// The snapshot `published` made of `newest` (the newest slot, as `slotsForWriter` returned
+    /// it), for the write transaction that begins on it: only when it is that very slot object
+    /// (the writer's cache hands back the one this process wrote, after comparing both slot pages
+    /// with the bytes written; a slot decoded again, after another process's commit, a seal or
+    /// recovery, is a new object) and the slot still holds the bytes the snapshot was made from.
+    func publishedSnapshot(of newest: (slot: Int, meta: MetaSlot)) -> Snapshot? {
+        guard pager.cipher == nil, let made = latest.withLock({ $0 }), made.slot == newest.slot,
+              made.snapshot.meta === newest.meta, made.isCurrent(newest.meta.txnID)
+        else { return nil }
+        return made.snapshot
+    }
+
     /// Slots in the order a writer chooses among them: newest first; of two copies of one
     /// commit, the sealed one (section 5).
     static func newestFirst(_ slots: [(slot: Int, meta: MetaSlot)]) -> [(slot: Int, meta: MetaSlot)] {

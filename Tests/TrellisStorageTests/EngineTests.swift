@@ -108,6 +108,27 @@ import Testing
         _ = try environment.check()
     }
 
+    /// A relaxed commit's pages, freed again by a later relaxed commit, are reused without
+    /// waiting for a sync (no durable commit can reach them): small relaxed commits keep a small
+    /// file small (`StorageEnvironment.noteWritten`).
+    @Test func pagesRelaxedCommitsWroteAreReusedWithoutASync() throws {
+        let file = MemoryFile()
+        var options = StorageEnvironment.Options()
+        options.syncOnCommit = false
+        let environment = try StorageEnvironment(file: file, options: options)
+        try environment.write { try $0.createTree("a") }
+        let syncs = file.calls[.sync, default: 0]
+        for round in 0..<300 {
+            try environment.write { write in
+                try write.put("a", key: bytes("k\(round % 3)"), value: [UInt8](repeating: UInt8(round & 255), count: 100))
+            }
+        }
+        // Each commit frees a few pages: kept for a sync, 300 commits would pass 600 pages.
+        #expect(file.calls[.sync, default: 0] == syncs)
+        #expect(try environment.read { $0.snapshot.meta.pageCount } < 64)
+        _ = try environment.check()
+    }
+
     @Test func aFlippedByteInALeafIsACorruptFileErrorNamingThePage() throws {
         let file = MemoryFile()
         let environment = try StorageEnvironment(file: file)

@@ -61,4 +61,43 @@ import TrellisTestSupport
         #expect(read.snapshot.meta.txnID == older.meta.txnID, "a read began on \(read.snapshot.meta.txnID)")
         read.end()
     }
+
+    /// A write after this process's own commit begins on the snapshot that commit published
+    /// for readers (issue 37, session 39), and still sees every later commit of another
+    /// environment and a seal (a slot rewritten since is decoded again, and a new snapshot made).
+    @Test func aWriteAfterItsOwnCommitReusesThePublishedSnapshotOnlyWhileTheSlotIsUnchanged() throws {
+        let directory = temporaryDirectory("writer-published-snapshot")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = StorageEnvironment.Options()
+        options.syncOnCommit = false
+        let path = directory + "/slots.db"
+        let first = try StorageEnvironment(path: path, options: options)
+        defer { first.close() }
+        let second = try StorageEnvironment(path: path, options: options)
+        defer { second.close() }
+        try Self.put(first, "a", 1)
+        // A commit that grew the file past the map publishes no snapshot (the transactions
+        // after it map the file): read once, so that the next commits are inside the map.
+        try first.read { _ in }
+        try Self.put(first, "b", 2)
+        let read = try first.beginRead()
+        let write = try first.beginWrite()
+        #expect(write.txnID == read.snapshot.meta.txnID + 1)
+        write.abort()
+        read.end()
+        // Another environment (another process's writer) commits: the next write begins on its commit.
+        try Self.put(second, "c", 3)
+        let afterOther = try first.beginWrite()
+        #expect(afterOther.txnID == (try second.currentMeta().txnID) + 1)
+        #expect(try afterOther.get("t", key: Array("c".utf8)) == [3])
+        afterOther.abort()
+        // The first commits again, then the file is sealed (the same commit, marked durable, in
+        // the other slot): the write begins on the sealed copy, as a decoded slot would.
+        try Self.put(first, "d", 4)
+        try second.seal()
+        let sealed = try first.beginWrite()
+        #expect(sealed.snapshot.meta.durableTxnID == sealed.snapshot.meta.txnID, "the write began on the unsealed copy")
+        #expect(try sealed.get("t", key: Array("d".utf8)) == [4])
+        sealed.abort()
+    }
 }

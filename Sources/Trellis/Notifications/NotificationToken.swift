@@ -160,7 +160,12 @@ final class ObservationHub: Sendable {
 
     /// Records the oldest version a Realm's observers last saw (nil: it has none).
     func noteObserved(_ id: UInt, version: Int?) {
-        observedVersions.withLock { $0[id] = version }
+        observedVersions.withLock { versions in
+            // A Realm without observers notes nil after every commit: nothing to hash when no
+            // Realm of the file noted a version.
+            if version == nil, versions.isEmpty { return }
+            versions[id] = version
+        }
     }
 
     /// The oldest version an observer of this process will still compute changes from: the
@@ -189,9 +194,12 @@ final class ObservationHub: Sendable {
     /// deliveries this started on actors, Realms with observers first.
     @discardableResult
     func announceNewVersion(except origin: UInt?) -> [Task<Void, Never>] {
-        let targets = listeners.withLock { $0.filter { $0.key != origin } }
+        let targets = listeners.withLock { $0.isEmpty ? [:] : $0.filter { $0.key != origin } }
         // A Realm with observers is refreshed by its observers' listener already.
-        let refreshed = autorefreshers.withLock { $0.filter { $0.key != origin && targets[$0.key] == nil } }
+        let refreshed = autorefreshers.withLock {
+            $0.isEmpty ? [:] : $0.filter { $0.key != origin && targets[$0.key] == nil }
+        }
+        if targets.isEmpty, refreshed.isEmpty { return [] }
         var deliveries = [Task<Void, Never>]()
         for listener in targets.values { if let delivery = listener.poke() { deliveries.append(delivery) } }
         for listener in refreshed.values { _ = listener.poke() }

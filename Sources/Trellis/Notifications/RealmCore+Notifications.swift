@@ -168,7 +168,8 @@ extension RealmCore {
             let txn = transaction
             let version = txn.version
             var changeSets = [Int: ChangeSet]()
-            for handle in observers.current where !handle.isInvalidated {
+            let handles = observers.current
+            for handle in handles where !handle.isInvalidated {
                 let observer = handle.observer
                 if observer.initialPending {
                     // `.initial` describes the collection as it is now: later notifications
@@ -188,7 +189,9 @@ extension RealmCore {
                 observer.advance(changes, notify: !skipped.contains { $0 === handle })
             }
             // The change log keeps what this Realm's observers will still ask for.
-            let oldest = observers.current.filter { !$0.isInvalidated }.map(\.observer.version).min()
+            // (None without observers: then no observer ran to add one.)
+            let oldest = handles.isEmpty
+                ? nil : observers.current.filter { !$0.isInvalidated }.map(\.observer.version).min()
             file.observation.noteObserved(observationId, version: oldest)
         } while needsAnotherDelivery
     }

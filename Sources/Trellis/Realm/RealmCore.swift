@@ -276,6 +276,14 @@ final class RealmCore {
         }
     }
 
+    /// Runs `body` with ``transaction``, retained only when it is not ``liveSnapshot`` (a read
+    /// per element or per lookup then costs no retain and release of it).
+    @inline(__always)
+    func withTransaction<R>(_ body: (Transaction) -> R) -> R {
+        if let snapshot = liveSnapshot { return snapshot._withUnsafeGuaranteedRef(body) }
+        return body(transaction)
+    }
+
     /// ``transaction`` in every other case: a write, a write that ran out of space, a suspended
     /// or missing snapshot.
     @inline(never)

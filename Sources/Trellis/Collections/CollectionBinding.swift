@@ -70,7 +70,7 @@ struct CollectionBinding {
         // (A core in no read transaction yet, just opened, begins one here; `invalidate()`
         // changed the epoch.)
         !core.isClosed && epoch == core.epoch
-            && core.transaction.get(location.table.rows, nearIntegerKey: location.key) != nil
+            && core.withTransaction { $0.get(location.table.rows, nearIntegerKey: location.key) } != nil
     }
 
     func verifyReadable() {

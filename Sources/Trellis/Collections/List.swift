@@ -215,7 +215,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         guard case .managed(let binding) = backing else { return nil }
         binding.verifyReadable()
         guard let reader = ListObjectReader(binding, elementType: Element.self, spare: spareElement) else { return nil }
-        return _ListObjectWalk(core: binding.core, elements: binding.core.listElements(binding.location), reader: reader)
+        return _ListObjectWalk(core: binding.core, keys: binding.core.listLinkKeys(binding.location), reader: reader)
     }
 
     /// The iterator of a list that ``_objectWalk()`` does not walk.

@@ -42,7 +42,8 @@ struct ListObjectReader {
 
     /// The accessor of the object `key` designates.
     mutating func accessor(_ core: RealmCore, key: ObjectKey) -> ObjectBase {
-        guard let bytes = core.transaction.get(table.rows, nearIntegerKey: key) else {
+        let rows = table.rows
+        guard let bytes = core.withTransaction({ $0.get(rows, nearIntegerKey: key) }) else {
             // A missing row (only a damaged file links to one): see MissingLinkTarget.
             return MissingLinkTarget.placeholder(type, core: core, key: key)
         }
@@ -76,16 +77,11 @@ public struct _ListObjectWalk {
     var reader: ListObjectReader
     var position = 0
 
-    /// `elements`: the list's encoded elements (a list of objects holds no null element; one
-    /// in a damaged file reads as a missing row, so the walk gives as many objects as the
-    /// list's count).
-    init(core: RealmCore, elements: [UnsafeRawBufferPointer], reader: ListObjectReader) {
+    /// `keys`: the list's elements' keys (``RealmCore/listLinkKeys(_:)``: a list of objects
+    /// holds no null element; one in a damaged file reads as a missing row, so the walk gives
+    /// as many objects as the list's count).
+    init(core: RealmCore, keys: [ObjectKey], reader: ListObjectReader) {
         self.core = core
-        var keys = [ObjectKey]()
-        keys.reserveCapacity(elements.count)
-        for element in elements {
-            keys.append(CollectionElement.linkKey(element) ?? .max)
-        }
         self.keys = keys
         self.reader = reader
     }

@@ -417,7 +417,7 @@ public struct _ObjectWalk {
                 }
                 if position <= rows.count {
                     object._rowCache = RowCache(stamp: stamp, bytes: rows[position - 1])
-                } else if let row = core.transaction.get(table.rows, nearIntegerKey: key) {
+                } else if let row = core.withTransaction({ $0.get(table.rows, nearIntegerKey: key) }) {
                     // A column scan found the keys only: the row is read as the walk reaches it.
                     object._rowCache = RowCache(stamp: stamp, bytes: row)
                 }

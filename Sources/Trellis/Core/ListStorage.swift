@@ -36,6 +36,22 @@ struct ListHeader {
         chunks = parsed
     }
 
+    /// The element count of the header stored as `bytes`, read in place; nil when it does not
+    /// hold together (then ``init(_:)`` reads it as an empty list).
+    static func validCount(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count >= 8, bytes.count % 8 == 0 else { return nil }
+        var total = 0
+        var offset = 8
+        while offset &+ 8 <= bytes.count {
+            let n = Int(bytes.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt32.self))
+            guard n <= capacity else { return nil }
+            total &+= n
+            offset &+= 8
+        }
+        let stored = Int(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        return total == stored ? stored : nil
+    }
+
     var bytes: [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(8 + 8 * chunks.count)
@@ -149,6 +165,39 @@ extension RealmCore {
             ListChunk.appendElements(of: bytes, count: chunk.count, to: &out)
         }
         return out
+    }
+
+    /// The keys of a list of objects' elements, in order, as ``listElements(_:)`` and
+    /// `CollectionElement.linkKey` give them (`.max` for a null or missing element, which only a
+    /// damaged file holds): read in place, with no header or element arrays made on the way
+    /// (a list iteration's only allocation is the keys').
+    func listLinkKeys(_ location: CollectionLocation) -> [ObjectKey] {
+        guard let header = collectionHeader(location), let count = ListHeader.validCount(header), count > 0 else {
+            return []
+        }
+        let missing = CollectionElement.linkKey(UnsafeRawBufferPointer(start: nil, count: 0)) ?? .max
+        var keys = [ObjectKey]()
+        keys.reserveCapacity(count)
+        var offset = 8
+        while offset &+ 8 <= header.count {
+            let id = header.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+            let elements = Int(header.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt32.self))
+            offset &+= 8
+            let end = keys.count &+ elements
+            if let bytes = location.withChunkKey(id, { transaction.get(file.collections, nearKey: $0) }) {
+                var position = 0
+                while position &+ 4 <= bytes.count, keys.count < end {
+                    let length = Int(bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self))
+                    position &+= 4
+                    guard length <= bytes.count &- position else { break }
+                    let element = UnsafeRawBufferPointer(rebasing: bytes[position ..< position &+ length])
+                    keys.append(CollectionElement.linkKey(element) ?? .max)
+                    position &+= length
+                }
+            }
+            while keys.count < end { keys.append(missing) }
+        }
+        return keys
     }
 
     /// The element at `index`, or nil when out of range (`header`: the list's header, if the

@@ -165,7 +165,13 @@ enum PrimaryKeyEncoding {
         -> R
     {
         guard case .int(let integer) = value else { return try encode(value).withUnsafeBytes(body) }
-        return try withUnsafeTemporaryAllocation(byteCount: 9, alignment: 8) { buffer in
+        return try withEncoded(integer: integer, body)
+    }
+
+    /// Calls `body` with an integer key value encoded on the stack.
+    @inline(__always)
+    static func withEncoded<R>(integer: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 9, alignment: 8) { buffer in
             buffer[0] = 1
             BigEndian.store(UInt64(bitPattern: integer) ^ (1 << 63), into: buffer, at: 1)
             return try body(UnsafeRawBufferPointer(buffer))

@@ -160,12 +160,25 @@ extension Realm {
     /// The object of `type` whose primary key is `key`, or nil. Pass nil for a nil primary key.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         core.verifyRealmRead()
+        // The class looked up last, with an integer key of its key's type, outside a write: its
+        // two searches straight away (see PrimaryKeyLookup).
+        if let spares, let lookup = spares.primaryKeyLookup, lookup.answers(type, KeyType.self, in: core),
+           let snapshot = core.liveSnapshot, let integer = lookup.integer(key)
+        {
+            return core.lookedUpObject(type, lookup, integer: integer, in: snapshot, spares: spares)
+        }
+        let stamp = core.changeStamp
         // The common keys (integers, strings) are encoded straight from their type: no
         // reflection and no probe object. Everything else (optionals, conversions, wrong types
         // and their messages) takes the general path.
         if let table = core.table(for: type, create: false, verifiesConfigured: true), let pkField = table.info.primaryKeyField,
            let payload = PrimaryKeyEncoding.payload(ofKey: key, for: pkField)
         {
+            if case .int = payload, let spares, !core.isInWriteTransaction,
+               let lookup = PrimaryKeyLookup.remembering(type, table, stamp: stamp, core: core)
+            {
+                spares.remember(lookup, of: table)
+            }
             guard let objectKey = core.lookUpPrimaryKey(table, payload) else { return nil }
             return core.lookedUpAccessor(type, table: table, key: objectKey, spares: spares)
         }

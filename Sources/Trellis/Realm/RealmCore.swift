@@ -266,6 +266,24 @@ final class RealmCore {
         }
     }
 
+    /// The read snapshot when reads use it as it is (no write, not suspended: ``transaction``'s
+    /// common case), not retained: the core holds it, and only ending or renewing it, which no
+    /// search does, lets go of it. Nil otherwise (then ``transaction`` decides).
+    var liveSnapshot: Unmanaged<Transaction>? {
+        @inline(__always) get {
+            guard writeTransaction == nil, let readTransaction, !readTransaction.isSuspended else { return nil }
+            return Unmanaged.passUnretained(readTransaction)
+        }
+    }
+
+    /// Runs `body` with ``transaction``, retained only when it is not ``liveSnapshot`` (a read
+    /// per element or per lookup then costs no retain and release of it).
+    @inline(__always)
+    func withTransaction<R>(_ body: (Transaction) -> R) -> R {
+        if let snapshot = liveSnapshot { return snapshot._withUnsafeGuaranteedRef(body) }
+        return body(transaction)
+    }
+
     /// ``transaction`` in every other case: a write, a write that ran out of space, a suspended
     /// or missing snapshot.
     @inline(never)

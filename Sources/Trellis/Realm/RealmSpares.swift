@@ -5,7 +5,10 @@
 ///   else references it: see ``SoleReference``). Saves an allocation, an initialisation and a
 ///   deinitialisation per lookup, most of a lookup's cost after the search;
 /// - the add session `Realm.add` used last, emptied (``AddSession/reset(policy:)``), with the
-///   room its queue grew.
+///   room its queue grew;
+/// - what `Realm.object(ofType:forPrimaryKey:)` found out about the class it looked up last
+///   (``PrimaryKeyLookup``), so that the next lookup of that class goes straight to its two
+///   searches.
 ///
 /// The `Realm` values of a core keep it, and it keeps the core; the core points back at it
 /// without a strong reference (cleared when it goes). The spare accessor and session keep their
@@ -21,6 +24,11 @@ final class RealmSpares {
     private var kept: Unmanaged<ObjectBase>?
     /// The add session used last, while no add uses it.
     private var addSession: AddSession?
+    /// The class the last primary-key lookup was of, its table and trees, while the change stamp
+    /// it was found under holds (see ``PrimaryKeyLookup``).
+    @exclusivity(unchecked) private(set) var primaryKeyLookup: PrimaryKeyLookup?
+    /// The table of ``primaryKeyLookup``, kept alive while it is remembered.
+    private var primaryKeyLookupTable: Table?
 
     private init(core: RealmCore) { self.core = core }
 
@@ -56,6 +64,12 @@ final class RealmSpares {
             addSession = session
         }
         return body(session)
+    }
+
+    /// Remembers `lookup`, of `table` (kept alive while it is remembered).
+    func remember(_ lookup: PrimaryKeyLookup, of table: Table) {
+        primaryKeyLookupTable = table
+        primaryKeyLookup = lookup
     }
 
     /// The accessor kept, for tests.

@@ -444,8 +444,18 @@ final class Transaction {
     /// memory and start later searches below it (`TreeAccess.searchedValue(forKey:indexing:)`,
     /// the index kept with the snapshot's access to the tree: forgotten with it at end, suspend,
     /// renew and drop).
+    /// A tree searched before is searched through its access not retained (as puts are).
     @inline(__always)
     func get(_ dbi: DatabaseHandle, searchingKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        if let access = unretainedLookedUp(dbi) {
+            let indexing = isReadOnly  // not shared: `unretainedLookedUp` answers only then
+            do {
+                return try access._withUnsafeGuaranteedRef { try $0.searchedValue(forKey: key, indexing: indexing) }
+            } catch {
+                noteReadFailure(error, "reading a value")
+                return nil
+            }
+        }
         guard let access = access(dbi) else { return nil }
         do {
             return try access.searchedValue(forKey: key, indexing: isReadOnly && !isShared)

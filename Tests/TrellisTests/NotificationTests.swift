@@ -440,6 +440,32 @@ import Testing
         token.invalidate()
     }
 
+    /// Commits made while no Realm of the file observed anything (no notification bookkeeping
+    /// then, issue 37 session 39) still reach observers added afterwards: in the same Realm,
+    /// for commits of another Realm instance on another thread and for its own.
+    @Test func anObserverAddedAfterCommitsWithoutObserversHearsEveryLaterCommit() throws {
+        let realm = try openRealm()
+        _ = try addPets(realm, ["a", "b"])
+        let configuration = realm.configuration
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            try other.write { other.add(Pet("c")) }
+        }
+        let log = CollectionLog<Results<Pet>>()
+        let token = realm.objects(Pet.self).observe { log.record($0) }
+        realm.refresh()
+        #expect(log.entries == ["initial"])
+        try onOtherThread {
+            let other = try Realm(configuration: configuration)
+            try other.write { other.add(Pet("d")) }
+        }
+        realm.refresh()
+        _ = try addPets(realm, ["e"])
+        #expect(log.entries == ["initial", "d[] i[3] m[]", "d[] i[4] m[]"])
+        #expect(realm.objects(Pet.self).count == 5)
+        token.invalidate()
+    }
+
     @Test func aCommitFromAnotherProcessIsDeliveredAfterRefresh() throws {
         let realm = try Realm(configuration: folder.configuration([ProcessDog.self]))
         let log = CollectionLog<Results<ProcessDog>>()

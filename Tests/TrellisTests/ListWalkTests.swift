@@ -100,4 +100,46 @@ final class WalkedOwner: Object {
             #expect(bytes.withUnsafeBytes { ListHeader.validCount($0) } ?? 0 == parsed.count)
         }
     }
+
+    /// A list whose chunks do not hold what its header says (only a damaged file has one): a
+    /// missing chunk and a chunk holding fewer give null elements for the rest, a chunk holding
+    /// more is cut, so iteration, the subscript and the count agree and nothing traps.
+    @Test func aDamagedListsWalkGivesExactlyTheHeadersCountPerChunk() throws {
+        let realm = try realm()
+        let owner = try realm.write {
+            let owner = realm.create(WalkedOwner.self, value: ["id": 1])
+            owner.dogs.append(objectsIn: (0..<700).map { WalkedDog(value: ["id": $0, "age": $0]) })
+            return owner
+        }
+        let table = try #require(realm.core.table(for: WalkedOwner.self, create: false))
+        let field = try #require(table.info.field(named: "dogs"))
+        let location = CollectionLocation(table: table, key: try #require(owner._managed?.key), field: field)
+        let header = ListHeader(try #require(realm.core.collectionHeader(location)))
+        #expect(header.chunks.map(\.count) == [256, 256, 188])
+        try realm.write {
+            let first = location.chunkKey(header.chunks[0].id)
+            let short = Array(try #require(realm.core.collectionValue(first)))
+            // The first chunk loses its last element's bytes; the second is gone; the third
+            // gains one element the header does not count.
+            var lengths = [Int]()
+            var offset = 0
+            while offset < short.count {
+                let length = short[offset..<offset + 4].withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self)) }
+                lengths.append(length)
+                offset += 4 + length
+            }
+            realm.core.putCollectionValue(first, Array(short.prefix(short.count - 4 - (lengths.last ?? 0))))
+            realm.core.deleteCollectionValue(location.chunkKey(header.chunks[1].id))
+            let third = location.chunkKey(header.chunks[2].id)
+            let long = Array(try #require(realm.core.collectionValue(third)))
+            realm.core.putCollectionValue(third, long + long.prefix(4 + (lengths.first ?? 0)))
+        }
+        let keys = realm.core.listLinkKeys(location)
+        let elements = realm.core.listElements(location)
+        #expect(keys.count == 700 && elements.count == 700 && owner.dogs.count == 700)
+        #expect(keys == elements.map { CollectionElement.linkKey($0) ?? .max })
+        let present = keys.enumerated().filter { $0.element != .max }.map(\.offset)
+        #expect(present == Array(0..<255) + Array(512..<700))
+        #expect(elements[255].isEmpty && elements[256..<512].allSatisfy(\.isEmpty))
+    }
 }

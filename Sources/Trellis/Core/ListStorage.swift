@@ -106,21 +106,6 @@ enum ListChunk {
         }
     }
 
-    /// Appends exactly `count` elements of the chunk (`bytes` nil: a missing chunk) to `out`:
-    /// the header's count for it. A damaged chunk holding fewer gives empty elements for the
-    /// rest (they read as the element type's default), one holding more is cut: a list's count
-    /// and its elements always agree, so no collection built from them traps.
-    static func appendElements(of bytes: UnsafeRawBufferPointer?, count: Int, to out: inout [UnsafeRawBufferPointer]) {
-        let start = out.count
-        if let bytes { appendElements(of: bytes, to: &out) }
-        let found = out.count - start
-        if found > count {
-            out.removeLast(found - count)
-        } else if found < count {
-            for _ in found..<count { out.append(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        }
-    }
-
     static func element(_ bytes: UnsafeRawBufferPointer, at index: Int) -> UnsafeRawBufferPointer? {
         var offset = 0
         var position = 0
@@ -157,47 +142,53 @@ extension RealmCore {
 
     /// Every element, in order.
     func listElements(_ location: CollectionLocation) -> [UnsafeRawBufferPointer] {
-        let header = listHeader(location)
         var out = [UnsafeRawBufferPointer]()
-        out.reserveCapacity(header.count)
-        for chunk in header.chunks {
-            let bytes = location.withChunkKey(chunk.id, { transaction.get(file.collections, nearKey: $0) })
-            ListChunk.appendElements(of: bytes, count: chunk.count, to: &out)
-        }
+        walkList(location, count: { out.reserveCapacity($0) }, element: { out.append($0) })
         return out
     }
 
     /// The keys of a list of objects' elements, in order, as ``listElements(_:)`` and
     /// `CollectionElement.linkKey` give them (`.max` for a null or missing element, which only a
-    /// damaged file holds): read in place, with no header or element arrays made on the way
-    /// (a list iteration's only allocation is the keys').
+    /// damaged file holds), with no element array made on the way (a list iteration's only
+    /// allocation is the keys').
     func listLinkKeys(_ location: CollectionLocation) -> [ObjectKey] {
-        guard let header = collectionHeader(location), let count = ListHeader.validCount(header), count > 0 else {
-            return []
-        }
-        let missing = CollectionElement.linkKey(UnsafeRawBufferPointer(start: nil, count: 0)) ?? .max
         var keys = [ObjectKey]()
-        keys.reserveCapacity(count)
+        walkList(location, count: { keys.reserveCapacity($0) }, element: { keys.append(CollectionElement.linkKey($0) ?? .max) })
+        return keys
+    }
+
+    /// Walks a list's elements in order, read in place from its header and chunks: `count` is
+    /// called once with the element count, then `element` with each element. Each chunk gives
+    /// exactly the header's count for it: a missing chunk or a chunk holding fewer (only a
+    /// damaged file has them) gives empty elements for the rest, which read as the element
+    /// type's default, and one holding more is cut. A header that does not hold together gives
+    /// no elements, as ``ListHeader/init(_:)`` reads it as an empty list. So a list's count and
+    /// its elements always agree, and no collection built from them traps.
+    private func walkList(_ location: CollectionLocation, count: (Int) -> Void, element: (UnsafeRawBufferPointer) -> Void) {
+        guard let header = collectionHeader(location), let total = ListHeader.validCount(header), total > 0 else { return }
+        count(total)
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         var offset = 8
         while offset &+ 8 <= header.count {
             let id = header.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
-            let elements = Int(header.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt32.self))
+            var left = Int(header.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt32.self))
             offset &+= 8
-            let end = keys.count &+ elements
             if let bytes = location.withChunkKey(id, { transaction.get(file.collections, nearKey: $0) }) {
                 var position = 0
-                while position &+ 4 <= bytes.count, keys.count < end {
+                while left > 0, position &+ 4 <= bytes.count {
                     let length = Int(bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self))
                     position &+= 4
                     guard length <= bytes.count &- position else { break }
-                    let element = UnsafeRawBufferPointer(rebasing: bytes[position ..< position &+ length])
-                    keys.append(CollectionElement.linkKey(element) ?? .max)
+                    element(UnsafeRawBufferPointer(rebasing: bytes[position ..< position &+ length]))
                     position &+= length
+                    left &-= 1
                 }
             }
-            while keys.count < end { keys.append(missing) }
+            while left > 0 {
+                element(empty)
+                left &-= 1
+            }
         }
-        return keys
     }
 
     /// The element at `index`, or nil when out of range (`header`: the list's header, if the

@@ -5,7 +5,7 @@ import TrellisSyncProtocol
 ///
 /// Every write to a collection table needs its history entry. Other programs' writes (SQL)
 /// get theirs from the row trigger `trellis_history`; the server's uploads write theirs in
-/// the statement that writes the rows (`WITH written AS (INSERT … RETURNING doc, _meta)
+/// the statement that writes the rows (`WITH written AS (INSERT … RETURNING _id, doc)
 /// INSERT INTO trellis_history … FROM written`): one set-based insert instead of a PL/pgSQL
 /// call and an insert per row, which were most of PostgreSQL's time per uploaded object.
 ///

@@ -32,12 +32,8 @@ enum FrameWriter {
     }
 
     static func write(_ upload: SyncMessage.Upload, into out: inout [UInt8]) {
-        literal("{\"changes\":[", into: &out)
-        for (index, change) in upload.changes.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            write(change, into: &out)
-        }
-        literal("]", into: &out)
+        literal("{\"changes\":", into: &out)
+        writeList(upload.changes, into: &out) { change, out in write(change, into: &out) }
         if let first = upload.firstChangeId {
             literal(",\"firstChangeId\":", into: &out)
             JSONText.writeDecimal(first, into: &out)
@@ -48,12 +44,8 @@ enum FrameWriter {
     }
 
     static func write(_ download: SyncMessage.Download, into out: inout [UInt8]) {
-        literal("{\"changes\":[", into: &out)
-        for (index, change) in download.changes.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            write(change, into: &out)
-        }
-        literal("]", into: &out)
+        literal("{\"changes\":", into: &out)
+        writeList(download.changes, into: &out) { change, out in write(change, into: &out) }
         if let version = download.completesSubscriptionVersion {
             literal(",\"completesSubscriptionVersion\":", into: &out)
             JSONText.writeDecimal(version, into: &out)
@@ -86,19 +78,12 @@ enum FrameWriter {
         literal("{\"className\":", into: &out)
         JSONText.writeString(change.className, into: &out)
         if let defaults = change.defaultFields {
-            literal(",\"defaultFields\":[", into: &out)
-            for (index, name) in defaults.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                JSONText.writeString(name, into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
+            literal(",\"defaultFields\":", into: &out)
+            writeList(defaults, into: &out) { name, out in JSONText.writeString(name, into: &out) }
         }
-        literal(",\"fields\":[", into: &out)
-        for (index, field) in change.fields.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            write(field, into: &out)
-        }
-        literal("],\"kind\":", into: &out)
+        literal(",\"fields\":", into: &out)
+        writeList(change.fields, into: &out) { field, out in write(field, into: &out) }
+        literal(",\"kind\":", into: &out)
         JSONText.writeString(change.kind.rawValue, into: &out)
         literal(",\"primaryKey\":", into: &out)
         JSONText.write(change.primaryKey, into: &out)
@@ -144,10 +129,19 @@ enum FrameWriter {
     }
 
     private static func writeArray(_ items: [JSONValue], into out: inout [UInt8]) {
+        writeList(items, into: &out) { item, out in JSONText.write(item, into: &out) }
+    }
+
+    /// `[` the items written by `element`, separated by commas `]`: the frames' one way to
+    /// write an array (changes, field changes, default fields, values).
+    @inline(__always)
+    static func writeList<Item>(_ items: [Item], into out: inout [UInt8],
+                                _ element: (Item, inout [UInt8]) -> Void)
+    {
         out.append(UInt8(ascii: "["))
         for (index, item) in items.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            JSONText.write(item, into: &out)
+            element(item, &out)
         }
         out.append(UInt8(ascii: "]"))
     }

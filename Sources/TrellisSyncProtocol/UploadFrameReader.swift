@@ -48,6 +48,16 @@ private struct UploadFrameReader {
         try expect(UInt8(ascii: "}"))
     }
 
+    /// An array whose members `element` reads (the changes of an upload, the field changes of a change).
+    mutating func list<Element>(_ element: (inout UploadFrameReader) throws -> Element) throws -> [Element] {
+        var items = [Element]()
+        try expect(UInt8(ascii: "["))
+        if take(UInt8(ascii: "]")) { return items }
+        repeat { items.append(try element(&self)) } while take(UInt8(ascii: ","))
+        try expect(UInt8(ascii: "]"))
+        return items
+    }
+
     mutating func value(depth: Int) throws -> JSONValue { try parser.value(depth: depth) }
 
     mutating func string(depth: Int) throws -> String {
@@ -92,13 +102,7 @@ private struct UploadFrameReader {
                 default: throw Unexpected()
                 }
             case "changes" where changes == nil:
-                var list = [SyncObjectChange]()
-                try reader.expect(UInt8(ascii: "["))
-                if !reader.take(UInt8(ascii: "]")) {
-                    repeat { list.append(try reader.change(depth: depth + 2)) } while reader.take(UInt8(ascii: ","))
-                    try reader.expect(UInt8(ascii: "]"))
-                }
-                changes = list
+                changes = try reader.list { reader in try reader.change(depth: depth + 2) }
             default:
                 throw Unexpected()
             }
@@ -131,13 +135,7 @@ private struct UploadFrameReader {
                 default: throw Unexpected()
                 }
             case "fields" where fields == nil:
-                var list = [FieldChange]()
-                try reader.expect(UInt8(ascii: "["))
-                if !reader.take(UInt8(ascii: "]")) {
-                    repeat { list.append(try reader.field(depth: depth + 2)) } while reader.take(UInt8(ascii: ","))
-                    try reader.expect(UInt8(ascii: "]"))
-                }
-                fields = list
+                fields = try reader.list { reader in try reader.field(depth: depth + 2) }
             default:
                 throw Unexpected()
             }

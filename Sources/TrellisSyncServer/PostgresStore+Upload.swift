@@ -291,7 +291,9 @@ extension PostgresStore {
             let ids = outcome.kept.map { idText($0.primaryKey) }
             let docs = outcome.kept.map { $0.stored?.documentText ?? "{}" }
             let metas = outcome.kept.map { $0.stored?.timestampsText ?? "{}" }
-            writes.append(upsertWithHistory(className: className, shape: shape, ids: ids, docs: docs, metas: metas))
+            let stamps = outcome.kept.map { $0.stored?.timestamps.values.max() }
+            writes.append(upsertWithHistory(className: className, shape: shape, ids: ids, docs: docs, metas: metas,
+                                            stamps: stamps))
         }
         if !outcome.removed.isEmpty {
             let ids = outcome.removed.map { idText($0.primaryKey) }

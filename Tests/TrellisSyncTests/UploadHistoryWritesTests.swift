@@ -62,6 +62,42 @@ import TrellisTestSupport
         await device.close()
     }
 
+    /// An upload's entries come in the order of its changes (not of the objects' keys), and
+    /// each is stamped with its object's newest timestamp as stored, the merge's, also for an
+    /// update that keeps older timestamps of other fields: the statement joins the stamps the
+    /// server computed to the rows it wrote (before, PostgreSQL read them from each row's `_meta`).
+    @Test func entriesFollowTheUploadsOrderStampedWithEachObjectsNewestTimestamp() async throws {
+        let fixture = try SyncFixture()
+        let device = try await Device(server: fixture.server)
+        try await device.sync()
+        // Keys in descending order: the upload's order is not the keys' order.
+        let ids = (0..<30).map { _ in ObjectId.generate() }.sorted { $0.stringValue > $1.stringValue }
+        try device.write { realm in
+            for (n, id) in ids.enumerated() { realm.add(SyncDog(value: ["_id": id, "name": "dog \(n)", "age": n])) }
+        }
+        try await device.sync()
+        try device.write { realm in
+            for id in ids.prefix(10) { realm.object(ofType: SyncDog.self, forPrimaryKey: id)?.age += 100 }
+        }
+        try await device.sync()
+        let names = try PostgresFixture.psql(fixture.database, """
+            SELECT string_agg(doc ->> 'name', ',' ORDER BY version) FROM trellis_history WHERE version <= (
+              SELECT min(version) + 29 FROM trellis_history)
+            """)
+        #expect(names == (0..<30).map { "dog \($0)" }.joined(separator: ","))
+        // Every entry's stamp is its document's newest timestamp: the newest entries' are
+        // the rows' (the updated dogs' too), and each is the largest of its row's timestamps.
+        #expect(try PostgresFixture.psql(fixture.database, """
+            SELECT count(*), count(*) FILTER (WHERE h.stamp = (SELECT max(value) FROM jsonb_each_text(d._meta)))
+            FROM "SyncDog" d JOIN LATERAL (SELECT stamp FROM trellis_history e WHERE e.pk = d.doc -> '_id'
+              ORDER BY version DESC LIMIT 1) h ON true
+            """) == "30|30")
+        #expect(try PostgresFixture.psql(fixture.database, """
+            SELECT count(*) FROM trellis_history WHERE version > (SELECT min(version) + 29 FROM trellis_history)
+            """) == "10")
+        await device.close()
+    }
+
     /// A trigger of someone else's writes a second dog for each dog inserted: during an
     /// upload, that row is written inside a trigger, not by the upload's statement, so the
     /// history trigger records it and another device receives it.

@@ -13,12 +13,14 @@ import Foundation
 /// of hashing every name it wrote into the dictionary at each commit (issue 37).
 final class DescriptorCache: @unchecked Sendable {
     private let lock = NSLock()
+    // Guarded by `lock`: not checked for exclusive access at run time as well (the checks cost
+    // more than the rest of an advance).
     /// The catalog the cache describes: `descriptors` with `pending` applied.
-    private var catalog: PageReference?
-    private var descriptors: [String: TreeDescriptor?] = [:]
+    @exclusivity(unchecked) private var catalog: PageReference?
+    @exclusivity(unchecked) private var descriptors: [String: TreeDescriptor?] = [:]
     /// Changes of the commits since `descriptors` were last brought up to date (nil descriptor:
     /// the tree was dropped), one a name, the newest; applied before any lookup.
-    private var pending: [(name: String, descriptor: TreeDescriptor?)] = []
+    @exclusivity(unchecked) private var pending: [(name: String, descriptor: TreeDescriptor?)] = []
     /// Distinct names kept pending at most (then they are applied at once).
     static let pendingLimit = 16
 
@@ -62,7 +64,9 @@ final class DescriptorCache: @unchecked Sendable {
         }
         catalog = new
         for change in changes {
-            if let index = pending.firstIndex(where: { $0.name == change.name }) {
+            // Lengths first: most names compared differ, and a length is one load.
+            let length = change.name.utf8.count
+            if let index = pending.firstIndex(where: { $0.name.utf8.count == length && $0.name == change.name }) {
                 pending[index].descriptor = change.descriptor
             } else {
                 pending.append(change)

@@ -55,6 +55,8 @@ public final class StorageEnvironment: @unchecked Sendable {
     var writerSlots = WriterSlotCache()
     /// The trees this process's last commit wrote, for its next write transaction (the writer's only).
     var carriedTrees: CarriedTrees?
+    /// What this process's last write transaction left for the next one (the writer's only).
+    var writerSpares = WriterSpares()
     private var isClosed = false
     /// Whether commits list the pages they free in their meta slot (versions 9 and 10,
     /// docs/STORAGE.md 2.10); files of older versions keep recording them in the free tree.

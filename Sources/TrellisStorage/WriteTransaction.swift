@@ -4,7 +4,7 @@
 public final class WriteTransaction: TreeReading {
     let snapshot: Snapshot
     private let environment: StorageEnvironment
-    private let freed: FreedPages
+    let freed: FreedPages
     /// When free pages may be reused (docs/STORAGE.md, 2.9).
     private let reuseBound: ReuseBound
     /// Reusable records, read off the free tree as the commit needs pages.
@@ -51,7 +51,8 @@ public final class WriteTransaction: TreeReading {
         self.slots = slots
         self.environment = environment
         self.snapshot = snapshot
-        let freed = FreedPages()
+        // The last commit's list, emptied (`WriterSpares`): no object and array made and freed per commit.
+        let freed = environment.writerSpares.takeFreedPages()
         self.freed = freed
         editor = TreeEditor(snapshot: snapshot, freed: freed)
         reuseBound = ReuseBound(oldestReader: oldestReader, durable: durable)
@@ -87,15 +88,16 @@ public final class WriteTransaction: TreeReading {
             pool = pages
         }
         self.waiting = waiting
-        catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
-                                                                  depth: Int(snapshot.meta.catalogDepth)))
         // Taken whether or not they fit: an aborted transaction must not hand back what it changed.
-        if let carried = environment.carriedTrees {
-            environment.carriedTrees = nil
-            if carried.isCommit(of: snapshot) {
-                self.carried = carried.trees
-                catalog = carried.catalogState
-            }
+        let handed = environment.carriedTrees
+        environment.carriedTrees = nil
+        if let handed, handed.isCommit(of: snapshot) {
+            carried = handed.trees
+            catalog = handed.catalogState
+        } else {
+            // Made only when no carried state stands for it (one made and dropped per commit).
+            catalog = TreeState(name: "", descriptor: TreeDescriptor(root: snapshot.meta.catalog, count: 0, order: .bytes,
+                                                                      depth: Int(snapshot.meta.catalogDepth)))
         }
     }
 
@@ -376,6 +378,8 @@ public final class WriteTransaction: TreeReading {
         }
         // Compaction moved pages under every tree: its next transaction looks them up again.
         if newPageCount == nil { carry(changed, writtenRoots: writtenRoots, txnID: txnID, catalog: catalogRoot) }
+        // Published: the list of freed pages is the next write transaction's (emptied when taken).
+        environment.writerSpares.freedPages = freed
     }
 
     /// Hands the trees this published commit (number `txnID`, catalog root `catalog`) wrote, and

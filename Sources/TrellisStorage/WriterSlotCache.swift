@@ -108,13 +108,15 @@ extension StorageEnvironment {
     }
 
     /// The snapshot `published` made of `newest` (the newest slot, as `slotsForWriter` returned
-    /// it), for the write transaction that begins on it: only when it is that very slot object
-    /// (the writer's cache hands back the one this process wrote, after comparing both slot pages
-    /// with the bytes written; a slot decoded again, after another process's commit, a seal or
-    /// recovery, is a new object) and the slot still holds the bytes the snapshot was made from.
+    /// it), for the write transaction that begins on it: only when it is that very slot object.
+    /// The writer's cache hands back the one this process wrote only after comparing both slot
+    /// pages with the bytes written (`WriterSlotCache.slots(in:pager:)`, at this `beginWrite`);
+    /// a slot decoded again (after another process's commit, a seal or recovery) is a new
+    /// object. So the identity says the slot still holds the bytes the snapshot was made from,
+    /// and `LatestSnapshot.isCurrent`'s compare of the same words again is not made here.
     func publishedSnapshot(of newest: (slot: Int, meta: MetaSlot)) -> Snapshot? {
         guard pager.cipher == nil, let made = latest.withLock({ $0 }), made.slot == newest.slot,
-              made.snapshot.meta === newest.meta, made.isCurrent(newest.meta.txnID)
+              made.snapshot.meta === newest.meta
         else { return nil }
         return made.snapshot
     }

@@ -16,11 +16,15 @@ final class Transaction {
     let environment: Environment
     let isReadOnly: Bool
     @exclusivity(unchecked) private var reader: ReadTransaction?
-    @exclusivity(unchecked) private var writer: WriteTransaction?
+    @exclusivity(unchecked) private(set) var writer: WriteTransaction?
     /// `writer`, not retained (set and cleared with it): a put calls the engine through it
     /// without the retain and release that a load of `writer` costs.
-    @exclusivity(unchecked) private var unretainedWriter: Unmanaged<WriteTransaction>?
+    @exclusivity(unchecked) private(set) var unretainedWriter: Unmanaged<WriteTransaction>?
     @exclusivity(unchecked) private var isEnded = false
+    /// What ``version`` answers, set whenever `reader`, `writer` or `suspendedVersion` is (nil
+    /// when none is): a commit asks for it about ten times, and each asked the engine through a
+    /// retained `writer` (~700 instructions a small commit, issue 37).
+    @exclusivity(unchecked) private var knownVersion: Int?
     /// The engine's view of each tree this transaction used, by handle (nil: not looked up yet).
     @exclusivity(unchecked) private var accesses: [TreeAccess?] = []
     /// Handles whose tree this snapshot does not have.
@@ -34,7 +38,7 @@ final class Transaction {
     private(set) var readFailure: StorageError?
     /// Set when the snapshot is read from several threads at once (a frozen Realm): then trees
     /// not looked up before are looked up under `sharedLock` and not cached.
-    private var isShared = false
+    private(set) var isShared = false
     /// Made by ``shareBetweenThreads()`` (most transactions are never shared).
     private var sharedLock: NSLock?
     /// Trees looked up under `sharedLock` once the snapshot is shared.
@@ -45,8 +49,8 @@ final class Transaction {
     /// ``get(_:nearKey:)``): one per database for the two integer-keyed ones used last (an
     /// owner's class and its links'), and one byte-keyed (a collection's chunks). A read
     /// snapshot's pages never change, so they stay valid until it ends.
-    @exclusivity(unchecked) private var keptLeaves: (KeptLeaf<KeptIntegerLeaf>?, KeptLeaf<KeptIntegerLeaf>?) = (nil, nil)
-    @exclusivity(unchecked) private var keptBytesLeaf: KeptLeaf<KeptBytesLeaf>?
+    @exclusivity(unchecked) var keptLeaves: (KeptLeaf<KeptIntegerLeaf>?, KeptLeaf<KeptIntegerLeaf>?) = (nil, nil)
+    @exclusivity(unchecked) var keptBytesLeaf: KeptLeaf<KeptBytesLeaf>?
 
     /// Begins a read snapshot, or the write transaction (waiting for any other writer).
     /// `holdingGate`: the caller already took the write gate for this write transaction, which
@@ -56,7 +60,9 @@ final class Transaction {
         self.isReadOnly = readOnly
         if readOnly {
             do {
-                reader = try environment.store.beginRead()
+                let reader = try environment.store.beginRead()
+                self.reader = reader
+                knownVersion = Int(reader.txnID)
             } catch {
                 throw StorageError.wrapping(error, operation: "beginning a read transaction")
             }
@@ -67,6 +73,7 @@ final class Transaction {
                 let writer = try environment.store.beginWrite()
                 self.writer = writer
                 unretainedWriter = Unmanaged.passUnretained(writer)
+                knownVersion = Int(writer.txnID)
             } catch {
                 releaseGate()
                 throw StorageError.wrapping(error, operation: "beginning a write transaction")
@@ -81,6 +88,7 @@ final class Transaction {
         self.environment = environment
         self.isReadOnly = true
         self.reader = reader
+        knownVersion = Int(reader.txnID)
     }
 
     /// A second read snapshot of the commit this read snapshot reads, which keeps it readable
@@ -127,6 +135,7 @@ final class Transaction {
         for handle in createdHandles { environment.handles.noteExists(handle) }
         unretainedWriter = nil
         self.writer = nil
+        knownVersion = nil
     }
 
     /// Commits, or throws the resource failure that made the transaction unusable.
@@ -145,6 +154,7 @@ final class Transaction {
         reader?.end()
         reader = nil
         suspendedVersion = nil
+        knownVersion = nil
         releaseGate()
     }
 
@@ -170,6 +180,7 @@ final class Transaction {
         guard let reader, suspendedVersion == nil, !isEnded else { return }
         forgetTrees()
         suspendedVersion = Int(reader.txnID)
+        knownVersion = suspendedVersion
         reader.end()
         self.reader = nil
     }
@@ -182,8 +193,11 @@ final class Transaction {
         reader?.end()
         reader = nil
         suspendedVersion = nil
+        knownVersion = nil
         do {
-            reader = try environment.store.beginRead()
+            let reader = try environment.store.beginRead()
+            self.reader = reader
+            knownVersion = Int(reader.txnID)
         } catch {
             isEnded = true
             throw StorageError.wrapping(error, operation: "refreshing the read transaction")
@@ -192,18 +206,18 @@ final class Transaction {
 
     /// The version (commit number) this transaction reads; a write transaction's is the one its
     /// commit will have (one past the last commit, as with LMDB's transaction ids).
+    /// (A transaction's commit number never changes while it reads it: set with the snapshot,
+    /// ``knownVersion``.)
     var version: Int {
-        if let suspendedVersion { return suspendedVersion }
-        if let reader { return Int(reader.txnID) }
-        if let writer { return Int(writer.txnID) }
-        preconditionFailure("Trellis internal error: transaction used after it ended.")
+        guard let knownVersion else { preconditionFailure("Trellis internal error: transaction used after it ended.") }
+        return knownVersion
     }
 
     // MARK: - Trees
 
     /// The engine's view of the tree of `dbi`, or nil when this snapshot does not have it.
     @inline(__always)
-    private func access(_ dbi: DatabaseHandle) -> TreeAccess? {
+    func access(_ dbi: DatabaseHandle) -> TreeAccess? {
         let index = Int(dbi)
         if !isShared, index < accesses.count, let access = accesses[index] { return access }
         return lookUp(dbi)
@@ -222,7 +236,7 @@ final class Transaction {
     /// Not retained: `accesses` holds it until the transaction ends or forgets its trees, which
     /// no put does (a put through it costs no retain and release).
     @inline(__always)
-    private func writeAccess(_ dbi: DatabaseHandle) -> Unmanaged<TreeAccess>? {
+    func writeAccess(_ dbi: DatabaseHandle) -> Unmanaged<TreeAccess>? {
         if let access = unretainedLookedUp(dbi) { return access }
         namedPuts &+= 1
         guard namedPuts > Self.namedPutLimit, !isShared, let access = lookUp(dbi) else { return nil }
@@ -233,7 +247,7 @@ final class Transaction {
     /// read from `accesses` without retaining it (an element of an array of optional references
     /// is one pointer, null for nil).
     @inline(__always)
-    private func unretainedLookedUp(_ dbi: DatabaseHandle) -> Unmanaged<TreeAccess>? {
+    func unretainedLookedUp(_ dbi: DatabaseHandle) -> Unmanaged<TreeAccess>? {
         let index = Int(dbi)
         guard !isShared, index < accesses.count else { return nil }
         return accesses.withUnsafeBufferPointer { buffer in
@@ -282,7 +296,7 @@ final class Transaction {
         }
     }
 
-    private func noteReadFailure(_ error: any Error, _ operation: String) {
+    func noteReadFailure(_ error: any Error, _ operation: String) {
         if readFailure == nil { readFailure = StorageError.wrapping(error, operation: operation) }
     }
 
@@ -367,219 +381,6 @@ final class Transaction {
     func entryCount(_ dbi: DatabaseHandle) -> Int {
         guard let access = access(dbi) else { return 0 }
         return Int(access.entryCount)
-    }
-
-    // MARK: - Values
-
-    /// The value stored under `key`, in place, or nil.
-    @inline(__always)
-    func get(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard let access = access(dbi) else { return nil }
-        do {
-            return try access.value(forKey: key)
-        } catch {
-            noteReadFailure(error, "reading a value")
-            return nil
-        }
-    }
-
-    @inline(__always)
-    func get(_ dbi: DatabaseHandle, integerKey: UInt64) -> UnsafeRawBufferPointer? {
-        var key = integerKey.littleEndian
-        return withUnsafeBytes(of: &key) { get(dbi, key: $0) }
-    }
-
-    /// The value under an integer key, for lookups near the one before (link hops, list
-    /// elements). In a read snapshot the leaf page the last such lookup landed on is kept
-    /// (``keptLeaves``): a key in its range is read from it in place, without a descent.
-    @inline(__always)
-    func get(_ dbi: DatabaseHandle, nearIntegerKey key: UInt64) -> UnsafeRawBufferPointer? {
-        if isShared || !isReadOnly { return get(dbi, integerKey: key) }
-        if let kept = keptLeaves.0, kept.database == dbi, let answer = kept.leaf.lookup(key).answer { return answer }
-        if let kept = keptLeaves.1, kept.database == dbi, let answer = kept.leaf.lookup(key).answer { return answer }
-        return keepLeaf(dbi, integerKey: key)
-    }
-
-    /// Descends to the leaf of `key`, keeps it, and answers from it (or from the tree when it
-    /// cannot: an overflow value).
-    private func keepLeaf(_ dbi: DatabaseHandle, integerKey key: UInt64) -> UnsafeRawBufferPointer? {
-        guard let access = access(dbi) else { return nil }
-        var keyValue = key.littleEndian
-        let page: LeafPage?
-        do {
-            page = try withUnsafeBytes(of: &keyValue) { try access.leaf(containing: $0) }
-        } catch {
-            noteReadFailure(error, "reading a value")
-            return nil
-        }
-        guard let page, let leaf = KeptIntegerLeaf(page) else { return get(dbi, integerKey: key) }
-        let kept = KeptLeaf(database: dbi, leaf: leaf)
-        keptLeaves = keptLeaves.0?.database == dbi ? (kept, keptLeaves.1) : (kept, keptLeaves.0)
-        return leaf.lookup(key).answer ?? get(dbi, integerKey: key)
-    }
-
-    /// The value under a byte key, for lookups near the one before (a collection's header and
-    /// chunks, and those of the next object): in a read snapshot, read from the leaf page the
-    /// last such lookup landed on when the key is in its range.
-    @inline(__always)
-    func get(_ dbi: DatabaseHandle, nearKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        if isShared || !isReadOnly { return get(dbi, key: key) }
-        if keptBytesLeaf?.database == dbi, let answer = keptBytesLeaf?.leaf.lookup(key).answer { return answer }
-        guard let access = access(dbi), access.keyOrder == .bytes else { return get(dbi, key: key) }
-        let page: LeafPage?
-        do {
-            page = try access.leaf(containing: key)
-        } catch {
-            noteReadFailure(error, "reading a value")
-            return nil
-        }
-        guard let page, var leaf = KeptBytesLeaf(page) else { return get(dbi, key: key) }
-        let answer = leaf.lookup(key).answer
-        keptBytesLeaf = KeptLeaf(database: dbi, leaf: leaf)
-        return answer ?? get(dbi, key: key)
-    }
-
-    /// The value under `key`, for lookups with no order to them (primary keys). A read snapshot
-    /// not shared between threads has the engine read the root of a tree it searches often into
-    /// memory and start later searches below it (`TreeAccess.searchedValue(forKey:indexing:)`,
-    /// the index kept with the snapshot's access to the tree: forgotten with it at end, suspend,
-    /// renew and drop).
-    /// A tree searched before is searched through its access not retained (as puts are).
-    @inline(__always)
-    func get(_ dbi: DatabaseHandle, searchingKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        if let access = unretainedLookedUp(dbi) {
-            let indexing = isReadOnly  // not shared: `unretainedLookedUp` answers only then
-            do {
-                return try access._withUnsafeGuaranteedRef { try $0.searchedValue(forKey: key, indexing: indexing) }
-            } catch {
-                noteReadFailure(error, "reading a value")
-                return nil
-            }
-        }
-        guard let access = access(dbi) else { return nil }
-        do {
-            return try access.searchedValue(forKey: key, indexing: isReadOnly && !isShared)
-        } catch {
-            noteReadFailure(error, "reading a value")
-            return nil
-        }
-    }
-
-    @inline(__always)
-    func get(_ dbi: DatabaseHandle, searchingIntegerKey integerKey: UInt64) -> UnsafeRawBufferPointer? {
-        var key = integerKey.littleEndian
-        return withUnsafeBytes(of: &key) { get(dbi, searchingKey: $0) }
-    }
-
-    /// The name of `dbi`'s tree, for messages.
-    private func treeName(_ dbi: DatabaseHandle) -> String { environment.handles.name(of: dbi) ?? "#\(dbi)" }
-
-    private func writableTree(_ dbi: DatabaseHandle, _ operation: String) throws -> (WriteTransaction, String) {
-        guard let writer, let name = environment.handles.name(of: dbi) else {
-            throw StorageError(code: EACCES, operation: operation, detail: "not in a write transaction")
-        }
-        return (writer, name)
-    }
-
-    /// Writes `value` under `key`. With `noOverwrite`, an existing key is left alone and false
-    /// returned.
-    func put(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-             noOverwrite: Bool = false) throws -> Bool
-    {
-        // Through the tree's access when this transaction read the tree already, or made many
-        // puts: no search of the engine's trees by name (see ``writeAccess(_:)``).
-        let mode: PutMode = noOverwrite ? .noOverwrite : .upsert
-        guard let writer = unretainedWriter, let access = writeAccess(dbi) else {
-            // By name: outside a write transaction, or a tree this snapshot does not have (the
-            // engine's error names it).
-            let (writer, name) = try writableTree(dbi, "writing a value")
-            return try putting(name) { try writer.put(name, key: key, value: value, mode: mode) }
-        }
-        return try putting(treeName(dbi)) {
-            _ = try Self.put(writer, access) { try $0.put($1, key: key, value: value, mode: mode) }
-        }
-    }
-
-    /// Runs one put: true when it wrote, false when `.noOverwrite` found the key, the engine's
-    /// other errors wrapped naming the tree.
-    @inline(__always)
-    private func putting(_ name: @autoclosure () -> String, _ put: () throws -> Void) throws -> Bool {
-        do {
-            try put()
-            return true
-        } catch let error as TrellisStorage.StorageError where error.code == .keyExists {
-            return false
-        } catch {
-            throw StorageError.wrapping(error, operation: "writing a value to '\(name())'")
-        }
-    }
-
-    /// Writes `value` under an integer key. With `append`, the key is expected to be larger than
-    /// every key in the database (a new object's key): the engine then fills pages completely; a
-    /// key that is not larger falls back to a normal put.
-    func put(_ dbi: DatabaseHandle, integerKey: UInt64, value: UnsafeRawBufferPointer, append: Bool = false) throws {
-        guard append else {
-            var keyValue = integerKey.littleEndian
-            _ = try withUnsafeBytes(of: &keyValue) { try put(dbi, key: $0, value: value) }
-            return
-        }
-        guard let writer = unretainedWriter, let access = writeAccess(dbi) else {
-            let (writer, name) = try writableTree(dbi, "writing a value")
-            try appending(integerKey, value, name) { try writer.put(name, key: $0, value: $1, mode: $2) }
-            return
-        }
-        try appending(integerKey, value, treeName(dbi)) { key, value, mode in
-            try Self.put(writer, access) { try $0.put($1, key: key, value: value, mode: mode) }
-        }
-    }
-
-    /// Calls `body` with the write transaction and a tree access this transaction holds (in
-    /// `writer` and `accesses`, which a put leaves alone), neither retained for the call.
-    @inline(__always)
-    private static func put<R>(_ writer: Unmanaged<WriteTransaction>, _ access: Unmanaged<TreeAccess>,
-                               _ body: (WriteTransaction, TreeAccess) throws -> R) rethrows -> R
-    {
-        try writer._withUnsafeGuaranteedRef { writer in
-            try access._withUnsafeGuaranteedRef { access in try body(writer, access) }
-        }
-    }
-
-    /// An append of `value` under `integerKey` through `put`, as a normal put when the key is not
-    /// past the last one.
-    @inline(__always)
-    private func appending(_ integerKey: UInt64, _ value: UnsafeRawBufferPointer, _ name: @autoclosure () -> String,
-                           _ put: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, PutMode) throws -> Bool) throws
-    {
-        var keyValue = integerKey.littleEndian
-        do {
-            try withUnsafeBytes(of: &keyValue) { key in
-                do {
-                    _ = try put(key, value, .append)
-                    return
-                } catch let error as TrellisStorage.StorageError where error.code == .keyExists {}
-                _ = try put(key, value, .upsert)
-            }
-        } catch {
-            throw StorageError.wrapping(error, operation: "writing a value to '\(name())'")
-        }
-    }
-
-    /// Deletes `key`; returns false if it was absent.
-    @discardableResult
-    func delete(_ dbi: DatabaseHandle, key: UnsafeRawBufferPointer) throws -> Bool {
-        let (writer, name) = try writableTree(dbi, "deleting a value")
-        guard access(dbi) != nil else { return false }
-        do {
-            return try writer.delete(name, key: Array(key))
-        } catch {
-            throw StorageError.wrapping(error, operation: "deleting a value from '\(name)'")
-        }
-    }
-
-    @discardableResult
-    func delete(_ dbi: DatabaseHandle, integerKey: UInt64) throws -> Bool {
-        var key = integerKey.littleEndian
-        return try withUnsafeBytes(of: &key) { try delete(dbi, key: $0) }
     }
 
     // MARK: - Cursors
